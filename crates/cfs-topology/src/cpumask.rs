@@ -1,0 +1,246 @@
+//! `CpuMask`: a fixed-size CPU bitmap, the `cpumask_t` of the kernel.
+//!
+//! The size is fixed at [`MAX_CPUS`] so that masks are `Copy`, comparisons are
+//! cheap and iteration is always in ascending CPU order (the kernel's
+//! `for_each_cpu_mask` order, which several decisions depend on, e.g. "the
+//! first idle CPU" in `wake_idle`).
+
+use core::fmt;
+
+/// Largest number of logical CPUs a host may have (the kernel's `NR_CPUS`).
+pub const MAX_CPUS: usize = 1024;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A logical CPU number, `0..MAX_CPUS`.
+pub type CpuId = usize;
+
+/// A set of logical CPUs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CpuMask {
+    words: [u64; WORDS],
+}
+
+impl Default for CpuMask {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl CpuMask {
+    /// The empty set.
+    pub const fn empty() -> Self {
+        CpuMask { words: [0; WORDS] }
+    }
+
+    /// CPUs `0..n` (clamped to [`MAX_CPUS`]).
+    pub fn first_n(n: usize) -> Self {
+        let mut m = Self::empty();
+        for cpu in 0..n.min(MAX_CPUS) {
+            m.set(cpu);
+        }
+        m
+    }
+
+    /// A mask holding one CPU (empty if `cpu >= MAX_CPUS`).
+    pub fn single(cpu: CpuId) -> Self {
+        let mut m = Self::empty();
+        m.set(cpu);
+        m
+    }
+
+    /// Builds a mask from CPU numbers; numbers `>= MAX_CPUS` are ignored.
+    pub fn from_cpus<I: IntoIterator<Item = CpuId>>(cpus: I) -> Self {
+        let mut m = Self::empty();
+        for c in cpus {
+            m.set(c);
+        }
+        m
+    }
+
+    /// Adds `cpu` (ignored if out of range).
+    pub fn set(&mut self, cpu: CpuId) {
+        if cpu < MAX_CPUS {
+            self.words[cpu / 64] |= 1u64 << (cpu % 64);
+        }
+    }
+
+    /// Removes `cpu`.
+    pub fn clear(&mut self, cpu: CpuId) {
+        if cpu < MAX_CPUS {
+            self.words[cpu / 64] &= !(1u64 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the set.
+    #[inline]
+    pub fn contains(&self, cpu: CpuId) -> bool {
+        cpu < MAX_CPUS && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the set (`cpus_weight`).
+    pub fn weight(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// True when no CPU is set.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Lowest CPU in the set (`first_cpu`).
+    pub fn first(&self) -> Option<CpuId> {
+        self.iter().next()
+    }
+
+    /// Set intersection.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
+            *a &= *b;
+        }
+        m
+    }
+
+    /// Set union.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
+            *a |= *b;
+        }
+        m
+    }
+
+    /// `self` minus `other`.
+    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
+            *a &= !*b;
+        }
+        m
+    }
+
+    /// Whether every CPU of `self` is in `other`.
+    pub fn is_subset_of(&self, other: &CpuMask) -> bool {
+        self.and_not(other).is_empty()
+    }
+
+    /// Whether the two sets share a CPU.
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        !self.and(other).is_empty()
+    }
+
+    /// The CPUs in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            core::iter::from_fn(move || {
+                if w == 0 {
+                    None
+                } else {
+                    let b = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    Some(i * 64 + b)
+                }
+            })
+        })
+    }
+}
+
+/// Prints a kernel-style CPU list, e.g. `0-3,8,10-11`.
+impl fmt::Display for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        let mut iter = self.iter().peekable();
+        while let Some(start) = iter.next() {
+            let mut end = start;
+            while iter.peek() == Some(&(end + 1)) {
+                end = iter.next().unwrap_or(end);
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if start == end {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{end}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({self})")
+    }
+}
+
+/// Error from [`CpuMask::parse_list`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// An element was not a number or a range `a-b`.
+    #[error("bad CPU list element {0:?} (expected N or N-M)")]
+    BadElement(alloc::string::String),
+    /// A CPU number was `>= MAX_CPUS`.
+    #[error("CPU {0} out of range (the limit is {MAX_CPUS})")]
+    OutOfRange(usize),
+    /// A range ran backwards.
+    #[error("CPU range {0}-{1} runs backwards")]
+    Backwards(usize, usize),
+}
+
+impl CpuMask {
+    /// Parses a kernel CPU list such as `0-3,8` (the format of sysfs
+    /// `shared_cpu_list` and of `taskset -c`). Whitespace around elements is
+    /// ignored; an empty string gives the empty mask.
+    pub fn parse_list(s: &str) -> Result<CpuMask, CpuListError> {
+        use alloc::string::ToString;
+        let mut m = CpuMask::empty();
+        for part in s.trim().split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let a: usize = a.parse().map_err(|_| CpuListError::BadElement(part.to_string()))?;
+            let b: usize = b.parse().map_err(|_| CpuListError::BadElement(part.to_string()))?;
+            if b < a {
+                return Err(CpuListError::Backwards(a, b));
+            }
+            if b >= MAX_CPUS {
+                return Err(CpuListError::OutOfRange(b));
+            }
+            for c in a..=b {
+                m.set(c);
+            }
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    #[test]
+    fn list_round_trip() {
+        let m = CpuMask::parse_list("0-3,8,10-11").unwrap();
+        assert_eq!(m.weight(), 7);
+        assert_eq!(format!("{m}"), "0-3,8,10-11");
+        assert!(CpuMask::parse_list("3-1").is_err());
+        assert!(CpuMask::parse_list("x").is_err());
+        assert!(CpuMask::parse_list("1024").is_err());
+    }
+
+    #[test]
+    fn iter_ascending_across_words() {
+        let m = CpuMask::from_cpus([700, 3, 64, 63]);
+        let v: alloc::vec::Vec<_> = m.iter().collect();
+        assert_eq!(v, [3, 63, 64, 700]);
+    }
+}
