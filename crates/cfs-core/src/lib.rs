@@ -1,9 +1,99 @@
 //! # cfs-core
 //!
-//! The CFS fair class of Linux 2.6.26 (with 2.6.25, 2.6.26-rc4, 2.6.32-rc1
-//! and 2.6.32 as profiles), ported kernel-exact as a `no_std` library.
+//! The CFS fair class of Linux 2.6.26 (commit bce7f793), with 2.6.25,
+//! 2.6.26-rc4, 2.6.32-rc1 and 2.6.32 as profiles, ported kernel-exact as a
+//! `no_std` + `alloc` library. Functions keep their kernel names and each
+//! doc comment names the kernel function it ports, so this crate reads side
+//! by side with `kernel/sched_fair.c` and `kernel/sched.c`.
+//!
+//! ## Layers, bottom-up
+//!
+//! | module | kernel concept |
+//! |---|---|
+//! | [`weights`] | nice → weight tables, `calc_delta_mine`, `calc_delta_fair` |
+//! | [`features`] | `sched_features` as a value (numeric mask ↔ names, per kernel) |
+//! | [`tunables`] | `sysctl_sched_*` with the 1 + ilog2(ncpus) boot scaling |
+//! | [`patches`] | the seed threads' patches as switchable variants |
+//! | [`profile`] | the code-path differences between kernel releases |
+//! | [`config`] | all of the above, validated together |
+//! | [`entity`] | `sched_entity`, tasks, `update_avg` |
+//! | [`cfs_rq`] | the vruntime timeline, min_vruntime, buddies |
+//! | [`rq`] | the per-CPU runqueue and `cpu_load[]` decay |
+//! | [`fair`] | the fair class on one runqueue (update_curr … task_new_fair) |
+//! | [`wakeup`] | try_to_wake_up, select_task_rq_fair, wake_affine, fork balancing |
+//! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
+//! | [`observe`] | every decision as an [`Event`] with its reason |
+//! | [`invariants`] | online checks and the call history behind a failure |
+//! | [`sched`] | [`Scheduler`]: the public API tying it together |
+//!
+//! Group scheduling is not modelled (CONFIG_FAIR_GROUP_SCHED off), nor
+//! are the RT class and power-savings balancing.
+//!
+//! ## Time and determinism
+//!
+//! Time is passed in on every call as `u64` nanoseconds and becomes the
+//! runqueue clock, so the library has no clock and no globals. It draws no
+//! random numbers and never iterates a hash map: the same calls give the
+//! same decisions, bit for bit. Clocks and vruntimes wrap exactly as the
+//! kernel's do (`min_vruntime` starts 2^20 ns below 2^64).
+//!
+//! ## Driving it
+//!
+//! A driver (a simulator, a trace replayer) owns the notion of what tasks
+//! *do*; the scheduler decides who runs. The calls mirror the kernel's
+//! entry points:
+//!
+//! ```
+//! use cfs_core::{Config, Deschedule, KernelVersion, Scheduler, TaskParams};
+//! use cfs_topology::{SchedDomains};
+//!
+//! // One CPU, no domains: the 2.6.26 defaults (latency 20 ms at f = 1).
+//! let domains = SchedDomains { version: KernelVersion::V2_6_26, per_cpu: vec![vec![]] };
+//! let mut s = Scheduler::new(Config::new(KernelVersion::V2_6_26, 1), domains).unwrap();
+//! let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+//! let sw = s.schedule(0, 0, Deschedule::Preempt).unwrap();
+//! assert_eq!(sw.next, Some(a));
+//! // a forks b; with child_runs_first the child is picked next.
+//! let b = s.fork(1_000_000, a, None).unwrap().child;
+//! assert!(s.need_resched(0));
+//! let sw = s.schedule(1_000_000, 0, Deschedule::Preempt).unwrap();
+//! assert_eq!(sw.next, Some(b));
+//! // b blocks; a runs again; a wakes b with the sync hint.
+//! s.schedule(2_000_000, 0, Deschedule::Sleep).unwrap();
+//! let w = s.wake_up(3_000_000, b, 0, true).unwrap();
+//! assert_eq!(w.cpu, 0);
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;
+
+pub mod balance;
+pub mod cfs_rq;
+pub mod config;
+pub mod entity;
+pub mod fair;
+pub mod features;
+pub mod invariants;
+pub mod observe;
+pub mod patches;
+pub mod profile;
+pub mod rq;
+pub mod sched;
+pub mod tunables;
+pub mod wakeup;
+pub mod weights;
+
+pub use cfs_topology::{CpuId, CpuMask, KernelVersion, SchedDomains};
+pub use config::{Config, ConfigError};
+pub use entity::{Task, TaskId, TaskParams, TaskState};
+pub use features::{Feature, FeatureTable, Features};
+pub use invariants::{ApiCall, InvariantViolation};
+#[cfg(feature = "tracing")]
+pub use observe::TracingObserver;
+pub use observe::{Event, MigrateReason, Observer, PreemptReason, WakeReason};
+pub use patches::{Patch, Patches};
+pub use sched::{Deschedule, DomainState, ForkOutcome, SchedError, Scheduler, Switch, WakeOutcome};
+pub use tunables::Tunables;
+pub use weights::Policy;

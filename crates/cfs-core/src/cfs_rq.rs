@@ -1,0 +1,226 @@
+//! `struct cfs_rq`: the vruntime-ordered timeline of one CPU.
+//!
+//! The kernel's rbtree is keyed by `entity_key = vruntime - min_vruntime`
+//! read as `s64`, so ordering survives u64 wraparound. We store each queued
+//! entity in a `BTreeMap` under `(vruntime - base) as i64`, where `base` is
+//! a snapshot of `min_vruntime` taken when the tree was last empty (or
+//! rebased). All keys share one base, so the map's order is a true total
+//! order, and it equals the kernel's order as long as every queued
+//! vruntime lies within 2^62 ns of the base (we rebase before that could
+//! fail). Equal keys go right in the kernel (FIFO); the second key field, an
+//! insertion counter, does the same here.
+//!
+//! The kernel's `rb_leftmost` cache is kept explicitly ([`CfsRq::leftmost`])
+//! and checked against the map by the invariants.
+//!
+//! Like the kernel, `load` and `nr_running` count `curr` while `curr` is
+//! *not* in the tree.
+
+use crate::entity::{SchedEntity, TaskId};
+use crate::weights::LoadWeight;
+use alloc::collections::BTreeMap;
+
+/// `init_cfs_rq`: min_vruntime starts at `(u64)(-(1LL << 20))`, so
+/// wraparound is exercised about a millisecond after boot.
+pub const INITIAL_MIN_VRUNTIME: u64 = 0u64.wrapping_sub(1 << 20);
+
+/// Keys further than this from the base trigger a rebase.
+const REBASE_LIMIT: i64 = 1 << 62;
+
+/// One CPU's fair runqueue.
+#[derive(Clone, Debug)]
+pub struct CfsRq {
+    /// Summed weight of queued entities (including curr).
+    pub load: LoadWeight,
+    /// Queued entities (including curr).
+    pub nr_running: u64,
+    /// Monotonic floor of the timeline's vruntimes.
+    pub min_vruntime: u64,
+    /// The running entity, if it is a fair task.
+    pub curr: Option<TaskId>,
+    /// The wakeup ("next") buddy.
+    pub next: Option<TaskId>,
+    /// The backward ("last") buddy (2.6.28+, used by the 2.6.32 profiles).
+    pub last: Option<TaskId>,
+    /// The cached leftmost entity of the tree (`rb_leftmost`).
+    pub leftmost: Option<TaskId>,
+    timeline: BTreeMap<(i64, u64), TaskId>,
+    base: u64,
+    insert_seq: u64,
+    /// Counter for the `tasks` list order.
+    pub(crate) group_seq: u64,
+}
+
+impl Default for CfsRq {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `max_vruntime(a, b)`: b if it is (wrap-safely) after a.
+#[inline]
+pub fn max_vruntime(min_vruntime: u64, vruntime: u64) -> u64 {
+    if (vruntime.wrapping_sub(min_vruntime) as i64) > 0 { vruntime } else { min_vruntime }
+}
+
+/// `min_vruntime(a, b)`: b if it is (wrap-safely) before a.
+#[inline]
+pub fn min_vruntime(min_vruntime: u64, vruntime: u64) -> u64 {
+    if (vruntime.wrapping_sub(min_vruntime) as i64) < 0 { vruntime } else { min_vruntime }
+}
+
+impl CfsRq {
+    /// `init_cfs_rq`.
+    pub fn new() -> Self {
+        CfsRq {
+            load: LoadWeight::lazy(0),
+            nr_running: 0,
+            min_vruntime: INITIAL_MIN_VRUNTIME,
+            curr: None,
+            next: None,
+            last: None,
+            leftmost: None,
+            timeline: BTreeMap::new(),
+            base: INITIAL_MIN_VRUNTIME,
+            insert_seq: 0,
+            group_seq: 0,
+        }
+    }
+
+    /// An empty runqueue whose min_vruntime starts at `v` (used to test
+    /// wraparound from arbitrary points).
+    pub fn with_min_vruntime(v: u64) -> Self {
+        CfsRq { min_vruntime: v, base: v, ..Self::new() }
+    }
+
+    /// `entity_key`: `vruntime - min_vruntime` as s64.
+    pub fn entity_key(&self, se: &SchedEntity) -> i64 {
+        se.vruntime.wrapping_sub(self.min_vruntime) as i64
+    }
+
+    /// Number of entities in the tree (excludes curr).
+    pub fn tree_len(&self) -> usize {
+        self.timeline.len()
+    }
+
+    /// The tree's entities in timeline order.
+    pub fn timeline(&self) -> impl DoubleEndedIterator<Item = TaskId> + '_ {
+        self.timeline.values().copied()
+    }
+
+    /// The first entity of the tree according to the map itself.
+    pub fn first_in_tree(&self) -> Option<TaskId> {
+        self.timeline.first_key_value().map(|(_, &t)| t)
+    }
+
+    /// `__pick_last_entity`: the rightmost entity.
+    pub fn last_in_tree(&self) -> Option<TaskId> {
+        self.timeline.last_key_value().map(|(_, &t)| t)
+    }
+
+    /// The entity after `key` in timeline order (`rb_next`).
+    fn next_after(&self, key: (i64, u64)) -> Option<TaskId> {
+        use core::ops::Bound::{Excluded, Unbounded};
+        self.timeline.range((Excluded(key), Unbounded)).next().map(|(_, &t)| t)
+    }
+
+    /// Rebuilds every key relative to the current min_vruntime.
+    fn rebase<F: Fn(TaskId) -> u64>(&mut self, vruntime_of: F) -> alloc::vec::Vec<(TaskId, (i64, u64))> {
+        let old = core::mem::take(&mut self.timeline);
+        self.base = self.min_vruntime;
+        let mut moved = alloc::vec::Vec::with_capacity(old.len());
+        for ((_, seq), t) in old {
+            let key = (vruntime_of(t).wrapping_sub(self.base) as i64, seq);
+            self.timeline.insert(key, t);
+            moved.push((t, key));
+        }
+        moved
+    }
+
+    /// `__enqueue_entity`: insert into the tree. If the entity becomes the
+    /// leftmost, `min_vruntime = max_vruntime(min_vruntime, se.vruntime)`
+    /// (the 2.6.25/26 rule; 2.6.28+ moved this to update_min_vruntime).
+    ///
+    /// `rekey` is called for every other entity whose stored key changed
+    /// because of a rebase.
+    pub(crate) fn insert(
+        &mut self,
+        id: TaskId,
+        se: &mut SchedEntity,
+        update_min_on_leftmost: bool,
+        vruntime_of: impl Fn(TaskId) -> u64,
+        mut rekey: impl FnMut(TaskId, (i64, u64)),
+    ) {
+        if self.timeline.is_empty() {
+            self.base = self.min_vruntime;
+        }
+        let mut rel = se.vruntime.wrapping_sub(self.base) as i64;
+        if !(-REBASE_LIMIT..=REBASE_LIMIT).contains(&rel) {
+            for (t, k) in self.rebase(&vruntime_of) {
+                rekey(t, k);
+            }
+            rel = se.vruntime.wrapping_sub(self.base) as i64;
+        }
+        self.insert_seq += 1;
+        let key = (rel, self.insert_seq);
+        // The new node becomes leftmost iff every existing key is strictly
+        // greater (equal keys go right).
+        let becomes_leftmost = match self.timeline.first_key_value() {
+            None => true,
+            Some((k, _)) => rel < k.0,
+        };
+        self.timeline.insert(key, id);
+        se.tree_key = Some(key);
+        if becomes_leftmost {
+            self.leftmost = Some(id);
+            if update_min_on_leftmost {
+                self.min_vruntime = max_vruntime(self.min_vruntime, se.vruntime);
+            }
+        }
+    }
+
+    /// `__dequeue_entity`: remove from the tree. If it was the leftmost,
+    /// the cache moves to `rb_next` and (2.6.25/26) `min_vruntime =
+    /// max_vruntime(min_vruntime, next.vruntime)`. Clears the next buddy if
+    /// it pointed here (making the buddy one-shot).
+    pub(crate) fn remove(
+        &mut self,
+        id: TaskId,
+        se: &mut SchedEntity,
+        update_min_on_leftmost: bool,
+        vruntime_of: impl Fn(TaskId) -> u64,
+    ) {
+        let Some(key) = se.tree_key.take() else { return };
+        if self.leftmost == Some(id) {
+            let next = self.next_after(key);
+            self.leftmost = next;
+            if let (Some(n), true) = (next, update_min_on_leftmost) {
+                self.min_vruntime = max_vruntime(self.min_vruntime, vruntime_of(n));
+            }
+        }
+        if self.next == Some(id) {
+            self.next = None;
+        }
+        self.timeline.remove(&key);
+    }
+
+    /// Whether the tree holds `id` at `key`.
+    pub(crate) fn tree_has(&self, key: &(i64, u64), id: TaskId) -> bool {
+        self.timeline.get(key) == Some(&id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_helpers() {
+        let a = u64::MAX - 10;
+        let b = 5; // 16 ns after a, across the wrap
+        assert_eq!(max_vruntime(a, b), b);
+        assert_eq!(min_vruntime(a, b), a);
+        assert_eq!(max_vruntime(b, a), b);
+        assert_eq!(INITIAL_MIN_VRUNTIME, u64::MAX - (1 << 20) + 1);
+    }
+}

@@ -1,0 +1,137 @@
+//! [`Config`]: everything switchable at run time, validated once.
+
+use crate::features::{FeatureTable, Features};
+use crate::patches::{Patch, Patches};
+use crate::profile::Rules;
+use crate::tunables::Tunables;
+use alloc::string::String;
+use cfs_topology::KernelVersion;
+use core::fmt;
+
+/// How a [`crate::Scheduler`] behaves: kernel profile, features,
+/// tunables, patches and the host facts the kernel would read at boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The kernel profile.
+    pub version: KernelVersion,
+    /// `sysctl_sched_features`.
+    pub features: Features,
+    /// The tunables (already scaled for the CPU count).
+    pub tunables: Tunables,
+    /// Applied seed patches.
+    pub patches: Patches,
+    /// Timer interrupt rate (jiffies per second); balance intervals and
+    /// `next_balance` are in jiffies. Default 250, the common distribution
+    /// choice of 2008 (Fedora/Ubuntu x86_64 shipped HZ=250 or 1000).
+    pub hz: u32,
+    /// The host has high-resolution timers, so the HRTICK feature ends
+    /// slices with an hrtimer (kernel-reference.md §13). Default true, as
+    /// distribution kernels of 2008 had CONFIG_HIGH_RES_TIMERS=y.
+    pub hres_timers: bool,
+    /// Run the online invariant checks after every API call.
+    pub check_invariants: bool,
+}
+
+/// A configuration that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A patch does not apply to this kernel.
+    PatchNotApplicable {
+        /// The patch.
+        patch: Patch,
+        /// The kernel.
+        version: KernelVersion,
+        /// Why.
+        why: &'static str,
+    },
+    /// The features value belongs to another kernel's table.
+    FeatureTableMismatch,
+    /// HZ outside 1..=10000.
+    BadHz(u32),
+    /// The domains were built for a different CPU count or kernel.
+    Domains(String),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::PatchNotApplicable { patch, version, why } => {
+                write!(f, "patch {patch} does not apply to {version}: {why}")
+            }
+            ConfigError::FeatureTableMismatch => {
+                write!(f, "the sched_features value was built for another kernel's feature table")
+            }
+            ConfigError::BadHz(hz) => write!(f, "HZ={hz} is out of range 1..=10000"),
+            ConfigError::Domains(s) => write!(f, "sched domains do not fit: {s}"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}
+
+impl Config {
+    /// The boot defaults of `version` on a machine with `nr_cpus` CPUs.
+    pub fn new(version: KernelVersion, nr_cpus: usize) -> Self {
+        Config {
+            version,
+            features: Features::default_for(FeatureTable::of(version, false)),
+            tunables: Tunables::defaults(version, nr_cpus),
+            patches: Patches::none(),
+            hz: 250,
+            hres_timers: true,
+            check_invariants: false,
+        }
+    }
+
+    /// Adds a patch. The 2.6.25 SYNC_WAKEUPS back-port also switches the
+    /// feature table (its bit defaults off, so the mask keeps its value).
+    pub fn with_patch(mut self, p: Patch) -> Result<Self, ConfigError> {
+        if let Some(why) = p.incompatibility(self.version) {
+            return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
+        }
+        self.patches = self.patches.with(p);
+        if p == Patch::SyncWakeupsBit {
+            let table = FeatureTable::of(self.version, true);
+            self.features =
+                Features::from_mask(table, self.features.mask()).map_err(|_| ConfigError::FeatureTableMismatch)?;
+        }
+        Ok(self)
+    }
+
+    /// The feature table this configuration must use.
+    pub fn feature_table(&self) -> FeatureTable {
+        FeatureTable::of(self.version, self.patches.has(Patch::SyncWakeupsBit))
+    }
+
+    /// Sets the numeric `sched_features` mask.
+    pub fn with_features_mask(mut self, mask: u32) -> Result<Self, crate::features::FeatureError> {
+        self.features = Features::from_mask(self.feature_table(), mask)?;
+        Ok(self)
+    }
+
+    /// Checks the pieces fit together.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for p in self.patches.iter() {
+            if let Some(why) = p.incompatibility(self.version) {
+                return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
+            }
+        }
+        if self.features.table() != self.feature_table() {
+            return Err(ConfigError::FeatureTableMismatch);
+        }
+        if self.hz == 0 || self.hz > 10_000 {
+            return Err(ConfigError::BadHz(self.hz));
+        }
+        Ok(())
+    }
+
+    /// The code-path rules.
+    pub fn rules(&self) -> Rules {
+        Rules { version: self.version, patches: self.patches }
+    }
+
+    /// Nanoseconds per jiffy.
+    pub fn tick_ns(&self) -> u64 {
+        1_000_000_000 / self.hz.max(1) as u64
+    }
+}

@@ -1,0 +1,686 @@
+//! The fair class on one runqueue: `kernel/sched_fair.c` of 2.6.26
+//! (bce7f793), with the 2.6.25 and 2.6.26-rc4 variants where they differ.
+//!
+//! Functions keep their kernel names. The pure arithmetic (periods,
+//! slices, granularities) is exposed as free functions so it can be tested
+//! and reused; the stateful operations are methods on [`Scheduler`] taking
+//! the CPU whose cfs_rq they act on.
+
+use crate::cfs_rq::{CfsRq, max_vruntime, min_vruntime};
+use crate::entity::{TaskId, TaskState};
+use crate::features::Feature;
+use crate::observe::Observer;
+use crate::observe::{Event, MigrateReason, PreemptReason};
+use crate::patches::Patch;
+use crate::profile::Rules;
+use crate::sched::{Deschedule, Scheduler, Switch};
+use crate::tunables::Tunables;
+use crate::weights::{LoadWeight, NICE_0_LOAD, Policy, calc_delta_fair, calc_delta_mine, set_load_weight};
+use cfs_topology::CpuId;
+
+// ----- pure arithmetic ---------------------------------------------------
+
+/// `__sched_period(nr_running)` (2.6.26 sched_fair.c:310): the latency
+/// while `nr <= sched_nr_latency`, else `min_granularity * nr`.
+pub fn sched_period(nr_running: u64, t: &Tunables) -> u64 {
+    if nr_running > t.nr_latency { t.min_granularity.wrapping_mul(nr_running) } else { t.latency }
+}
+
+/// `do_div(n, base)` on 64-bit: the divisor is an `u32`.
+fn do_div(n: u64, base: u64) -> u64 {
+    let b = base as u32;
+    if b == 0 { n } else { n / b as u64 }
+}
+
+/// `sched_slice(cfs_rq, se)`: the real-time share of a period,
+/// `period(nr_running) * w / W`.
+///
+/// 2.6.26 final multiplies and truncates with do_div; 2.6.25 and
+/// 2.6.26-rc1..rc4 (calc_delta_weight, 8f1bc385cfb) use calc_delta_mine and
+/// the queue's lazy inverse.
+pub fn sched_slice(cfs_nr_running: u64, cfs_load: &mut LoadWeight, se_weight: u64, t: &Tunables, rules: &Rules) -> u64 {
+    let period = sched_period(cfs_nr_running, t);
+    if rules.is_2_6_25() || rules.weight_math_rc() {
+        calc_delta_mine(period, se_weight, cfs_load, rules.version)
+    } else {
+        do_div(period.wrapping_mul(se_weight), cfs_load.weight)
+    }
+}
+
+/// `sched_vslice_add(cfs_rq, se)`: the vruntime a new task is placed
+/// behind min_vruntime with START_DEBIT, `period(n') * 1024 / W'` where
+/// n' and W' count the new task if it is not queued yet.
+///
+/// 2.6.25 always adds the new task (`__sched_vslice(W + w, nr + 1)`);
+/// 2.6.26-rc1..rc4 return the un-normalised `period(n')`.
+pub fn sched_vslice_add(
+    cfs_nr_running: u64,
+    cfs_load_weight: u64,
+    se_weight: u64,
+    se_on_rq: bool,
+    t: &Tunables,
+    rules: &Rules,
+) -> u64 {
+    if rules.is_2_6_25() {
+        let v = sched_period(cfs_nr_running + 1, t);
+        return do_div(v.wrapping_mul(NICE_0_LOAD), cfs_load_weight.wrapping_add(se_weight));
+    }
+    let nr = cfs_nr_running + u64::from(!se_on_rq);
+    let v = sched_period(nr, t);
+    if rules.weight_math_rc() {
+        return v;
+    }
+    let w = cfs_load_weight + if se_on_rq { 0 } else { se_weight };
+    do_div(v.wrapping_mul(NICE_0_LOAD), w)
+}
+
+/// `wakeup_gran(se)` (2.6.26 final): the granularity, shrunk by
+/// `1024 / w` for tasks heavier than nice 0 only. (2.6.25's
+/// check_preempt_wakeup computes the same thing inline.)
+///
+/// 2.6.26-rc1..rc4 use `calc_delta_asym`: `gran * W / max(w, 1024)`,
+/// scaled by the queue weight `W`.
+pub fn wakeup_gran(se_load: &mut LoadWeight, cfs_load_weight: u64, t: &Tunables, rules: &Rules) -> u64 {
+    let gran = t.wakeup_granularity;
+    if rules.weight_math_rc() {
+        let mut nice0 = LoadWeight { weight: NICE_0_LOAD, inv_weight: 1 << 22 };
+        let lw = if se_load.weight < NICE_0_LOAD { &mut nice0 } else { se_load };
+        return calc_delta_mine(gran, cfs_load_weight, lw, rules.version);
+    }
+    if se_load.weight > NICE_0_LOAD { calc_delta_fair(gran, se_load, rules.version) } else { gran }
+}
+
+/// `wakeup_preempt_entity(curr, se)`: -1 if `se` is right of `curr`, 1 if
+/// it is more than `gran` left of it (preempt), else 0.
+pub fn wakeup_preempt_entity(curr_vruntime: u64, se_vruntime: u64, gran: u64) -> i32 {
+    let vdiff = curr_vruntime.wrapping_sub(se_vruntime) as i64;
+    if vdiff < 0 {
+        -1
+    } else if vdiff > gran as i64 {
+        1
+    } else {
+        0
+    }
+}
+
+// ----- stateful operations -------------------------------------------------
+
+impl<O: Observer> Scheduler<O> {
+    /// `__enqueue_entity`.
+    pub(crate) fn enqueue_tree(&mut self, cpu: CpuId, id: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let tasks = &mut self.tasks;
+        let mut se = core::mem::take(&mut tasks[id.0 as usize].se);
+        let mut rekeyed = alloc::vec::Vec::new();
+        rq.cfs.insert(
+            id,
+            &mut se,
+            !self.rules.is_2_6_32(),
+            |t| tasks[t.0 as usize].se.vruntime,
+            |t, k| rekeyed.push((t, k)),
+        );
+        tasks[id.0 as usize].se = se;
+        for (t, k) in rekeyed {
+            tasks[t.0 as usize].se.tree_key = Some(k);
+        }
+    }
+
+    /// `__dequeue_entity`.
+    pub(crate) fn dequeue_tree(&mut self, cpu: CpuId, id: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let tasks = &mut self.tasks;
+        let mut se = core::mem::take(&mut tasks[id.0 as usize].se);
+        rq.cfs.remove(id, &mut se, !self.rules.is_2_6_32(), |t| tasks[t.0 as usize].se.vruntime);
+        tasks[id.0 as usize].se = se;
+    }
+
+    /// `update_curr(cfs_rq)`: charge the running entity for the time since
+    /// `exec_start`: sum_exec_runtime += delta; vruntime += delta (nice 0)
+    /// or `calc_delta_fair(delta, w)`. 2.6.26-rc4 charges `delta * W / w`
+    /// (the reverted 8f1bc385cfb). min_vruntime is *not* updated here in
+    /// 2.6.25/26.
+    pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        let Some(cid) = rq.cfs.curr else { return };
+        let now = rq.clock;
+        let rules = self.rules;
+        let se = &mut self.tasks[cid.0 as usize].se;
+        let delta = now.wrapping_sub(se.exec_start);
+        se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
+        let weighted = if rules.weight_math_rc() {
+            calc_delta_mine(delta, rq.cfs.load.weight, &mut se.load, rules.version)
+        } else if se.load.weight != NICE_0_LOAD {
+            calc_delta_fair(delta, &mut se.load, rules.version)
+        } else {
+            delta
+        };
+        se.vruntime = se.vruntime.wrapping_add(weighted);
+        se.exec_start = now;
+    }
+
+    /// `place_entity(cfs_rq, se, initial)`: start from min(min_vruntime,
+    /// leftmost); a new task (START_DEBIT) goes one vslice later; a waking
+    /// sleeper gets up to one latency of credit (NEW_FAIR_SLEEPERS) but is
+    /// never moved backwards.
+    pub(crate) fn place_entity(&mut self, cpu: CpuId, id: TaskId, initial: bool) {
+        let rules = self.rules;
+        let t = self.cfg.tunables;
+        let feats = self.cfg.features;
+        let cfs: &CfsRq = &self.rqs[cpu].cfs;
+        let mut vruntime = match cfs.leftmost {
+            Some(l) => min_vruntime(cfs.min_vruntime, self.tasks[l.0 as usize].se.vruntime),
+            None => cfs.min_vruntime,
+        };
+        let (nr, w_q) = (cfs.nr_running, cfs.load.weight);
+        let se = &self.tasks[id.0 as usize].se;
+        if initial && feats.has(Feature::StartDebit) {
+            vruntime = vruntime.wrapping_add(sched_vslice_add(nr, w_q, se.load.weight, se.on_rq, &t, &rules));
+        }
+        if !initial {
+            if feats.has(Feature::NewFairSleepers) {
+                let mut thresh = t.latency;
+                if rules.weight_math_rc() && feats.has(Feature::NormalizedSleeper) {
+                    // 2.6.26-rc4: calc_delta_fair(thresh, se) = thresh * W / w.
+                    let mut lw = se.load;
+                    thresh = calc_delta_mine(thresh, w_q, &mut lw, rules.version);
+                }
+                vruntime = vruntime.wrapping_sub(thresh);
+            }
+            vruntime = max_vruntime(se.vruntime, vruntime);
+        }
+        self.tasks[id.0 as usize].se.vruntime = vruntime;
+    }
+
+    /// `account_entity_enqueue` + `inc_nr_running`: weight and count go on
+    /// both the cfs_rq and the rq; the entity joins the `tasks` list head.
+    fn account_enqueue(&mut self, cpu: CpuId, id: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let se = &mut self.tasks[id.0 as usize].se;
+        rq.cfs.load.add(se.load.weight);
+        rq.cfs.nr_running += 1;
+        rq.load.add(se.load.weight);
+        rq.nr_running += 1;
+        se.on_rq = true;
+        rq.cfs.group_seq += 1;
+        se.group_seq = rq.cfs.group_seq;
+    }
+
+    fn account_dequeue(&mut self, cpu: CpuId, id: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let se = &mut self.tasks[id.0 as usize].se;
+        rq.cfs.load.sub(se.load.weight);
+        rq.cfs.nr_running = rq.cfs.nr_running.saturating_sub(1);
+        rq.load.sub(se.load.weight);
+        rq.nr_running = rq.nr_running.saturating_sub(1);
+        se.on_rq = false;
+    }
+
+    /// `activate_task` → `enqueue_task_fair` → `enqueue_entity(cfs_rq, se,
+    /// wakeup)`: update_curr, account, place a waking task, insert unless
+    /// it is curr. 2.6.25 places and inserts *before* accounting (a992241de61
+    /// moved accounting first in 2.6.26-rc1).
+    pub(crate) fn activate_task(&mut self, cpu: CpuId, id: TaskId, wakeup: bool) {
+        self.update_curr(cpu);
+        let is_curr = self.rqs[cpu].cfs.curr == Some(id);
+        if self.rules.is_2_6_25() {
+            if wakeup {
+                self.place_entity(cpu, id, false);
+            }
+            if !is_curr {
+                self.enqueue_tree(cpu, id);
+            }
+            self.account_enqueue(cpu, id);
+        } else {
+            self.account_enqueue(cpu, id);
+            if wakeup {
+                self.place_entity(cpu, id, false);
+            }
+            if !is_curr {
+                self.enqueue_tree(cpu, id);
+            }
+        }
+        let t = self.tm(id);
+        t.cpu = cpu;
+        if t.state != TaskState::Running {
+            t.state = TaskState::Queued;
+        }
+        self.hrtick_start_fair(cpu, true);
+    }
+
+    /// `deactivate_task` → `dequeue_entity(cfs_rq, se, sleep)`: update_curr;
+    /// on sleep fold the wakeup overlap into avg_overlap; remove from the
+    /// tree unless curr; unaccount.
+    pub(crate) fn deactivate_task(&mut self, cpu: CpuId, id: TaskId, sleep: bool) {
+        self.update_curr(cpu);
+        if sleep {
+            let lp = self.rules.patches.last_preempter();
+            let se = &mut self.tm(id).se;
+            if lp {
+                se.last_preempter = None;
+            }
+            // update_avg_stats (2.6.25/26).
+            if se.last_wakeup != 0 {
+                let sample = se.sum_exec_runtime.wrapping_sub(se.last_wakeup);
+                crate::entity::update_avg(&mut se.avg_overlap, sample);
+                se.last_wakeup = 0;
+            }
+        }
+        if self.rqs[cpu].cfs.curr != Some(id) {
+            self.dequeue_tree(cpu, id);
+        }
+        self.account_dequeue(cpu, id);
+        self.hrtick_start_fair(cpu, true);
+    }
+
+    /// `set_next_entity`: take the entity out of the tree, start its run.
+    pub(crate) fn set_next_entity(&mut self, cpu: CpuId, id: TaskId) {
+        if self.t(id).se.on_rq {
+            self.dequeue_tree(cpu, id);
+        }
+        let clock = self.rqs[cpu].clock;
+        self.rqs[cpu].cfs.curr = Some(id);
+        let se = &mut self.tm(id).se;
+        se.exec_start = clock;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+    }
+
+    /// `put_prev_entity`: account the leaving task and put it back in the
+    /// tree if it is still runnable.
+    pub(crate) fn put_prev_entity(&mut self, cpu: CpuId, id: TaskId) {
+        let on_rq = self.t(id).se.on_rq;
+        if on_rq {
+            self.update_curr(cpu);
+            self.enqueue_tree(cpu, id);
+            self.tm(id).state = TaskState::Queued;
+        }
+        self.rqs[cpu].cfs.curr = None;
+    }
+
+    /// The buddy test of `pick_next` (2.6.26): the next buddy wins unless
+    /// it is right of the leftmost by more than its wakeup_gran.
+    /// 2.6.25 uses the queue-scaled granularity `gran * 1024 / W`.
+    fn buddy_wins(&mut self, cpu: CpuId, next: TaskId, left: TaskId) -> bool {
+        let rules = self.rules;
+        let t = self.cfg.tunables;
+        let left_v = self.t(left).se.vruntime;
+        let w_q = self.rqs[cpu].cfs.load.weight;
+        if rules.is_2_6_25() {
+            let diff = self.t(next).se.vruntime.wrapping_sub(left_v) as i64;
+            if diff < 0 {
+                return false;
+            }
+            let gran = calc_delta_fair(t.wakeup_granularity, &mut self.rqs[cpu].cfs.load, rules.version);
+            return diff <= gran as i64;
+        }
+        let next_v = self.t(next).se.vruntime;
+        let gran = wakeup_gran(&mut self.tm(next).se.load, w_q, &t, &rules);
+        wakeup_preempt_entity(next_v, left_v, gran) == 0
+    }
+
+    /// `pick_next_entity`: the leftmost, or the next buddy when it is
+    /// close enough; then set_next_entity (which clears the buddy).
+    pub(crate) fn pick_next_entity(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
+        let left = self.rqs[cpu].cfs.leftmost?;
+        let mut chosen = left;
+        let mut buddy = false;
+        if let Some(next) = self.rqs[cpu].cfs.next {
+            if next != left && self.t(next).se.on_rq && self.buddy_wins(cpu, next, left) {
+                chosen = next;
+                buddy = true;
+            }
+        }
+        self.set_next_entity(cpu, chosen);
+        Some((chosen, buddy))
+    }
+
+    /// `check_preempt_tick`: reschedule when the current task has run
+    /// longer than its sched_slice since it was picked.
+    fn check_preempt_tick(&mut self, cpu: CpuId, curr: TaskId) {
+        let rules = self.rules;
+        let t = self.cfg.tunables;
+        let w = self.t(curr).se.load.weight;
+        let rq = &mut self.rqs[cpu];
+        let ideal = sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules);
+        let se = &self.tasks[curr.0 as usize].se;
+        let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
+        if ran > ideal {
+            if rules.patches.last_preempter() {
+                self.tm(curr).se.last_preempter = None;
+            }
+            self.resched_cpu(cpu);
+            self.emit(Event::TickPreempt { cpu, curr, ran, ideal });
+        }
+    }
+
+    fn hrtick_enabled(&self) -> bool {
+        self.cfg.hres_timers && self.cfg.features.has(Feature::Hrtick)
+    }
+
+    /// `entity_tick(cfs_rq, curr, queued)`: a queued (hrtick) tick always
+    /// reschedules; the periodic tick defers to an armed hrtick unless
+    /// DOUBLE_TICK; otherwise check_preempt_tick when there is competition
+    /// (or WAKEUP_PREEMPT is off).
+    fn entity_tick(&mut self, cpu: CpuId, curr: TaskId, queued: bool) {
+        self.update_curr(cpu);
+        if queued {
+            self.resched_cpu(cpu);
+            return;
+        }
+        let now = self.rqs[cpu].clock;
+        let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| e > now);
+        if self.hrtick_enabled() && !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
+            return;
+        }
+        if self.rqs[cpu].cfs.nr_running > 1 || !self.cfg.features.has(Feature::WakeupPreempt) {
+            self.check_preempt_tick(cpu, curr);
+        }
+    }
+
+    /// `hrtick_start_fair(rq, p)` for the current task: arm the hrtick at
+    /// the end of its slice when there is competition. From the pick path
+    /// (`requeue = false`) slices shorter than 10 µs are stretched to 10 µs;
+    /// after an enqueue/dequeue (`requeue = true`) an overrun reschedules.
+    pub(crate) fn hrtick_start_fair(&mut self, cpu: CpuId, requeue: bool) {
+        if !self.hrtick_enabled() {
+            return;
+        }
+        let Some(curr) = self.rqs[cpu].cfs.curr else { return };
+        if self.rqs[cpu].cfs.nr_running <= 1 {
+            return;
+        }
+        let rules = self.rules;
+        let t = self.cfg.tunables;
+        let w = self.t(curr).se.load.weight;
+        let rq = &mut self.rqs[cpu];
+        let slice = sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules);
+        let se = &self.tasks[curr.0 as usize].se;
+        let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
+        let mut delta = slice.wrapping_sub(ran) as i64;
+        if delta < 0 {
+            self.resched_cpu(cpu);
+            return;
+        }
+        if !requeue {
+            delta = delta.max(10_000);
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.hrtick_expire = Some(rq.clock.wrapping_add(delta as u64));
+    }
+
+    /// `check_preempt_curr(rq, p)`: the idle task always yields; a fair
+    /// current task gets `check_preempt_wakeup`. `fork` marks a new task
+    /// (whose task_new_fair has already rescheduled).
+    pub(crate) fn check_preempt_curr(&mut self, cpu: CpuId, p: TaskId, fork: bool) {
+        self.check_preempt_wakeup(cpu, p, fork, None);
+    }
+
+    /// `check_preempt_wakeup(rq, p)` (2.6.26 sched_fair.c:1148).
+    ///
+    /// Stamps the current task's `last_wakeup` (on the *target* CPU's
+    /// current task, a 2.6.25/26 quirk), makes `p` the next buddy, and
+    /// reschedules when `p` is more than wakeup_gran behind in vruntime,
+    /// unless `p` is SCHED_BATCH or WAKEUP_PREEMPT is off. `waker` is the
+    /// task that ran try_to_wake_up, for the last_preempter patch.
+    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, p: TaskId, fork: bool, waker: Option<TaskId>) {
+        let Some(curr) = self.rqs[cpu].curr else {
+            self.resched_cpu(cpu);
+            self.emit(Event::PreemptCheck { cpu, curr: None, wakee: p, preempt: true, reason: PreemptReason::IdleCpu });
+            return;
+        };
+        let rules = self.rules;
+        let t = self.cfg.tunables;
+        {
+            let se = &mut self.tm(curr).se;
+            se.last_wakeup = se.sum_exec_runtime;
+        }
+        let emit = |s: &mut Self, preempt: bool, reason: PreemptReason| {
+            s.emit(Event::PreemptCheck { cpu, curr: Some(curr), wakee: p, preempt, reason });
+        };
+        if curr == p {
+            return emit(self, false, PreemptReason::SelfWake);
+        }
+        if rules.patches.has(Patch::Waker) {
+            // patches.md §1: se->waker = pse.
+            self.tm(curr).se.waker = Some(p);
+        }
+        self.rqs[cpu].cfs.next = Some(p);
+        if self.t(p).policy == Policy::Batch {
+            return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::BatchWakee);
+        }
+        if !self.cfg.features.has(Feature::WakeupPreempt) {
+            return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::FeatureOff);
+        }
+        let curr_v = self.t(curr).se.vruntime;
+        let p_v = self.t(p).se.vruntime;
+        let w_q = self.rqs[cpu].cfs.load.weight;
+        let lead = if rules.is_2_6_25() {
+            // 2.6.25: preempt iff p.vruntime + gran < curr.vruntime, an
+            // *unsigned* compare that misfires across the wrap.
+            let gran = wakeup_gran(&mut self.tm(curr).se.load, w_q, &t, &rules);
+            p_v.wrapping_add(gran) < curr_v
+        } else {
+            let gran = wakeup_gran(&mut self.tm(curr).se.load, w_q, &t, &rules);
+            wakeup_preempt_entity(curr_v, p_v, gran) == 1
+        };
+        if !lead {
+            return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::WithinGranularity);
+        }
+        let mut preempt = true;
+        if rules.patches.last_preempter() {
+            // patches.md §4: a current task being preempted by several
+            // different wakees before it ran migration_cost keeps the CPU.
+            let (se_w, pse_w) = (self.t(curr).se.load.weight, self.t(p).se.load.weight);
+            let se = &self.t(curr).se;
+            if se.last_preempter.is_some() && se.last_preempter != Some(p) && se_w >= pse_w {
+                let exec = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
+                if (exec as i64) < t.migration_cost {
+                    preempt = false;
+                }
+            }
+            if waker == Some(curr) {
+                self.tm(curr).se.last_preempter = Some(p);
+            }
+        }
+        if preempt {
+            self.resched_cpu(cpu);
+            emit(self, true, PreemptReason::VruntimeLead);
+        } else {
+            emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::LastPreempterHold);
+        }
+    }
+
+    /// `task_new_fair(rq, p)` (2.6.26 sched_fair.c:1430), via
+    /// wake_up_new_task: place the child with START_DEBIT, let it run first
+    /// by swapping vruntimes with the parent when both are on this CPU
+    /// (a plain unsigned compare, as in the kernel), enqueue, and
+    /// reschedule the current task unconditionally.
+    pub(crate) fn task_new_fair(&mut self, cpu: CpuId, child: TaskId, parent_cpu: Option<CpuId>) {
+        self.update_curr(cpu);
+        self.place_entity(cpu, child, true);
+        let curr = self.rqs[cpu].cfs.curr;
+        if let Some(c) = curr {
+            let cv = self.t(c).se.vruntime;
+            let sv = self.t(child).se.vruntime;
+            if self.cfg.tunables.child_runs_first && parent_cpu == Some(cpu) && cv < sv {
+                self.tm(c).se.vruntime = sv;
+                self.tm(child).se.vruntime = cv;
+            }
+        }
+        self.activate_task(cpu, child, false);
+        self.resched_cpu(cpu);
+    }
+
+    /// `yield_task_fair`: with compat_yield off, a SCHED_NORMAL task just
+    /// updates its runtime and reschedules; a SCHED_BATCH task (or any, with
+    /// compat_yield) moves just right of the rightmost entity.
+    pub(crate) fn yield_task_fair(&mut self, cpu: CpuId) {
+        let Some(curr) = self.rqs[cpu].cfs.curr else { return };
+        if self.rqs[cpu].cfs.nr_running == 1 {
+            return;
+        }
+        if !self.cfg.tunables.compat_yield && self.t(curr).policy != Policy::Batch {
+            self.update_curr(cpu);
+            return;
+        }
+        let Some(right) = self.rqs[cpu].cfs.last_in_tree() else { return };
+        let rv = self.t(right).se.vruntime;
+        if rv < self.t(curr).se.vruntime {
+            return;
+        }
+        self.tm(curr).se.vruntime = rv.wrapping_add(1);
+    }
+
+    /// `set_task_cpu`: renormalise vruntime to the new queue,
+    /// `vruntime -= old.min_vruntime - new.min_vruntime`.
+    pub(crate) fn set_task_cpu(&mut self, id: TaskId, new_cpu: CpuId) {
+        let old_cpu = self.t(id).cpu;
+        let old_min = self.rqs[old_cpu].cfs.min_vruntime;
+        let new_min = self.rqs[new_cpu].cfs.min_vruntime;
+        let t = self.tm(id);
+        t.se.vruntime = t.se.vruntime.wrapping_sub(old_min.wrapping_sub(new_min));
+        if old_cpu != new_cpu {
+            t.nr_migrations += 1;
+        }
+        t.cpu = new_cpu;
+    }
+
+    /// `pull_task` / `__migrate_task`: deactivate on `from`, renormalise,
+    /// activate on `to` (no placement), preemption check on `to`.
+    pub(crate) fn move_queued_task(&mut self, id: TaskId, from: CpuId, to: CpuId, reason: MigrateReason) {
+        self.deactivate_task(from, id, false);
+        self.set_task_cpu(id, to);
+        self.activate_task(to, id, false);
+        self.tm(id).state = TaskState::Queued;
+        self.emit(Event::Migrate { task: id, from, to, reason });
+        self.check_preempt_curr(to, id, false);
+    }
+
+    /// `set_user_nice` / `__setscheduler` for the fair policies: requeue
+    /// with the new weight; reschedule when a queued task got heavier or the
+    /// running one got lighter.
+    pub(crate) fn change_weight(&mut self, now: u64, id: TaskId, policy: Policy, nice: i32) {
+        let cpu = self.t(id).cpu;
+        self.set_clock(cpu, now);
+        let on_rq = self.t(id).se.on_rq;
+        let running = self.rqs[cpu].curr == Some(id);
+        let old_nice = self.t(id).nice;
+        if on_rq {
+            self.deactivate_task(cpu, id, false);
+        }
+        let lw = set_load_weight(policy, nice, self.cfg.version);
+        let t = self.tm(id);
+        t.nice = nice;
+        t.policy = policy;
+        t.se.load = lw;
+        if on_rq {
+            self.activate_task(cpu, id, false);
+            if nice < old_nice || (nice > old_nice && running) {
+                self.resched_cpu(cpu);
+            }
+        }
+    }
+
+    /// `pick_next_task_fair` + the context switch bookkeeping.
+    fn pick_next_task(&mut self, cpu: CpuId) -> (Option<TaskId>, bool) {
+        if self.rqs[cpu].cfs.nr_running == 0 {
+            return (None, false);
+        }
+        match self.pick_next_entity(cpu) {
+            Some((id, buddy)) => {
+                self.hrtick_start_fair(cpu, false);
+                (Some(id), buddy)
+            }
+            None => (None, false),
+        }
+    }
+
+    /// `schedule()` (2.6.26 sched.c:4141), in kernel order.
+    pub(crate) fn do_schedule(&mut self, now: u64, cpu: CpuId, how: Deschedule) -> Switch {
+        self.set_clock(cpu, now);
+        self.rqs[cpu].hrtick_expire = None; // hrtick_clear
+        self.rqs[cpu].need_resched = false;
+        let prev = self.rqs[cpu].curr;
+        if let Some(p) = prev {
+            match how {
+                Deschedule::Yield => self.yield_task_fair(cpu),
+                Deschedule::Sleep | Deschedule::Exit => {
+                    self.deactivate_task(cpu, p, true);
+                    self.tm(p).state = if how == Deschedule::Exit { TaskState::Dead } else { TaskState::Sleeping };
+                }
+                Deschedule::Preempt => {}
+            }
+        }
+        let mut pulled = 0;
+        if self.rqs[cpu].nr_running == 0 {
+            pulled = self.idle_balance(cpu);
+        }
+        if let Some(p) = prev {
+            self.put_prev_entity(cpu, p);
+            if how == Deschedule::Exit {
+                self.emit(Event::Exit { task: p });
+            }
+        }
+        self.rqs[cpu].curr = None;
+        if self.rqs[cpu].active_balance {
+            self.active_load_balance(cpu);
+        }
+        if let Some(p) = prev {
+            self.apply_pending_move(cpu, p);
+        }
+        let (next, buddy) = self.pick_next_task(cpu);
+        let rq = &mut self.rqs[cpu];
+        rq.curr = next;
+        if next != prev {
+            rq.nr_switches += 1;
+        }
+        if let Some(n) = next {
+            self.tm(n).state = TaskState::Running;
+        }
+        self.emit(Event::Pick { cpu, prev, next, buddy });
+        Switch { prev, next, pulled }
+    }
+
+    /// The migration thread's half of set_cpus_allowed for a task that was
+    /// running when its affinity changed.
+    fn apply_pending_move(&mut self, cpu: CpuId, p: TaskId) {
+        let Some(i) = self.pending_move.iter().position(|&t| t == p) else { return };
+        let (state, allowed) = (self.t(p).state, self.t(p).allowed);
+        if state == TaskState::Queued && !allowed.contains(cpu) {
+            self.pending_move.swap_remove(i);
+            let dest = allowed.first().unwrap_or(cpu);
+            self.set_clock(dest, self.now);
+            self.move_queued_task(p, cpu, dest, MigrateReason::Affinity);
+        } else if state != TaskState::Running {
+            self.pending_move.swap_remove(i);
+        }
+    }
+
+    /// `scheduler_tick()`.
+    pub(crate) fn scheduler_tick(&mut self, now: u64, cpu: CpuId) {
+        self.set_clock(cpu, now);
+        self.rqs[cpu].update_cpu_load();
+        if let Some(curr) = self.rqs[cpu].curr {
+            self.entity_tick(cpu, curr, false);
+        }
+        let idle = self.rqs[cpu].is_idle();
+        self.rqs[cpu].idle_at_tick = idle;
+        // trigger_load_balance: raise SCHED_SOFTIRQ when next_balance is due.
+        let jiffies = now / self.cfg.tick_ns();
+        if jiffies >= self.rqs[cpu].next_balance {
+            self.rebalance_domains(cpu, idle);
+        }
+    }
+
+    /// The hrtick hrtimer fired: `entity_tick(queued = 1)`.
+    pub(crate) fn hrtick_fire(&mut self, now: u64, cpu: CpuId) {
+        match self.rqs[cpu].hrtick_expire {
+            Some(e) if now >= e => {}
+            _ => return,
+        }
+        self.rqs[cpu].hrtick_expire = None;
+        self.set_clock(cpu, now);
+        if let Some(curr) = self.rqs[cpu].curr {
+            self.entity_tick(cpu, curr, true);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Online invariants and the call history that explains a violation.
+//!
+//! [`Scheduler::check_invariants`] verifies, for every CPU and task:
+//! the timeline is ordered by the kernel's key (`vruntime - min_vruntime`
+//! as s64); the cached leftmost is the tree's first entity; the summed
+//! weight of queued entities (tree + curr) equals both the cfs_rq and rq
+//! load; the counts agree; every queued task is on a CPU its mask allows;
+//! min_vruntime never went backwards; and every task is in exactly one
+//! state that matches where it is found. With `Config::check_invariants`
+//! on, every API call runs the check and a violation carries the last
+//! [`HISTORY_LEN`] calls.
+
+use crate::entity::{TaskId, TaskState};
+use crate::observe::Observer;
+use crate::sched::{Deschedule, Scheduler};
+use crate::weights::Policy;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use cfs_topology::{CpuId, CpuMask};
+use core::fmt;
+
+/// How many calls a violation report carries.
+pub const HISTORY_LEN: usize = 32;
+
+/// One API call, as recorded for reports and replays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ApiCall {
+    Spawn { now: u64, cpu: CpuId, task: TaskId },
+    Fork { now: u64, parent: TaskId, child: TaskId },
+    Wake { now: u64, task: TaskId, waker_cpu: CpuId, sync: bool },
+    Schedule { now: u64, cpu: CpuId, how: Deschedule },
+    Tick { now: u64, cpu: CpuId },
+    Hrtick { now: u64, cpu: CpuId },
+    SetNice { now: u64, task: TaskId, nice: i32 },
+    SetPolicy { now: u64, task: TaskId, policy: Policy },
+    SetAffinity { now: u64, task: TaskId, mask: CpuMask },
+    Rebalance { now: u64, cpu: CpuId },
+}
+
+/// The last calls, oldest first.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    calls: VecDeque<ApiCall>,
+    min_vruntime_seen: Vec<u64>,
+}
+
+impl History {
+    pub(crate) fn push(&mut self, c: ApiCall) {
+        if self.calls.len() == HISTORY_LEN {
+            self.calls.pop_front();
+        }
+        self.calls.push_back(c);
+    }
+
+    /// The recorded calls, oldest first.
+    pub fn calls(&self) -> Vec<ApiCall> {
+        self.calls.iter().copied().collect()
+    }
+}
+
+/// A broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvariantViolation {
+    /// What is wrong.
+    pub what: String,
+    /// The calls that led here (oldest first).
+    pub history: Vec<ApiCall>,
+}
+
+impl fmt::Display for InvariantViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "scheduler invariant violated: {}", self.what)?;
+        writeln!(f, "last {} calls:", self.history.len())?;
+        for c in &self.history {
+            writeln!(f, "  {c:?}")?;
+        }
+        Ok(())
+    }
+}
+
+impl core::error::Error for InvariantViolation {}
+
+fn fail(what: String) -> Result<(), InvariantViolation> {
+    Err(InvariantViolation { what, history: Vec::new() })
+}
+
+impl<O: Observer> Scheduler<O> {
+    /// Checks every invariant (see the module doc). Does not change state
+    /// apart from remembering each CPU's min_vruntime for the monotonicity
+    /// check.
+    pub fn check_invariants(&mut self) -> Result<(), InvariantViolation> {
+        let n = self.rqs.len();
+        if self.history.min_vruntime_seen.len() != n {
+            self.history.min_vruntime_seen = self.rqs.iter().map(|r| r.cfs.min_vruntime).collect();
+        }
+        let mut seen = vec![0u8; self.tasks.len()];
+        for cpu in 0..n {
+            self.check_rq(cpu, &mut seen)?;
+        }
+        for t in &self.tasks {
+            let placed = seen[t.id.0 as usize];
+            let expect = u8::from(matches!(t.state, TaskState::Queued | TaskState::Running));
+            if placed != expect {
+                return fail(alloc::format!("{} is {:?} but found on {placed} runqueue slots", t.id, t.state));
+            }
+            if t.se.on_rq != (expect == 1) {
+                return fail(alloc::format!("{} is {:?} with on_rq = {}", t.id, t.state, t.se.on_rq));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_rq(&mut self, cpu: CpuId, seen: &mut [u8]) -> Result<(), InvariantViolation> {
+        let rq = &self.rqs[cpu];
+        let cfs = &rq.cfs;
+        let prev_min = self.history.min_vruntime_seen[cpu];
+        if (cfs.min_vruntime.wrapping_sub(prev_min) as i64) < 0 {
+            return fail(alloc::format!("CPU {cpu}: min_vruntime went back from {prev_min} to {}", cfs.min_vruntime));
+        }
+        let mut load = 0u64;
+        let mut count = 0u64;
+        let mut last_key = i64::MIN;
+        for id in cfs.timeline() {
+            let t = &self.tasks[id.0 as usize];
+            let key = cfs.entity_key(&t.se);
+            if key < last_key {
+                return fail(alloc::format!("CPU {cpu}: timeline out of order at {id} (key {key} after {last_key})"));
+            }
+            last_key = key;
+            if !t.se.tree_key.is_some_and(|k| cfs.tree_has(&k, id)) {
+                return fail(alloc::format!("CPU {cpu}: {id} has a stale tree key"));
+            }
+            if t.state != TaskState::Queued || t.cpu != cpu {
+                return fail(alloc::format!("CPU {cpu}: {id} in the tree but {:?} on CPU {}", t.state, t.cpu));
+            }
+            load += t.se.load.weight;
+            count += 1;
+            seen[id.0 as usize] += 1;
+        }
+        if cfs.leftmost != cfs.first_in_tree() {
+            return fail(alloc::format!(
+                "CPU {cpu}: cached leftmost {:?} != tree first {:?}",
+                cfs.leftmost,
+                cfs.first_in_tree()
+            ));
+        }
+        if cfs.curr != rq.curr {
+            return fail(alloc::format!("CPU {cpu}: cfs.curr {:?} != rq.curr {:?}", cfs.curr, rq.curr));
+        }
+        if let Some(c) = cfs.curr {
+            let t = &self.tasks[c.0 as usize];
+            if t.state != TaskState::Running || t.cpu != cpu || t.se.tree_key.is_some() {
+                return fail(alloc::format!(
+                    "CPU {cpu}: curr {c} is {:?} on CPU {} (in tree: {})",
+                    t.state,
+                    t.cpu,
+                    t.se.tree_key.is_some()
+                ));
+            }
+            if t.se.on_rq {
+                load += t.se.load.weight;
+                count += 1;
+            }
+            seen[c.0 as usize] += 1;
+        }
+        if load != cfs.load.weight || load != rq.load.weight {
+            return fail(alloc::format!(
+                "CPU {cpu}: summed weight {load} != cfs load {} / rq load {}",
+                cfs.load.weight,
+                rq.load.weight
+            ));
+        }
+        if count != cfs.nr_running || count != rq.nr_running {
+            return fail(alloc::format!(
+                "CPU {cpu}: {count} queued but nr_running {} / {}",
+                cfs.nr_running,
+                rq.nr_running
+            ));
+        }
+        if let Some(bad) = cfs
+            .timeline()
+            .chain(cfs.curr)
+            .find(|t| !self.tasks[t.0 as usize].allowed.contains(cpu) && !self.pending_move.contains(t))
+        {
+            return fail(alloc::format!("CPU {cpu}: {bad} queued outside its affinity mask"));
+        }
+        if let Some(n) = cfs.next {
+            if self.tasks[n.0 as usize].se.tree_key.is_none() {
+                return fail(alloc::format!("CPU {cpu}: next buddy {n} is not in the tree"));
+            }
+        }
+        self.history.min_vruntime_seen[cpu] = cfs.min_vruntime;
+        Ok(())
+    }
+}

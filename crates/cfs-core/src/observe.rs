@@ -1,0 +1,186 @@
+//! Observation: every decision the scheduler takes, with its reason.
+//!
+//! Implement [`Observer`] to log, count or trace decisions; `()` ignores
+//! them at no cost. With the `tracing` feature, [`TracingObserver`] emits
+//! each as a `tracing` event at TRACE level.
+
+use crate::entity::TaskId;
+use cfs_topology::{CpuId, DomainLevel};
+
+/// Why a wakeup went where it went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakeReason {
+    /// wake_affine pulled it to the waking CPU.
+    Affine,
+    /// wake_affine's sync + avg_overlap shortcut pulled it.
+    AffineSync,
+    /// SD_WAKE_BALANCE passive balancing pulled it to the waking CPU.
+    PassiveBalance,
+    /// wake_idle moved it to an idle CPU near its previous one.
+    IdleSibling,
+    /// It stays on its previous CPU.
+    Previous,
+    /// It was already queued (or still running): nothing to place.
+    AlreadyQueued,
+    /// 2.6.32 balance-on-wake picked the idlest CPU.
+    Balance,
+}
+
+/// Why a task changed CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MigrateReason {
+    /// Placement at wakeup.
+    Wakeup,
+    /// Placement at fork (sched_balance_self / SD_BALANCE_FORK).
+    Fork,
+    /// Periodic load balancing (rebalance_domains).
+    Periodic,
+    /// Newly-idle balancing (idle_balance).
+    NewIdle,
+    /// Active balancing (the migration thread pushing a task).
+    Active,
+    /// An affinity change forced it off its CPU.
+    Affinity,
+}
+
+/// Why a wakeup did or did not preempt the current task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PreemptReason {
+    /// The CPU was idle.
+    IdleCpu,
+    /// wakeup_preempt_entity returned 1: the wakee is more than
+    /// wakeup_gran behind in vruntime.
+    VruntimeLead,
+    /// A new child: task_new_fair always reschedules.
+    Fork,
+    /// Not preempted: the wakee is SCHED_BATCH.
+    BatchWakee,
+    /// Not preempted: WAKEUP_PREEMPT is off.
+    FeatureOff,
+    /// Not preempted: the lead is within the granularity.
+    WithinGranularity,
+    /// Not preempted: `patches::LastPreempter` held it off.
+    LastPreempterHold,
+    /// Not preempted: the wakee is the current task.
+    SelfWake,
+}
+
+/// A decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A wakeup's placement.
+    Wake {
+        /// Woken task.
+        task: TaskId,
+        /// CPU that ran try_to_wake_up.
+        waker_cpu: CpuId,
+        /// The task's previous CPU.
+        prev_cpu: CpuId,
+        /// Chosen CPU.
+        target: CpuId,
+        /// The sync hint after the SYNC_WAKEUPS gate.
+        sync: bool,
+        /// Why.
+        reason: WakeReason,
+    },
+    /// A preemption check at wakeup or fork.
+    PreemptCheck {
+        /// CPU.
+        cpu: CpuId,
+        /// The current task (None = idle).
+        curr: Option<TaskId>,
+        /// The woken/new task.
+        wakee: TaskId,
+        /// Whether need_resched was set.
+        preempt: bool,
+        /// Why.
+        reason: PreemptReason,
+    },
+    /// A tick found the slice used up.
+    TickPreempt {
+        /// CPU.
+        cpu: CpuId,
+        /// The current task.
+        curr: TaskId,
+        /// ns run in this slice.
+        ran: u64,
+        /// sched_slice.
+        ideal: u64,
+    },
+    /// A context switch decision.
+    Pick {
+        /// CPU.
+        cpu: CpuId,
+        /// Previous task (None = idle).
+        prev: Option<TaskId>,
+        /// Next task (None = idle).
+        next: Option<TaskId>,
+        /// The next buddy won over the leftmost.
+        buddy: bool,
+    },
+    /// A task moved CPU.
+    Migrate {
+        /// Task.
+        task: TaskId,
+        /// From.
+        from: CpuId,
+        /// To.
+        to: CpuId,
+        /// Why.
+        reason: MigrateReason,
+    },
+    /// A load_balance pass ran.
+    Balance {
+        /// Balancing CPU.
+        cpu: CpuId,
+        /// Domain level.
+        level: DomainLevel,
+        /// Tasks moved.
+        moved: u32,
+        /// The idle type: 0 = not idle, 1 = idle, 2 = newly idle.
+        idle: u8,
+    },
+    /// A task was created.
+    Fork {
+        /// Parent (None for a boot-time spawn).
+        parent: Option<TaskId>,
+        /// Child.
+        child: TaskId,
+        /// CPU it was placed on.
+        cpu: CpuId,
+    },
+    /// A task exited.
+    Exit {
+        /// Task.
+        task: TaskId,
+    },
+}
+
+/// Receives every decision.
+pub trait Observer {
+    /// Called once per decision with the time it was taken.
+    fn event(&mut self, now: u64, event: &Event);
+}
+
+impl Observer for () {
+    #[inline]
+    fn event(&mut self, _: u64, _: &Event) {}
+}
+
+impl<F: FnMut(u64, &Event)> Observer for F {
+    fn event(&mut self, now: u64, event: &Event) {
+        self(now, event)
+    }
+}
+
+/// Sends every decision to `tracing` at TRACE level (target `cfs_core`).
+#[cfg(feature = "tracing")]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TracingObserver;
+
+#[cfg(feature = "tracing")]
+impl Observer for TracingObserver {
+    fn event(&mut self, now: u64, event: &Event) {
+        tracing::trace!(target: "cfs_core", now, ?event);
+    }
+}

@@ -1,0 +1,69 @@
+//! Kernel profiles: the code-path switches that differ between releases.
+//!
+//! A profile is a [`KernelVersion`]; this module names each behavioural
+//! difference once, with the commit that made it, so the fair-class code
+//! reads `if rules.weight_math_rc()` rather than comparing versions.
+
+use crate::patches::{Patch, Patches};
+use cfs_topology::KernelVersion;
+
+/// The code-path rules of a kernel version plus its patches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// The kernel.
+    pub version: KernelVersion,
+    /// Applied patches.
+    pub patches: Patches,
+}
+
+impl Rules {
+    /// 2.6.26-rc1..rc4 ran 8f1bc385cfb ("sched: fair: weight
+    /// calculations"): vruntime advances by delta·W/w, slices and
+    /// granularities are computed with calc_delta_mine/calc_delta_asym, the
+    /// sleeper credit is normalised (NORMALIZED_SLEEPER). Reverted in rc5 by
+    /// f9305d4a096.
+    pub fn weight_math_rc(&self) -> bool {
+        self.version == KernelVersion::V2_6_26Rc4
+    }
+
+    /// wake_affine's sync + avg_overlap shortcut requires the `balanced`
+    /// test and AFFINE_WAKEUPS is honoured: b3137bc8e77 (2.6.26-rc5), or
+    /// the `affinity-fix` patch.
+    pub fn affine_needs_balance(&self) -> bool {
+        self.version >= KernelVersion::V2_6_26 || self.patches.has(Patch::AffinityFix)
+    }
+
+    /// 2.6.25's forms: buddy pick and wakeup preemption use the
+    /// queue-scaled / curr-scaled granularity directly; sched_slice uses
+    /// calc_delta_mine; enqueue places and inserts before accounting.
+    pub fn is_2_6_25(&self) -> bool {
+        self.version == KernelVersion::V2_6_25
+    }
+
+    /// The 2.6.32 family.
+    pub fn is_2_6_32(&self) -> bool {
+        self.version.is_2_6_32()
+    }
+
+    /// wake_idle tests `rq->nr_running` (all classes) in 2.6.25 and
+    /// 2.6.26-rc1; 104f64549c9 (rc2) switched to `cfs.nr_running`. Only the
+    /// fair class is modelled, so both read the same count; kept for the
+    /// record.
+    pub fn wake_idle_counts_all_classes(&self) -> bool {
+        self.is_2_6_25()
+    }
+
+    /// The load-balance iterator walks the cfs_rq `tasks` list (2.6.26,
+    /// 4a55bd5e97b) instead of the rbtree (2.6.25), and in 2.6.26 it never
+    /// returns the last (oldest) list entry: a bug fixed in 2.6.28
+    /// (38736f47507). We keep it deliberately.
+    pub fn balance_iterator_skips_last(&self) -> bool {
+        matches!(self.version, KernelVersion::V2_6_26Rc4 | KernelVersion::V2_6_26)
+    }
+
+    /// cpu_avg_load_per_task on an empty runqueue: SCHED_LOAD_SCALE in
+    /// 2.6.25/26, 0 in 2.6.32.
+    pub fn empty_rq_load_per_task(&self) -> u64 {
+        if self.is_2_6_32() { 0 } else { 1024 }
+    }
+}

@@ -1,0 +1,525 @@
+//! [`Scheduler`]: the machine-wide fair class and its public API.
+//!
+//! The kernel keeps per-CPU runqueues, per-task entities and per-CPU
+//! domain copies as globals; here they are the fields of one value, and
+//! every entry point takes the current time explicitly. Same inputs, same
+//! decisions: there is no randomness and no hash-order iteration.
+
+use crate::config::{Config, ConfigError};
+use crate::entity::{SchedEntity, Task, TaskId, TaskParams, TaskState};
+use crate::invariants::{ApiCall, History, InvariantViolation};
+use crate::observe::{Event, MigrateReason, Observer};
+use crate::profile::Rules;
+use crate::rq::Rq;
+use crate::weights::{Policy, clamp_nice, set_load_weight};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::vec::Vec;
+use cfs_topology::{CpuId, CpuMask, SchedDomains};
+use core::fmt;
+
+/// Runtime state the kernel keeps in each CPU's copy of a sched_domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DomainState {
+    /// `last_balance`, jiffies.
+    pub last_balance: u64,
+    /// `balance_interval`, ms.
+    pub balance_interval: u32,
+    /// `nr_balance_failed`.
+    pub nr_balance_failed: u32,
+}
+
+/// An API call the scheduler refused. The scheduler's state is unchanged
+/// unless the error is [`SchedError::Invariant`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchedError {
+    /// No task with this id.
+    UnknownTask(TaskId),
+    /// CPU number out of range.
+    BadCpu(CpuId),
+    /// The task is not in a state that allows this call.
+    WrongState {
+        /// The task.
+        task: TaskId,
+        /// Its state.
+        state: TaskState,
+        /// What was attempted.
+        op: &'static str,
+    },
+    /// `schedule(Sleep/Exit/Yield)` on a CPU running the idle task.
+    IdleCpu(CpuId),
+    /// The affinity mask has no CPU of this host.
+    EmptyAffinity,
+    /// Too many tasks (ids are u32).
+    TooManyTasks,
+    /// An online invariant failed; the report names the calls that led to it.
+    Invariant(Box<InvariantViolation>),
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedError::UnknownTask(t) => write!(f, "unknown task {t}"),
+            SchedError::BadCpu(c) => write!(f, "CPU {c} does not exist"),
+            SchedError::WrongState { task, state, op } => write!(f, "{op}: task {task} is {state:?}"),
+            SchedError::IdleCpu(c) => write!(f, "CPU {c} is running the idle task"),
+            SchedError::EmptyAffinity => write!(f, "affinity mask contains no CPU of this host"),
+            SchedError::TooManyTasks => write!(f, "task id space exhausted"),
+            SchedError::Invariant(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl core::error::Error for SchedError {}
+
+/// How the current task leaves the CPU in [`Scheduler::schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+pub enum Deschedule {
+    /// Preempted (or a voluntary reschedule): it stays runnable.
+    Preempt,
+    /// It blocks: dequeued with sleep = 1 until a wakeup.
+    Sleep,
+    /// It exits (do_exit → schedule with TASK_DEAD).
+    Exit,
+    /// sched_yield(): yield_task_fair, then schedule.
+    Yield,
+}
+
+/// The result of [`Scheduler::schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// Task that was current (None = idle).
+    pub prev: Option<TaskId>,
+    /// Task now current (None = idle).
+    pub next: Option<TaskId>,
+    /// Tasks pulled by idle_balance before picking.
+    pub pulled: u32,
+}
+
+impl Switch {
+    /// Whether a context switch happened.
+    pub fn switched(&self) -> bool {
+        self.prev != self.next
+    }
+}
+
+/// The result of [`Scheduler::wake_up`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeOutcome {
+    /// The CPU it is queued on.
+    pub cpu: CpuId,
+    /// False when the task was already runnable (try_to_wake_up returns 0).
+    pub woken: bool,
+    /// Whether the target CPU must reschedule.
+    pub preempt: bool,
+}
+
+/// The result of [`Scheduler::fork`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForkOutcome {
+    /// The child.
+    pub child: TaskId,
+    /// Its CPU.
+    pub cpu: CpuId,
+}
+
+/// The machine-wide fair class: N runqueues, the tasks, the domains.
+///
+/// `O` receives every decision (see [`crate::observe`]).
+pub struct Scheduler<O: Observer = ()> {
+    pub(crate) cfg: Config,
+    pub(crate) rules: Rules,
+    pub(crate) rqs: Vec<Rq>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) domains: SchedDomains,
+    pub(crate) dstate: Vec<Vec<DomainState>>,
+    pub(crate) online: CpuMask,
+    pub(crate) resched_pending: CpuMask,
+    pub(crate) observer: O,
+    pub(crate) history: History,
+    /// Tasks whose affinity no longer allows their CPU while running: moved
+    /// at their next preemption, as the migration thread would.
+    pub(crate) pending_move: Vec<TaskId>,
+    pub(crate) now: u64,
+}
+
+impl<O: Observer> fmt::Debug for Scheduler<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("version", &self.cfg.version)
+            .field("nr_cpus", &self.rqs.len())
+            .field("nr_tasks", &self.tasks.len())
+            .finish()
+    }
+}
+
+impl Scheduler<()> {
+    /// A scheduler without an observer.
+    pub fn new(cfg: Config, domains: SchedDomains) -> Result<Self, ConfigError> {
+        Scheduler::with_observer(cfg, domains, ())
+    }
+}
+
+impl<O: Observer> Scheduler<O> {
+    /// A scheduler over `domains` (whose CPU count is the machine's).
+    pub fn with_observer(cfg: Config, domains: SchedDomains, observer: O) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let n = domains.nr_cpus().max(1);
+        if n > cfs_topology::MAX_CPUS {
+            return Err(ConfigError::Domains(format!("{n} CPUs exceed the limit")));
+        }
+        for (cpu, doms) in domains.per_cpu.iter().enumerate() {
+            for d in doms {
+                if !d.span.contains(cpu) || d.groups.is_empty() || d.span.iter().any(|c| c >= n) {
+                    return Err(ConfigError::Domains(format!(
+                        "CPU {cpu}: {} domain span {} is malformed for {n} CPUs",
+                        d.level, d.span
+                    )));
+                }
+            }
+        }
+        let dstate = (0..n)
+            .map(|cpu| {
+                domains
+                    .of(cpu)
+                    .iter()
+                    .map(|d| DomainState {
+                        last_balance: 0,
+                        balance_interval: d.params.balance_interval.max(1),
+                        nr_balance_failed: 0,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut domains = domains;
+        if domains.per_cpu.len() < n {
+            domains.per_cpu.resize(n, Vec::new());
+        }
+        Ok(Scheduler {
+            rules: cfg.rules(),
+            cfg,
+            rqs: (0..n).map(Rq::new).collect(),
+            tasks: Vec::new(),
+            domains,
+            dstate,
+            online: CpuMask::first_n(n),
+            resched_pending: CpuMask::empty(),
+            observer,
+            history: History::default(),
+            pending_move: Vec::new(),
+            now: 0,
+        })
+    }
+
+    // ----- queries -------------------------------------------------------
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.rqs.len()
+    }
+
+    /// The domains in use.
+    pub fn domains(&self) -> &SchedDomains {
+        &self.domains
+    }
+
+    /// A task.
+    pub fn task(&self, id: TaskId) -> Option<&Task> {
+        self.tasks.get(id.0 as usize)
+    }
+
+    /// All tasks ever created, by id.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// A runqueue.
+    pub fn rq(&self, cpu: CpuId) -> Option<&Rq> {
+        self.rqs.get(cpu)
+    }
+
+    /// The current task of `cpu` (None = idle or no such CPU).
+    pub fn curr(&self, cpu: CpuId) -> Option<TaskId> {
+        self.rqs.get(cpu).and_then(|r| r.curr)
+    }
+
+    /// TIF_NEED_RESCHED of `cpu`'s current task.
+    pub fn need_resched(&self, cpu: CpuId) -> bool {
+        self.rqs.get(cpu).is_some_and(|r| r.need_resched)
+    }
+
+    /// The CPUs whose need_resched was newly set since the last call. A
+    /// driver delivers these as reschedule IPIs (or acts at once locally).
+    pub fn take_resched(&mut self) -> CpuMask {
+        core::mem::take(&mut self.resched_pending)
+    }
+
+    /// The armed hrtick expiry of `cpu`, if any.
+    pub fn hrtick_expiry(&self, cpu: CpuId) -> Option<u64> {
+        self.rqs.get(cpu).and_then(|r| r.hrtick_expire)
+    }
+
+    /// Per-CPU domain balance state.
+    pub fn domain_state(&self, cpu: CpuId) -> &[DomainState] {
+        self.dstate.get(cpu).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
+    /// The observer, mutably.
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
+
+    // ----- helpers --------------------------------------------------------
+
+    pub(crate) fn emit(&mut self, ev: Event) {
+        self.observer.event(self.now, &ev);
+    }
+
+    pub(crate) fn check_cpu(&self, cpu: CpuId) -> Result<(), SchedError> {
+        if cpu < self.rqs.len() { Ok(()) } else { Err(SchedError::BadCpu(cpu)) }
+    }
+
+    pub(crate) fn check_task(&self, id: TaskId) -> Result<TaskState, SchedError> {
+        self.tasks.get(id.0 as usize).map(|t| t.state).ok_or(SchedError::UnknownTask(id))
+    }
+
+    #[inline]
+    pub(crate) fn t(&self, id: TaskId) -> &Task {
+        &self.tasks[id.0 as usize]
+    }
+
+    #[inline]
+    pub(crate) fn tm(&mut self, id: TaskId) -> &mut Task {
+        &mut self.tasks[id.0 as usize]
+    }
+
+    /// `update_rq_clock`: the caller's time is the rq clock.
+    pub(crate) fn set_clock(&mut self, cpu: CpuId, now: u64) {
+        self.now = now;
+        self.rqs[cpu].clock = now;
+    }
+
+    /// `resched_task(rq->curr)`.
+    pub(crate) fn resched_cpu(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        if !rq.need_resched {
+            rq.need_resched = true;
+            self.resched_pending.set(cpu);
+        }
+    }
+
+    fn normalise_mask(&self, mask: CpuMask) -> Result<CpuMask, SchedError> {
+        if mask.is_empty() {
+            return Ok(self.online);
+        }
+        let m = mask.and(&self.online);
+        if m.is_empty() { Err(SchedError::EmptyAffinity) } else { Ok(m) }
+    }
+
+    fn new_task(&mut self, params: &TaskParams, cpu: CpuId) -> Result<TaskId, SchedError> {
+        let allowed = self.normalise_mask(params.allowed)?;
+        let idx = u32::try_from(self.tasks.len()).map_err(|_| SchedError::TooManyTasks)?;
+        let id = TaskId(idx);
+        let nice = clamp_nice(params.nice);
+        let se = SchedEntity { load: set_load_weight(params.policy, nice, self.cfg.version), ..Default::default() };
+        self.tasks.push(Task {
+            id,
+            se,
+            nice,
+            policy: params.policy,
+            allowed,
+            cpu,
+            state: TaskState::Sleeping,
+            nr_migrations: 0,
+        });
+        Ok(id)
+    }
+
+    /// Runs the invariants if configured, recording the call first.
+    fn finish(&mut self, call: ApiCall) -> Result<(), SchedError> {
+        self.history.push(call);
+        if self.cfg.check_invariants {
+            if let Err(mut v) = self.check_invariants() {
+                v.history = self.history.calls();
+                return Err(SchedError::Invariant(Box::new(v)));
+            }
+        }
+        Ok(())
+    }
+
+    // ----- the API --------------------------------------------------------
+
+    /// Creates a runnable task on `cpu` at boot time (no parent): it is
+    /// placed as a new task (`place_entity(initial)`) and enqueued, and the
+    /// CPU's current task gets a preemption check.
+    pub fn spawn(&mut self, now: u64, cpu: CpuId, params: TaskParams) -> Result<TaskId, SchedError> {
+        self.check_cpu(cpu)?;
+        let allowed = self.normalise_mask(params.allowed)?;
+        let cpu = if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(0) };
+        let id = self.new_task(&params, cpu)?;
+        self.set_clock(cpu, now);
+        let min = self.rqs[cpu].cfs.min_vruntime;
+        self.tm(id).se.vruntime = min;
+        self.task_new_fair(cpu, id, None);
+        self.check_preempt_curr(cpu, id, true);
+        self.emit(Event::Fork { parent: None, child: id, cpu });
+        self.finish(ApiCall::Spawn { now, cpu, task: id })?;
+        Ok(id)
+    }
+
+    /// `fork()` by the running task `parent`: sched_fork (placement by
+    /// sched_balance_self on SD_BALANCE_FORK), then wake_up_new_task
+    /// (task_new_fair: START_DEBIT placement, child-runs-first) and a
+    /// preemption check. `params` = None inherits the parent's.
+    pub fn fork(&mut self, now: u64, parent: TaskId, params: Option<TaskParams>) -> Result<ForkOutcome, SchedError> {
+        let st = self.check_task(parent)?;
+        if st != TaskState::Running {
+            return Err(SchedError::WrongState { task: parent, state: st, op: "fork" });
+        }
+        let p = self.t(parent).clone();
+        let params = params.unwrap_or(TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed });
+        let this_cpu = p.cpu;
+        let child = self.new_task(&params, this_cpu)?;
+        self.set_clock(this_cpu, now);
+        // dup_task_struct copies the entity's vruntime.
+        self.tm(child).se.vruntime = p.se.vruntime;
+        let cpu = self.sched_balance_fork(this_cpu, child);
+        if cpu != this_cpu {
+            self.set_task_cpu(child, cpu);
+            self.emit(Event::Migrate { task: child, from: this_cpu, to: cpu, reason: MigrateReason::Fork });
+        }
+        self.set_clock(cpu, now);
+        self.task_new_fair(cpu, child, Some(this_cpu));
+        self.check_preempt_curr(cpu, child, true);
+        self.emit(Event::Fork { parent: Some(parent), child, cpu });
+        self.finish(ApiCall::Fork { now, parent, child })?;
+        Ok(ForkOutcome { child, cpu })
+    }
+
+    /// `try_to_wake_up(p, sync)` run on `waker_cpu` (whose current task is
+    /// the waker, or the idle task for an interrupt-time wakeup).
+    pub fn wake_up(&mut self, now: u64, task: TaskId, waker_cpu: CpuId, sync: bool) -> Result<WakeOutcome, SchedError> {
+        self.check_cpu(waker_cpu)?;
+        let st = self.check_task(task)?;
+        if st == TaskState::Dead {
+            return Err(SchedError::WrongState { task, state: st, op: "wake_up" });
+        }
+        self.now = now;
+        let out = self.try_to_wake_up(now, task, waker_cpu, sync);
+        self.finish(ApiCall::Wake { now, task, waker_cpu, sync })?;
+        Ok(out)
+    }
+
+    /// `schedule()` on `cpu`: the current task leaves as `how` says, an
+    /// empty runqueue runs idle_balance, and the next task is picked.
+    pub fn schedule(&mut self, now: u64, cpu: CpuId, how: Deschedule) -> Result<Switch, SchedError> {
+        self.check_cpu(cpu)?;
+        let prev = self.rqs[cpu].curr;
+        if prev.is_none() && how != Deschedule::Preempt {
+            return Err(SchedError::IdleCpu(cpu));
+        }
+        let sw = self.do_schedule(now, cpu, how);
+        self.finish(ApiCall::Schedule { now, cpu, how })?;
+        Ok(sw)
+    }
+
+    /// `scheduler_tick()` on `cpu`: update_cpu_load, the fair task_tick,
+    /// then (trigger_load_balance → SCHED_SOFTIRQ) rebalance_domains when
+    /// `next_balance` is due. Returns whether `cpu` must reschedule.
+    pub fn tick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
+        self.check_cpu(cpu)?;
+        self.scheduler_tick(now, cpu);
+        self.finish(ApiCall::Tick { now, cpu })?;
+        Ok(self.rqs[cpu].need_resched)
+    }
+
+    /// The hrtick timer of `cpu` fired (see [`Scheduler::hrtick_expiry`]).
+    /// A stale expiry (re-armed or cancelled since) is ignored.
+    pub fn hrtick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
+        self.check_cpu(cpu)?;
+        self.hrtick_fire(now, cpu);
+        self.finish(ApiCall::Hrtick { now, cpu })?;
+        Ok(self.rqs[cpu].need_resched)
+    }
+
+    /// `set_user_nice`.
+    pub fn set_nice(&mut self, now: u64, task: TaskId, nice: i32) -> Result<(), SchedError> {
+        let st = self.check_task(task)?;
+        if st == TaskState::Dead {
+            return Err(SchedError::WrongState { task, state: st, op: "set_nice" });
+        }
+        let nice = clamp_nice(nice);
+        let policy = self.t(task).policy;
+        self.change_weight(now, task, policy, nice);
+        self.finish(ApiCall::SetNice { now, task, nice })
+    }
+
+    /// `sched_setscheduler` between the fair policies.
+    pub fn set_policy(&mut self, now: u64, task: TaskId, policy: Policy) -> Result<(), SchedError> {
+        let st = self.check_task(task)?;
+        if st == TaskState::Dead {
+            return Err(SchedError::WrongState { task, state: st, op: "set_policy" });
+        }
+        let nice = self.t(task).nice;
+        self.change_weight(now, task, policy, nice);
+        self.finish(ApiCall::SetPolicy { now, task, policy })
+    }
+
+    /// `set_cpus_allowed_ptr`. A queued task on a now-forbidden CPU moves
+    /// at once to the first allowed CPU (`any_online_cpu`); a running one
+    /// is marked for the migration thread and its CPU rescheduled; a
+    /// sleeping one is placed at its next wakeup.
+    pub fn set_affinity(&mut self, now: u64, task: TaskId, mask: CpuMask) -> Result<(), SchedError> {
+        let st = self.check_task(task)?;
+        if st == TaskState::Dead {
+            return Err(SchedError::WrongState { task, state: st, op: "set_affinity" });
+        }
+        let mask = self.normalise_mask(mask)?;
+        self.now = now;
+        self.tm(task).allowed = mask;
+        let cpu = self.t(task).cpu;
+        if !mask.contains(cpu) {
+            let dest = mask.first().unwrap_or(cpu);
+            match st {
+                TaskState::Queued => {
+                    self.set_clock(cpu, now);
+                    self.set_clock(dest, now);
+                    self.move_queued_task(task, cpu, dest, MigrateReason::Affinity);
+                }
+                TaskState::Running => {
+                    if !self.pending_move.contains(&task) {
+                        self.pending_move.push(task);
+                    }
+                    self.resched_cpu(cpu);
+                }
+                TaskState::Sleeping | TaskState::Dead => {}
+            }
+        }
+        self.finish(ApiCall::SetAffinity { now, task, mask })
+    }
+
+    /// `sched_yield()` by the current task of `cpu`.
+    pub fn sched_yield(&mut self, now: u64, cpu: CpuId) -> Result<Switch, SchedError> {
+        self.schedule(now, cpu, Deschedule::Yield)
+    }
+
+    /// Runs `rebalance_domains` for `cpu` now, regardless of `next_balance`.
+    pub fn rebalance(&mut self, now: u64, cpu: CpuId) -> Result<(), SchedError> {
+        self.check_cpu(cpu)?;
+        self.set_clock(cpu, now);
+        let idle = self.rqs[cpu].is_idle();
+        self.rebalance_domains(cpu, idle);
+        self.finish(ApiCall::Rebalance { now, cpu })
+    }
+}

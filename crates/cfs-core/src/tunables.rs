@@ -1,0 +1,197 @@
+//! Tunables (`/proc/sys/kernel/sched_*`) with each kernel's defaults.
+//!
+//! 2.6.26 `kernel/sched_fair.c` lines 25-75 and `sched_init_granularity`
+//! (sched.c:5519): at boot, latency and min_granularity are multiplied by
+//! `f = 1 + ilog2(online CPUs)` and capped at 200 ms; wakeup_granularity is
+//! multiplied with no cap; `sched_nr_latency` is *not* recomputed (it stays
+//! 5 until a sysctl write). Defaults per release: 2.6.25 20/4/5 ms, 2.6.26
+//! 20/4/10 ms (0bbd3336eee raised the wakeup granularity), 2.6.32 5/1/1 ms
+//! (172e082a911) with child_runs_first off (2bba22c50b0).
+
+use cfs_topology::KernelVersion;
+use core::fmt;
+
+/// The fair class's tunables, in ns where they are times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunables {
+    /// `sysctl_sched_latency`: the period in which every task runs once.
+    pub latency: u64,
+    /// `sysctl_sched_min_granularity`: smallest slice before the period stretches.
+    pub min_granularity: u64,
+    /// `sysctl_sched_wakeup_granularity`: vruntime lead a wakee needs to preempt.
+    pub wakeup_granularity: u64,
+    /// `sched_nr_latency`: tasks that fit in one latency period.
+    pub nr_latency: u64,
+    /// `sysctl_sched_migration_cost`: cache-hot window (-1 = always hot, 0 = never).
+    pub migration_cost: i64,
+    /// `sysctl_sched_nr_migrate`: tasks examined per balance pass.
+    pub nr_migrate: u32,
+    /// `sysctl_sched_child_runs_first`.
+    pub child_runs_first: bool,
+    /// `sysctl_sched_compat_yield`.
+    pub compat_yield: bool,
+}
+
+/// `ilog2` of a positive count (0 for 0).
+fn ilog2(n: usize) -> u64 {
+    if n <= 1 { 0 } else { (usize::BITS - 1 - n.leading_zeros()) as u64 }
+}
+
+/// The 200 ms cap `sched_init_granularity` applies.
+pub const GRANULARITY_LIMIT: u64 = 200_000_000;
+
+/// sysctl bounds (kernel/sysctl.c, 2.6.26): latency and min_granularity
+/// 100 µs .. 1 s; wakeup_granularity 0 .. 1 s.
+pub const SYSCTL_MIN_GRAN: u64 = 100_000;
+/// Upper bound for the time tunables.
+pub const SYSCTL_MAX_GRAN: u64 = 1_000_000_000;
+
+/// A tunable write the kernel would reject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TunableError {
+    /// Which knob.
+    pub name: &'static str,
+    /// The value tried.
+    pub value: i64,
+    /// Allowed range, inclusive.
+    pub range: (i64, i64),
+}
+
+impl fmt::Display for TunableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {} is out of range {}..={}", self.name, self.value, self.range.0, self.range.1)
+    }
+}
+
+impl core::error::Error for TunableError {}
+
+impl Tunables {
+    /// Boot values of `version` on a machine with `nr_cpus` online CPUs.
+    pub fn defaults(version: KernelVersion, nr_cpus: usize) -> Tunables {
+        let (lat, min, wake) = match version {
+            KernelVersion::V2_6_25 => (20_000_000, 4_000_000, 5_000_000),
+            KernelVersion::V2_6_26Rc4 | KernelVersion::V2_6_26 => (20_000_000, 4_000_000, 10_000_000),
+            KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32 => (5_000_000, 1_000_000, 1_000_000),
+        };
+        let factor = 1 + ilog2(nr_cpus.max(1));
+        Tunables {
+            latency: (lat * factor).min(GRANULARITY_LIMIT),
+            min_granularity: (min * factor).min(GRANULARITY_LIMIT),
+            wakeup_granularity: wake * factor,
+            nr_latency: 5,
+            migration_cost: 500_000,
+            nr_migrate: 32,
+            child_runs_first: !version.is_2_6_32(),
+            compat_yield: false,
+        }
+    }
+
+    /// The `f` factor for `nr_cpus`.
+    pub fn scale_factor(nr_cpus: usize) -> u64 {
+        1 + ilog2(nr_cpus.max(1))
+    }
+
+    fn check(name: &'static str, v: u64, lo: u64, hi: u64) -> Result<(), TunableError> {
+        if v < lo || v > hi {
+            return Err(TunableError { name, value: v as i64, range: (lo as i64, hi as i64) });
+        }
+        Ok(())
+    }
+
+    /// Writes `sched_latency_ns` and recomputes `sched_nr_latency =
+    /// DIV_ROUND_UP(latency, min_granularity)` like `sched_nr_latency_handler`.
+    pub fn set_latency(&mut self, ns: u64) -> Result<(), TunableError> {
+        Self::check("sched_latency_ns", ns, SYSCTL_MIN_GRAN, SYSCTL_MAX_GRAN)?;
+        self.latency = ns;
+        self.nr_latency = self.latency.div_ceil(self.min_granularity.max(1));
+        Ok(())
+    }
+
+    /// Writes `sched_min_granularity_ns` (recomputes nr_latency).
+    pub fn set_min_granularity(&mut self, ns: u64) -> Result<(), TunableError> {
+        Self::check("sched_min_granularity_ns", ns, SYSCTL_MIN_GRAN, SYSCTL_MAX_GRAN)?;
+        self.min_granularity = ns;
+        self.nr_latency = self.latency.div_ceil(self.min_granularity.max(1));
+        Ok(())
+    }
+
+    /// Writes `sched_wakeup_granularity_ns`.
+    pub fn set_wakeup_granularity(&mut self, ns: u64) -> Result<(), TunableError> {
+        Self::check("sched_wakeup_granularity_ns", ns, 0, SYSCTL_MAX_GRAN)?;
+        self.wakeup_granularity = ns;
+        Ok(())
+    }
+
+    /// Writes `sched_migration_cost` (-1 and any non-negative value).
+    pub fn set_migration_cost(&mut self, ns: i64) -> Result<(), TunableError> {
+        if ns < -1 {
+            return Err(TunableError { name: "sched_migration_cost", value: ns, range: (-1, i64::MAX) });
+        }
+        self.migration_cost = ns;
+        Ok(())
+    }
+
+    /// Sets a tunable by its `/proc` name (`sched_latency_ns`, `latency`,
+    /// `sched_nr_migrate`, ...). Returns `Ok(false)` for an unknown name.
+    pub fn set_by_name(&mut self, name: &str, value: i64) -> Result<bool, TunableError> {
+        let n = name.trim().trim_start_matches("sched_").trim_end_matches("_ns");
+        let pos = |v: i64| if v < 0 { 0 } else { v as u64 };
+        match n {
+            "latency" => self.set_latency(pos(value))?,
+            "min_granularity" => self.set_min_granularity(pos(value))?,
+            "wakeup_granularity" => self.set_wakeup_granularity(pos(value))?,
+            "migration_cost" => self.set_migration_cost(value)?,
+            "nr_migrate" => {
+                if !(0..=u32::MAX as i64).contains(&value) {
+                    return Err(TunableError { name: "sched_nr_migrate", value, range: (0, u32::MAX as i64) });
+                }
+                self.nr_migrate = value as u32;
+            }
+            "child_runs_first" => self.child_runs_first = value != 0,
+            "compat_yield" => self.compat_yield = value != 0,
+            "nr_latency" => {
+                if value < 1 {
+                    return Err(TunableError { name: "sched_nr_latency", value, range: (1, i64::MAX) });
+                }
+                self.nr_latency = value as u64;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_table_of_the_reference() {
+        // kernel-reference.md §3: 2.6.26 at 4 CPUs (f = 1 + ilog2(4) = 3): 60/12/30 ms.
+        let t = Tunables::defaults(KernelVersion::V2_6_26, 4);
+        assert_eq!((t.latency, t.min_granularity, t.wakeup_granularity), (60_000_000, 12_000_000, 30_000_000));
+        // 2.6.25 at 2 CPUs (f = 2): 40/8/10 ms.
+        let t = Tunables::defaults(KernelVersion::V2_6_25, 2);
+        assert_eq!((t.latency, t.min_granularity, t.wakeup_granularity), (40_000_000, 8_000_000, 10_000_000));
+        // 2.6.32 at 16 CPUs (f = 5): 25/5/5 ms, child_runs_first off.
+        let t = Tunables::defaults(KernelVersion::V2_6_32, 16);
+        assert_eq!((t.latency, t.min_granularity, t.wakeup_granularity), (25_000_000, 5_000_000, 5_000_000));
+        assert!(!t.child_runs_first);
+        // 1024 CPUs: f = 11: latency 220 ms capped at 200; min 44 ms; wakeup 110 ms uncapped.
+        let t = Tunables::defaults(KernelVersion::V2_6_26, 1024);
+        assert_eq!((t.latency, t.min_granularity, t.wakeup_granularity), (200_000_000, 44_000_000, 110_000_000));
+        assert_eq!(t.nr_latency, 5, "not recomputed at boot");
+    }
+
+    #[test]
+    fn sysctl_writes() {
+        let mut t = Tunables::defaults(KernelVersion::V2_6_26, 1);
+        t.set_latency(30_000_000).unwrap();
+        // DIV_ROUND_UP(30ms, 4ms) = 8.
+        assert_eq!(t.nr_latency, 8);
+        assert!(t.set_latency(50).is_err());
+        assert!(t.set_by_name("sched_wakeup_granularity_ns", 0).unwrap());
+        assert!(!t.set_by_name("bogus", 1).unwrap());
+        assert!(t.set_migration_cost(-2).is_err());
+    }
+}

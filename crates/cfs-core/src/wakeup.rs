@@ -1,0 +1,367 @@
+//! Wakeup and fork placement across CPUs (2.6.26 `kernel/sched.c` and
+//! `kernel/sched_fair.c` at bce7f793): `try_to_wake_up`,
+//! `select_task_rq_fair`, `wake_affine`, `wake_idle`, the load figures they
+//! read, and `sched_balance_self` for fork.
+
+use crate::entity::{TaskId, TaskState};
+use crate::features::Feature;
+use crate::observe::{Event, MigrateReason, Observer, WakeReason};
+use crate::patches::Patch;
+use crate::sched::{Scheduler, WakeOutcome};
+use cfs_topology::{CpuId, SchedGroup, SdFlags};
+
+/// `reciprocal_value(k)` (lib/reciprocal_div.c): `ceil(2^32 / k)` as u32.
+pub fn reciprocal_value(k: u32) -> u32 {
+    if k == 0 {
+        return 0;
+    }
+    (1u64 << 32).div_ceil(k as u64) as u32
+}
+
+/// `sg_div_cpu_power(sg, load)`: `load / cpu_power` by reciprocal multiply.
+/// The kernel passes `load` as a `u32`, so larger sums are truncated; we
+/// keep that.
+pub fn sg_div_cpu_power(cpu_power: u32, load: u64) -> u64 {
+    ((load as u32 as u64 * reciprocal_value(cpu_power) as u64) >> 32) as u32 as u64
+}
+
+/// `100 + (imbalance_pct - 100) / 2`: half the domain's imbalance margin,
+/// used by wakeup and fork placement.
+pub fn half_imbalance(imbalance_pct: u32) -> u64 {
+    100 + (imbalance_pct as u64).saturating_sub(100) / 2
+}
+
+impl<O: Observer> Scheduler<O> {
+    /// `weighted_cpuload(cpu)`: the runqueue's weight now.
+    pub fn weighted_cpuload(&self, cpu: CpuId) -> u64 {
+        self.rqs[cpu].load.weight
+    }
+
+    /// `source_load(cpu, idx)`: a low guess (min of the decayed load and
+    /// now), to move conservatively away from a CPU.
+    pub fn source_load(&self, cpu: CpuId, idx: u8) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 || (self.rules.is_2_6_32() && !self.cfg.features.has(Feature::LbBias)) {
+            return total;
+        }
+        self.rqs[cpu].cpu_load[(idx as usize - 1).min(4)].min(total)
+    }
+
+    /// `target_load(cpu, idx)`: a high guess (max).
+    pub fn target_load(&self, cpu: CpuId, idx: u8) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 || (self.rules.is_2_6_32() && !self.cfg.features.has(Feature::LbBias)) {
+            return total;
+        }
+        self.rqs[cpu].cpu_load[(idx as usize - 1).min(4)].max(total)
+    }
+
+    /// `cpu_avg_load_per_task(cpu)`: load / nr_running, or
+    /// SCHED_LOAD_SCALE (2.6.26) / 0 (2.6.32) when empty.
+    pub fn cpu_avg_load_per_task(&self, cpu: CpuId) -> u64 {
+        let rq = &self.rqs[cpu];
+        rq.load.weight.checked_div(rq.nr_running).unwrap_or(self.rules.empty_rq_load_per_task())
+    }
+
+    /// `try_to_wake_up(p, state, sync)` from `this_cpu`.
+    pub(crate) fn try_to_wake_up(&mut self, now: u64, p: TaskId, this_cpu: CpuId, sync: bool) -> WakeOutcome {
+        // SYNC_WAKEUPS gate (2.6.26; 2.6.25 only with the back-port patch).
+        let sync = sync && self.cfg.features.has(Feature::SyncWakeups);
+        let orig_cpu = self.t(p).cpu;
+        let waker = self.rqs[this_cpu].curr;
+        self.set_clock(this_cpu, now);
+        if self.t(p).state != TaskState::Sleeping {
+            // out_running: only the preemption check.
+            self.set_clock(orig_cpu, now);
+            let before = self.rqs[orig_cpu].need_resched;
+            self.check_preempt_wakeup(orig_cpu, p, false, waker);
+            self.emit(Event::Wake {
+                task: p,
+                waker_cpu: this_cpu,
+                prev_cpu: orig_cpu,
+                target: orig_cpu,
+                sync,
+                reason: WakeReason::AlreadyQueued,
+            });
+            return WakeOutcome { cpu: orig_cpu, woken: false, preempt: !before && self.rqs[orig_cpu].need_resched };
+        }
+        let (cpu, reason) = self.select_task_rq_fair(p, this_cpu, sync);
+        if cpu != orig_cpu {
+            self.set_task_cpu(p, cpu);
+            self.emit(Event::Migrate { task: p, from: orig_cpu, to: cpu, reason: MigrateReason::Wakeup });
+        }
+        self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target: cpu, sync, reason });
+        self.set_clock(cpu, now);
+        self.activate_task(cpu, p, true);
+        let before = self.rqs[cpu].need_resched;
+        self.check_preempt_wakeup(cpu, p, false, waker);
+        WakeOutcome { cpu, woken: true, preempt: !before && self.rqs[cpu].need_resched }
+    }
+
+    /// `select_task_rq_fair(p, sync)` (2.6.26 sched_fair.c:1052): affine
+    /// wakeup, passive balancing (SD_WAKE_BALANCE), else wake_idle near the
+    /// previous CPU.
+    pub(crate) fn select_task_rq_fair(&mut self, p: TaskId, this_cpu: CpuId, sync: bool) -> (CpuId, WakeReason) {
+        let prev_cpu = self.t(p).cpu;
+        let allowed = self.t(p).allowed;
+        let this_sd = self.domains.of(this_cpu).iter().position(|d| d.span.contains(prev_cpu));
+        let fallback = |s: &mut Self| {
+            let c = s.wake_idle(prev_cpu, p);
+            (c, if c == prev_cpu { WakeReason::Previous } else { WakeReason::IdleSibling })
+        };
+        if !allowed.contains(this_cpu) {
+            return fallback(self);
+        }
+        let Some(sd_i) = this_sd else { return fallback(self) };
+        let sd = &self.domains.of(this_cpu)[sd_i];
+        let (idx, pct, flags) = (sd.params.wake_idx, sd.params.imbalance_pct, sd.flags);
+        let imbalance = half_imbalance(pct);
+        let load = self.source_load(prev_cpu, idx);
+        let this_load = self.target_load(this_cpu, idx);
+        if let Some(r) = self.wake_affine(flags, p, prev_cpu, this_cpu, sync, idx, load, this_load, imbalance) {
+            return (this_cpu, r);
+        }
+        if prev_cpu != this_cpu && flags.contains(SdFlags::WAKE_BALANCE) && imbalance * this_load <= 100 * load {
+            return (this_cpu, WakeReason::PassiveBalance);
+        }
+        fallback(self)
+    }
+
+    /// `wake_affine` (2.6.26 final, sched_fair.c:993): should the wakee run
+    /// on the waking CPU? Returns the reason when yes.
+    ///
+    /// ```text
+    ///   tl       = this_load - (sync ? weight of the waker : 0)   (unsigned!)
+    ///   balanced = 100 * (tl + w_p) <= imbalance * load(prev)
+    ///   sync && balanced && both avg_overlap < migration_cost  -> affine
+    ///   (tl <= load && tl + target_load(prev) <= tl_per_task) || balanced -> affine
+    /// ```
+    ///
+    /// 2.6.25 and 2.6.26-rc1..rc4 take the sync shortcut *without* the
+    /// `balanced` test and ignore AFFINE_WAKEUPS: the 1:N pile-up, fixed by
+    /// b3137bc8e77 (`Rules::affine_needs_balance`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn wake_affine(
+        &mut self,
+        flags: SdFlags,
+        p: TaskId,
+        prev_cpu: CpuId,
+        this_cpu: CpuId,
+        sync: bool,
+        idx: u8,
+        load: u64,
+        this_load: u64,
+        imbalance: u64,
+    ) -> Option<WakeReason> {
+        let rules = self.rules;
+        let new_form = rules.affine_needs_balance();
+        if !flags.contains(SdFlags::WAKE_AFFINE) || (new_form && !self.cfg.features.has(Feature::AffineWakeups)) {
+            return None;
+        }
+        let cost = self.cfg.tunables.migration_cost;
+        // `current` (the waker) and this_rq->curr are the same task here:
+        // the driver calls wake_up from the CPU the waker runs on. An
+        // interrupt wakeup from idle has the idle task as current, whose
+        // entity weighs NICE_0_LOAD (copied from init_task at boot).
+        let curr = self.rqs[this_cpu].curr;
+        let curr_w = curr.map_or(1024, |c| self.t(c).se.load.weight);
+        let curr_overlap = curr.map(|c| self.t(c).se.avg_overlap);
+        let p_w = self.t(p).se.load.weight;
+        let p_overlap = self.t(p).se.avg_overlap;
+        // patches.md §4 ("disperse" hunk of last_preempter).
+        if sync && rules.patches.has(Patch::LastPreempter) {
+            if let Some(c) = curr {
+                let se = &self.t(c).se;
+                if se.last_preempter.is_some() && se.last_preempter != Some(p) {
+                    let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
+                    if (ran as i64) < cost {
+                        return None;
+                    }
+                }
+            }
+        }
+        let subtract = |tl: u64| {
+            // patches.md §3 (sync-load clamp): only when tl > weight.
+            if rules.patches.has(Patch::SyncLoadClamp) && tl <= curr_w { tl } else { tl.wrapping_sub(curr_w) }
+        };
+        let overlaps_small = curr_overlap.is_some_and(|o| (o as i64) < cost) && (p_overlap as i64) < cost;
+        // patches.md §1 (waker): the shortcut only for the task's own waker.
+        let waker_ok =
+            !rules.patches.has(Patch::Waker) || curr.is_some_and(|c| self.t(p).se.waker == self.t(c).se.waker);
+        let mut tl = this_load;
+        let balanced;
+        if new_form {
+            if sync {
+                tl = subtract(tl);
+            }
+            balanced = 100u64.wrapping_mul(tl.wrapping_add(p_w)) <= imbalance.wrapping_mul(load);
+            if sync && balanced && curr.is_some() && overlaps_small && waker_ok {
+                return Some(WakeReason::AffineSync);
+            }
+        } else {
+            if sync && curr.is_some() && overlaps_small && waker_ok {
+                return Some(WakeReason::AffineSync);
+            }
+            if sync {
+                tl = subtract(tl);
+            }
+            balanced = 100u64.wrapping_mul(tl.wrapping_add(p_w)) <= imbalance.wrapping_mul(load);
+        }
+        let tl_per_task = self.cpu_avg_load_per_task(this_cpu);
+        let cheap = tl <= load && tl.wrapping_add(self.target_load(prev_cpu, idx)) <= tl_per_task;
+        (cheap || balanced).then_some(WakeReason::Affine)
+    }
+
+    /// `wake_idle(cpu, p)`: if `cpu` is busy with exactly one task, look for
+    /// an idle allowed CPU (first in mask order) in the lowest domains that
+    /// have SD_WAKE_IDLE (SMT siblings) or SD_WAKE_IDLE_FAR with `p` cache
+    /// cold; stop at the first domain without them.
+    pub(crate) fn wake_idle(&self, cpu: CpuId, p: TaskId) -> CpuId {
+        if self.rules.is_2_6_32() {
+            return cpu;
+        }
+        let rq = &self.rqs[cpu];
+        if rq.is_idle() || rq.cfs.nr_running > 1 {
+            return cpu;
+        }
+        let allowed = self.t(p).allowed;
+        for (i, sd) in self.domains.of(cpu).iter().enumerate() {
+            let far_ok = sd.flags.contains(SdFlags::WAKE_IDLE_FAR)
+                && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, Some((cpu, i)));
+            if sd.flags.contains(SdFlags::WAKE_IDLE) || far_ok {
+                if let Some(c) = sd.span.and(&allowed).iter().find(|&c| self.rqs[c].is_idle()) {
+                    return c;
+                }
+            } else {
+                break;
+            }
+        }
+        cpu
+    }
+
+    /// `find_idlest_group(sd, p, this_cpu)`: the group with the least
+    /// power-scaled load, if it beats the local group by half the domain's
+    /// imbalance margin.
+    pub(crate) fn find_idlest_group(
+        &self,
+        groups: &[SchedGroup],
+        pct: u32,
+        load_idx: u8,
+        p: TaskId,
+        this_cpu: CpuId,
+    ) -> Option<usize> {
+        let allowed = self.t(p).allowed;
+        let imbalance = half_imbalance(pct);
+        let mut idlest = None;
+        let mut min_load = u64::MAX;
+        let mut this_load = 0;
+        for (gi, g) in groups.iter().enumerate() {
+            if !g.cpus.intersects(&allowed) {
+                continue;
+            }
+            let local = g.cpus.contains(this_cpu);
+            let sum: u64 = g
+                .cpus
+                .iter()
+                .map(|i| if local { self.source_load(i, load_idx) } else { self.target_load(i, load_idx) })
+                .fold(0u64, |a, b| a.wrapping_add(b));
+            let avg = sg_div_cpu_power(g.cpu_power, sum.wrapping_mul(1024));
+            if local {
+                this_load = avg;
+            } else if avg < min_load {
+                min_load = avg;
+                idlest = Some(gi);
+            }
+        }
+        match idlest {
+            Some(g) if 100u64.wrapping_mul(this_load) >= imbalance.wrapping_mul(min_load) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// `find_idlest_cpu(group, p, this_cpu)`: least weighted_cpuload among
+    /// allowed CPUs, ties to this_cpu.
+    pub(crate) fn find_idlest_cpu(&self, group: &SchedGroup, p: TaskId, this_cpu: CpuId) -> Option<CpuId> {
+        let allowed = self.t(p).allowed;
+        let mut best = None;
+        let mut min_load = u64::MAX;
+        for i in group.cpus.and(&allowed).iter() {
+            let load = self.weighted_cpuload(i);
+            if load < min_load || (load == min_load && i == this_cpu) {
+                min_load = load;
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// `sched_balance_self(cpu, SD_BALANCE_FORK)` (2.6.26 sched.c:2007):
+    /// from the highest domain with the flag (stopping at a
+    /// POWERSAVINGS_BALANCE one), descend towards the idlest group and CPU.
+    pub(crate) fn sched_balance_fork(&self, this_cpu: CpuId, p: TaskId) -> CpuId {
+        let flag = SdFlags::BALANCE_FORK;
+        let mut cpu = this_cpu;
+        let mut sd = self.highest_with(cpu, flag, usize::MAX);
+        let allowed = self.t(p).allowed;
+        while let Some(i) = sd {
+            let d = &self.domains.of(cpu)[i];
+            let child = i.checked_sub(1);
+            if !d.flags.contains(flag) {
+                sd = child;
+                continue;
+            }
+            let span_w = d.span.weight();
+            let Some(g) = self.find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu)
+            else {
+                sd = child;
+                continue;
+            };
+            match self.find_idlest_cpu(&d.groups[g], p, cpu) {
+                Some(new) if new != cpu => {
+                    cpu = new;
+                    sd = self.highest_with(cpu, flag, span_w);
+                }
+                _ => sd = child,
+            }
+        }
+        if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(this_cpu) }
+    }
+
+    /// Index of the highest domain of `cpu` with `flag` whose span is
+    /// smaller than `below` CPUs, stopping at SD_POWERSAVINGS_BALANCE.
+    fn highest_with(&self, cpu: CpuId, flag: SdFlags, below: usize) -> Option<usize> {
+        let mut found = None;
+        for (i, d) in self.domains.of(cpu).iter().enumerate() {
+            if below != usize::MAX && d.span.weight() >= below {
+                break;
+            }
+            if below == usize::MAX && d.flags.contains(SdFlags::POWERSAVINGS_BALANCE) {
+                break;
+            }
+            if d.flags.contains(flag) {
+                found = Some(i);
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reciprocal_divide_matches_kernel() {
+        // reciprocal_value(1024) = (2^32 + 1023) / 1024 = 4194304 (exactly 2^22).
+        assert_eq!(reciprocal_value(1024), 1 << 22);
+        // 2048 * 1024 / 1024 = 2048.
+        assert_eq!(sg_div_cpu_power(1024, 2048 * 1024), 2048);
+        // power 2048 (two CPUs): (3072*1024) / 2048 = 1536.
+        assert_eq!(sg_div_cpu_power(2048, 3072 * 1024), 1536);
+        // u32 truncation of the load argument: 2^32 + 5 -> 5.
+        // (2^32 + 2048) as u32 = 2048 -> 2048 * 2^22 >> 32 = 2.
+        assert_eq!(sg_div_cpu_power(1024, (1u64 << 32) + 2048), 2);
+        assert_eq!(half_imbalance(125), 112);
+        assert_eq!(half_imbalance(110), 105);
+    }
+}
