@@ -80,10 +80,21 @@ impl<O: Observer> Scheduler<O> {
     /// `task_hot(p, now, sd)` (2.6.26 sched.c:1683): the next buddy is hot
     /// under CACHE_HOT_BUDDY; otherwise hot iff it ran within
     /// migration_cost (-1 = always, 0 = never).
-    pub(crate) fn task_hot(&self, p: TaskId, now: u64, _sd: Option<(CpuId, usize)>) -> bool {
+    ///
+    /// 2.6.32: both the next and the last buddy are hot, but only while the
+    /// balancing CPU (`this_cpu`) has tasks (f685ceacab0).
+    pub(crate) fn task_hot(&self, p: TaskId, now: u64, this_cpu: CpuId) -> bool {
         let t = self.t(p);
-        if self.cfg.features.has(Feature::CacheHotBuddy) && self.rqs[t.cpu].cfs.next == Some(p) {
-            return true;
+        let cfs = &self.rqs[t.cpu].cfs;
+        if self.cfg.features.has(Feature::CacheHotBuddy) {
+            let buddy = if self.rules.is_2_6_32() {
+                self.rqs[this_cpu].nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p))
+            } else {
+                cfs.next == Some(p)
+            };
+            if buddy {
+                return true;
+            }
         }
         let cost = self.cfg.tunables.migration_cost;
         if cost == -1 {
@@ -114,7 +125,7 @@ impl<O: Observer> Scheduler<O> {
         }
         let failed = self.dstate[sd.0][sd.1].nr_balance_failed;
         let tries = self.domains.of(sd.0)[sd.1].params.cache_nice_tries;
-        !self.task_hot(p, self.rqs[busiest].clock, Some(sd)) || failed > tries
+        !self.task_hot(p, self.rqs[busiest].clock, this_cpu) || failed > tries
     }
 
     /// The order the fair class's load-balance iterator visits `cpu`'s
@@ -158,8 +169,13 @@ impl<O: Observer> Scheduler<O> {
             }
             let w = self.t(p).se.load.weight;
             let prio = self.prio_of(Some(p));
-            let skip_for_load = (w >> 1) as i64 > rem + LOAD_FUZZ as i64;
-            if (skip_for_load && prio >= best_prio) || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned) {
+            // 2.6.32 dropped the fuzz and the high-priority exemption.
+            let skip = if self.rules.is_2_6_32() {
+                (w >> 1) as i64 > rem
+            } else {
+                (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= best_prio
+            };
+            if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned) {
                 continue;
             }
             self.move_queued_task(p, busiest, this_cpu, reason);
@@ -186,6 +202,9 @@ impl<O: Observer> Scheduler<O> {
         cpus: &CpuMask,
         balance: &mut bool,
     ) -> Option<BusiestGroup> {
+        if self.rules.is_2_6_32() {
+            return self.find_busiest_group_32(this_cpu, sd_i, idle, sd_idle, cpus, balance);
+        }
         let sd = &self.domains.of(this_cpu)[sd_i];
         let load_idx = match idle {
             CpuIdleType::NotIdle => sd.params.busy_idx,
@@ -310,6 +329,9 @@ impl<O: Observer> Scheduler<O> {
     /// `find_busiest_queue`: the most loaded CPU of the group, skipping
     /// CPUs whose single task outweighs the imbalance.
     fn find_busiest_queue(&self, cpus_of_group: &CpuMask, imbalance: u64, cpus: &CpuMask) -> Option<CpuId> {
+        if self.rules.is_2_6_32() {
+            return self.find_busiest_queue_32(cpus_of_group, imbalance, cpus);
+        }
         let mut best = None;
         let mut max_load = 0;
         for i in cpus_of_group.and(cpus).iter() {
@@ -471,7 +493,11 @@ impl<O: Observer> Scheduler<O> {
             let level = self.domains.of(this_cpu)[sd_i].level;
             self.emit(Event::Balance { cpu: this_cpu, level, moved, idle: 2 });
             if moved == 0 {
-                return if self.smt_busy_return(this_cpu, sd_i, sd_idle) { -1 } else { 0 };
+                // 2.6.32 also answers -1 when power savings are off
+                // (sched_mc_power_savings < POWERSAVINGS_BALANCE_WAKEUP),
+                // which ends idle_balance's walk at this level.
+                let busy = self.smt_busy_return(this_cpu, sd_i, sd_idle) || self.rules.is_2_6_32();
+                return if busy { -1 } else { 0 };
             }
             self.dstate[this_cpu][sd_i].nr_balance_failed = 0;
             return moved as i32;

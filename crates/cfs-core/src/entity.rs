@@ -44,6 +44,13 @@ pub struct SchedEntity {
     pub avg_overlap: u64,
     /// Queued on a cfs_rq (including as its curr).
     pub on_rq: bool,
+    /// 2.6.32: EWMA of the runtime between the wakeups this task does
+    /// (starts at wakeup_granularity on fork; ADAPTIVE_GRAN reads it).
+    pub avg_wakeup: u64,
+    /// 2.6.32: EWMA of the length of its runs.
+    pub avg_running: u64,
+    /// 2.6.32: sum_exec_runtime at its last wakeup.
+    pub start_runtime: u64,
     /// `patches::Waker`: the entity this one last woke while current.
     pub waker: Option<TaskId>,
     /// `patches::LastPreempter`: the last wakee that preempted (or tried to).

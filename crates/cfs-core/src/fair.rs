@@ -140,6 +140,9 @@ impl<O: Observer> Scheduler<O> {
     /// (the reverted 8f1bc385cfb). min_vruntime is *not* updated here in
     /// 2.6.25/26.
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+        if self.rules.is_2_6_32() {
+            return self.update_curr_32(cpu);
+        }
         let rq = &mut self.rqs[cpu];
         let Some(cid) = rq.cfs.curr else { return };
         let now = rq.clock;
@@ -163,6 +166,9 @@ impl<O: Observer> Scheduler<O> {
     /// sleeper gets up to one latency of credit (NEW_FAIR_SLEEPERS) but is
     /// never moved backwards.
     pub(crate) fn place_entity(&mut self, cpu: CpuId, id: TaskId, initial: bool) {
+        if self.rules.is_2_6_32() {
+            return self.place_entity_32(cpu, id, initial);
+        }
         let rules = self.rules;
         let t = self.cfg.tunables;
         let feats = self.cfg.features;
@@ -239,6 +245,9 @@ impl<O: Observer> Scheduler<O> {
                 self.enqueue_tree(cpu, id);
             }
         }
+        if self.rules.is_2_6_32() {
+            self.enqueue_stats_32(id, wakeup);
+        }
         let t = self.tm(id);
         t.cpu = cpu;
         if t.state != TaskState::Running {
@@ -252,7 +261,10 @@ impl<O: Observer> Scheduler<O> {
     /// tree unless curr; unaccount.
     pub(crate) fn deactivate_task(&mut self, cpu: CpuId, id: TaskId, sleep: bool) {
         self.update_curr(cpu);
-        if sleep {
+        if self.rules.is_2_6_32() {
+            self.dequeue_stats_32(id, sleep);
+            self.clear_buddies(cpu, id);
+        } else if sleep {
             let lp = self.rules.patches.last_preempter();
             let se = &mut self.tm(id).se;
             if lp {
@@ -269,6 +281,9 @@ impl<O: Observer> Scheduler<O> {
             self.dequeue_tree(cpu, id);
         }
         self.account_dequeue(cpu, id);
+        if self.rules.is_2_6_32() {
+            self.update_min_vruntime(cpu);
+        }
         self.hrtick_start_fair(cpu, true);
     }
 
@@ -320,6 +335,9 @@ impl<O: Observer> Scheduler<O> {
     /// `pick_next_entity`: the leftmost, or the next buddy when it is
     /// close enough; then set_next_entity (which clears the buddy).
     pub(crate) fn pick_next_entity(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
+        if self.rules.is_2_6_32() {
+            return self.pick_next_entity_32(cpu);
+        }
         let left = self.rqs[cpu].cfs.leftmost?;
         let mut chosen = left;
         let mut buddy = false;
@@ -336,6 +354,9 @@ impl<O: Observer> Scheduler<O> {
     /// `check_preempt_tick`: reschedule when the current task has run
     /// longer than its sched_slice since it was picked.
     fn check_preempt_tick(&mut self, cpu: CpuId, curr: TaskId) {
+        if self.rules.is_2_6_32() {
+            return self.check_preempt_tick_32(cpu, curr);
+        }
         let rules = self.rules;
         let t = self.cfg.tunables;
         let w = self.t(curr).se.load.weight;
@@ -390,9 +411,17 @@ impl<O: Observer> Scheduler<O> {
         }
         let rules = self.rules;
         let t = self.cfg.tunables;
+        // 2.6.32 hrtick_update re-arms only below sched_nr_latency.
+        if rules.is_2_6_32() && requeue && self.rqs[cpu].cfs.nr_running >= t.nr_latency {
+            return;
+        }
         let w = self.t(curr).se.load.weight;
-        let rq = &mut self.rqs[cpu];
-        let slice = sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules);
+        let slice = if rules.is_2_6_32() {
+            self.sched_slice_of_32(cpu, curr)
+        } else {
+            let rq = &mut self.rqs[cpu];
+            sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules)
+        };
         let se = &self.tasks[curr.0 as usize].se;
         let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
         let mut delta = slice.wrapping_sub(ran) as i64;
@@ -411,7 +440,7 @@ impl<O: Observer> Scheduler<O> {
     /// current task gets `check_preempt_wakeup`. `fork` marks a new task
     /// (whose task_new_fair has already rescheduled).
     pub(crate) fn check_preempt_curr(&mut self, cpu: CpuId, p: TaskId, fork: bool) {
-        self.check_preempt_wakeup(cpu, p, fork, None);
+        self.check_preempt_wakeup(cpu, p, fork, None, false);
     }
 
     /// `check_preempt_wakeup(rq, p)` (2.6.26 sched_fair.c:1148).
@@ -421,7 +450,17 @@ impl<O: Observer> Scheduler<O> {
     /// reschedules when `p` is more than wakeup_gran behind in vruntime,
     /// unless `p` is SCHED_BATCH or WAKEUP_PREEMPT is off. `waker` is the
     /// task that ran try_to_wake_up, for the last_preempter patch.
-    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, p: TaskId, fork: bool, waker: Option<TaskId>) {
+    pub(crate) fn check_preempt_wakeup(
+        &mut self,
+        cpu: CpuId,
+        p: TaskId,
+        fork: bool,
+        waker: Option<TaskId>,
+        sync: bool,
+    ) {
+        if self.rules.is_2_6_32() {
+            return self.check_preempt_wakeup_32(cpu, p, sync, fork);
+        }
         let Some(curr) = self.rqs[cpu].curr else {
             self.resched_cpu(cpu);
             self.emit(Event::PreemptCheck { cpu, curr: None, wakee: p, preempt: true, reason: PreemptReason::IdleCpu });
@@ -495,6 +534,9 @@ impl<O: Observer> Scheduler<O> {
     /// (a plain unsigned compare, as in the kernel), enqueue, and
     /// reschedule the current task unconditionally.
     pub(crate) fn task_new_fair(&mut self, cpu: CpuId, child: TaskId, parent_cpu: Option<CpuId>) {
+        if self.rules.is_2_6_32() {
+            return self.task_new_fair_32(cpu, child, parent_cpu);
+        }
         self.update_curr(cpu);
         self.place_entity(cpu, child, true);
         let curr = self.rqs[cpu].cfs.curr;
@@ -514,6 +556,9 @@ impl<O: Observer> Scheduler<O> {
     /// updates its runtime and reschedules; a SCHED_BATCH task (or any, with
     /// compat_yield) moves just right of the rightmost entity.
     pub(crate) fn yield_task_fair(&mut self, cpu: CpuId) {
+        if self.rules.is_2_6_32() {
+            return self.yield_task_fair_32(cpu);
+        }
         let Some(curr) = self.rqs[cpu].cfs.curr else { return };
         if self.rqs[cpu].cfs.nr_running == 1 {
             return;
@@ -615,6 +660,9 @@ impl<O: Observer> Scheduler<O> {
             pulled = self.idle_balance(cpu);
         }
         if let Some(p) = prev {
+            if self.rules.is_2_6_32() {
+                self.put_prev_stats_32(p);
+            }
             self.put_prev_entity(cpu, p);
             if how == Deschedule::Exit {
                 self.emit(Event::Exit { task: p });

@@ -82,6 +82,7 @@ pub mod profile;
 pub mod rq;
 pub mod sched;
 pub mod tunables;
+pub mod v2_6_32;
 pub mod wakeup;
 pub mod weights;
 

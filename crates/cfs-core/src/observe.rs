@@ -63,6 +63,8 @@ pub enum PreemptReason {
     LastPreempterHold,
     /// Not preempted: the wakee is the current task.
     SelfWake,
+    /// A reschedule was already pending (2.6.32 returns early).
+    AlreadyPending,
 }
 
 /// A decision.
@@ -148,6 +150,16 @@ pub enum Event {
         child: TaskId,
         /// CPU it was placed on.
         cpu: CpuId,
+    },
+    /// Scheduler work that visits CPUs: a wakeup or fork placement
+    /// scanning a domain (e.g. 2.6.32-rc1's SD_PREFER_LOCAL sums over
+    /// whole spans) or a balance pass scanning groups. Drivers price
+    /// scheduler overhead per CPU visited.
+    Scan {
+        /// The CPU doing the work.
+        cpu: CpuId,
+        /// How many runqueues it looked at.
+        cpus: u32,
     },
     /// A task exited.
     Exit {

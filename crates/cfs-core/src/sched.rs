@@ -332,7 +332,12 @@ impl<O: Observer> Scheduler<O> {
         let idx = u32::try_from(self.tasks.len()).map_err(|_| SchedError::TooManyTasks)?;
         let id = TaskId(idx);
         let nice = clamp_nice(params.nice);
-        let se = SchedEntity { load: set_load_weight(params.policy, nice, self.cfg.version), ..Default::default() };
+        let se = SchedEntity {
+            load: set_load_weight(params.policy, nice, self.cfg.version),
+            // __sched_fork (2.6.32): avg_wakeup starts at the granularity.
+            avg_wakeup: if self.rules.is_2_6_32() { self.cfg.tunables.wakeup_granularity } else { 0 },
+            ..Default::default()
+        };
         self.tasks.push(Task {
             id,
             se,
@@ -416,8 +421,24 @@ impl<O: Observer> Scheduler<O> {
             return Err(SchedError::WrongState { task, state: st, op: "wake_up" });
         }
         self.now = now;
-        let out = self.try_to_wake_up(now, task, waker_cpu, sync);
+        let out = self.try_to_wake_up(now, task, waker_cpu, sync, false);
         self.finish(ApiCall::Wake { now, task, waker_cpu, sync })?;
+        Ok(out)
+    }
+
+    /// `try_to_wake_up` from interrupt context on `cpu` (a timer expiry,
+    /// a signal from a softirq): as [`Scheduler::wake_up`], but the
+    /// interrupted task is not treated as the waker where the kernel makes
+    /// that distinction (2.6.32's `in_interrupt()` test).
+    pub fn wake_up_irq(&mut self, now: u64, task: TaskId, cpu: CpuId, sync: bool) -> Result<WakeOutcome, SchedError> {
+        self.check_cpu(cpu)?;
+        let st = self.check_task(task)?;
+        if st == TaskState::Dead {
+            return Err(SchedError::WrongState { task, state: st, op: "wake_up_irq" });
+        }
+        self.now = now;
+        let out = self.try_to_wake_up(now, task, cpu, sync, true);
+        self.finish(ApiCall::Wake { now, task, waker_cpu: cpu, sync })?;
         Ok(out)
     }
 

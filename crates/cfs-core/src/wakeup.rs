@@ -64,7 +64,17 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `try_to_wake_up(p, state, sync)` from `this_cpu`.
-    pub(crate) fn try_to_wake_up(&mut self, now: u64, p: TaskId, this_cpu: CpuId, sync: bool) -> WakeOutcome {
+    ///
+    /// `in_irq` marks a wakeup from interrupt context (a timer): in 2.6.32
+    /// the interrupted task then does not account it as its wakeup.
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        now: u64,
+        p: TaskId,
+        this_cpu: CpuId,
+        sync: bool,
+        in_irq: bool,
+    ) -> WakeOutcome {
         // SYNC_WAKEUPS gate (2.6.26; 2.6.25 only with the back-port patch).
         let sync = sync && self.cfg.features.has(Feature::SyncWakeups);
         let orig_cpu = self.t(p).cpu;
@@ -74,7 +84,7 @@ impl<O: Observer> Scheduler<O> {
             // out_running: only the preemption check.
             self.set_clock(orig_cpu, now);
             let before = self.rqs[orig_cpu].need_resched;
-            self.check_preempt_wakeup(orig_cpu, p, false, waker);
+            self.check_preempt_wakeup(orig_cpu, p, false, waker, sync);
             self.emit(Event::Wake {
                 task: p,
                 waker_cpu: this_cpu,
@@ -85,7 +95,11 @@ impl<O: Observer> Scheduler<O> {
             });
             return WakeOutcome { cpu: orig_cpu, woken: false, preempt: !before && self.rqs[orig_cpu].need_resched };
         }
-        let (cpu, reason) = self.select_task_rq_fair(p, this_cpu, sync);
+        let (cpu, reason) = if self.rules.is_2_6_32() {
+            self.select_task_rq_fair_32(p, this_cpu, true, sync)
+        } else {
+            self.select_task_rq_fair(p, this_cpu, sync)
+        };
         if cpu != orig_cpu {
             self.set_task_cpu(p, cpu);
             self.emit(Event::Migrate { task: p, from: orig_cpu, to: cpu, reason: MigrateReason::Wakeup });
@@ -93,8 +107,11 @@ impl<O: Observer> Scheduler<O> {
         self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target: cpu, sync, reason });
         self.set_clock(cpu, now);
         self.activate_task(cpu, p, true);
+        if let (true, false, Some(w)) = (self.rules.is_2_6_32(), in_irq, waker) {
+            self.waker_stats_32(w);
+        }
         let before = self.rqs[cpu].need_resched;
-        self.check_preempt_wakeup(cpu, p, false, waker);
+        self.check_preempt_wakeup(cpu, p, false, waker, sync);
         WakeOutcome { cpu, woken: true, preempt: !before && self.rqs[cpu].need_resched }
     }
 
@@ -225,9 +242,9 @@ impl<O: Observer> Scheduler<O> {
             return cpu;
         }
         let allowed = self.t(p).allowed;
-        for (i, sd) in self.domains.of(cpu).iter().enumerate() {
-            let far_ok = sd.flags.contains(SdFlags::WAKE_IDLE_FAR)
-                && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, Some((cpu, i)));
+        for sd in self.domains.of(cpu).iter() {
+            let far_ok =
+                sd.flags.contains(SdFlags::WAKE_IDLE_FAR) && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, cpu);
             if sd.flags.contains(SdFlags::WAKE_IDLE) || far_ok {
                 if let Some(c) = sd.span.and(&allowed).iter().find(|&c| self.rqs[c].is_idle()) {
                     return c;
@@ -298,7 +315,10 @@ impl<O: Observer> Scheduler<O> {
     /// `sched_balance_self(cpu, SD_BALANCE_FORK)` (2.6.26 sched.c:2007):
     /// from the highest domain with the flag (stopping at a
     /// POWERSAVINGS_BALANCE one), descend towards the idlest group and CPU.
-    pub(crate) fn sched_balance_fork(&self, this_cpu: CpuId, p: TaskId) -> CpuId {
+    pub(crate) fn sched_balance_fork(&mut self, this_cpu: CpuId, p: TaskId) -> CpuId {
+        if self.rules.is_2_6_32() {
+            return self.select_task_rq_fair_32(p, this_cpu, false, false).0;
+        }
         let flag = SdFlags::BALANCE_FORK;
         let mut cpu = this_cpu;
         let mut sd = self.highest_with(cpu, flag, usize::MAX);
