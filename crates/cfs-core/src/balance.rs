@@ -348,6 +348,12 @@ impl<O: Observer> Scheduler<O> {
         best
     }
 
+    /// A balance pass reads every runqueue of the domain.
+    fn emit_scan(&mut self, cpu: CpuId, sd_i: usize) {
+        let cpus = self.domains.of(cpu)[sd_i].span.weight() as u32;
+        self.emit(Event::Scan { cpu, cpus });
+    }
+
     fn smt_busy_return(&self, this_cpu: CpuId, sd_i: usize, sd_idle: bool) -> bool {
         let sd = &self.domains.of(this_cpu)[sd_i];
         !sd_idle
@@ -375,6 +381,7 @@ impl<O: Observer> Scheduler<O> {
         let mut active = false;
         let reason = if idle == CpuIdleType::NewlyIdle { MigrateReason::NewIdle } else { MigrateReason::Periodic };
         let busiest = loop {
+            self.emit_scan(this_cpu, sd_i);
             let Some(bg) = self.find_busiest_group(this_cpu, sd_i, idle, &mut sd_idle, &cpus, balance) else {
                 return self.out_balanced(this_cpu, sd_i, false, sd_idle);
             };
@@ -461,6 +468,7 @@ impl<O: Observer> Scheduler<O> {
         let mut cpus = self.online;
         let mut dummy = true;
         loop {
+            self.emit_scan(this_cpu, sd_i);
             let Some(bg) =
                 self.find_busiest_group(this_cpu, sd_i, CpuIdleType::NewlyIdle, &mut sd_idle, &cpus, &mut dummy)
             else {

@@ -331,12 +331,11 @@ impl<O: Observer> Scheduler<O> {
                 continue;
             }
             let span_w = d.span.weight();
-            let Some(g) = self.find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu)
-            else {
-                sd = child;
-                continue;
-            };
-            match self.find_idlest_cpu(&d.groups[g], p, cpu) {
+            let found = self
+                .find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu)
+                .and_then(|g| self.find_idlest_cpu(&d.groups[g], p, cpu));
+            self.emit(Event::Scan { cpu, cpus: span_w as u32 });
+            match found {
                 Some(new) if new != cpu => {
                     cpu = new;
                     sd = self.highest_with(cpu, flag, span_w);
