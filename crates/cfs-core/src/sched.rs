@@ -126,7 +126,9 @@ pub struct ForkOutcome {
 
 /// The machine-wide fair class: N runqueues, the tasks, the domains.
 ///
-/// `O` receives every decision (see [`crate::observe`]).
+/// `O` receives every decision (see [`crate::observe`]). A scheduler with a
+/// cloneable observer can be cloned to fork a what-if run from any state.
+#[derive(Clone)]
 pub struct Scheduler<O: Observer = ()> {
     pub(crate) cfg: Config,
     pub(crate) rules: Rules,
