@@ -110,10 +110,7 @@ impl SdFlags {
 
     /// The kernel names of the set flags, in kernel bit order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        FLAG_VALUES
-            .iter()
-            .filter(move |(_, f, _, _)| self.contains(*f))
-            .map(|(n, _, _, _)| *n)
+        FLAG_VALUES.iter().filter(move |(_, f, _, _)| self.contains(*f)).map(|(n, _, _, _)| *n)
     }
 }
 
@@ -233,7 +230,9 @@ pub struct SchedDomains {
     /// The kernel whose builder produced this.
     pub version: KernelVersion,
     /// `per_cpu[cpu]` lists that CPU's domains bottom-up (index 0 is the
-    /// lowest surviving level). Empty for a single-CPU host.
+    /// lowest surviving level). Empty when every level was removed (a
+    /// single-CPU host on 2.6.32: "attaching NULL sched-domain"; 2.6.25/26
+    /// keep a one-CPU CPU level there, see [`crate::builder::attach_domain`]).
     pub per_cpu: Vec<Vec<SchedDomain>>,
 }
 

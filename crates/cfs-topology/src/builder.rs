@@ -1,0 +1,577 @@
+//! The domain builder: [`Host::build_domains`] builds the `sched_domain`
+//! hierarchy each modelled kernel's x86-64 code builds at boot.
+//!
+//! Configuration modelled: `CONFIG_SCHED_SMT=y`, `CONFIG_SCHED_MC=y`,
+//! `CONFIG_NUMA=y` exactly when the host has more than one NUMA node (see
+//! [`NumaConfig`] to force it), `sched_mc_power_savings` =
+//! `sched_smt_power_savings` = 0, no `isolcpus`, one root domain over all
+//! CPUs, `relax_domain_level` untouched unless [`BuildOptions`] says so.
+//!
+//! Sources, read at each release (kernel/sched.c line numbers):
+//!
+//! | step | 2.6.25 4b119e21d0c6 | 2.6.26-rc4 e490517a039a | 2.6.26 bce7f793daec | 2.6.32-rc1 17d857be649a | 2.6.32 22763c5cf369 |
+//! |---|---|---|---|---|---|
+//! | `sd_degenerate`, `sd_parent_degenerate` | 6074-6127 | 6642-6695 | 6302-6355 | 7825-7874 | 7855-7904 |
+//! | `cpu_attach_domain` | 6198-6225 | 6766-6793 | 6426-6453 | 7981-8010 | 8011-8040 |
+//! | `init_sched_build_groups` | 6256-6289 | 6824-6860 | 6484-6520 | 8035-8072 | 8065-8102 |
+//! | `find_next_best_node`, `sched_domain_node_span` | 6305-6365 | 6876-6933 | 6536-6593 | 8088-8143 | 8118-8173 |
+//! | `cpu_to_*_group`, `init_numa_sched_groups_power` (2.6.32: + `build_numa_sched_groups`) | 6378-6489 | 6946-7062 | 6606-6722 | 8205-8383 | 8235-8413 |
+//! | `init_sched_groups_power` | 6547-6583 | 7120-7156 | 6780-6816 | 8438-8480 | 8468-8510 |
+//! | `set_domain_attribute` | (none) | 7227-7246 | 6892-6911 | 8530-8549 | 8560-8579 |
+//! | `__build_sched_domains` (2.6.32: with its `__build_*` helpers) | 6589-6841 | 7252-7562 | 6917-7222 | 8622-8847 | 8652-8877 |
+//!
+//! plus the initialisers: `include/linux/topology.h` `SD_SIBLING_INIT`,
+//! `SD_MC_INIT`, `SD_CPU_INIT`, `SD_ALLNODES_INIT` (2.6.25 lines 91-202,
+//! 2.6.26/rc4 92-174, 2.6.32/rc1 88-200), the x86-64 `SD_NODE_INIT` (and
+//! `SD_*_IDX`) in `include/asm-x86/topology.h` (2.6.25 119-161, 2.6.26/rc4
+//! 143-176) or `arch/x86/include/asm/topology.h` (2.6.32/rc1 117-155); the
+//! power-savings helpers of `include/linux/sched.h` (2.6.32 862-890); and
+//! `set_cpu_sibling_map` / `cpu_coregroup_map` in
+//! `arch/x86/kernel/smpboot.c` (2.6.26 482-556, 2.6.32 366-443; 2.6.25
+//! `smpboot_64.c` 248-324), with `cpu_llc_id` set by
+//! `arch/x86/kernel/cpu/intel_cacheinfo.c` (2.6.26 419-430) and, in 2.6.32,
+//! `arch/x86/kernel/cpu/amd.c` `amd_detect_cmp` (317-334).
+//!
+//! # The steps
+//!
+//! 1. **Topology maps.** `cpu_sibling_map` = SMT threads of the core.
+//!    `llc_shared_map` = the siblings plus every CPU with the same
+//!    `cpu_llc_id`; `set_cpu_sibling_map` skips the LLC part when the boot
+//!    CPU has one core per package (`x86_max_cores == 1`). The LLC id is set
+//!    by `intel_cacheinfo.c` on Intel (the highest cache level: L3 if any,
+//!    else L2), and on AMD only from 2.6.31 (`amd_detect_cmp`, commit
+//!    99bd0c0fc4b: the socket, or the internal node on Magny-Cours, which we
+//!    take as the die). So an AMD host gets no MC level before 2.6.32.
+//!    `cpu_coregroup_map` = `llc_shared_map` (power savings off).
+//! 2. **Domains per CPU**, top down: ALLNODES (NUMA, and more than 16 times
+//!    this node's CPUs online) over all CPUs; NODE over this node plus its 15
+//!    nearest nodes; CPU over this node; MC over `cpu_coregroup_map`; SIBLING
+//!    over the SMT siblings. Each starts from its `SD_*_INIT` and then
+//!    `set_domain_attribute` (2.6.26+).
+//! 3. **Groups.** SIBLING: one per CPU. MC: one per core. CPU: one per
+//!    coregroup (LLC), *not* per package. NODE: this node first, then the
+//!    other nodes of the span in cyclic node order. ALLNODES: one per node.
+//!    Each domain's list starts at the group holding the CPU and follows the
+//!    kernel's circular order.
+//! 4. **Group power** (`init_sched_groups_power`). 2.6.25/26 "perf policy":
+//!    1024 for a group whose domain has no child or whose child shares CPU
+//!    power or package resources, else the sum of the child's groups.
+//!    2.6.32: the sum of the child's groups, the SMT leaf being
+//!    `1024 * smt_gain / threads >> 10` (589 per thread of a 2-way core).
+//!    NODE and ALLNODES groups sum the CPU-level groups they contain
+//!    (`init_numa_sched_groups_power`).
+//! 5. **Degenerate removal** (`cpu_attach_domain`), see
+//!    [`sd_degenerate`], [`sd_parent_degenerate`] and [`attach_domain`].
+//!
+//! Two consequences of the literal port worth knowing:
+//!
+//! - 2.6.25/26's removal loop does not re-check a domain against its new
+//!   parent after removing the old one (fixed in 2.6.28 by f29c9b1ccb5), so
+//!   e.g. a 1-core HT box keeps a one-group CPU level above SIBLING, and a
+//!   one-CPU node keeps a one-CPU CPU level under NODE.
+//! - 2.6.32 keeps a one-group MC level whose span equals SIBLING's (one core
+//!   per package, or one core per LLC): MC carries `SD_PREFER_SIBLING`,
+//!   which SIBLING lacks, so `sd_parent_degenerate` says it adds something.
+//!
+//! # Choices where the kernel does not decide
+//!
+//! - A single-node host is built with `CONFIG_NUMA` off by default. With
+//!   [`NumaConfig::On`] (a distro kernel on a UMA box), 2.6.25/26 keep a
+//!   one-group NODE level (its `SD_SERIALIZE` is not in the child's flags)
+//!   while 2.6.32 drops it (`SD_SERIALIZE` is ignored when `nr_node_ids == 1`).
+//! - The MC span is clipped to the node (`coregroup ∩ node`). The 2.6 kernels
+//!   never met a last-level cache wider than a node; later kernels split it
+//!   there too. Without the clip MC would not nest inside CPU.
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::domain::{DomainLevel, DomainParams, SchedDomain, SchedDomains, SchedGroup, SdFlags};
+use crate::host::{Host, Vendor};
+use crate::version::KernelVersion;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// `SCHED_LOAD_SCALE`: the power of one full CPU.
+pub const SCHED_LOAD_SCALE: u32 = 1024;
+/// `SD_NODES_PER_DOMAIN`: nodes in a NODE domain (this one + 15 nearest).
+pub const SD_NODES_PER_DOMAIN: usize = 16;
+
+/// Whether the modelled kernel has `CONFIG_NUMA`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum NumaConfig {
+    /// On when the host has more than one NUMA node, off otherwise.
+    #[default]
+    Auto,
+    /// Always on (a distro kernel, even on a UMA box).
+    On,
+    /// Always off: all CPUs form one node (NUMA hosts with node interleaving).
+    Off,
+}
+
+/// Build-time knobs beyond the kernel version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct BuildOptions {
+    /// `CONFIG_NUMA`.
+    pub numa: NumaConfig,
+    /// The `relax_domain_level=` boot parameter (2.6.26-rc1 and later; no
+    /// effect on 2.6.25). Levels above it lose idle balancing (2.6.26:
+    /// `WAKE_IDLE`, `NEWIDLE`; 2.6.32: `BALANCE_WAKE`, `NEWIDLE`), levels
+    /// at or below gain it (2.6.26: `WAKE_IDLE_FAR`, `NEWIDLE`). The levels
+    /// are SIBLING 1, MC 2, CPU 3, NODE 4, ALLNODES 5; 2.6.26 final and 2.6.32
+    /// ignore values of 6 and up, 2.6.26-rc4 accepts them.
+    pub relax_domain_level: Option<u8>,
+}
+
+impl Host {
+    /// The domains `version` builds for this host, default options.
+    pub fn build_domains(&self, version: KernelVersion) -> SchedDomains {
+        self.build_domains_with(version, &BuildOptions::default())
+    }
+
+    /// The domains `version` builds for this host under `opts`.
+    pub fn build_domains_with(&self, version: KernelVersion, opts: &BuildOptions) -> SchedDomains {
+        let view = KernelView::new(self, version, opts);
+        let mut chains: Vec<Vec<SchedDomain>> = (0..view.n).map(|cpu| view.raw_chain(cpu)).collect();
+        set_group_powers(&view, &mut chains);
+        let per_cpu = chains
+            .into_iter()
+            .enumerate()
+            .map(|(cpu, chain)| attach_domain(version, chain, view.nr_node_ids, cpu))
+            .collect();
+        SchedDomains { version, per_cpu }
+    }
+}
+
+/// Chain positions of the levels before removal (bottom-up).
+const SIB: usize = 0;
+const MC: usize = 1;
+const PHYS: usize = 2;
+
+/// The host as the kernel sees it at boot.
+struct KernelView<'h> {
+    host: &'h Host,
+    v: KernelVersion,
+    opts: BuildOptions,
+    n: usize,
+    numa: bool,
+    nr_node_ids: usize,
+    /// Node of each CPU (all 0 without NUMA).
+    node_of: Vec<usize>,
+    /// CPUs of each node (one node of all CPUs without NUMA).
+    node_mask: Vec<CpuMask>,
+    /// `node_mask[node_of[cpu]]` per CPU (the ALLNODES group key).
+    by_node: Vec<CpuMask>,
+    /// `cpu_sibling_map`.
+    sibling: Vec<CpuMask>,
+    /// `cpu_coregroup_map` ∩ node.
+    coregroup: Vec<CpuMask>,
+}
+
+impl<'h> KernelView<'h> {
+    fn new(host: &'h Host, v: KernelVersion, opts: &BuildOptions) -> Self {
+        let n = host.nr_cpus();
+        let numa = match opts.numa {
+            NumaConfig::Auto => host.nr_nodes() > 1,
+            NumaConfig::On => true,
+            NumaConfig::Off => false,
+        };
+        let (node_of, node_mask) = if numa {
+            let node_of = host.cpus().iter().map(|c| c.node as usize).collect();
+            (node_of, (0..host.nr_nodes()).map(|i| host.node_cpus(i)).collect())
+        } else {
+            (vec![0; n], vec![host.all_cpus()])
+        };
+        let sibling: Vec<CpuMask> = (0..n).map(|c| host.thread_siblings(c)).collect();
+        let llc = llc_shared_maps(host, v);
+        let coregroup = (0..n).map(|c| llc[c].and(&node_mask[node_of[c]])).collect();
+        let by_node = (0..n).map(|c| node_mask[node_of[c]]).collect();
+        let nr_node_ids = if numa { host.nr_nodes() } else { 1 };
+        KernelView { host, v, opts: *opts, n, numa, nr_node_ids, node_of, node_mask, by_node, sibling, coregroup }
+    }
+
+    /// The domains of `cpu` before group powers and removal, bottom-up.
+    fn raw_chain(&self, cpu: CpuId) -> Vec<SchedDomain> {
+        let node = self.node_of[cpu];
+        let mut chain = vec![
+            self.domain(DomainLevel::Sibling, self.sibling[cpu], singletons(self.sibling[cpu])),
+            self.domain(DomainLevel::Mc, self.coregroup[cpu], partition(self.coregroup[cpu], &self.sibling)),
+            self.domain(DomainLevel::Cpu, self.node_mask[node], partition(self.node_mask[node], &self.coregroup)),
+        ];
+        if self.numa {
+            let span = self.node_span(node);
+            chain.push(self.domain(DomainLevel::Node, span, self.node_groups(node, span)));
+            if self.n > SD_NODES_PER_DOMAIN * self.node_mask[node].weight() {
+                let all = self.host.all_cpus();
+                chain.push(self.domain(DomainLevel::AllNodes, all, partition(all, &self.by_node)));
+            }
+        }
+        chain
+    }
+
+    /// A domain from its initialiser, after `set_domain_attribute`.
+    fn domain(&self, level: DomainLevel, span: CpuMask, groups: Vec<CpuMask>) -> SchedDomain {
+        let (flags, params) = initialiser(level, self.v, self.n);
+        SchedDomain {
+            level,
+            span,
+            groups: groups.into_iter().map(|cpus| SchedGroup { cpus, cpu_power: 0 }).collect(),
+            flags: relax_domain_level(level, self.v, self.opts.relax_domain_level, flags),
+            params,
+        }
+    }
+
+    /// `sched_domain_node_span`: this node and the nearest 15 others with CPUs.
+    fn node_span(&self, node: usize) -> CpuMask {
+        let mut used = vec![false; self.node_mask.len()];
+        used[node] = true;
+        let mut span = self.node_mask[node];
+        for _ in 1..SD_NODES_PER_DOMAIN {
+            if let Some(next) = self.find_next_best_node(node, &used) {
+                used[next] = true;
+                span = span.or(&self.node_mask[next]);
+            }
+        }
+        span
+    }
+
+    /// `find_next_best_node`: the closest unused node with CPUs; ties go to
+    /// the first met scanning upwards (cyclically) from `node`.
+    fn find_next_best_node(&self, node: usize, used: &[bool]) -> Option<usize> {
+        let nn = self.node_mask.len();
+        let mut best: Option<(u32, usize)> = None;
+        for n in (0..nn).map(|i| (node + i) % nn) {
+            if self.node_mask[n].is_empty() || used[n] {
+                continue;
+            }
+            let d = self.host.node_distance(node, n);
+            if best.is_none_or(|(min, _)| d < min) {
+                best = Some((d, n));
+            }
+        }
+        best.map(|(_, n)| n)
+    }
+
+    /// The NODE groups of `node`'s domain: the node itself, then each other
+    /// node meeting the span, in cyclic node order (`__build_sched_domains`
+    /// 2.6.26 lines 7098-7162; `build_numa_sched_groups` in 2.6.32).
+    fn node_groups(&self, node: usize, span: CpuMask) -> Vec<CpuMask> {
+        let nn = self.node_mask.len();
+        let mut groups = vec![self.node_mask[node]];
+        let mut covered = self.node_mask[node];
+        for n in (0..nn).map(|j| (node + j) % nn) {
+            let left = span.and_not(&covered);
+            if left.is_empty() {
+                break;
+            }
+            let g = left.and(&self.node_mask[n]);
+            if !g.is_empty() {
+                covered = covered.or(&g);
+                groups.push(g);
+            }
+        }
+        groups
+    }
+}
+
+/// `llc_shared_map` of every CPU as `set_cpu_sibling_map` leaves it: the
+/// SMT siblings, plus (unless the boot CPU has one core per package) every
+/// CPU with the same valid `cpu_llc_id`.
+fn llc_shared_maps(host: &Host, v: KernelVersion) -> Vec<CpuMask> {
+    let n = host.nr_cpus();
+    let ids: Vec<Option<(u32, u32)>> = (0..n).map(|c| llc_id(host, v, c)).collect();
+    let single_core = host.max_cores_per_package() == 1;
+    (0..n)
+        .map(|cpu| {
+            let mut map = host.thread_siblings(cpu);
+            if let (false, Some(id)) = (single_core, ids[cpu]) {
+                map = map.or(&CpuMask::from_cpus((0..n).filter(|&o| ids[o] == Some(id))));
+            }
+            map
+        })
+        .collect()
+}
+
+/// `cpu_llc_id`, or `None` for BAD_APICID.
+fn llc_id(host: &Host, v: KernelVersion, cpu: CpuId) -> Option<(u32, u32)> {
+    match host.vendor() {
+        Vendor::Intel => host.llc_slot(cpu).map(|(level, inst)| (level as u32, inst)),
+        Vendor::Amd if v.is_2_6_32() => Some((host.cpu(cpu).package, host.cpu(cpu).die)),
+        Vendor::Amd => None,
+    }
+}
+
+/// Groups of one CPU each (the SIBLING level's `cpu_to_cpu_group`).
+fn singletons(span: CpuMask) -> Vec<CpuMask> {
+    span.iter().map(CpuMask::single).collect()
+}
+
+/// `init_sched_build_groups`: splits `span` by the first CPU of `key[cpu]`
+/// (the `cpu_to_*_group` function), groups in order of their first CPU.
+fn partition(span: CpuMask, key: &[CpuMask]) -> Vec<CpuMask> {
+    let mut groups: Vec<(CpuId, CpuMask)> = Vec::new();
+    for cpu in span.iter() {
+        let id = key[cpu].first().unwrap_or(cpu);
+        match groups.iter_mut().find(|(g, _)| *g == id) {
+            Some((_, m)) => m.set(cpu),
+            None => groups.push((id, CpuMask::single(cpu))),
+        }
+    }
+    groups.into_iter().map(|(_, m)| m).collect()
+}
+
+/// The `SD_*_INIT` flags and parameters of `level` in `v` (x86-64, power
+/// savings off). See the tables in kernel-reference.md §10.2 / §10.3.
+pub fn initialiser(level: DomainLevel, v: KernelVersion, nr_cpus: usize) -> (SdFlags, DomainParams) {
+    use SdFlags as F;
+    let new = v.is_2_6_32();
+    let base = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_FORK | F::BALANCE_EXEC | F::WAKE_AFFINE;
+    // 2.6.32-rc1 had SD_PREFER_LOCAL on MC and CPU; 2.6.32 final turned it off.
+    let prefer_local = if v == KernelVersion::V2_6_32Rc1 { F::PREFER_LOCAL } else { F::empty() };
+    match level {
+        DomainLevel::Sibling => {
+            let flags = base | F::SHARE_CPUPOWER | if new { F::empty() } else { F::WAKE_IDLE };
+            (flags, params(1, 2, 64, 110, 0, [0, 0, 0, 0, 0], if new { 1178 } else { 0 }, 1))
+        }
+        DomainLevel::Mc if new => {
+            let flags = base | F::SHARE_PKG_RESOURCES | F::PREFER_SIBLING | prefer_local;
+            (flags, params(1, 4, 64, 125, 1, [2, 0, 0, 0, 0], 0, 1))
+        }
+        DomainLevel::Mc => (base | F::SHARE_PKG_RESOURCES, params(1, 4, 64, 125, 1, [2, 0, 0, 1, 1], 0, 1)),
+        DomainLevel::Cpu if new => {
+            (base | F::PREFER_SIBLING | prefer_local, params(1, 4, 64, 125, 1, [2, 1, 0, 0, 0], 0, 1))
+        }
+        DomainLevel::Cpu => (base, params(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 0, 1)),
+        DomainLevel::Node if new => (base | F::SERIALIZE, params(8, 32, 32, 125, 2, [3, 2, 0, 0, 0], 0, 1)),
+        DomainLevel::Node => {
+            // x86-64 SD_NEWIDLE_IDX: 0 in 2.6.25, 2 from 2.6.26-rc1.
+            let newidle = if v == KernelVersion::V2_6_25 { 0 } else { 2 };
+            let flags = F::LOAD_BALANCE | F::BALANCE_EXEC | F::BALANCE_FORK | F::SERIALIZE | F::WAKE_BALANCE;
+            (flags, params(8, 32, 32, 125, 2, [3, 2, newidle, 1, 1], 0, 1))
+        }
+        DomainLevel::AllNodes => {
+            (allnodes_flags(v), params(64, 64 * nr_cpus as u32, 128, 133, 1, [3, 3, 0, 0, 0], 0, 64))
+        }
+    }
+}
+
+/// SD_ALLNODES_INIT flags: LB | SERIALIZE in 2.6.25 and 2.6.26-rc4;
+/// commit ea3f01f8afd ("sched: re-tune NUMA topologies", after rc4) added
+/// NEWIDLE and WAKE_AFFINE for 2.6.26; 2.6.32 has LB | NEWIDLE | SERIALIZE.
+fn allnodes_flags(v: KernelVersion) -> SdFlags {
+    use SdFlags as F;
+    match v {
+        KernelVersion::V2_6_25 | KernelVersion::V2_6_26Rc4 => F::LOAD_BALANCE | F::SERIALIZE,
+        KernelVersion::V2_6_26 => F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::WAKE_AFFINE | F::SERIALIZE,
+        KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32 => F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::SERIALIZE,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn params(
+    min: u32,
+    max: u32,
+    busy_factor: u32,
+    imb: u32,
+    cnt: u32,
+    idx: [u8; 5],
+    smt_gain: u32,
+    bi: u32,
+) -> DomainParams {
+    DomainParams {
+        min_interval: min,
+        max_interval: max,
+        busy_factor,
+        imbalance_pct: imb,
+        cache_nice_tries: cnt,
+        busy_idx: idx[0],
+        idle_idx: idx[1],
+        newidle_idx: idx[2],
+        wake_idx: idx[3],
+        forkexec_idx: idx[4],
+        smt_gain,
+        balance_interval: bi,
+    }
+}
+
+/// `enum sched_domain_level` numbers.
+const fn kernel_level(level: DomainLevel) -> u8 {
+    match level {
+        DomainLevel::Sibling => 1,
+        DomainLevel::Mc => 2,
+        DomainLevel::Cpu => 3,
+        DomainLevel::Node => 4,
+        DomainLevel::AllNodes => 5,
+    }
+}
+
+/// `set_domain_attribute` with the boot-time `relax_domain_level`.
+fn relax_domain_level(level: DomainLevel, v: KernelVersion, request: Option<u8>, flags: SdFlags) -> SdFlags {
+    use SdFlags as F;
+    let Some(req) = request else { return flags };
+    let accepted = match v {
+        KernelVersion::V2_6_25 => false,
+        KernelVersion::V2_6_26Rc4 => true,
+        _ => req < 6,
+    };
+    if !accepted {
+        return flags;
+    }
+    let (off, on) = if v.is_2_6_32() {
+        (F::BALANCE_WAKE | F::BALANCE_NEWIDLE, F::BALANCE_WAKE | F::BALANCE_NEWIDLE)
+    } else {
+        (F::WAKE_IDLE | F::BALANCE_NEWIDLE, F::WAKE_IDLE_FAR | F::BALANCE_NEWIDLE)
+    };
+    if req < kernel_level(level) { flags - off } else { flags | on }
+}
+
+/// Fills every group's `cpu_power` (`init_sched_groups_power` for the
+/// SIBLING, MC and CPU levels, `init_numa_sched_groups_power` above).
+fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
+    // power[level][first cpu of group], as the group's first CPU computes it.
+    let mut power = vec![vec![0u32; view.n]; 3];
+    for level in [SIB, MC, PHYS] {
+        for f in 0..view.n {
+            let local = &chains[f][level].groups[chains[f][level].group_of(f).unwrap_or(0)];
+            if local.cpus.first() == Some(f) {
+                power[level][f] = group_power(view.v, &chains[f], level, &power);
+            }
+        }
+    }
+    let phys_power = |cpu: CpuId| {
+        let phys = &chains[cpu][PHYS];
+        let g = &phys.groups[phys.group_of(cpu).unwrap_or(0)];
+        if g.cpus.first() == Some(cpu) { power[PHYS][cpu] } else { 0 }
+    };
+    let numa_power: Vec<u32> = (0..view.n).map(phys_power).collect();
+    for chain in chains.iter_mut() {
+        for (level, sd) in chain.iter_mut().enumerate() {
+            for g in &mut sd.groups {
+                g.cpu_power = match level {
+                    SIB | MC | PHYS => g.cpus.first().map_or(0, |f| power[level][f]),
+                    _ => g.cpus.iter().map(|c| numa_power[c]).sum(),
+                };
+            }
+        }
+    }
+}
+
+/// `init_sched_groups_power` for the local group of `chain[level]`, whose
+/// first CPU owns `chain`; `power` holds the lower levels already.
+fn group_power(v: KernelVersion, chain: &[SchedDomain], level: usize, power: &[Vec<u32>]) -> u32 {
+    let sd = &chain[level];
+    if level == SIB {
+        return leaf_power(v, sd);
+    }
+    let child = &chain[level - 1];
+    let shares = child.flags.intersects(SdFlags::SHARE_CPUPOWER | SdFlags::SHARE_PKG_RESOURCES);
+    if !v.is_2_6_32() && !sd.flags.contains(SdFlags::POWERSAVINGS_BALANCE) && shares {
+        return SCHED_LOAD_SCALE;
+    }
+    child.groups.iter().filter_map(|g| g.cpus.first()).map(|f| power[level - 1][f]).sum()
+}
+
+/// Power of a group of a domain without a child: 1024, or on 2.6.32 an SMT
+/// domain's share of `smt_gain` (`1024 * 1178 / 2 >> 10` = 589).
+fn leaf_power(v: KernelVersion, sd: &SchedDomain) -> u32 {
+    let weight = sd.span.weight() as u64;
+    if v.is_2_6_32() && sd.flags.contains(SdFlags::SHARE_CPUPOWER) && weight > 1 {
+        ((SCHED_LOAD_SCALE as u64 * sd.params.smt_gain as u64 / weight) >> 10) as u32
+    } else {
+        SCHED_LOAD_SCALE
+    }
+}
+
+/// Flags that need at least two groups to do anything.
+const NEEDS_GROUPS: SdFlags = SdFlags::LOAD_BALANCE
+    .union(SdFlags::BALANCE_NEWIDLE)
+    .union(SdFlags::BALANCE_FORK)
+    .union(SdFlags::BALANCE_EXEC)
+    .union(SdFlags::SHARE_CPUPOWER)
+    .union(SdFlags::SHARE_PKG_RESOURCES);
+
+/// Wakeup flags that make a domain useful even with one group.
+fn groupless_flags(v: KernelVersion) -> SdFlags {
+    if v.is_2_6_32() { SdFlags::WAKE_AFFINE } else { SdFlags::WAKE_IDLE | SdFlags::WAKE_AFFINE | SdFlags::WAKE_BALANCE }
+}
+
+/// `sd_degenerate`: the domain spans one CPU, or has one group and no
+/// wakeup flag (2.6.25/26: WAKE_IDLE, WAKE_AFFINE, WAKE_BALANCE; 2.6.32:
+/// WAKE_AFFINE).
+pub fn sd_degenerate(v: KernelVersion, sd: &SchedDomain) -> bool {
+    if sd.span.weight() == 1 {
+        return true;
+    }
+    if sd.flags.intersects(NEEDS_GROUPS) && sd.groups.len() > 1 {
+        return false;
+    }
+    !sd.flags.intersects(groupless_flags(v))
+}
+
+/// `sd_parent_degenerate`: `parent` adds nothing to `child`. It is
+/// degenerate itself, or it has the same span and no flag the child lacks,
+/// not counting group flags when it has one group, nor (2.6.25/26)
+/// WAKE_BALANCE under a WAKE_AFFINE child, nor (2.6.32) SERIALIZE when
+/// `nr_node_ids == 1`.
+pub fn sd_parent_degenerate(v: KernelVersion, child: &SchedDomain, parent: &SchedDomain, nr_node_ids: usize) -> bool {
+    if sd_degenerate(v, parent) {
+        return true;
+    }
+    if child.span != parent.span {
+        return false;
+    }
+    let mut pflags = parent.flags;
+    if !v.is_2_6_32() && child.flags.contains(SdFlags::WAKE_AFFINE) {
+        pflags.remove(SdFlags::WAKE_BALANCE);
+    }
+    if parent.groups.len() == 1 {
+        pflags.remove(NEEDS_GROUPS);
+        if v.is_2_6_32() && nr_node_ids == 1 {
+            pflags.remove(SdFlags::SERIALIZE);
+        }
+    }
+    (pflags - child.flags).is_empty()
+}
+
+/// `cpu_attach_domain`'s removal pass over one CPU's chain (bottom-up), then
+/// local-group-first ordering. Returns the surviving domains bottom-up.
+///
+/// After removing a parent, 2.6.25/26 step on to the *new* parent (the old
+/// grandparent) without comparing it with the current domain; 2.6.28's
+/// f29c9b1ccb5 ("sched: fix a bug in sched domain degenerate") made the loop
+/// re-examine the current domain, as 2.6.32 does. So 2.6.25/26 can keep a
+/// level that 2.6.32 removes (e.g. a one-CPU CPU level above a removed MC).
+/// Finally the bottom domain goes if it is degenerate (checked once).
+pub fn attach_domain(v: KernelVersion, chain: Vec<SchedDomain>, nr_node_ids: usize, cpu: CpuId) -> Vec<SchedDomain> {
+    if chain.is_empty() {
+        return chain;
+    }
+    let len = chain.len();
+    let mut parent: Vec<Option<usize>> = (0..len).map(|i| (i + 1 < len).then_some(i + 1)).collect();
+    let mut tmp = Some(0);
+    while let Some(t) = tmp {
+        let Some(p) = parent[t] else { break };
+        if sd_parent_degenerate(v, &chain[t], &chain[p], nr_node_ids) {
+            parent[t] = parent[p];
+            if v.is_2_6_32() {
+                continue;
+            }
+        }
+        tmp = parent[t];
+    }
+    let base = if sd_degenerate(v, &chain[0]) { parent[0] } else { Some(0) };
+    let mut keep = vec![false; len];
+    let mut at = base;
+    while let Some(i) = at {
+        keep[i] = true;
+        at = parent[i];
+    }
+    chain.into_iter().zip(keep).filter(|(_, k)| *k).map(|(sd, _)| local_group_first(sd, cpu)).collect()
+}
+
+/// Rotates the circular group list so that it starts at `cpu`'s group, as
+/// `sd->groups` does. NODE lists are built that way already.
+fn local_group_first(mut sd: SchedDomain, cpu: CpuId) -> SchedDomain {
+    if let Some(i) = sd.group_of(cpu) {
+        sd.groups.rotate_left(i);
+    }
+    sd
+}

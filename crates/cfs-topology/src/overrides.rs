@@ -1,0 +1,159 @@
+//! User flag overrides per domain level: `MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,NODE:+PREFER_LOCAL`.
+//!
+//! # Grammar
+//!
+//! ```text
+//! overrides = [ item *( "," item ) ]        ; empty = no overrides
+//! item      = level ":" 1*change
+//! level     = "SIBLING" / "SMT" / "MC" / "CPU" / "NODE" / "ALLNODES"
+//! change    = ( "+" / "-" ) flag             ; + sets, - clears
+//! flag      = an SD_* name, with or without the "SD_" prefix
+//! ```
+//!
+//! Case-insensitive; spaces around tokens are ignored. `MC:-PREFER_LOCAL+WAKE_IDLE`
+//! changes two flags of MC. Items apply in order, each to every domain of that
+//! level on every CPU (after the builder's degenerate removal, so a level
+//! that was removed is simply not there). Setting and clearing the same flag
+//! in one item is an error.
+
+use crate::domain::{DomainLevel, SchedDomains, SdFlags};
+use crate::version::KernelVersion;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+/// One `LEVEL:±FLAG...` item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlagOverride {
+    /// The level whose domains change.
+    pub level: DomainLevel,
+    /// Flags to set.
+    pub set: SdFlags,
+    /// Flags to clear.
+    pub clear: SdFlags,
+}
+
+/// Why an override string was rejected. Each variant quotes the item.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideError {
+    /// Two commas in a row, or a leading/trailing comma.
+    #[error("empty override item at position {0} (items are LEVEL:+FLAG or LEVEL:-FLAG, comma separated)")]
+    EmptyItem(usize),
+    /// No `:` between level and flags.
+    #[error("override {0:?} lacks `:` (expected e.g. MC:-PREFER_LOCAL)")]
+    MissingColon(String),
+    /// The level name is unknown.
+    #[error("override {item:?}: unknown level {level:?} (known: SIBLING, MC, CPU, NODE, ALLNODES)")]
+    UnknownLevel {
+        /// The whole item.
+        item: String,
+        /// The level as written.
+        level: String,
+    },
+    /// A flag was not preceded by `+` or `-`, or nothing followed the `:`.
+    #[error("override {item:?}: expected +FLAG or -FLAG at {rest:?}")]
+    MissingSign {
+        /// The whole item.
+        item: String,
+        /// The text where a sign was expected.
+        rest: String,
+    },
+    /// The flag name is unknown.
+    #[error("override {item:?}: unknown flag {flag:?} (e.g. PREFER_LOCAL, WAKE_AFFINE, BALANCE_NEWIDLE)")]
+    UnknownFlag {
+        /// The whole item.
+        item: String,
+        /// The flag as written.
+        flag: String,
+    },
+    /// The same flag is both set and cleared in one item.
+    #[error("override {item:?} both sets and clears {flag}")]
+    Conflict {
+        /// The whole item.
+        item: String,
+        /// The flag's kernel name.
+        flag: &'static str,
+    },
+    /// The flag does not exist in the chosen kernel (e.g. WAKE_IDLE on 2.6.32).
+    #[error("{flag} does not exist in {version}")]
+    NotInKernel {
+        /// The flag's kernel name.
+        flag: &'static str,
+        /// The kernel.
+        version: KernelVersion,
+    },
+}
+
+/// Parses an override list (see the module docs).
+pub fn parse_flag_overrides(s: &str) -> Result<Vec<FlagOverride>, OverrideError> {
+    if s.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    s.split(',').enumerate().map(|(i, item)| parse_item(i, item.trim())).collect()
+}
+
+/// Parses an override list and checks every flag exists in `version`.
+pub fn parse_flag_overrides_for(s: &str, version: KernelVersion) -> Result<Vec<FlagOverride>, OverrideError> {
+    let list = parse_flag_overrides(s)?;
+    for o in &list {
+        o.check_version(version)?;
+    }
+    Ok(list)
+}
+
+impl FlagOverride {
+    /// Errors if a flag this override names is not in `version`'s
+    /// `include/linux/sched.h`.
+    pub fn check_version(&self, version: KernelVersion) -> Result<(), OverrideError> {
+        match (self.set | self.clear).iter().find(|f| f.kernel_value(version) == 0) {
+            Some(f) => Err(OverrideError::NotInKernel { flag: f.names().next().unwrap_or("?"), version }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl SchedDomains {
+    /// Applies overrides in order; returns how many domains were changed.
+    pub fn apply_overrides(&mut self, overrides: &[FlagOverride]) -> usize {
+        overrides.iter().map(|o| self.override_flags(o.level, o.set, o.clear)).sum()
+    }
+}
+
+fn parse_item(index: usize, item: &str) -> Result<FlagOverride, OverrideError> {
+    if item.is_empty() {
+        return Err(OverrideError::EmptyItem(index));
+    }
+    let (level_str, changes) = item.split_once(':').ok_or_else(|| OverrideError::MissingColon(item.to_string()))?;
+    let level = DomainLevel::by_name(level_str)
+        .ok_or_else(|| OverrideError::UnknownLevel { item: item.to_string(), level: level_str.trim().to_string() })?;
+    let (set, clear) = parse_changes(item, changes.trim())?;
+    if let Some(flag) = (set & clear).names().next() {
+        return Err(OverrideError::Conflict { item: item.to_string(), flag });
+    }
+    Ok(FlagOverride { level, set, clear })
+}
+
+/// `+A-B+C` -> (set, clear).
+fn parse_changes(item: &str, mut rest: &str) -> Result<(SdFlags, SdFlags), OverrideError> {
+    let (mut set, mut clear) = (SdFlags::empty(), SdFlags::empty());
+    if rest.is_empty() {
+        return Err(OverrideError::MissingSign { item: item.to_string(), rest: String::new() });
+    }
+    while !rest.is_empty() {
+        let sign = rest.as_bytes()[0];
+        if sign != b'+' && sign != b'-' {
+            return Err(OverrideError::MissingSign { item: item.to_string(), rest: rest.to_string() });
+        }
+        let body = &rest[1..];
+        let end = body.find(['+', '-']).unwrap_or(body.len());
+        let name = body[..end].trim();
+        let flag = SdFlags::by_name(name)
+            .ok_or_else(|| OverrideError::UnknownFlag { item: item.to_string(), flag: name.to_string() })?;
+        if sign == b'+' {
+            set |= flag;
+        } else {
+            clear |= flag;
+        }
+        rest = body[end..].trim_start();
+    }
+    Ok((set, clear))
+}

@@ -1,0 +1,238 @@
+//! Builder behaviour beyond the presets: NUMA on/off, ALLNODES and node
+//! spans, AMD before and after 2.6.31, relax_domain_level, the
+//! `x86_max_cores == 1` shortcut, and the 2.6.25/26 removal loop.
+#![cfg(feature = "std")]
+
+mod common;
+
+use cfs_topology::builder::{BuildOptions, NumaConfig};
+use cfs_topology::{
+    Cache, CacheKind, CpuMask, DomainLevel as L, Host, HostDesc, KernelVersion as V, LogicalCpu, Vendor,
+    render_kernel_debug,
+};
+use common::{layout, levels};
+
+fn spec(s: &str) -> Host {
+    Host::from_spec(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn with_numa(numa: NumaConfig) -> BuildOptions {
+    BuildOptions { numa, ..BuildOptions::default() }
+}
+
+/// kernel-reference.md §10.5: on a single-node box with CONFIG_NUMA=y,
+/// 2.6.26 keeps a one-group NODE level: sd_parent_degenerate(CPU, NODE)
+/// strips NODE's group flags (LB, EXEC, FORK) and WAKE_BALANCE (the CPU
+/// child has WAKE_AFFINE), leaving SERIALIZE, which CPU lacks. Its one group
+/// sums the node's two phys (L2-pair) groups: 2 x 1024
+/// (init_numa_sched_groups_power). 2.6.32 also strips SERIALIZE when
+/// nr_node_ids == 1, so NODE goes.
+#[test]
+fn single_node_with_numa_on() {
+    let q = Host::preset("q6600").unwrap();
+    for v in [V::V2_6_25, V::V2_6_26Rc4, V::V2_6_26] {
+        let d = q.build_domains_with(v, &with_numa(NumaConfig::On));
+        assert_eq!(levels(&d, 0), [L::Mc, L::Cpu, L::Node], "{v}");
+        let node = &d.of(0)[2];
+        assert_eq!((node.span, node.groups.len(), node.groups[0].cpu_power), (CpuMask::first_n(4), 1, 2048));
+        assert_eq!(node.flags.kernel_value(v), 1101);
+    }
+    for v in [V::V2_6_32Rc1, V::V2_6_32] {
+        let d = q.build_domains_with(v, &with_numa(NumaConfig::On));
+        assert_eq!(levels(&d, 0), [L::Mc, L::Cpu], "{v}");
+    }
+    // Auto = off for one node: no NODE level anywhere.
+    assert_eq!(levels(&q.build_domains(V::V2_6_26), 0), [L::Mc, L::Cpu]);
+}
+
+/// hosts-and-costs.md §1.5: with NUMA off (or node interleaving), Nehalem-EP
+/// gets SIBLING, MC, then CPU over all 16 with the two sockets as groups.
+/// On 2.6.32 each socket group sums 4 cores x 1178 = 4712.
+#[test]
+fn nehalem_with_numa_off() {
+    let h = Host::preset("nehalem-ep").unwrap();
+    let d = h.build_domains_with(V::V2_6_32, &with_numa(NumaConfig::Off));
+    assert_eq!(levels(&d, 0), [L::Sibling, L::Mc, L::Cpu]);
+    assert_eq!(
+        layout(&d)[5],
+        "SIBLING 5,13: 5@589 13@589 | MC 4-7,12-15: 5,13@1178 6,14@1178 7,15@1178 4,12@1178 | CPU 0-15: 4-7,12-15@4712 0-3,8-11@4712"
+    );
+    let d = h.build_domains_with(V::V2_6_26, &with_numa(NumaConfig::Off));
+    assert_eq!(layout(&d)[0], "SIBLING 0,8: 0 8 | MC 0-3,8-11: 0,8 1,9 2,10 3,11 | CPU 0-15: 0-3,8-11 4-7,12-15");
+}
+
+/// 32 one-CPU nodes: 32 > SD_NODES_PER_DOMAIN(16) x 1, so every CPU gets an
+/// ALLNODES domain over all CPUs, one group per node; max_interval =
+/// 64 * num_online_cpus = 2048, balance_interval 64. Flags: LB|SERIALIZE
+/// (1025) in 2.6.25 and 2.6.26-rc4, + NEWIDLE + WAKE_AFFINE (1059) in 2.6.26
+/// (commit ea3f01f8afd), LB|NEWIDLE|SERIALIZE = 0x403 = 1027 in 2.6.32.
+/// With equal distances, find_next_best_node takes the next node ids
+/// cyclically, so node 20's span is nodes 20..31,0..3.
+///
+/// Removal: 2.6.25/26 remove MC (span 1) above SIBLING and then step to NODE
+/// without comparing SIBLING with CPU, so the one-CPU CPU domain survives
+/// (the bug f29c9b1ccb5 fixed in 2.6.28); 2.6.32 removes it.
+#[test]
+fn allnodes_on_32_single_cpu_nodes() {
+    let h = spec("32n1c");
+    for (v, allnodes) in
+        [(V::V2_6_25, 1025), (V::V2_6_26Rc4, 1025), (V::V2_6_26, 1059), (V::V2_6_32Rc1, 1027), (V::V2_6_32, 1027)]
+    {
+        let d = h.build_domains(v);
+        let chain = d.of(20);
+        let expect_levels: &[L] = if v.is_2_6_32() { &[L::Node, L::AllNodes] } else { &[L::Cpu, L::Node, L::AllNodes] };
+        assert_eq!(levels(&d, 20), expect_levels, "{v}");
+        let top = chain.last().unwrap();
+        assert_eq!(top.flags.kernel_value(v), allnodes, "{v}");
+        assert_eq!((top.params.max_interval, top.params.balance_interval, top.groups.len()), (2048, 64, 32));
+        assert_eq!(top.groups[0].cpus, CpuMask::single(20), "local group first");
+        let node = &chain[chain.len() - 2];
+        assert_eq!(format!("{}", node.span), "0-3,20-31");
+        let order: Vec<String> = node.groups.iter().map(|g| format!("{}", g.cpus)).collect();
+        assert_eq!(order.join(" "), "20 21 22 23 24 25 26 27 28 29 30 31 0 1 2 3");
+        assert!(node.groups.iter().all(|g| g.cpu_power == 1024));
+    }
+}
+
+/// Explicit 18 one-CPU nodes with distance 10 + |i - j|: node 9's NODE
+/// span is itself plus the 15 nearest: distances 11..17 give nodes 2..8
+/// and 10..16; at distance 18 nodes 1 and 17 tie and the scan upwards from
+/// 9 meets 17 first. Groups: 9, then 10..17, then (wrapping) 2..8.
+#[test]
+fn node_span_takes_nearest_nodes() {
+    let cpus = (0..18).map(|i| LogicalCpu { package: i, die: 0, core: 0, thread: 0, node: i }).collect();
+    let dist = (0..18i32).map(|a| (0..18i32).map(|b| 10 + (a - b).unsigned_abs()).collect()).collect();
+    let h = Host::new(HostDesc {
+        name: "line".into(),
+        vendor: Vendor::Intel,
+        mhz: 2000,
+        cpus,
+        caches: vec![],
+        node_distances: dist,
+    })
+    .unwrap();
+    let d = h.build_domains(V::V2_6_32);
+    let node = d.of(9).iter().find(|sd| sd.level == L::Node).unwrap();
+    assert_eq!(format!("{}", node.span), "2-17");
+    let order: Vec<String> = node.groups.iter().map(|g| format!("{}", g.cpus)).collect();
+    assert_eq!(order.join(" "), "9 10 11 12 13 14 15 16 17 2 3 4 5 6 7 8");
+    assert_eq!(format!("{}", d.of(0).iter().find(|sd| sd.level == L::Node).unwrap().span), "0-15");
+}
+
+/// AMD before 2.6.31 sets no cpu_llc_id: a 2-socket dual-core AMD gets only
+/// the CPU level with 4 single-CPU groups. 2.6.32 uses the socket as LLC:
+/// MC per socket, CPU with the two sockets as groups (2048 each).
+#[test]
+fn amd_llc_by_version() {
+    let h = spec("2s2c,amd");
+    assert_eq!(layout(&h.build_domains(V::V2_6_26))[0], "CPU 0-3: 0 1 2 3");
+    assert_eq!(layout(&h.build_domains(V::V2_6_32))[2], "MC 2-3: 2 3 | CPU 0-3: 2-3@2048 0-1@2048");
+    // The same machine from Intel: MC follows the (default per-die) L3.
+    assert_eq!(layout(&spec("2s2c").build_domains(V::V2_6_26))[0], "MC 0-1: 0 1 | CPU 0-3: 0-1 2-3");
+}
+
+/// set_domain_attribute: levels above the request lose idle balancing, the
+/// others gain it. 2.6.26: off = WAKE_IDLE|NEWIDLE, on = WAKE_IDLE_FAR (2048)
+/// |NEWIDLE. 2.6.32: BALANCE_WAKE (0x10)|NEWIDLE both ways. 2.6.25 has no
+/// relax_domain_level. 2.6.26 final ignores requests >= SD_LV_MAX (6);
+/// 2.6.26-rc4 does not check.
+#[test]
+fn relax_domain_level() {
+    let q = Host::preset("q6600").unwrap();
+    let flags = |v: V, req: u8| {
+        let d = q.build_domains_with(v, &BuildOptions { relax_domain_level: Some(req), ..BuildOptions::default() });
+        d.of(0).iter().map(|sd| sd.flags.kernel_value(v)).collect::<Vec<_>>()
+    };
+    assert_eq!(flags(V::V2_6_26, 1), [559 - 2, 47 - 2]);
+    assert_eq!(flags(V::V2_6_26, 2), [559 + 2048, 47 - 2]);
+    assert_eq!(flags(V::V2_6_26, 3), [559 + 2048, 47 + 2048]);
+    assert_eq!(flags(V::V2_6_26, 6), [559, 47]);
+    assert_eq!(flags(V::V2_6_26Rc4, 6), [559 + 2048, 47 + 2048]);
+    assert_eq!(flags(V::V2_6_25, 1), [559, 47]);
+    assert_eq!(flags(V::V2_6_32, 2), [4655 + 0x10, 4143 - 2]);
+}
+
+/// set_cpu_sibling_map returns before the LLC loop when the boot CPU has
+/// one core per package (x86_max_cores == 1): even with an L3 shared by
+/// both packages, MC is just the SMT pair, and the CPU level's groups are
+/// the cores. On 2.6.26 that MC (one group, SIBLING's span, flags within
+/// SIBLING's once the group flags are ignored) is removed; on 2.6.32 it
+/// stays, because MC carries SD_PREFER_SIBLING and SIBLING does not.
+#[test]
+fn one_core_per_package_ignores_llc() {
+    let cpus = (0..4).map(|i| LogicalCpu { package: i / 2, die: 0, core: 0, thread: i % 2, node: 0 }).collect();
+    let l3 = Cache { level: 3, kind: CacheKind::Unified, size_kb: 2048, instances: vec![CpuMask::first_n(4)] };
+    let h = Host::new(HostDesc {
+        name: "p4".into(),
+        vendor: Vendor::Intel,
+        mhz: 3000,
+        cpus,
+        caches: vec![l3],
+        node_distances: vec![],
+    })
+    .unwrap();
+    assert_eq!(layout(&h.build_domains(V::V2_6_26))[0], "SIBLING 0-1: 0 1 | CPU 0-3: 0-1 2-3");
+    assert_eq!(
+        layout(&h.build_domains(V::V2_6_32))[0],
+        "SIBLING 0-1: 0@589 1@589 | MC 0-1: 0-1@1178 | CPU 0-3: 0-1@1178 2-3@1178"
+    );
+}
+
+/// One core with two threads. 2.6.25/26: MC (SIBLING's span, one group) is
+/// removed, then the loop steps past the CPU level (one group, same span)
+/// without checking it against SIBLING, so it survives. 2.6.32: MC stays
+/// (its SD_PREFER_SIBLING is not in SIBLING's flags), and CPU, whose flags
+/// without the group flags (WAKE_AFFINE, PREFER_SIBLING) are all in MC's,
+/// is removed.
+#[test]
+fn removal_loop_differs_between_26_and_32() {
+    let h = spec("1s1c2t");
+    assert_eq!(
+        layout(&h.build_domains(V::V2_6_26)),
+        ["SIBLING 0-1: 0 1 | CPU 0-1: 0-1", "SIBLING 0-1: 1 0 | CPU 0-1: 0-1"]
+    );
+    assert_eq!(
+        layout(&h.build_domains(V::V2_6_32)),
+        ["SIBLING 0-1: 0@589 1@589 | MC 0-1: 0-1@1178", "SIBLING 0-1: 1@589 0@589 | MC 0-1: 0-1@1178"]
+    );
+}
+
+/// A one-CPU host: 2.6.32 attaches no domain ("attaching NULL"); 2.6.26's
+/// loop leaves the one-CPU CPU level (the first case in f29c9b1ccb5's log).
+#[test]
+fn single_cpu_host() {
+    let h = spec("1c");
+    let d = h.build_domains(V::V2_6_32);
+    assert!(d.of(0).is_empty());
+    assert_eq!(render_kernel_debug(&d), "CPU0 attaching NULL sched-domain.\n");
+    assert_eq!(layout(&h.build_domains(V::V2_6_26)), ["CPU 0: 0"]);
+}
+
+/// 2.6.32 SMT leaf power with 4 threads: 1024 * 1178 / 4 >> 10 = 294; a
+/// core sums to 1176.
+#[test]
+fn four_way_smt_power() {
+    let d = spec("1s2c4t").build_domains(V::V2_6_32);
+    assert_eq!(layout(&d)[0], "SIBLING 0,2,4,6: 0@294 2@294 4@294 6@294 | MC 0-7: 0,2,4,6@1176 1,3,5,7@1176");
+}
+
+/// An LLC wider than a node (sub-NUMA clustering): MC is clipped to the node
+/// so that it nests inside CPU.
+#[test]
+fn llc_wider_than_node_is_clipped() {
+    let toml = r#"
+        spec = "1s4c"
+        [[cache]]
+        level = 3
+        size_kb = 8192
+        shared = ["0-3"]
+        [numa]
+        distances = [[10, 11], [11, 10]]
+    "#;
+    // The spec puts everything on node 0; move CPUs 2-3 to node 1 by hand.
+    let mut desc = Host::from_toml(toml).unwrap().desc().clone();
+    desc.cpus[2].node = 1;
+    desc.cpus[3].node = 1;
+    let h = Host::new(desc).unwrap();
+    assert_eq!(layout(&h.build_domains(V::V2_6_32))[3], "MC 2-3: 3 2 | NODE 0-3: 2-3@2048 0-1@2048");
+}

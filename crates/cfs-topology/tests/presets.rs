@@ -1,0 +1,479 @@
+//! Each preset x each kernel profile: the full hierarchy of every CPU
+//! (spans, groups in list order, cpu_power) and every level's flags (as the
+//! profile's number and by name) and parameters.
+//!
+//! Derivations, from the kernel sources (line numbers in
+//! `src/builder.rs`'s table):
+//!
+//! * Initialisers. 2.6.25/26 `include/linux/topology.h`:
+//!   SD_SIBLING_INIT = 1/2 ms, busy_factor 64, imbalance 110, flags LB 1 +
+//!   NEWIDLE 2 + FORK 8 + EXEC 4 + WAKE_AFFINE 32 + WAKE_IDLE 16 +
+//!   SHARE_CPUPOWER 128 = 191. SD_MC_INIT = 1/4 ms, 64, 125, cache_nice 1,
+//!   busy_idx 2, wake_idx 1, forkexec_idx 1, flags 1+2+8+4+32+512 = 559.
+//!   SD_CPU_INIT = the same intervals with idle_idx 1, newidle_idx 2 and flags
+//!   1+2+8+4+32 = 47. x86-64 SD_NODE_INIT (include/asm-x86/topology.h) = 8/32
+//!   ms, busy_factor 32, 125, cache_nice 2 (SD_CACHE_NICE_TRIES), busy 3, idle
+//!   2 (SD_IDLE_IDX), newidle SD_NEWIDLE_IDX (0 in 2.6.25, 2 from 2.6.26-rc1),
+//!   wake 1, forkexec 1 (SD_FORKEXEC_IDX), flags LB 1 + EXEC 4 + FORK 8 +
+//!   SERIALIZE 1024 + WAKE_BALANCE 64 = 1101.
+//!   2.6.32 (`1*`/`0*` style): SIBLING LB 0x1 + NEWIDLE 0x2 + EXEC 0x4 + FORK
+//!   0x8 + WAKE_AFFINE 0x20 + SHARE_CPUPOWER 0x80 = 175, smt_gain 1178. MC
+//!   0x2f + SHARE_PKG 0x200 + PREFER_SIBLING 0x1000 (sd_balance_for_mc_power
+//!   with smt_power_savings 0) = 4655, + PREFER_LOCAL 0x40 in rc1 = 4719;
+//!   busy_idx 2, wake/forkexec 0. CPU 0x2f + PREFER_SIBLING = 4143 (rc1 4207),
+//!   busy 2, idle 1, newidle 0. x86 NODE 0x2f + SERIALIZE 0x400 = 1071, busy 3
+//!   idle 2, newidle/wake/forkexec 0.
+//! * Spans and groups: SIBLING = thread siblings, groups = single CPUs; MC =
+//!   llc_shared_map (Intel: CPUs of the L2 on Core 2, of the L3 on Nehalem;
+//!   AMD before 2.6.31: the CPU alone), groups = cores; CPU = the node,
+//!   groups = llc_shared_map sets (cpu_to_phys_group); NODE = the node and its
+//!   nearest, groups = nodes, own first. Lists start at the CPU's own group
+//!   and follow ascending first-CPU order circularly (init_sched_build_groups).
+//! * Power: 2.6.25/26 init_sched_groups_power gives 1024 to every group whose
+//!   child shares CPU power (SIBLING) or package resources (MC), and every
+//!   leaf; NODE groups sum the phys groups they contain
+//!   (init_numa_sched_groups_power): 1 phys group per Nehalem node = 1024.
+//!   2.6.32: SMT leaf = 1024 * 1178 / 2 >> 10 = 589; a core = 2 * 589 = 1178;
+//!   MC over 4 cores sums to 4712 = the phys group = the NODE group; without
+//!   SMT a core is 1024, a die pair 2048.
+//! * Removal: X2 (AMD) on 2.6.25/26 has MC span 1 (no cpu_llc_id) -> gone,
+//!   SIBLING span 1 -> gone: only CPU. On 2.6.32 amd_detect_cmp sets
+//!   cpu_llc_id = socket, MC = {0,1}, and CPU (same span, one group, flags
+//!   WAKE_AFFINE|PREFER_SIBLING(|PREFER_LOCAL) all in MC's) is removed. Nehalem
+//!   CPU level = node = MC span with one group: removed on every profile.
+
+mod common;
+
+use cfs_topology::{DomainLevel as L, DomainParams, Host, KernelVersion as V, SchedDomains};
+use common::{check_level, layout, params};
+
+fn build(preset: &str, v: V) -> SchedDomains {
+    Host::preset(preset).expect("preset").build_domains(v)
+}
+
+fn assert_layout(d: &SchedDomains, expected: &[&str]) {
+    assert_eq!(layout(d), expected, "layout on {}", d.version);
+}
+
+// ----- flags and parameters per level --------------------------------------
+
+const SIB_OLD: (u32, &[&str]) = (
+    191,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_IDLE",
+        "SD_WAKE_AFFINE",
+        "SD_SHARE_CPUPOWER",
+    ],
+);
+const MC_OLD: (u32, &[&str]) = (
+    559,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_SHARE_PKG_RESOURCES",
+    ],
+);
+const CPU_OLD: (u32, &[&str]) =
+    (47, &["SD_LOAD_BALANCE", "SD_BALANCE_NEWIDLE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_AFFINE"]);
+const NODE_OLD: (u32, &[&str]) =
+    (1101, &["SD_LOAD_BALANCE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_BALANCE", "SD_SERIALIZE"]);
+
+const SIB_NEW: (u32, &[&str]) = (
+    175,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_SHARE_CPUPOWER",
+    ],
+);
+const MC_32: (u32, &[&str]) = (
+    4655,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_SHARE_PKG_RESOURCES",
+        "SD_PREFER_SIBLING",
+    ],
+);
+const MC_32RC1: (u32, &[&str]) = (
+    4719,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_SHARE_PKG_RESOURCES",
+        "SD_PREFER_LOCAL",
+        "SD_PREFER_SIBLING",
+    ],
+);
+const CPU_32: (u32, &[&str]) = (
+    4143,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_PREFER_SIBLING",
+    ],
+);
+const CPU_32RC1: (u32, &[&str]) = (
+    4207,
+    &[
+        "SD_LOAD_BALANCE",
+        "SD_BALANCE_NEWIDLE",
+        "SD_BALANCE_EXEC",
+        "SD_BALANCE_FORK",
+        "SD_WAKE_AFFINE",
+        "SD_PREFER_LOCAL",
+        "SD_PREFER_SIBLING",
+    ],
+);
+const NODE_NEW: (u32, &[&str]) = (
+    1071,
+    &["SD_LOAD_BALANCE", "SD_BALANCE_NEWIDLE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_AFFINE", "SD_SERIALIZE"],
+);
+
+fn sib_params(v: V) -> DomainParams {
+    params(1, 2, 64, 110, 0, [0, 0, 0, 0, 0], if v.is_2_6_32() { 1178 } else { 0 }, 1)
+}
+
+fn mc_params(v: V) -> DomainParams {
+    if v.is_2_6_32() {
+        params(1, 4, 64, 125, 1, [2, 0, 0, 0, 0], 0, 1)
+    } else {
+        params(1, 4, 64, 125, 1, [2, 0, 0, 1, 1], 0, 1)
+    }
+}
+
+fn cpu_params(v: V) -> DomainParams {
+    if v.is_2_6_32() {
+        params(1, 4, 64, 125, 1, [2, 1, 0, 0, 0], 0, 1)
+    } else {
+        params(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 0, 1)
+    }
+}
+
+fn node_params(v: V) -> DomainParams {
+    match v {
+        V::V2_6_25 => params(8, 32, 32, 125, 2, [3, 2, 0, 1, 1], 0, 1),
+        V::V2_6_26Rc4 | V::V2_6_26 => params(8, 32, 32, 125, 2, [3, 2, 2, 1, 1], 0, 1),
+        V::V2_6_32Rc1 | V::V2_6_32 => params(8, 32, 32, 125, 2, [3, 2, 0, 0, 0], 0, 1),
+    }
+}
+
+fn check(d: &SchedDomains, level: L, (value, names): (u32, &[&str]), p: DomainParams) {
+    check_level(d, level, value, names, p);
+}
+
+fn mc_flags(v: V) -> (u32, &'static [&'static str]) {
+    match v {
+        V::V2_6_32Rc1 => MC_32RC1,
+        V::V2_6_32 => MC_32,
+        _ => MC_OLD,
+    }
+}
+
+fn cpu_flags(v: V) -> (u32, &'static [&'static str]) {
+    match v {
+        V::V2_6_32Rc1 => CPU_32RC1,
+        V::V2_6_32 => CPU_32,
+        _ => CPU_OLD,
+    }
+}
+
+// ----- layouts (one line per CPU) -------------------------------------------
+
+const X2_OLD: &[&str] = &["CPU 0-1: 0 1", "CPU 0-1: 1 0"];
+
+const X2_NEW: &[&str] = &["MC 0-1: 0 1", "MC 0-1: 1 0"];
+
+const Q6600_OLD: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-3: 0-1 2-3",
+    "MC 0-1: 1 0 | CPU 0-3: 0-1 2-3",
+    "MC 2-3: 2 3 | CPU 0-3: 2-3 0-1",
+    "MC 2-3: 3 2 | CPU 0-3: 2-3 0-1",
+];
+
+const Q6600_NEW: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-3: 0-1@2048 2-3@2048",
+    "MC 0-1: 1 0 | CPU 0-3: 0-1@2048 2-3@2048",
+    "MC 2-3: 2 3 | CPU 0-3: 2-3@2048 0-1@2048",
+    "MC 2-3: 3 2 | CPU 0-3: 2-3@2048 0-1@2048",
+];
+
+const NEHALEM_OLD: &[&str] = &[
+    "SIBLING 0,8: 0 8 | MC 0-3,8-11: 0,8 1,9 2,10 3,11 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 1,9: 1 9 | MC 0-3,8-11: 1,9 2,10 3,11 0,8 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 2,10: 2 10 | MC 0-3,8-11: 2,10 3,11 0,8 1,9 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 3,11: 3 11 | MC 0-3,8-11: 3,11 0,8 1,9 2,10 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 4,12: 4 12 | MC 4-7,12-15: 4,12 5,13 6,14 7,15 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 5,13: 5 13 | MC 4-7,12-15: 5,13 6,14 7,15 4,12 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 6,14: 6 14 | MC 4-7,12-15: 6,14 7,15 4,12 5,13 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 7,15: 7 15 | MC 4-7,12-15: 7,15 4,12 5,13 6,14 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 0,8: 8 0 | MC 0-3,8-11: 0,8 1,9 2,10 3,11 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 1,9: 9 1 | MC 0-3,8-11: 1,9 2,10 3,11 0,8 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 2,10: 10 2 | MC 0-3,8-11: 2,10 3,11 0,8 1,9 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 3,11: 11 3 | MC 0-3,8-11: 3,11 0,8 1,9 2,10 | NODE 0-15: 0-3,8-11 4-7,12-15",
+    "SIBLING 4,12: 12 4 | MC 4-7,12-15: 4,12 5,13 6,14 7,15 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 5,13: 13 5 | MC 4-7,12-15: 5,13 6,14 7,15 4,12 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 6,14: 14 6 | MC 4-7,12-15: 6,14 7,15 4,12 5,13 | NODE 0-15: 4-7,12-15 0-3,8-11",
+    "SIBLING 7,15: 15 7 | MC 4-7,12-15: 7,15 4,12 5,13 6,14 | NODE 0-15: 4-7,12-15 0-3,8-11",
+];
+
+const NEHALEM_NEW: &[&str] = &[
+    "SIBLING 0,8: 0@589 8@589 | MC 0-3,8-11: 0,8@1178 1,9@1178 2,10@1178 3,11@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 1,9: 1@589 9@589 | MC 0-3,8-11: 1,9@1178 2,10@1178 3,11@1178 0,8@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 2,10: 2@589 10@589 | MC 0-3,8-11: 2,10@1178 3,11@1178 0,8@1178 1,9@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 3,11: 3@589 11@589 | MC 0-3,8-11: 3,11@1178 0,8@1178 1,9@1178 2,10@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 4,12: 4@589 12@589 | MC 4-7,12-15: 4,12@1178 5,13@1178 6,14@1178 7,15@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 5,13: 5@589 13@589 | MC 4-7,12-15: 5,13@1178 6,14@1178 7,15@1178 4,12@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 6,14: 6@589 14@589 | MC 4-7,12-15: 6,14@1178 7,15@1178 4,12@1178 5,13@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 7,15: 7@589 15@589 | MC 4-7,12-15: 7,15@1178 4,12@1178 5,13@1178 6,14@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 0,8: 8@589 0@589 | MC 0-3,8-11: 0,8@1178 1,9@1178 2,10@1178 3,11@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 1,9: 9@589 1@589 | MC 0-3,8-11: 1,9@1178 2,10@1178 3,11@1178 0,8@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 2,10: 10@589 2@589 | MC 0-3,8-11: 2,10@1178 3,11@1178 0,8@1178 1,9@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 3,11: 11@589 3@589 | MC 0-3,8-11: 3,11@1178 0,8@1178 1,9@1178 2,10@1178 | NODE 0-15: 0-3,8-11@4712 4-7,12-15@4712",
+    "SIBLING 4,12: 12@589 4@589 | MC 4-7,12-15: 4,12@1178 5,13@1178 6,14@1178 7,15@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 5,13: 13@589 5@589 | MC 4-7,12-15: 5,13@1178 6,14@1178 7,15@1178 4,12@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 6,14: 14@589 6@589 | MC 4-7,12-15: 6,14@1178 7,15@1178 4,12@1178 5,13@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+    "SIBLING 7,15: 15@589 7@589 | MC 4-7,12-15: 7,15@1178 4,12@1178 5,13@1178 6,14@1178 | NODE 0-15: 4-7,12-15@4712 0-3,8-11@4712",
+];
+
+const TIGERTON_OLD: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-15: 0-1 2-3 4-5 6-7 8-9 10-11 12-13 14-15",
+    "MC 0-1: 1 0 | CPU 0-15: 0-1 2-3 4-5 6-7 8-9 10-11 12-13 14-15",
+    "MC 2-3: 2 3 | CPU 0-15: 2-3 4-5 6-7 8-9 10-11 12-13 14-15 0-1",
+    "MC 2-3: 3 2 | CPU 0-15: 2-3 4-5 6-7 8-9 10-11 12-13 14-15 0-1",
+    "MC 4-5: 4 5 | CPU 0-15: 4-5 6-7 8-9 10-11 12-13 14-15 0-1 2-3",
+    "MC 4-5: 5 4 | CPU 0-15: 4-5 6-7 8-9 10-11 12-13 14-15 0-1 2-3",
+    "MC 6-7: 6 7 | CPU 0-15: 6-7 8-9 10-11 12-13 14-15 0-1 2-3 4-5",
+    "MC 6-7: 7 6 | CPU 0-15: 6-7 8-9 10-11 12-13 14-15 0-1 2-3 4-5",
+    "MC 8-9: 8 9 | CPU 0-15: 8-9 10-11 12-13 14-15 0-1 2-3 4-5 6-7",
+    "MC 8-9: 9 8 | CPU 0-15: 8-9 10-11 12-13 14-15 0-1 2-3 4-5 6-7",
+    "MC 10-11: 10 11 | CPU 0-15: 10-11 12-13 14-15 0-1 2-3 4-5 6-7 8-9",
+    "MC 10-11: 11 10 | CPU 0-15: 10-11 12-13 14-15 0-1 2-3 4-5 6-7 8-9",
+    "MC 12-13: 12 13 | CPU 0-15: 12-13 14-15 0-1 2-3 4-5 6-7 8-9 10-11",
+    "MC 12-13: 13 12 | CPU 0-15: 12-13 14-15 0-1 2-3 4-5 6-7 8-9 10-11",
+    "MC 14-15: 14 15 | CPU 0-15: 14-15 0-1 2-3 4-5 6-7 8-9 10-11 12-13",
+    "MC 14-15: 15 14 | CPU 0-15: 14-15 0-1 2-3 4-5 6-7 8-9 10-11 12-13",
+];
+
+const TIGERTON_NEW: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-15: 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048",
+    "MC 0-1: 1 0 | CPU 0-15: 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048",
+    "MC 2-3: 2 3 | CPU 0-15: 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048",
+    "MC 2-3: 3 2 | CPU 0-15: 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048",
+    "MC 4-5: 4 5 | CPU 0-15: 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048",
+    "MC 4-5: 5 4 | CPU 0-15: 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048",
+    "MC 6-7: 6 7 | CPU 0-15: 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048",
+    "MC 6-7: 7 6 | CPU 0-15: 6-7@2048 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048",
+    "MC 8-9: 8 9 | CPU 0-15: 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048",
+    "MC 8-9: 9 8 | CPU 0-15: 8-9@2048 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048",
+    "MC 10-11: 10 11 | CPU 0-15: 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048",
+    "MC 10-11: 11 10 | CPU 0-15: 10-11@2048 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048",
+    "MC 12-13: 12 13 | CPU 0-15: 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048",
+    "MC 12-13: 13 12 | CPU 0-15: 12-13@2048 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048",
+    "MC 14-15: 14 15 | CPU 0-15: 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048",
+    "MC 14-15: 15 14 | CPU 0-15: 14-15@2048 0-1@2048 2-3@2048 4-5@2048 6-7@2048 8-9@2048 10-11@2048 12-13@2048",
+];
+
+const STOAKLEY_OLD: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-7: 0-1 2-3 4-5 6-7",
+    "MC 0-1: 1 0 | CPU 0-7: 0-1 2-3 4-5 6-7",
+    "MC 2-3: 2 3 | CPU 0-7: 2-3 4-5 6-7 0-1",
+    "MC 2-3: 3 2 | CPU 0-7: 2-3 4-5 6-7 0-1",
+    "MC 4-5: 4 5 | CPU 0-7: 4-5 6-7 0-1 2-3",
+    "MC 4-5: 5 4 | CPU 0-7: 4-5 6-7 0-1 2-3",
+    "MC 6-7: 6 7 | CPU 0-7: 6-7 0-1 2-3 4-5",
+    "MC 6-7: 7 6 | CPU 0-7: 6-7 0-1 2-3 4-5",
+];
+
+const STOAKLEY_NEW: &[&str] = &[
+    "MC 0-1: 0 1 | CPU 0-7: 0-1@2048 2-3@2048 4-5@2048 6-7@2048",
+    "MC 0-1: 1 0 | CPU 0-7: 0-1@2048 2-3@2048 4-5@2048 6-7@2048",
+    "MC 2-3: 2 3 | CPU 0-7: 2-3@2048 4-5@2048 6-7@2048 0-1@2048",
+    "MC 2-3: 3 2 | CPU 0-7: 2-3@2048 4-5@2048 6-7@2048 0-1@2048",
+    "MC 4-5: 4 5 | CPU 0-7: 4-5@2048 6-7@2048 0-1@2048 2-3@2048",
+    "MC 4-5: 5 4 | CPU 0-7: 4-5@2048 6-7@2048 0-1@2048 2-3@2048",
+    "MC 6-7: 6 7 | CPU 0-7: 6-7@2048 0-1@2048 2-3@2048 4-5@2048",
+    "MC 6-7: 7 6 | CPU 0-7: 6-7@2048 0-1@2048 2-3@2048 4-5@2048",
+];
+
+// ----- the 25 tests -----------------------------------------------------------
+
+/// X2 on 2.6.25/26: only the CPU level, two one-CPU groups of power 1024,
+/// flags 47, idx busy 2 / idle 1 / newidle 2 / wake 1 / forkexec 1.
+fn x2_old(v: V) {
+    let d = build("x2", v);
+    assert_layout(&d, X2_OLD);
+    check(&d, L::Cpu, CPU_OLD, cpu_params(v));
+    let p = d.of(0)[0].params;
+    assert_eq!((p.busy_idx, p.idle_idx, p.newidle_idx, p.wake_idx, p.forkexec_idx), (2, 1, 2, 1, 1));
+}
+
+/// X2 on 2.6.32(-rc1): MC over both cores, the CPU level removed.
+fn x2_new(v: V) {
+    let d = build("x2", v);
+    assert_layout(&d, X2_NEW);
+    check(&d, L::Mc, mc_flags(v), mc_params(v));
+}
+
+#[test]
+fn x2_2_6_25() {
+    x2_old(V::V2_6_25);
+}
+#[test]
+fn x2_2_6_26_rc4() {
+    x2_old(V::V2_6_26Rc4);
+}
+#[test]
+fn x2_2_6_26() {
+    x2_old(V::V2_6_26);
+}
+#[test]
+fn x2_2_6_32_rc1() {
+    x2_new(V::V2_6_32Rc1);
+}
+#[test]
+fn x2_2_6_32() {
+    x2_new(V::V2_6_32);
+}
+
+/// Q6600: MC = each L2 pair {0,1}, {2,3} (single-CPU groups, 1024 each);
+/// CPU = all four with the two pairs as groups: 1024 each on 2.6.25/26
+/// ("perf policy"), 2048 each on 2.6.32 (sum of the MC groups).
+fn q6600(v: V) {
+    let d = build("q6600", v);
+    assert_layout(&d, if v.is_2_6_32() { Q6600_NEW } else { Q6600_OLD });
+    check(&d, L::Mc, mc_flags(v), mc_params(v));
+    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
+}
+
+#[test]
+fn q6600_2_6_25() {
+    q6600(V::V2_6_25);
+}
+#[test]
+fn q6600_2_6_26_rc4() {
+    q6600(V::V2_6_26Rc4);
+}
+#[test]
+fn q6600_2_6_26() {
+    q6600(V::V2_6_26);
+}
+#[test]
+fn q6600_2_6_32_rc1() {
+    q6600(V::V2_6_32Rc1);
+}
+#[test]
+fn q6600_2_6_32() {
+    q6600(V::V2_6_32);
+}
+
+/// Nehalem-EP (NUMA): SIBLING = the HT pair, MC = the socket's 8 threads,
+/// CPU removed (same span as MC, one group), NODE = all 16 with the two
+/// sockets as groups, own node first.
+fn nehalem(v: V) {
+    let d = build("nehalem-ep", v);
+    assert_layout(&d, if v.is_2_6_32() { NEHALEM_NEW } else { NEHALEM_OLD });
+    check(&d, L::Sibling, if v.is_2_6_32() { SIB_NEW } else { SIB_OLD }, sib_params(v));
+    check(&d, L::Mc, mc_flags(v), mc_params(v));
+    check(&d, L::Node, if v.is_2_6_32() { NODE_NEW } else { NODE_OLD }, node_params(v));
+}
+
+#[test]
+fn nehalem_ep_2_6_25() {
+    nehalem(V::V2_6_25);
+}
+#[test]
+fn nehalem_ep_2_6_26_rc4() {
+    nehalem(V::V2_6_26Rc4);
+}
+#[test]
+fn nehalem_ep_2_6_26() {
+    nehalem(V::V2_6_26);
+}
+#[test]
+fn nehalem_ep_2_6_32_rc1() {
+    nehalem(V::V2_6_32Rc1);
+}
+#[test]
+fn nehalem_ep_2_6_32() {
+    nehalem(V::V2_6_32);
+}
+
+/// Tigerton: MC = die pairs, CPU = all 16 with 8 groups (the package is
+/// invisible: groups are L2 pairs).
+fn tigerton(v: V) {
+    let d = build("tigerton", v);
+    assert_layout(&d, if v.is_2_6_32() { TIGERTON_NEW } else { TIGERTON_OLD });
+    assert!(d.per_cpu.iter().all(|c| c[1].groups.len() == 8));
+    check(&d, L::Mc, mc_flags(v), mc_params(v));
+    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
+}
+
+#[test]
+fn tigerton_2_6_25() {
+    tigerton(V::V2_6_25);
+}
+#[test]
+fn tigerton_2_6_26_rc4() {
+    tigerton(V::V2_6_26Rc4);
+}
+#[test]
+fn tigerton_2_6_26() {
+    tigerton(V::V2_6_26);
+}
+#[test]
+fn tigerton_2_6_32_rc1() {
+    tigerton(V::V2_6_32Rc1);
+}
+#[test]
+fn tigerton_2_6_32() {
+    tigerton(V::V2_6_32);
+}
+
+/// Stoakley: MC = die pairs, CPU = all 8 with 4 groups.
+fn stoakley(v: V) {
+    let d = build("stoakley", v);
+    assert_layout(&d, if v.is_2_6_32() { STOAKLEY_NEW } else { STOAKLEY_OLD });
+    check(&d, L::Mc, mc_flags(v), mc_params(v));
+    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
+}
+
+#[test]
+fn stoakley_2_6_25() {
+    stoakley(V::V2_6_25);
+}
+#[test]
+fn stoakley_2_6_26_rc4() {
+    stoakley(V::V2_6_26Rc4);
+}
+#[test]
+fn stoakley_2_6_26() {
+    stoakley(V::V2_6_26);
+}
+#[test]
+fn stoakley_2_6_32_rc1() {
+    stoakley(V::V2_6_32Rc1);
+}
+#[test]
+fn stoakley_2_6_32() {
+    stoakley(V::V2_6_32);
+}

@@ -1,0 +1,169 @@
+//! `Host::from_sysfs` on fixture trees (tests/fixtures), on this machine's
+//! /sys, and on broken copies of the fixtures.
+#![cfg(feature = "std")]
+
+use cfs_topology::{CpuMask, DomainLevel as L, Host, KernelVersion as V, TopologyError, Vendor};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// A 2-socket Nehalem-EP whose BIOS interleaves the sockets: CPU number =
+/// 8 * thread + 2 * core + socket, so node 0 is the even CPUs and CPU n's HT
+/// sibling is n ^ 8. No die_id files (2.6-era sysfs), 4 cache indexes, 2 nodes with
+/// SLIT 10/21.
+#[test]
+fn nehalem_ep_fixture() {
+    let h = Host::from_sysfs(&fixture("nehalem-ep")).unwrap();
+    assert_eq!((h.nr_cpus(), h.nr_nodes(), h.nr_packages(), h.nr_cores()), (16, 2, 2, 8));
+    assert_eq!((h.vendor(), h.mhz()), (Vendor::Intel, 2934));
+    assert_eq!(h.node_cpus(0).to_string(), "0,2,4,6,8,10,12,14");
+    assert_eq!(h.node_distance(0, 1), 21);
+    assert_eq!(h.thread_siblings(3), CpuMask::from_cpus([3, 11]));
+    assert_eq!(h.cpu(11).thread, 1);
+    let levels: Vec<(u8, usize)> = h.caches().iter().map(|c| (c.level, c.instances.len())).collect();
+    assert_eq!(levels, [(1, 8), (1, 8), (2, 8), (3, 2)]);
+    assert_eq!(h.llc_cpus(5).unwrap().to_string(), "1,3,5,7,9,11,13,15");
+
+    // The same hierarchy as the preset, on the interleaved numbering.
+    let d = h.build_domains(V::V2_6_32);
+    let kinds: Vec<L> = d.of(0).iter().map(|sd| sd.level).collect();
+    assert_eq!(kinds, [L::Sibling, L::Mc, L::Node]);
+    assert_eq!(d.of(0)[1].span.to_string(), "0,2,4,6,8,10,12,14");
+    let node = &d.of(1)[2];
+    assert_eq!((node.groups[0].cpus.to_string().as_str(), node.groups[0].cpu_power), ("1,3,5,7,9,11,13,15", 4712));
+}
+
+/// A Q6600 whose BIOS lists the dies' cores alternately: CPUs 0 and 2 share
+/// one L2, 1 and 3 the other (hosts-and-costs.md §1.2: "do not assume {0,1}
+/// and {2,3}"). No node directory: one node.
+#[test]
+fn q6600_fixture() {
+    let h = Host::from_sysfs(&fixture("q6600")).unwrap();
+    assert_eq!((h.nr_cpus(), h.nr_nodes(), h.mhz()), (4, 1, 2400));
+    let d = h.build_domains(V::V2_6_26);
+    assert_eq!(d.of(0)[0].span, CpuMask::from_cpus([0, 2]));
+    assert_eq!(d.of(3)[1].groups.iter().map(|g| g.cpus.to_string()).collect::<Vec<_>>(), ["1,3", "0,2"]);
+}
+
+/// Whatever this machine is, reading it must not panic; when it parses, the
+/// domains must build for every profile.
+#[test]
+fn real_sys_does_not_panic() {
+    match Host::from_sysfs(Path::new("/sys")) {
+        Ok(h) => {
+            for v in V::ALL {
+                let d = h.build_domains(v);
+                assert_eq!(d.nr_cpus(), h.nr_cpus());
+            }
+        }
+        Err(e) => eprintln!("this machine's /sys did not parse: {e}"),
+    }
+}
+
+/// Copies a fixture to a fresh temporary directory for breaking.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(fixture_name: &str, tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cfs-topology-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(&fixture(fixture_name), &dir);
+        Scratch(dir)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.0.join(rel), text).unwrap();
+    }
+
+    fn remove(&self, rel: &str) {
+        let p = self.0.join(rel);
+        if p.is_dir() { std::fs::remove_dir_all(p).unwrap() } else { std::fs::remove_file(p).unwrap() }
+    }
+
+    fn error(&self) -> String {
+        match Host::from_sysfs(&self.0) {
+            Ok(_) => panic!("expected an error"),
+            Err(e @ TopologyError::Sysfs { .. }) => e.to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest)
+        } else {
+            std::fs::copy(e.path(), dest).map(|_| ()).unwrap()
+        }
+    }
+}
+
+const CPU: &str = "devices/system/cpu";
+
+/// Each case replaces one file of a single scratch copy of the Nehalem-EP
+/// tree (`None` deletes it), checks the error names it, and restores it.
+#[test]
+fn broken_trees_name_the_file() {
+    let s = Scratch::new("nehalem-ep", "broken");
+    let cases: [(&str, Option<&str>, &str); 9] = [
+        ("cpu2/topology/core_id", None, "cpu2/topology/core_id: cannot read"),
+        ("cpu1/topology/physical_package_id", Some("one"), "physical_package_id: expected an integer, found \"one\""),
+        ("cpu3/topology/thread_siblings_list", Some("3-1"), "thread_siblings_list: CPU range 3-1 runs backwards"),
+        ("cpu3/topology/thread_siblings_list", Some("11"), "does not contain CPU 3 itself"),
+        ("online", Some("0-3,5-15"), "CPU 4 is offline or missing"),
+        ("cpu0/cache/index2/size", Some("big"), "index2/size: expected a size like 32K"),
+        ("cpu2/cache/index3/shared_cpu_list", Some("0-3"), "overlaps"),
+        ("../node/node1/distance", Some("21"), "node1/distance: has 1 distances for 2 nodes"),
+        ("../node/node1/cpulist", Some("1,3,5"), "CPU 7 is in no node's cpulist"),
+    ];
+    for (file, content, needle) in cases {
+        let rel = format!("{CPU}/{file}");
+        let original = std::fs::read_to_string(s.0.join(&rel)).unwrap();
+        match content {
+            Some(text) => s.write(&rel, &format!("{text}\n")),
+            None => s.remove(&rel),
+        }
+        let msg = s.error();
+        s.write(&rel, &original);
+        assert!(msg.contains(needle), "{file}: {msg:?} should mention {needle:?}");
+    }
+    assert!(Host::from_sysfs(&s.0).is_ok(), "restored tree parses");
+}
+
+#[test]
+fn sibling_ids_must_match_thread_siblings() {
+    let s = Scratch::new("q6600", "core-ids");
+    // CPU 1 claims core 0, making it CPU 0's SMT sibling by ids, while
+    // thread_siblings_list says each CPU is alone.
+    s.write(&format!("{CPU}/cpu1/topology/core_id"), "0\n");
+    let msg = s.error();
+    assert!(msg.contains("CPU 1 and CPU 0 are both package 0 die 0 core 0 thread 0"), "{msg}");
+    s.write(&format!("{CPU}/cpu1/topology/core_id"), "2\n");
+    s.write(&format!("{CPU}/cpu0/topology/thread_siblings_list"), "0,2\n");
+    let msg = s.error();
+    assert!(
+        msg.contains("cpu0/topology/thread_siblings_list: lists 0,2, but package/die/core ids make CPUs 0 one core"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn empty_tree_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("cfs-topology-{}-empty", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let msg = Host::from_sysfs(&dir).unwrap_err().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(msg.contains("devices/system/cpu: cannot list"), "{msg}");
+}

@@ -1,0 +1,103 @@
+//! `core_ops`: an arbitrary sequence of API calls against cfs-core on an
+//! arbitrary small host, profile, feature mask and patch set, with the
+//! online invariants on. A panic or an invariant violation is a finding;
+//! refusals (`SchedError` other than `Invariant`) are expected answers.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use cfs_core::{Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams};
+use cfs_topology::Host;
+use libfuzzer_sys::fuzz_target;
+
+const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s2c2t"];
+
+#[derive(Arbitrary, Debug)]
+enum Op {
+    Spawn { cpu: u8, nice: i8, policy: u8, mask: u16 },
+    Fork { task: u8 },
+    Wake { task: u8, cpu: u8, sync: bool, irq: bool },
+    Schedule { cpu: u8, how: u8 },
+    Tick { cpu: u8 },
+    Hrtick { cpu: u8 },
+    Advance { ns: u32 },
+    SetNice { task: u8, nice: i8 },
+    SetPolicy { task: u8, policy: u8 },
+    SetAffinity { task: u8, mask: u16 },
+    Rebalance { cpu: u8 },
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    host: u8,
+    version: u8,
+    features: u32,
+    patches: u8,
+    start: u64,
+    ops: Vec<Op>,
+}
+
+fn policy(p: u8) -> Policy {
+    match p % 3 {
+        0 => Policy::Normal,
+        1 => Policy::Batch,
+        _ => Policy::Idle,
+    }
+}
+
+fuzz_target!(|input: Input| {
+    let Ok(host) = cfs_topology::parse_any(HOSTS[input.host as usize % HOSTS.len()]) else { return };
+    let version = KernelVersion::ALL[input.version as usize % KernelVersion::ALL.len()];
+    let n = host.nr_cpus();
+    let mut cfg = Config::new(version, n);
+    for (i, p) in Patch::ALL.iter().enumerate() {
+        if input.patches & (1 << i) != 0 {
+            if let Ok(c) = cfg.with_patch(*p) {
+                cfg = c;
+            }
+        }
+    }
+    let valid = cfg.feature_table().valid_bits();
+    cfg = cfg.with_features_mask(input.features & valid).expect("masked to valid bits");
+    cfg.check_invariants = true;
+    let mut s = Scheduler::new(cfg, host.build_domains(version)).expect("valid config");
+    let mut now = input.start;
+    let task = |t: u8, s: &Scheduler| TaskId(t as u32 % (s.tasks().len().max(1) as u32));
+    for op in input.ops.iter().take(512) {
+        let r: Result<(), SchedError> = match *op {
+            Op::Spawn { cpu, nice, policy: p, mask } => {
+                let params = TaskParams::normal().nice(nice as i32).policy(policy(p)).allowed(CpuMask::from_cpus(
+                    (0..16).filter(|b| mask & (1 << b) != 0),
+                ));
+                s.spawn(now, cpu as usize % n, params).map(|_| ())
+            }
+            Op::Fork { task: t } => s.fork(now, task(t, &s), None).map(|_| ()),
+            Op::Wake { task: t, cpu, sync, irq } => {
+                let id = task(t, &s);
+                if irq {
+                    s.wake_up_irq(now, id, cpu as usize % n, sync).map(|_| ())
+                } else {
+                    s.wake_up(now, id, cpu as usize % n, sync).map(|_| ())
+                }
+            }
+            Op::Schedule { cpu, how } => {
+                let how = [Deschedule::Preempt, Deschedule::Sleep, Deschedule::Exit, Deschedule::Yield][how as usize % 4];
+                s.schedule(now, cpu as usize % n, how).map(|_| ())
+            }
+            Op::Tick { cpu } => s.tick(now, cpu as usize % n).map(|_| ()),
+            Op::Hrtick { cpu } => s.hrtick(now, cpu as usize % n).map(|_| ()),
+            Op::Advance { ns } => {
+                now = now.wrapping_add(ns as u64);
+                Ok(())
+            }
+            Op::SetNice { task: t, nice } => s.set_nice(now, task(t, &s), nice as i32),
+            Op::SetPolicy { task: t, policy: p } => s.set_policy(now, task(t, &s), policy(p)),
+            Op::SetAffinity { task: t, mask } => {
+                s.set_affinity(now, task(t, &s), CpuMask::from_cpus((0..16).filter(|b| mask & (1 << b) != 0)))
+            }
+            Op::Rebalance { cpu } => s.rebalance(now, cpu as usize % n),
+        };
+        if let Err(SchedError::Invariant(v)) = r {
+            panic!("{v}");
+        }
+    }
+});
