@@ -54,11 +54,7 @@ fn load_balance(c: &mut Criterion) {
     for (cpus, spec) in [(2, "1s2c"), (16, "2s8c"), (64, "4s16c"), (256, "8n2s16c"), (1024, "16n4s16c")] {
         let s = imbalanced(spec, 2 * cpus);
         g.bench_with_input(BenchmarkId::from_parameter(cpus), &cpus, |b, &cpus| {
-            b.iter_batched(
-                || s.clone(),
-                |mut s| black_box(s.rebalance(10_000_000, cpus - 1)),
-                BatchSize::LargeInput,
-            )
+            b.iter_batched(|| s.clone(), |mut s| black_box(s.rebalance(10_000_000, cpus - 1)), BatchSize::LargeInput)
         });
     }
     g.finish();
