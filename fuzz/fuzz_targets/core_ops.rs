@@ -6,7 +6,6 @@
 
 use arbitrary::Arbitrary;
 use cfs_core::{Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams};
-use cfs_topology::Host;
 use libfuzzer_sys::fuzz_target;
 
 const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s2c2t"];
