@@ -33,6 +33,10 @@ pub fn block_wake_cycle(s: &mut Scheduler, now: &mut u64) -> Option<TaskId> {
     *now += 1_000;
     s.schedule(*now, 0, Deschedule::Sleep).ok()?;
     s.wake_up(*now, curr, 0, false).ok()?;
+    if s.curr(0).is_none() {
+        // The queue was empty after the block: the woken task runs next.
+        s.schedule(*now, 0, Deschedule::Preempt).ok()?;
+    }
     s.curr(0)
 }
 
