@@ -394,7 +394,9 @@ impl<O: Observer> Scheduler<O> {
             }
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {
-                self.rqs[busiest].clock = self.now;
+                // No update_rq_clock(busiest) here (only load_balance_newidle
+                // and active_load_balance do it): task_hot reads the clock of
+                // busiest's last event (sched.c:3317).
                 moved = self.move_tasks(this_cpu, busiest, bg.imbalance, (this_cpu, sd_i), reason, &mut all_pinned);
                 if all_pinned {
                     cpus.clear(busiest);
@@ -410,8 +412,11 @@ impl<O: Observer> Scheduler<O> {
         if moved == 0 {
             st.nr_balance_failed += 1;
             if st.nr_balance_failed > cache_nice_tries + 2 {
+                // The idle task may only run on its own CPU (init_idle,
+                // sched.c:5479), so a busiest CPU still running idle counts as
+                // pinned (sched.c:3349).
                 let curr_allows =
-                    self.rqs[busiest].curr.is_none_or(|c| self.tasks[c.0 as usize].allowed.contains(this_cpu));
+                    self.rqs[busiest].curr.is_some_and(|c| self.tasks[c.0 as usize].allowed.contains(this_cpu));
                 if !curr_allows {
                     return self.out_one_pinned(this_cpu, sd_i, true, sd_idle);
                 }
@@ -524,7 +529,9 @@ impl<O: Observer> Scheduler<O> {
         let hz = self.cfg.hz;
         let jiffies = self.jiffies();
         let mut next_balance = jiffies + hz as u64;
-        let mut pulled_task = 0;
+        // -1, as in the kernel: a first SD_LOAD_BALANCE domain without
+        // SD_BALANCE_NEWIDLE ends the walk (sched.c:3503, 3521).
+        let mut pulled_task = -1;
         let nr_before = self.rqs[this_cpu].nr_running;
         for sd_i in 0..self.domains.of(this_cpu).len() {
             let flags = self.domains.of(this_cpu)[sd_i].flags;
@@ -551,7 +558,11 @@ impl<O: Observer> Scheduler<O> {
     /// asked to push moves one (not running, not hot) task to `push_cpu`.
     pub(crate) fn active_load_balance(&mut self, busiest: CpuId) {
         self.rqs[busiest].active_balance = false;
-        if self.rqs[busiest].nr_running <= 1 {
+        // The kernel tests `nr_running <= 1` while the (RT) migration thread
+        // runs and is counted: for the fair tasks modelled here that is "none
+        // left" (sched.c:3548). A single task can be pushed (2.6.25/2.6.32
+        // iterators return it; 2.6.26's never returns the last entry).
+        if self.rqs[busiest].nr_running == 0 {
             return;
         }
         let target = self.rqs[busiest].push_cpu;

@@ -388,7 +388,9 @@ impl<O: Observer> Scheduler<O> {
             return;
         }
         let now = self.rqs[cpu].clock;
-        let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| e > now);
+        // hrtimer_active: armed and not yet expired (wrap-safe: the expiry may
+        // lie past 2^64 while `now` does not).
+        let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| (e.wrapping_sub(now) as i64) > 0);
         if self.hrtick_enabled() && !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
             return;
         }
@@ -512,7 +514,8 @@ impl<O: Observer> Scheduler<O> {
             let se = &self.t(curr).se;
             if se.last_preempter.is_some() && se.last_preempter != Some(p) && se_w >= pse_w {
                 let exec = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
-                if (exec as i64) < t.migration_cost {
+                // u64 < unsigned int: -1 reads as 4_294_967_295.
+                if exec < u64::try_from(t.migration_cost).unwrap_or(u64::from(u32::MAX)) {
                     preempt = false;
                 }
             }
@@ -680,6 +683,15 @@ impl<O: Observer> Scheduler<O> {
         rq.curr = next;
         if next != prev {
             rq.nr_switches += 1;
+            // TIF_NEED_RESCHED is per task: a resched raised during this
+            // schedule() (the dequeue's hrtick_start_fair, idle_balance's
+            // check_preempt_curr) was set on prev, which schedule() had
+            // already cleared (sched.c:4169, sched_fair.c:817-826); the task switched in
+            // starts with its own flag clear.
+            if rq.need_resched {
+                rq.need_resched = false;
+                self.resched_pending.clear(cpu);
+            }
         }
         if let Some(n) = next {
             self.tm(n).state = TaskState::Running;
@@ -700,6 +712,11 @@ impl<O: Observer> Scheduler<O> {
             self.move_queued_task(p, cpu, dest, MigrateReason::Affinity);
         } else if state != TaskState::Running {
             self.pending_move.swap_remove(i);
+            // It blocked first: __migrate_task finds it !on_rq and still does
+            // set_task_cpu(p, dest_cpu) (2.6.26 sched.c:5611-5641).
+            if state == TaskState::Sleeping && !allowed.contains(cpu) {
+                self.set_task_cpu(p, allowed.first().unwrap_or(cpu));
+            }
         }
     }
 
@@ -722,7 +739,7 @@ impl<O: Observer> Scheduler<O> {
     /// The hrtick hrtimer fired: `entity_tick(queued = 1)`.
     pub(crate) fn hrtick_fire(&mut self, now: u64, cpu: CpuId) {
         match self.rqs[cpu].hrtick_expire {
-            Some(e) if now >= e => {}
+            Some(e) if (now.wrapping_sub(e) as i64) >= 0 => {}
             _ => return,
         }
         self.rqs[cpu].hrtick_expire = None;

@@ -76,6 +76,8 @@ pub mod entity;
 pub mod fair;
 pub mod features;
 pub mod invariants;
+#[cfg(test)]
+mod kernel_pins;
 pub mod observe;
 pub mod patches;
 pub mod profile;

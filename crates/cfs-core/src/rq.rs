@@ -62,9 +62,10 @@ impl Rq {
         }
     }
 
-    /// `idle_cpu()`: the idle task is current and nothing is queued.
+    /// `idle_cpu()` (2.6.26 sched.c:4698): the idle task is current. A CPU
+    /// that has tasks queued but has not switched to one yet is idle.
     pub fn is_idle(&self) -> bool {
-        self.curr.is_none() && self.nr_running == 0
+        self.curr.is_none()
     }
 
     /// `update_cpu_load` (2.6.26 sched.c:2570), once per tick:

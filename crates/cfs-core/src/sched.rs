@@ -484,7 +484,11 @@ impl<O: Observer> Scheduler<O> {
         }
         let nice = clamp_nice(nice);
         let policy = self.t(task).policy;
-        self.change_weight(now, task, policy, nice);
+        // set_user_nice returns at once when the nice level does not change
+        // (2.6.26 sched.c:4570): no requeue, buddies and min_vruntime untouched.
+        if nice != self.t(task).nice {
+            self.change_weight(now, task, policy, nice);
+        }
         self.finish(ApiCall::SetNice { now, task, nice })
     }
 
@@ -495,14 +499,29 @@ impl<O: Observer> Scheduler<O> {
             return Err(SchedError::WrongState { task, state: st, op: "set_policy" });
         }
         let nice = self.t(task).nice;
+        let (cpu, on_rq) = (self.t(task).cpu, self.t(task).se.on_rq);
+        let running = self.rqs[cpu].curr == Some(task);
         self.change_weight(now, task, policy, nice);
+        // sched_setscheduler (2.6.26 sched.c:4850-4864): a running task goes
+        // through put_prev_task + set_curr_task, which starts a new slice
+        // (set_next_entity: prev_sum_exec_runtime = sum_exec_runtime); a queued
+        // one gets check_class_changed -> prio_changed_fair -> check_preempt_curr
+        // (the fair policies share prio, so a running one is not rescheduled).
+        if running {
+            let se = &mut self.tm(task).se;
+            se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        } else if on_rq {
+            self.check_preempt_curr(cpu, task, false);
+        }
         self.finish(ApiCall::SetPolicy { now, task, policy })
     }
 
     /// `set_cpus_allowed_ptr`. A queued task on a now-forbidden CPU moves
     /// at once to the first allowed CPU (`any_online_cpu`); a running one
     /// is marked for the migration thread and its CPU rescheduled; a
-    /// sleeping one is placed at its next wakeup.
+    /// sleeping one just gets that CPU as its `task_cpu` (migrate_task:
+    /// `!on_rq && !task_running` -> set_task_cpu, 2.6.26 sched.c:1745-1760),
+    /// so its next wakeup starts from an allowed CPU.
     pub fn set_affinity(&mut self, now: u64, task: TaskId, mask: CpuMask) -> Result<(), SchedError> {
         let st = self.check_task(task)?;
         if st == TaskState::Dead {
@@ -526,7 +545,8 @@ impl<O: Observer> Scheduler<O> {
                     }
                     self.resched_cpu(cpu);
                 }
-                TaskState::Sleeping | TaskState::Dead => {}
+                TaskState::Sleeping => self.set_task_cpu(task, dest),
+                TaskState::Dead => {}
             }
         }
         self.finish(ApiCall::SetAffinity { now, task, mask })

@@ -175,7 +175,10 @@ impl<O: Observer> Scheduler<O> {
         if !flags.contains(SdFlags::WAKE_AFFINE) || (new_form && !self.cfg.features.has(Feature::AffineWakeups)) {
             return None;
         }
-        let cost = self.cfg.tunables.migration_cost;
+        // sysctl_sched_migration_cost is an unsigned int (sched_fair.c:74)
+        // compared with u64 runtimes: -1 reads as 4_294_967_295 here (only
+        // task_hot tests for -1).
+        let cost = u64::try_from(self.cfg.tunables.migration_cost).unwrap_or(u64::from(u32::MAX));
         // `current` (the waker) and this_rq->curr are the same task here:
         // the driver calls wake_up from the CPU the waker runs on. An
         // interrupt wakeup from idle has the idle task as current, whose
@@ -191,7 +194,7 @@ impl<O: Observer> Scheduler<O> {
                 let se = &self.t(c).se;
                 if se.last_preempter.is_some() && se.last_preempter != Some(p) {
                     let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
-                    if (ran as i64) < cost {
+                    if ran < cost {
                         return None;
                     }
                 }
@@ -201,7 +204,7 @@ impl<O: Observer> Scheduler<O> {
             // patches.md §3 (sync-load clamp): only when tl > weight.
             if rules.patches.has(Patch::SyncLoadClamp) && tl <= curr_w { tl } else { tl.wrapping_sub(curr_w) }
         };
-        let overlaps_small = curr_overlap.is_some_and(|o| (o as i64) < cost) && (p_overlap as i64) < cost;
+        let overlaps_small = curr_overlap.is_some_and(|o| o < cost) && p_overlap < cost;
         // patches.md §1 (waker): the shortcut only for the task's own waker.
         let waker_ok =
             !rules.patches.has(Patch::Waker) || curr.is_some_and(|c| self.t(p).se.waker == self.t(c).se.waker);
