@@ -73,8 +73,12 @@ impl<O: Observer> Scheduler<O> {
         t.map_or(MAX_PRIO, |t| 120 + self.t(t).nice)
     }
 
-    fn jiffies(&self) -> u64 {
-        self.now / self.cfg.tick_ns()
+    /// `jiffies`: ticks since the first call this scheduler saw. The
+    /// kernel's jiffies do not follow the scheduler clock, so counting from
+    /// the first `now` keeps balancing intervals right when a driver starts
+    /// its clock just below 2^64 and it wraps.
+    pub(crate) fn jiffies(&self) -> u64 {
+        self.now.wrapping_sub(self.origin.unwrap_or(self.now)) / self.cfg.tick_ns()
     }
 
     /// `task_hot(p, now, sd)` (2.6.26 sched.c:1683): the next buddy is hot

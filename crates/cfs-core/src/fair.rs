@@ -730,7 +730,7 @@ impl<O: Observer> Scheduler<O> {
         let idle = self.rqs[cpu].is_idle();
         self.rqs[cpu].idle_at_tick = idle;
         // trigger_load_balance: raise SCHED_SOFTIRQ when next_balance is due.
-        let jiffies = now / self.cfg.tick_ns();
+        let jiffies = self.jiffies();
         if jiffies >= self.rqs[cpu].next_balance {
             self.rebalance_domains(cpu, idle);
         }

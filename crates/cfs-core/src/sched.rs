@@ -144,6 +144,8 @@ pub struct Scheduler<O: Observer = ()> {
     /// at their next preemption, as the migration thread would.
     pub(crate) pending_move: Vec<TaskId>,
     pub(crate) now: u64,
+    /// The first time any call passed in (the epoch of `jiffies`).
+    pub(crate) origin: Option<u64>,
 }
 
 impl<O: Observer> fmt::Debug for Scheduler<O> {
@@ -211,6 +213,7 @@ impl<O: Observer> Scheduler<O> {
             history: History::default(),
             pending_move: Vec::new(),
             now: 0,
+            origin: None,
         })
     }
 
@@ -308,8 +311,15 @@ impl<O: Observer> Scheduler<O> {
 
     /// `update_rq_clock`: the caller's time is the rq clock.
     pub(crate) fn set_clock(&mut self, cpu: CpuId, now: u64) {
-        self.now = now;
+        self.advance(now);
         self.rqs[cpu].clock = now;
+    }
+
+    /// Records the caller's time as "now" (and the jiffies epoch on the
+    /// first call).
+    pub(crate) fn advance(&mut self, now: u64) {
+        self.origin.get_or_insert(now);
+        self.now = now;
     }
 
     /// `resched_task(rq->curr)`.
@@ -422,7 +432,7 @@ impl<O: Observer> Scheduler<O> {
         if st == TaskState::Dead {
             return Err(SchedError::WrongState { task, state: st, op: "wake_up" });
         }
-        self.now = now;
+        self.advance(now);
         let out = self.try_to_wake_up(now, task, waker_cpu, sync, false);
         self.finish(ApiCall::Wake { now, task, waker_cpu, sync })?;
         Ok(out)
@@ -438,7 +448,7 @@ impl<O: Observer> Scheduler<O> {
         if st == TaskState::Dead {
             return Err(SchedError::WrongState { task, state: st, op: "wake_up_irq" });
         }
-        self.now = now;
+        self.advance(now);
         let out = self.try_to_wake_up(now, task, cpu, sync, true);
         self.finish(ApiCall::Wake { now, task, waker_cpu: cpu, sync })?;
         Ok(out)
@@ -528,7 +538,7 @@ impl<O: Observer> Scheduler<O> {
             return Err(SchedError::WrongState { task, state: st, op: "set_affinity" });
         }
         let mask = self.normalise_mask(mask)?;
-        self.now = now;
+        self.advance(now);
         self.tm(task).allowed = mask;
         let cpu = self.t(task).cpu;
         if !mask.contains(cpu) {
