@@ -1,0 +1,469 @@
+//! The published Q6600 pgbench tables (`../shared/data/*.csv`) and the
+//! comparison of the model against them (`cfs-sim calibrate`).
+//!
+//! The numbers here are for *comparison only*: nothing in the engine, the
+//! cost model or the workloads reads them. Each column the model can
+//! express is mapped to a scheduler configuration; columns of kernels the
+//! model does not have (2.6.22's O(1) scheduler, 2.6.24) are left out.
+
+use crate::experiment::{Plan, Results, SchedSpec};
+use std::fmt::Write;
+
+/// A published column the model can express.
+#[derive(Clone, Copy, Debug)]
+pub struct PubColumn {
+    /// The CSV column name.
+    pub name: &'static str,
+    /// The model configuration (`--config` syntax, on profile 2.6.26-rc4).
+    pub config: &'static str,
+    /// Values by client count.
+    pub values: &'static [(u32, f64)],
+}
+
+/// A published table.
+#[derive(Clone, Copy, Debug)]
+pub struct PubTable {
+    /// File name in ../shared/data.
+    pub file: &'static str,
+    /// Who measured it.
+    pub who: &'static str,
+    /// Expressible columns.
+    pub columns: &'static [PubColumn],
+}
+
+macro_rules! col {
+    ($name:expr, $cfg:expr, [$(($c:expr, $v:expr)),* $(,)?]) => {
+        PubColumn { name: $name, config: $cfg, values: &[$(($c, $v)),*] }
+    };
+}
+
+/// pgbench-q6600-features.csv (Greg Smith, 2008-05-28, median of 5).
+pub const FEATURES: PubTable = PubTable {
+    file: "pgbench-q6600-features.csv",
+    who: "Greg Smith 2008-05-28, median of 5",
+    columns: &[
+        col!(
+            "2.6.26.git_895",
+            "name=895",
+            [
+                (1, 11043.0),
+                (2, 11452.0),
+                (3, 13231.0),
+                (4, 13053.0),
+                (6, 12263.0),
+                (8, 11748.0),
+                (10, 11612.0),
+                (15, 11414.0),
+                (20, 11332.0),
+                (30, 10743.0),
+                (40, 10406.0),
+                (50, 10534.0),
+                (60, 9816.0)
+            ]
+        ),
+        col!(
+            "2.6.26.git_waker_patch",
+            "name=waker,patch=waker",
+            [
+                (1, 11041.0),
+                (2, 16306.0),
+                (3, 18476.0),
+                (4, 17942.0),
+                (6, 18472.0),
+                (8, 19109.0),
+                (10, 19537.0),
+                (15, 19518.0),
+                (20, 19029.0),
+                (30, 18884.0),
+                (40, 18609.0),
+                (50, 17478.0),
+                (60, 17467.0)
+            ]
+        ),
+        col!(
+            "f=0",
+            "name=0,features=0",
+            [
+                (1, 9214.0),
+                (2, 16916.0),
+                (3, 24202.0),
+                (4, 26639.0),
+                (6, 28918.0),
+                (8, 32730.0),
+                (10, 31688.0),
+                (15, 33209.0),
+                (20, 32583.0),
+                (30, 32447.0),
+                (40, 31704.0),
+                (50, 29483.0),
+                (60, 28614.0)
+            ]
+        ),
+        col!(
+            "f=893",
+            "name=893,features=893",
+            [
+                (1, 11204.0),
+                (2, 11165.0),
+                (3, 11348.0),
+                (4, 11331.0),
+                (6, 11761.0),
+                (8, 12190.0),
+                (10, 12331.0),
+                (15, 13050.0),
+                (20, 13544.0),
+                (30, 14191.0),
+                (40, 11017.0),
+                (50, 14683.0),
+                (60, 14817.0)
+            ]
+        ),
+        col!(
+            "f=863",
+            "name=863,features=863",
+            [
+                (1, 9232.0),
+                (2, 16686.0),
+                (3, 26210.0),
+                (4, 25094.0),
+                (6, 30525.0),
+                (8, 31775.0),
+                (10, 29644.0),
+                (15, 28651.0),
+                (20, 25776.0),
+                (30, 21772.0),
+                (40, 20600.0),
+                (50, 19949.0),
+                (60, 18681.0)
+            ]
+        ),
+        col!(
+            "f=861",
+            "name=861,features=861",
+            [
+                (1, 9433.0),
+                (2, 16097.0),
+                (3, 26906.0),
+                (4, 25679.0),
+                (6, 33297.0),
+                (8, 35912.0),
+                (10, 36215.0),
+                (15, 36452.0),
+                (20, 35707.0),
+                (30, 33501.0),
+                (40, 32743.0),
+                (50, 31047.0),
+                (60, 29576.0)
+            ]
+        ),
+    ],
+};
+
+/// The other Q6600 tables.
+pub const OTHERS: [PubTable; 5] = [
+    PubTable {
+        file: "pgbench-q6600-affinity-fix.csv",
+        who: "Greg Smith and Mike Galbraith 2008-06-06",
+        columns: &[
+            col!(
+                "2.6.26.git",
+                "name=895",
+                [
+                    (1, 11043.0),
+                    (2, 11452.0),
+                    (3, 13231.0),
+                    (4, 13053.0),
+                    (6, 12263.0),
+                    (8, 11748.0),
+                    (10, 11612.0),
+                    (15, 11414.0),
+                    (20, 11332.0),
+                    (30, 10743.0),
+                    (40, 10406.0),
+                    (50, 10534.0)
+                ]
+            ),
+            col!(
+                "affinity_fix_greg",
+                "name=affinity-fix,patch=affinity-fix",
+                [
+                    (1, 11003.0),
+                    (2, 16868.0),
+                    (3, 20381.0),
+                    (4, 22222.0),
+                    (6, 23546.0),
+                    (8, 23895.0),
+                    (10, 22492.0),
+                    (15, 21896.0),
+                    (20, 21015.0),
+                    (30, 18411.0),
+                    (40, 17982.0),
+                    (50, 17009.0)
+                ]
+            ),
+            col!(
+                "affinity_fix_mike",
+                "name=affinity-fix,patch=affinity-fix",
+                [
+                    (1, 10122.0),
+                    (2, 14360.0),
+                    (3, 17049.0),
+                    (4, 18749.0),
+                    (6, 24913.0),
+                    (8, 27976.0),
+                    (10, 29347.0),
+                    (15, 29157.0),
+                    (20, 28392.0),
+                    (30, 26590.0),
+                    (40, 24422.0),
+                    (50, 23306.0)
+                ]
+            ),
+        ],
+    },
+    PubTable {
+        file: "pgbench-q6600-batch.csv",
+        who: "Mike Galbraith 2008-05-23",
+        columns: &[
+            col!(
+                "2.6.26.git",
+                "name=895",
+                [
+                    (1, 9999.4),
+                    (2, 14042.6),
+                    (3, 15621.2),
+                    (4, 16436.1),
+                    (5, 19926.6),
+                    (6, 22375.9),
+                    (8, 25825.3),
+                    (10, 26754.5),
+                    (15, 28711.8),
+                    (20, 28512.3),
+                    (30, 26682.6),
+                    (40, 24964.9),
+                    (50, 21078.6)
+                ]
+            ),
+            col!(
+                "2.6.26.git_batch",
+                "name=batch,features=0,policy=batch",
+                [
+                    (1, 9915.8),
+                    (2, 14958.4),
+                    (3, 25047.0),
+                    (4, 25007.2),
+                    (5, 27853.1),
+                    (6, 28119.5),
+                    (8, 31070.7),
+                    (10, 31596.4),
+                    (15, 30963.1),
+                    (20, 30127.6),
+                    (30, 28185.2),
+                    (40, 26282.4),
+                    (50, 25356.8)
+                ]
+            ),
+        ],
+    },
+    PubTable {
+        file: "pgbench-q6600-default-2.6.26.csv",
+        who: "Mike Galbraith 2008-05-22",
+        columns: &[col!(
+            "2.6.26_default",
+            "name=895",
+            [
+                (1, 10014.8),
+                (2, 9791.4),
+                (3, 10575.4),
+                (4, 9763.2),
+                (5, 10160.3),
+                (6, 9893.2),
+                (8, 9567.0),
+                (10, 10294.5),
+                (15, 9444.1),
+                (20, 9137.9),
+                (30, 8277.8),
+                (40, 7925.8),
+                (50, 7646.6)
+            ]
+        )],
+    },
+    PubTable {
+        file: "pgbench-q6600-no-sync-wakeups.csv",
+        who: "Mike Galbraith 2008-05-22",
+        columns: &[col!(
+            "2.6.26.git_f863",
+            "name=863,features=863",
+            [
+                (1, 8173.5),
+                (2, 15738.2),
+                (3, 23399.4),
+                (4, 21401.2),
+                (5, 21682.8),
+                (6, 26396.3),
+                (8, 29910.3),
+                (10, 29953.6),
+                (15, 29535.7),
+                (20, 28950.9),
+                (30, 27159.7),
+                (40, 24163.3),
+                (50, 23258.5)
+            ]
+        )],
+    },
+    PubTable {
+        file: "pgbench-q6600-sync-load-clamp.csv",
+        who: "Mike Galbraith 2008-05-23",
+        columns: &[
+            col!(
+                "clamp_batch",
+                "name=clamp-batch,patch=sync-load-clamp,policy=batch",
+                [
+                    (1, 9209.5),
+                    (2, 15792.4),
+                    (3, 23369.2),
+                    (4, 23140.1),
+                    (5, 24556.5),
+                    (6, 24926.5),
+                    (8, 26896.6),
+                    (10, 27351.0),
+                    (15, 29005.4),
+                    (20, 28558.3),
+                    (30, 27002.3),
+                    (40, 25809.2),
+                    (50, 24589.5)
+                ]
+            ),
+            col!(
+                "clamp_no_batch",
+                "name=clamp,patch=sync-load-clamp",
+                [
+                    (1, 8417.5),
+                    (2, 15559.7),
+                    (3, 23417.9),
+                    (4, 21982.6),
+                    (5, 24212.5),
+                    (6, 21870.6),
+                    (8, 25178.2),
+                    (10, 27350.4),
+                    (15, 27958.8),
+                    (20, 28012.0),
+                    (30, 26668.8),
+                    (40, 24871.6),
+                    (50, 23687.8)
+                ]
+            ),
+        ],
+    },
+];
+
+/// The fidelity columns and client counts of issue 5.
+pub const FIDELITY_COLUMNS: [&str; 5] = ["2.6.26.git_895", "f=863", "f=861", "f=893", "2.6.26.git_waker_patch"];
+/// Client counts of the fidelity figures.
+pub const FIDELITY_CLIENTS: [u32; 7] = [1, 2, 4, 8, 15, 30, 60];
+
+/// The configurations a set of published columns needs, deduplicated by
+/// label, in first-seen order.
+pub fn specs_for(tables: &[&PubTable]) -> Vec<SchedSpec> {
+    let mut out: Vec<SchedSpec> = Vec::new();
+    for t in tables {
+        for c in t.columns {
+            let s = SchedSpec::profile("2.6.26-rc4")
+                .with_items(c.config)
+                .unwrap_or_else(|_| SchedSpec::profile("2.6.26-rc4"));
+            if !out.iter().any(|o| o.label == s.label) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// Model value for a published column at a client count.
+fn model(plan: &Plan, res: &Results, c: &PubColumn, n: u32) -> Option<f64> {
+    let label = SchedSpec::profile("2.6.26-rc4").with_items(c.config).ok()?.label?;
+    let ci = plan.columns.iter().position(|col| col.label == label)?;
+    res.median(ci, n)
+}
+
+/// The two fidelity figures of issue 5: the median relative error over
+/// the fidelity columns and clients, and the fraction of column pairs
+/// (differing by more than 10% in the data) the model orders the same way.
+pub fn fidelity(plan: &Plan, res: &Results) -> (f64, f64, usize, usize) {
+    let cols: Vec<&PubColumn> =
+        FIDELITY_COLUMNS.iter().filter_map(|n| FEATURES.columns.iter().find(|c| c.name == *n)).collect();
+    let mut errs = Vec::new();
+    let (mut agree, mut pairs) = (0, 0);
+    for &n in &FIDELITY_CLIENTS {
+        let vals: Vec<(f64, f64)> = cols
+            .iter()
+            .filter_map(|c| {
+                let p = c.values.iter().find(|(k, _)| *k == n)?.1;
+                Some((p, model(plan, res, c, n)?))
+            })
+            .collect();
+        for &(p, m) in &vals {
+            errs.push(((m - p) / p).abs());
+        }
+        for i in 0..vals.len() {
+            for j in i + 1..vals.len() {
+                let (pa, ma) = vals[i];
+                let (pb, mb) = vals[j];
+                if (pa - pb).abs() / pa.min(pb) > 0.10 {
+                    pairs += 1;
+                    if (pa > pb) == (ma > mb) {
+                        agree += 1;
+                    }
+                }
+            }
+        }
+    }
+    let med = crate::experiment::median(&mut errs).unwrap_or(f64::NAN);
+    let frac = if pairs > 0 { agree as f64 / pairs as f64 } else { f64::NAN };
+    (med, frac, agree, pairs)
+}
+
+/// A markdown side-by-side of one published table against the model.
+pub fn compare_table(plan: &Plan, res: &Results, t: &PubTable) -> (String, Vec<f64>) {
+    let mut s = String::new();
+    let mut errs = Vec::new();
+    let _ = writeln!(s, "#### {} ({})\n", t.file, t.who);
+    let mut header = String::from("| clients |");
+    let mut rule = String::from("|---:|");
+    for c in t.columns {
+        let _ = write!(header, " {} pub | model | err |", c.name);
+        rule.push_str("---:|---:|---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for &n in &plan.clients {
+        if !t.columns.iter().any(|c| c.values.iter().any(|(k, _)| *k == n)) {
+            continue;
+        }
+        let _ = write!(s, "| {n} |");
+        for c in t.columns {
+            match (c.values.iter().find(|(k, _)| *k == n), model(plan, res, c, n)) {
+                (Some(&(_, p)), Some(m)) => {
+                    let e = (m - p) / p;
+                    errs.push(e.abs());
+                    let _ = write!(s, " {p:.0} | {m:.0} | {:+.0}% |", e * 100.0);
+                }
+                (Some(&(_, p)), None) => {
+                    let _ = write!(s, " {p:.0} | - | |");
+                }
+                _ => s.push_str(" | | |"),
+            }
+        }
+        s.push('\n');
+    }
+    let mut e2 = errs.clone();
+    let med = crate::experiment::median(&mut e2).unwrap_or(f64::NAN);
+    let mean = if errs.is_empty() { f64::NAN } else { errs.iter().sum::<f64>() / errs.len() as f64 };
+    let _ = writeln!(
+        s,
+        "\nmedian |error| {:.1}%, mean |error| {:.1}% over {} points\n",
+        med * 100.0,
+        mean * 100.0,
+        errs.len()
+    );
+    (s, errs)
+}

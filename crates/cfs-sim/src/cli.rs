@@ -1,0 +1,631 @@
+//! The command line: argument types (clap) and what each command does.
+//! `main.rs` only calls [`main_with`]; everything here returns errors as
+//! one-line strings instead of panicking, so every error path is testable.
+
+use crate::calibration;
+use crate::costs::CostModel;
+use crate::dist::parse_duration;
+use crate::experiment::{Plan, Results, SchedSpec, parse_sweep};
+use crate::report;
+use crate::workfile::parse_workload;
+use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Workload, WorkloadOpts};
+use cfs_core::{CpuMask, KernelVersion};
+use cfs_topology::{Host, PRESET_NAMES, PRESETS};
+use clap::{Args, Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A deterministic simulator of the Linux CFS scheduler (2.6.25-2.6.32) on
+/// 2008-era hosts. With no command it runs the seed experiment: pgbench -S
+/// on a Q6600 under 2.6.26-rc4 and its fixes.
+#[derive(Debug, Parser)]
+#[command(name = "cfs-sim", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to run (default: seed).
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+    /// The seed experiment's options, usable without the `seed` command.
+    #[command(flatten)]
+    pub seed: SeedArgs,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// The seed experiment: pgbench -S on the Q6600, eight configurations.
+    Seed(SeedArgs),
+    /// pgbench -S: one client process, N backends over unix sockets.
+    Pgbench(BenchArgs),
+    /// tbench: N client/server pairs over loopback (MB/s).
+    Tbench(BenchArgs),
+    /// N CPU-bound tasks (nice levels with --nice).
+    Hogs(BenchArgs),
+    /// hackbench-style groups of 20 senders and 20 receivers.
+    Messaging(BenchArgs),
+    /// VolanoMark-style chat rooms (one receiver wakes 19 senders).
+    Volanomark(BenchArgs),
+    /// starve.c: a child signalling its sleeping parent on one CPU.
+    Starve(BenchArgs),
+    /// sysbench OLTP read-only: N client/server pairs, 16 round trips per transaction.
+    #[command(name = "sysbench-oltp")]
+    SysbenchOltp(BenchArgs),
+    /// Run a workload file (TOML or rt-app JSON).
+    Run(RunArgs),
+    /// Show a host, its sched domains under a profile, and its cost model.
+    Topology(TopoArgs),
+    /// List the host presets.
+    Hosts,
+    /// Compare the model with the published Q6600 tables (markdown).
+    Calibrate(CalArgs),
+}
+
+/// Output options shared by the experiment commands.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutArgs {
+    /// Write every run as CSV (long form).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write JSON to FILE, or to stdout instead of the table when no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Plot throughput against clients (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Chrome trace of the first run (open in ui.perfetto.dev).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Print simulated seconds per wall second and events per second.
+    #[arg(long)]
+    pub stats: bool,
+    /// Worker threads (default: all CPUs; results are identical either way).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// `cfs-sim seed`.
+#[derive(Debug, Clone, Args)]
+pub struct SeedArgs {
+    /// Runs per cell (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// Transactions per run, total over all clients (pgbench -t × clients).
+    #[arg(long, default_value_t = DEFAULT_PGBENCH_TRANSACTIONS)]
+    pub transactions: u64,
+    /// Client counts, e.g. 1,2,4-8.
+    #[arg(long)]
+    pub clients: Option<String>,
+    /// Base random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub out: OutArgs,
+}
+
+impl Default for SeedArgs {
+    fn default() -> Self {
+        SeedArgs {
+            runs: 5,
+            transactions: DEFAULT_PGBENCH_TRANSACTIONS,
+            clients: None,
+            seed: 1,
+            out: OutArgs::default(),
+        }
+    }
+}
+
+/// Options of the workload commands.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Host: a preset (x2, q6600, nehalem-ep, tigerton, stoakley), a spec
+    /// such as 2s4c2t,mhz=2930, or a TOML host file.
+    #[arg(long, default_value = "q6600")]
+    pub host: String,
+    /// Kernel profile: 2.6.25, 2.6.26-rc4, 2.6.26, 2.6.32-rc1, 2.6.32.
+    #[arg(long, default_value = "2.6.26")]
+    pub profile: String,
+    /// sched_features: a number (895, 0x37f) or names (NO_SYNC_WAKEUPS).
+    #[arg(long, value_name = "MASK")]
+    pub features: Option<String>,
+    /// A seed-thread patch (repeatable): waker, last-preempter,
+    /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit, affinity-fix.
+    #[arg(long = "patch", value_name = "NAME")]
+    pub patches: Vec<String>,
+    /// Policy of every task: normal, batch or idle.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Client counts (clients, pairs, hogs, groups, rooms), e.g. 1,2,4-8.
+    #[arg(long, value_name = "LIST")]
+    pub clients: Option<String>,
+    /// Runs per cell (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Transactions per run, total over all clients (pgbench).
+    #[arg(long, conflicts_with = "duration")]
+    pub transactions: Option<u64>,
+    /// Simulated run time, e.g. 2s or 500ms.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// CPUs of the client side (pgbench, benchmark drivers), e.g. 0.
+    #[arg(long, value_name = "CPUS")]
+    pub pin_client: Option<String>,
+    /// CPUs of the server side (postmaster and backends, servers), e.g. 1-3.
+    #[arg(long, value_name = "CPUS", alias = "pin-server")]
+    pub pin_backends: Option<String>,
+    /// Base random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A configuration column (repeatable), on top of the options above:
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
+    #[arg(long = "config", value_name = "SPEC")]
+    pub configs: Vec<String>,
+    /// A TOML sweep file of [[config]] tables (name, profile, features,
+    /// patches, policy, set, sd_flags).
+    #[arg(long, value_name = "FILE")]
+    pub sweep: Option<PathBuf>,
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
+    /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
+    #[arg(long, value_name = "LIST")]
+    pub sd_flags: Option<String>,
+    /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub nice: Option<String>,
+    /// Messages per sender (messaging, volanomark).
+    #[arg(long)]
+    pub loops: Option<u32>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub out: OutArgs,
+}
+
+/// `cfs-sim run FILE`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The workload file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub bench: BenchArgs,
+}
+
+/// `cfs-sim topology`.
+#[derive(Debug, Clone, Args)]
+pub struct TopoArgs {
+    /// Host preset, spec or TOML file.
+    pub host: String,
+    /// Kernel profile whose domains to build.
+    #[arg(long, default_value = "2.6.26")]
+    pub profile: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cfs-sim calibrate`.
+#[derive(Debug, Clone, Args)]
+pub struct CalArgs {
+    /// Runs per cell.
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// Transactions per run.
+    #[arg(long, default_value_t = DEFAULT_PGBENCH_TRANSACTIONS)]
+    pub transactions: u64,
+    /// Only the features table.
+    #[arg(long)]
+    pub features_only: bool,
+    /// Base random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// Parses `args` (program name first) and runs the command; returns the
+/// one-line error message on failure. Clap's own usage errors (unknown
+/// flags) are returned as its rendered message.
+pub fn main_with(args: &[String]) -> Result<(), String> {
+    let cli = Cli::try_parse_from(args).map_err(|e| {
+        if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+            let _ = e.print();
+            String::new()
+        } else {
+            e.render().to_string().trim_end().to_string()
+        }
+    })?;
+    match cli.cmd.unwrap_or(Cmd::Seed(cli.seed)) {
+        Cmd::Seed(a) => seed(&a),
+        Cmd::Pgbench(a) => bench(Workload::Pgbench(Default::default()), &a),
+        Cmd::Tbench(a) => bench(Workload::Tbench, &a),
+        Cmd::Hogs(a) => bench(Workload::Hogs, &a),
+        Cmd::Messaging(a) => bench(Workload::Messaging, &a),
+        Cmd::Volanomark(a) => bench(Workload::Volanomark, &a),
+        Cmd::Starve(a) => bench(Workload::Starve, &a),
+        Cmd::SysbenchOltp(a) => bench(Workload::SysbenchOltp, &a),
+        Cmd::Run(a) => {
+            let text =
+                std::fs::read_to_string(&a.file).map_err(|e| format!("cannot read {}: {e}", a.file.display()))?;
+            let wl = parse_workload(&text).map_err(|e| format!("{}: {e}", a.file.display()))?;
+            bench(Workload::File(Arc::new(wl)), &a.bench)
+        }
+        Cmd::Topology(a) => topology(&a),
+        Cmd::Hosts => {
+            let list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
+            say(&list)
+        }
+        Cmd::Calibrate(a) => calibrate(&a),
+    }
+}
+
+// ----- output -------------------------------------------------------------------
+
+/// Writes to stdout. A closed pipe (`cfs-sim | head`) ends the command
+/// quietly: the empty error makes `main` exit 0 without a message.
+fn say(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(String::new()),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}
+
+// ----- argument parsing helpers ------------------------------------------------
+
+/// A host from a preset name, a spec string, or a TOML file path.
+pub fn parse_host(name: &str) -> Result<Host, String> {
+    let bad = |why: String| {
+        format!(
+            "unknown host {name:?}: {why} (presets: {}; or a spec such as 2s4c2t, or a TOML host file)",
+            PRESET_NAMES.join(", ")
+        )
+    };
+    if name.trim().is_empty() {
+        return Err(bad("empty".into()));
+    }
+    if Path::new(name).is_file() {
+        let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read host file {name}: {e}"))?;
+        return Host::from_toml(&text).map_err(|e| format!("host file {name}: {e}"));
+    }
+    if name.contains('\n') || name.contains('=') && !name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(bad("not a preset or spec".into()));
+    }
+    cfs_topology::parse_any(name).map_err(|e| bad(e.to_string().replace('\n', " ")))
+}
+
+/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8].
+pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("bad client list {s:?} (expected e.g. 1,2,4-8; counts 1..=4096)");
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b.trim().parse().map_err(|_| bad())?;
+        if a == 0 || b < a || b > 4096 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() || out.len() > 4096 {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// A CPU list that must name CPUs of `host`.
+pub fn parse_cpus(s: &str, host: &Host, what: &str) -> Result<CpuMask, String> {
+    let m = CpuMask::parse_list(s).map_err(|e| format!("bad CPU list {s:?} for {what}: {e}"))?;
+    if m.is_empty() {
+        return Err(format!("bad CPU list {s:?} for {what}: no CPU"));
+    }
+    if let Some(c) = m.iter().find(|&c| c >= host.nr_cpus()) {
+        return Err(format!("bad CPU list {s:?} for {what}: CPU {c} does not exist (the host has {})", host.nr_cpus()));
+    }
+    Ok(m)
+}
+
+fn parse_nice(s: &str) -> Result<Vec<i32>, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|n| (-20..=19).contains(n))
+                .ok_or_else(|| format!("bad nice list {s:?} (values -20..=19)"))
+        })
+        .collect()
+}
+
+/// The base configuration from the command-line options.
+fn base_spec(a: &BenchArgs) -> Result<SchedSpec, String> {
+    let mut s = SchedSpec::profile(&a.profile);
+    s.features = a.features.clone();
+    s.patches = a.patches.clone();
+    s.policy = a.policy.clone();
+    for kv in &a.sets {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv:?} is not NAME=VALUE"))?;
+        s.sets.push((k.trim().into(), v.trim().into()));
+    }
+    s.sd_flags = a.sd_flags.clone();
+    Ok(s)
+}
+
+/// Rejects options the workload would silently ignore.
+fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
+    let name = w.name();
+    let only = |opt: &str, ok: bool, who: &str| {
+        if ok { Ok(()) } else { Err(format!("{opt} does not apply to {name} ({who} only)")) }
+    };
+    only("--transactions", a.transactions.is_none() || matches!(w, Workload::Pgbench(_)), "pgbench")?;
+    only("--nice", a.nice.is_none() || matches!(w, Workload::Hogs), "hogs")?;
+    only(
+        "--loops",
+        a.loops.is_none() || matches!(w, Workload::Messaging | Workload::Volanomark),
+        "messaging, volanomark",
+    )?;
+    only(
+        "--clients",
+        a.clients.is_none() || !matches!(w, Workload::File(_) | Workload::Starve),
+        "built-ins other than starve",
+    )?;
+    Ok(())
+}
+
+/// Builds the plan of a workload command.
+pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
+    check_applicable(&workload, a)?;
+    let host = parse_host(&a.host)?;
+    let costs = CostModel::for_host(&a.host, &host);
+    let base = base_spec(a)?;
+    let mut specs = Vec::new();
+    for c in &a.configs {
+        specs.push(base.with_items(c)?);
+    }
+    if let Some(path) = &a.sweep {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        specs.extend(parse_sweep(&text, &base)?);
+    }
+    if specs.is_empty() {
+        specs.push(base);
+    }
+    let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let clients = match (&a.clients, &workload) {
+        (Some(c), _) => parse_clients(c)?,
+        (None, w) => w.default_clients(host.nr_cpus()),
+    };
+    let duration_ns = a.duration.as_deref().map(parse_duration).transpose().map_err(|e| format!("--duration: {e}"))?;
+    if duration_ns == Some(0) {
+        return Err("--duration must be positive".into());
+    }
+    if a.transactions == Some(0) {
+        return Err("--transactions must be positive".into());
+    }
+    if a.runs == 0 || a.runs > 1000 {
+        return Err("--runs must be 1..=1000".into());
+    }
+    let opts = WorkloadOpts {
+        transactions: a.transactions,
+        duration_ns,
+        policy: None,
+        pin_client: a.pin_client.as_deref().map(|s| parse_cpus(s, &host, "--pin-client")).transpose()?,
+        pin_server: a.pin_backends.as_deref().map(|s| parse_cpus(s, &host, "--pin-backends")).transpose()?,
+        nice: a.nice.as_deref().map(parse_nice).transpose()?.unwrap_or_default(),
+        loops: a.loops,
+    };
+    Ok(Plan { host, costs, workload, opts, columns, clients, runs: a.runs, seed: a.seed, trace: a.out.trace.is_some() })
+}
+
+// ----- running and output --------------------------------------------------------
+
+/// Runs a plan with an optional progress bar and thread count.
+fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
+    let n = plan.jobs().len() as u64;
+    let bar = if std::io::stderr().is_terminal() && n > 1 {
+        let b = indicatif::ProgressBar::new(n);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs ({eta} left)")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let start = Instant::now();
+    let tick = || bar.inc(1);
+    let res = match jobs {
+        Some(j) => {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build().map_err(|e| e.to_string())?;
+            pool.install(|| plan.execute(&tick))
+        }
+        None => plan.execute(&tick),
+    };
+    bar.finish_and_clear();
+    let res = res.map_err(|e| e.to_string())?;
+    Ok((res, start.elapsed().as_secs_f64()))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes the requested outputs; prints the table unless JSON goes to stdout.
+fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> Result<(), String> {
+    let json_stdout = out.json.as_deref() == Some(Path::new("-"));
+    if !json_stdout {
+        say(&report::table(plan, res, what))?;
+    }
+    if let Some(p) = &out.csv {
+        write_file(p, &report::csv(plan, res))?;
+    }
+    if let Some(p) = &out.json {
+        let text = serde_json::to_string_pretty(&report::json(plan, res)).map_err(|e| e.to_string())?;
+        if json_stdout {
+            say(&format!("{text}\n"))?;
+        } else {
+            write_file(p, &text)?;
+        }
+    }
+    if let Some(p) = &out.plot {
+        report::plot(plan, res, p, &format!("{what}: {} on {}", plan.workload.name(), plan.costs.name))?;
+    }
+    if let (Some(p), Some(t)) = (&out.trace, &res.trace) {
+        write_file(p, &serde_json::to_string(t).map_err(|e| e.to_string())?)?;
+    }
+    if out.stats {
+        let sim: f64 = res.runs.iter().map(|r| r.end_ns as f64 / 1e9).sum();
+        let events: u64 = res.runs.iter().map(|r| r.events).sum();
+        eprintln!(
+            "stats: {} runs, {sim:.2} simulated s in {wall:.2} wall s: {:.1} sim-s per wall-s, {:.2} M events/s",
+            res.runs.len(),
+            sim / wall.max(1e-9),
+            events as f64 / wall.max(1e-9) / 1e6
+        );
+    }
+    Ok(())
+}
+
+fn bench(workload: Workload, a: &BenchArgs) -> Result<(), String> {
+    let plan = plan_for(workload, a)?;
+    let (res, wall) = execute(&plan, a.out.jobs)?;
+    output(&plan, &res, &a.out, "cfs-sim", wall)
+}
+
+/// The eight columns of the seed experiment.
+pub fn seed_specs() -> Vec<SchedSpec> {
+    let rc4 = SchedSpec::profile("2.6.26-rc4");
+    let fin = SchedSpec::profile("2.6.26");
+    [
+        (&rc4, "name=895"),
+        (&rc4, "name=863,features=863"),
+        (&rc4, "name=861,features=861"),
+        (&rc4, "name=893,features=893"),
+        (&rc4, "name=waker,patch=waker"),
+        (&rc4, "name=affinity-fix,patch=affinity-fix"),
+        (&fin, "name=2.6.26"),
+        (&fin, "name=2.6.26+last-preempter,patch=last-preempter"),
+    ]
+    .iter()
+    .map(|(b, s)| b.with_items(s).unwrap_or_else(|_| (*b).clone()))
+    .collect()
+}
+
+/// The seed experiment's plan.
+pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
+    let host = parse_host("q6600")?;
+    let columns = seed_specs().iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let clients = match &a.clients {
+        Some(c) => parse_clients(c)?,
+        None => vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+    };
+    if a.runs == 0 || a.transactions == 0 {
+        return Err("--runs and --transactions must be positive".into());
+    }
+    Ok(Plan {
+        costs: CostModel::for_host("q6600", &host),
+        host,
+        workload: Workload::Pgbench(Default::default()),
+        opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
+        columns,
+        clients,
+        runs: a.runs,
+        seed: a.seed,
+        trace: a.out.trace.is_some(),
+    })
+}
+
+fn seed(a: &SeedArgs) -> Result<(), String> {
+    let plan = seed_plan(a)?;
+    let (res, wall) = execute(&plan, a.out.jobs)?;
+    let mut out = a.out.clone();
+    if out.plot.is_none() {
+        out.plot = Some(PathBuf::from("out/seed.svg"));
+    }
+    output(&plan, &res, &out, "seed experiment (2.6.26-rc4 = the features table's 2.6.26.git)", wall)?;
+    if a.out.plot.is_none() {
+        // The PNG too, labelled with the embedded font.
+        report::plot(&plan, &res, Path::new("out/seed.png"), "pgbench -S on the Q6600 (model)")?;
+        eprintln!("plots: out/seed.svg out/seed.png");
+    }
+    let (med, frac, agree, pairs) = calibration::fidelity(&plan, &res);
+    if med.is_finite() {
+        say(&format!(
+            "# vs {} (895, 863, 861, 893, waker at 1,2,4,8,15,30,60): median |error| {:.1}%, ordering agreement {:.0}% ({agree}/{pairs} pairs)\n",
+            calibration::FEATURES.file,
+            med * 100.0,
+            frac * 100.0
+        ))?;
+    }
+    Ok(())
+}
+
+fn topology(a: &TopoArgs) -> Result<(), String> {
+    let host = parse_host(&a.host)?;
+    let version: KernelVersion = a.profile.parse().map_err(|e| format!("{e}"))?;
+    let domains = host.build_domains(version);
+    let costs = CostModel::for_host(&a.host, &host);
+    if a.json {
+        let v = serde_json::json!({
+            "host": cfs_topology::host_to_json(&host),
+            "domains": cfs_topology::domains_to_json(&domains),
+            "costs": costs,
+        });
+        say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?))?;
+    } else {
+        say(&format!(
+            "{}sched domains ({version}):\n{}{}",
+            cfs_topology::render_host_summary(&host),
+            cfs_topology::render_kernel_debug(&domains),
+            costs.render()
+        ))?;
+    }
+    Ok(())
+}
+
+fn calibrate(a: &CalArgs) -> Result<(), String> {
+    let host = parse_host("q6600")?;
+    let mut tables = vec![&calibration::FEATURES];
+    if !a.features_only {
+        tables.extend(calibration::OTHERS.iter());
+    }
+    let columns = calibration::specs_for(&tables).iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let plan = Plan {
+        costs: CostModel::for_host("q6600", &host),
+        host,
+        workload: Workload::Pgbench(Default::default()),
+        opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
+        columns,
+        clients: vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+        runs: a.runs,
+        seed: a.seed,
+        trace: false,
+    };
+    let (res, wall) = execute(&plan, a.jobs)?;
+    let mut all = Vec::new();
+    for t in &tables {
+        let (text, errs) = calibration::compare_table(&plan, &res, t);
+        say(&text)?;
+        all.extend(errs);
+    }
+    let med = crate::experiment::median(&mut all.clone()).unwrap_or(f64::NAN);
+    let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
+    let (fm, ff, agree, pairs) = calibration::fidelity(&plan, &res);
+    say(&format!(
+        "overall: median |error| {:.1}%, mean |error| {:.1}% over {} points\n\
+         fidelity (895, 863, 861, 893, waker at 1,2,4,8,15,30,60): median |error| {:.1}%, ordering {:.0}% ({agree}/{pairs})\n",
+        med * 100.0,
+        mean * 100.0,
+        all.len(),
+        fm * 100.0,
+        ff * 100.0
+    ))?;
+    eprintln!("({} runs in {wall:.1} s)", res.runs.len());
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! The cost model: what the machine charges for the things a scheduler
+//! makes it do, priced by how far apart the CPUs involved are.
+//!
+//! One parameter set per host ([`CostModel::preset`]); the same set serves
+//! every kernel configuration and every workload. Each field's doc says
+//! where its value comes from, with the tags of
+//! `../shared/reference/hosts-and-costs.md`: **[P]** published, **[R]**
+//! recalled publication, **[D]** derived, **[E]** estimate. The physical
+//! derivation is written out in `docs/CALIBRATION.md`.
+//!
+//! Two kinds of cost:
+//! - **CPU work** (system call entry, context switch, wakeup, scheduler
+//!   scans) is given at the 2.4 GHz Core 2 baseline and multiplied by
+//!   [`CostModel::clock_factor`] (hosts-and-costs.md §5);
+//! - **latencies of the memory system and interrupts** (cache-line
+//!   transfers, DRAM refills, IPI delivery, C-state exit) are physical
+//!   times and are not scaled.
+//!
+//! Distances come from [`cfs_topology::Host::distance`], folded into a
+//! [`Reach`] class that indexes the per-distance tables.
+
+use cfs_topology::{Distance, Host};
+use serde::Serialize;
+
+/// How far data or an interrupt must travel between two CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Reach {
+    /// The same logical CPU.
+    SameCpu = 0,
+    /// SMT siblings (share L1 and L2).
+    Smt = 1,
+    /// Different cores sharing a data cache (Q6600 die pair: L2).
+    SharedCache = 2,
+    /// Same package, no shared cache (the two dies of a Q6600).
+    Package = 3,
+    /// Different packages, same memory node (FSB sockets).
+    Node = 4,
+    /// Different NUMA nodes.
+    Remote = 5,
+}
+
+impl Reach {
+    /// The class of a topology distance.
+    pub fn of(d: Distance) -> Reach {
+        match d {
+            Distance::SameCpu => Reach::SameCpu,
+            Distance::SameCore => Reach::Smt,
+            Distance::SharedCache { .. } => Reach::SharedCache,
+            Distance::SamePackage => Reach::Package,
+            Distance::SameNode => Reach::Node,
+            Distance::RemoteNode { .. } => Reach::Remote,
+        }
+    }
+
+    /// Names in table order.
+    pub const NAMES: [&'static str; 6] = ["same-cpu", "smt", "shared-cache", "package", "node", "remote-node"];
+}
+
+/// A value per [`Reach`] class, indexed by `Reach as usize`.
+pub type ReachTable = [f64; 6];
+
+/// One host's costs. See the module docs for units and scaling.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CostModel {
+    /// Which parameter set this is.
+    pub name: String,
+    /// CPU work multiplier against the 2.4 GHz Core 2 baseline (Q6600 and
+    /// X2 clock; hosts-and-costs.md §5 [E]: Tigerton X7350 0.82, Harpertown
+    /// 0.78, Nehalem X5570 0.72; K8 1.06 from its 70 vs 66 µs pgbench
+    /// backend in §5.1).
+    pub clock_factor: f64,
+    /// Entering and leaving any system call, ns (baseline). [R] tsuna blog:
+    /// a null syscall is 50-100 ns; the work inside socket calls is part of
+    /// each workload's run times.
+    pub syscall_ns: f64,
+    /// Direct cost of a switch between two processes: switch_mm, TLB
+    /// flush, register state and the L1 refill of the incoming task, ns
+    /// (baseline). [R] Sigoure 2010: 1.2-2 µs pinned on Core 2 / Nehalem;
+    /// §5.1 gives 1.8 µs for the Q6600.
+    pub ctx_switch_ns: f64,
+    /// try_to_wake_up of a task onto the waker's own CPU: enqueue plus the
+    /// preemption check, ns (baseline). [E] §2 notes, "well under 1 µs".
+    pub wake_local_ns: f64,
+    /// Sending a reschedule IPI (APIC ICR write and the send path), ns
+    /// (baseline), charged to the waker on top of the remote runqueue lock
+    /// transfer. [E] §5.1's 1.5 / 2.5 µs remote wake minus the lock lines.
+    pub ipi_send_ns: f64,
+    /// Cache lines of the remote runqueue (lock, rq fields, the task's
+    /// entity) a remote wakeup pulls over, each at `dirty_line_ns`. [E]
+    pub rq_lock_lines: f64,
+    /// Scheduler overhead per CPU whose runqueue a wakeup or balance pass
+    /// reads (source_load/target_load of a remote rq is a shared-line miss
+    /// plus the arithmetic), ns (baseline). [E]
+    pub scan_ns_per_cpu: f64,
+    /// From an IPI being sent to its handler running on the target, ns.
+    /// [E] §2: ~1-2 µs on FSB-era xAPIC; farther targets are slower.
+    pub ipi_latency_ns: ReachTable,
+    /// Leaving the idle state when work arrives (C1E on the desktop parts,
+    /// deeper C-states on Nehalem), ns. [E] §2 C1E 5-15 µs; chosen within
+    /// that range so the cross-CPU ping-pong of one pgbench client under
+    /// sched_features 863 matches its published 9.2K TPS [D].
+    pub idle_exit_ns: f64,
+    /// Moving one *dirty* cache line from a cache at this reach: the
+    /// latency-bound cost of reading data another CPU just wrote (socket
+    /// buffers, wait queues, a message), ns per line. [E] §2: 10-25 ns same
+    /// die, 100-150 ns across the FSB; [R] Molka PACT'09 for Nehalem.
+    pub dirty_line_ns: ReachTable,
+    /// Refilling a *working set* from a cache at this reach, ns per line,
+    /// with the hardware's memory-level parallelism (prefetchers, several
+    /// outstanding misses): the per-line cost of a bulk refill. [E]: a
+    /// same-die move refills only the private L1 from the shared L2 (L2 hit
+    /// ~6 ns, two or three misses in flight); a cross-die move pulls
+    /// modified lines over the FSB (~100-150 ns each, ~6 in flight), so a
+    /// 128 KB backend pays ~40 µs, inside §5.1's 30-50 µs.
+    pub xfer_line_ns: ReachTable,
+    /// Refilling one line from DRAM in bulk, ns. [E] ~75 ns DRAM latency
+    /// (§2) over ~6 outstanding misses.
+    pub mem_line_ns: f64,
+    /// Lines of kernel communication state a message drags along besides
+    /// its payload (skb head, socket, wait queue, the sender's task), each
+    /// at `dirty_line_ns`. [E] §5.1: ~30-60 lines.
+    pub msg_base_lines: f64,
+    /// Coefficient of variation of every run time (cache and branch luck,
+    /// interrupts not modelled). [E]
+    pub jitter_cv: f64,
+}
+
+impl CostModel {
+    /// The preset names with a parameter set (the topology presets).
+    pub const PRESETS: [&'static str; 5] = ["x2", "q6600", "nehalem-ep", "tigerton", "stoakley"];
+
+    /// The parameter set of a named host.
+    pub fn preset(name: &str) -> Option<CostModel> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "q6600" => Some(q6600()),
+            "x2" => Some(x2()),
+            "tigerton" => Some(tigerton()),
+            "stoakley" => Some(stoakley()),
+            "nehalem-ep" => Some(nehalem_ep()),
+            _ => None,
+        }
+    }
+
+    /// A parameter set for a host given by spec or file: the Core 2
+    /// latencies of the Q6600, NUMA hops priced like Nehalem-EP's, CPU work
+    /// scaled by clock (2400 MHz / host MHz). [D/E]
+    pub fn derived(host: &Host) -> CostModel {
+        let mut c = q6600();
+        c.name = format!("derived ({}, {} MHz)", host.name(), host.mhz());
+        c.clock_factor = 2400.0 / host.mhz().max(1) as f64;
+        c.dirty_line_ns[Reach::Remote as usize] = 110.0;
+        c.xfer_line_ns[Reach::Remote as usize] = 16.0;
+        c.ipi_latency_ns[Reach::Remote as usize] = 2000.0;
+        c
+    }
+
+    /// The preset if `name` is one, else [`CostModel::derived`].
+    pub fn for_host(name: &str, host: &Host) -> CostModel {
+        CostModel::preset(name).unwrap_or_else(|| CostModel::derived(host))
+    }
+
+    /// CPU work at this host's speed, ns.
+    #[inline]
+    pub fn cpu(&self, baseline_ns: f64) -> f64 {
+        baseline_ns * self.clock_factor
+    }
+
+    /// What the waker pays to wake a task onto a CPU at `reach` from it
+    /// (the waker's own CPU for an affine wakeup), ns.
+    pub fn wake_cost(&self, reach: Reach) -> f64 {
+        let local = self.cpu(self.wake_local_ns);
+        if reach == Reach::SameCpu {
+            return local;
+        }
+        local + self.cpu(self.ipi_send_ns) + self.rq_lock_lines * self.dirty_line_ns[reach as usize]
+    }
+
+    /// What the receiver pays to read a message of `bytes` sent from a CPU
+    /// at `reach`, ns.
+    pub fn handoff_cost(&self, reach: Reach, bytes: u32) -> f64 {
+        let lines = self.msg_base_lines + (bytes as f64 / 64.0).ceil();
+        lines * self.dirty_line_ns[reach as usize]
+    }
+
+    /// Field-by-field text for `cfs-sim topology`.
+    pub fn render(&self) -> String {
+        let mut s = format!("cost model: {}\n", self.name);
+        let scalar = [
+            ("clock_factor", self.clock_factor),
+            ("syscall_ns", self.syscall_ns),
+            ("ctx_switch_ns", self.ctx_switch_ns),
+            ("wake_local_ns", self.wake_local_ns),
+            ("ipi_send_ns", self.ipi_send_ns),
+            ("rq_lock_lines", self.rq_lock_lines),
+            ("scan_ns_per_cpu", self.scan_ns_per_cpu),
+            ("idle_exit_ns", self.idle_exit_ns),
+            ("mem_line_ns", self.mem_line_ns),
+            ("msg_base_lines", self.msg_base_lines),
+            ("jitter_cv", self.jitter_cv),
+        ];
+        for (k, v) in scalar {
+            s.push_str(&format!("  {k:<16} {v}\n"));
+        }
+        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
+        for (k, t) in [
+            ("ipi_latency_ns", &self.ipi_latency_ns),
+            ("dirty_line_ns", &self.dirty_line_ns),
+            ("xfer_line_ns", &self.xfer_line_ns),
+        ] {
+            let v: Vec<String> = t.iter().map(|x| format!("{x}")).collect();
+            s.push_str(&format!("  {k:<16} {}\n", v.join(" / ")));
+        }
+        s
+    }
+}
+
+/// The Q6600 (hosts-and-costs.md §1.2, §2, §5): the calibration host.
+fn q6600() -> CostModel {
+    CostModel {
+        name: "q6600".into(),
+        clock_factor: 1.0,
+        syscall_ns: 100.0,
+        ctx_switch_ns: 1800.0,
+        wake_local_ns: 500.0,
+        ipi_send_ns: 700.0,
+        rq_lock_lines: 8.0,
+        scan_ns_per_cpu: 100.0,
+        //              same  smt    L2     die    socket remote
+        ipi_latency_ns: [0.0, 500.0, 1000.0, 1500.0, 1500.0, 2000.0],
+        idle_exit_ns: 5000.0,
+        dirty_line_ns: [0.0, 5.0, 15.0, 125.0, 125.0, 125.0],
+        xfer_line_ns: [0.0, 0.0, 3.0, 20.0, 20.0, 20.0],
+        mem_line_ns: 12.0,
+        msg_base_lines: 40.0,
+        jitter_cv: 0.03,
+    }
+}
+
+/// The Athlon 64 X2 (§1.1): no shared cache, so the two cores talk through
+/// the on-die crossbar (dirty lines ~50-70 ns [E]); the on-die memory
+/// controller makes DRAM refills cheaper than on the FSB parts.
+fn x2() -> CostModel {
+    CostModel {
+        name: "x2".into(),
+        clock_factor: 1.06,
+        ctx_switch_ns: 1900.0,
+        ipi_latency_ns: [0.0, 500.0, 1000.0, 1000.0, 1500.0, 2000.0],
+        dirty_line_ns: [0.0, 5.0, 15.0, 60.0, 100.0, 120.0],
+        xfer_line_ns: [0.0, 0.0, 3.0, 14.0, 16.0, 18.0],
+        mem_line_ns: 9.0,
+        ..q6600()
+    }
+}
+
+/// Tigerton 4x4 (§1.3): Q6600-like dies, one FSB per socket to an MCH with
+/// a snoop filter; cross-die and cross-socket within 20% of each other
+/// (§5.2); FB-DIMM makes DRAM slower (~100-130 ns [E]).
+fn tigerton() -> CostModel {
+    CostModel {
+        name: "tigerton".into(),
+        clock_factor: 0.82,
+        ipi_latency_ns: [0.0, 500.0, 1000.0, 1500.0, 1800.0, 2000.0],
+        dirty_line_ns: [0.0, 5.0, 15.0, 125.0, 145.0, 145.0],
+        xfer_line_ns: [0.0, 0.0, 3.0, 20.0, 22.0, 22.0],
+        mem_line_ns: 16.0,
+        ..q6600()
+    }
+}
+
+/// Stoakley 2x4 Harpertown (§1.4): Penryn dies with 6 MB L2, dual
+/// independent FSBs, FB-DIMM.
+fn stoakley() -> CostModel {
+    CostModel {
+        name: "stoakley".into(),
+        clock_factor: 0.78,
+        ipi_latency_ns: [0.0, 500.0, 1000.0, 1500.0, 1700.0, 2000.0],
+        dirty_line_ns: [0.0, 5.0, 15.0, 120.0, 135.0, 135.0],
+        xfer_line_ns: [0.0, 0.0, 3.0, 20.0, 22.0, 22.0],
+        mem_line_ns: 15.0,
+        ..q6600()
+    }
+}
+
+/// Nehalem-EP 2x4x2 (§1.5): SMT siblings share L1/L2, the socket shares an
+/// inclusive L3 (~25-40 ns per dirty line [R] Molka), QPI to the other
+/// socket (~100-120 ns [R]); on-die DDR3 (~65 ns local); deeper C-states
+/// (§5.1: 5-20 µs).
+fn nehalem_ep() -> CostModel {
+    CostModel {
+        name: "nehalem-ep".into(),
+        clock_factor: 0.72,
+        ipi_latency_ns: [0.0, 400.0, 900.0, 1200.0, 1500.0, 1800.0],
+        idle_exit_ns: 10_000.0,
+        dirty_line_ns: [0.0, 5.0, 30.0, 60.0, 100.0, 110.0],
+        xfer_line_ns: [0.0, 0.0, 4.0, 10.0, 18.0, 20.0],
+        mem_line_ns: 9.0,
+        ..q6600()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_costs_and_remote_is_dearer() {
+        for name in CostModel::PRESETS {
+            let c = CostModel::preset(name).unwrap();
+            assert!(c.wake_cost(Reach::Package) > c.wake_cost(Reach::SameCpu), "{name}");
+            assert!(c.handoff_cost(Reach::Package, 100) > c.handoff_cost(Reach::SameCpu, 100), "{name}");
+            for t in [&c.ipi_latency_ns, &c.dirty_line_ns, &c.xfer_line_ns] {
+                assert!(t.windows(2).all(|w| w[0] <= w[1]), "{name}: tables must grow with distance");
+            }
+        }
+        assert!(CostModel::preset("vax").is_none());
+    }
+
+    #[test]
+    fn q6600_cross_die_wake_is_dearer_than_same_die() {
+        let c = CostModel::preset("q6600").unwrap();
+        let same_die = c.wake_cost(Reach::SharedCache);
+        let cross_die = c.wake_cost(Reach::Package);
+        assert!(same_die < cross_die);
+        // §5.1: ~1.5 µs same die, ~2.5 µs cross-die.
+        assert!((1000.0..2000.0).contains(&same_die), "{same_die}");
+        assert!((1800.0..3000.0).contains(&cross_die), "{cross_die}");
+    }
+}

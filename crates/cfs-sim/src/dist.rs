@@ -1,0 +1,156 @@
+//! Random draws for run times, and the duration syntax (`20us`, `1.5ms`).
+//!
+//! Every draw comes from the run's seeded `rand_pcg` stream, so the same
+//! seed gives the same times.
+
+use rand::RngExt;
+use rand_pcg::Pcg64Mcg;
+use std::fmt;
+
+/// A distribution of durations in ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    /// Always this value.
+    Fixed(u64),
+    /// Uniform on `[lo, hi]`.
+    Uniform {
+        /// Lower bound, ns.
+        lo: u64,
+        /// Upper bound, ns.
+        hi: u64,
+    },
+    /// Exponential with this mean.
+    Exp {
+        /// Mean, ns.
+        mean: u64,
+    },
+    /// Normal, truncated at zero.
+    Normal {
+        /// Mean, ns.
+        mean: u64,
+        /// Standard deviation, ns.
+        sd: u64,
+    },
+}
+
+impl Dist {
+    /// A normal distribution given by its mean and coefficient of variation.
+    pub fn normal_cv(mean_ns: f64, cv: f64) -> Dist {
+        Dist::Normal { mean: mean_ns.max(0.0) as u64, sd: (mean_ns * cv).max(0.0) as u64 }
+    }
+
+    /// One draw.
+    pub fn sample(&self, rng: &mut Pcg64Mcg) -> u64 {
+        match *self {
+            Dist::Fixed(v) => v,
+            Dist::Uniform { lo, hi } if hi > lo => rng.random_range(lo..=hi),
+            Dist::Uniform { lo, .. } => lo,
+            Dist::Exp { mean } => {
+                let u: f64 = rng.random();
+                (-(1.0 - u).ln() * mean as f64) as u64
+            }
+            Dist::Normal { mean, sd } => {
+                let v = mean as f64 + sd as f64 * std_normal(rng);
+                v.max(0.0) as u64
+            }
+        }
+    }
+
+    /// The mean, ns.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Fixed(v) => v as f64,
+            Dist::Uniform { lo, hi } => (lo as f64 + hi.max(lo) as f64) / 2.0,
+            Dist::Exp { mean } | Dist::Normal { mean, .. } => mean as f64,
+        }
+    }
+}
+
+/// A standard normal draw (Box-Muller; one of the pair is discarded so a
+/// draw always consumes exactly two uniforms, which keeps streams aligned).
+pub fn std_normal(rng: &mut Pcg64Mcg) -> f64 {
+    let u1: f64 = rng.random();
+    let u2: f64 = rng.random();
+    let r = (-2.0 * (1.0 - u1).ln()).sqrt();
+    r * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// A duration that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurationError(pub String);
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad duration {:?} (expected a number with a unit: ns, us, ms or s, e.g. 20us, 1.5ms)", self.0)
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// Parses `100ns`, `20us` (or `µs`), `1.5ms`, `2s` into ns. A bare number
+/// is taken with `default_unit_ns` (1000 for rt-app's microseconds).
+pub fn parse_duration_with(s: &str, default_unit_ns: f64) -> Result<u64, DurationError> {
+    let t = s.trim();
+    let err = || DurationError(s.to_string());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num.replace('_', "").parse().map_err(|_| err())?;
+    let scale = match unit.trim() {
+        "" => default_unit_ns,
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return Err(err()),
+    };
+    let v = num * scale;
+    // Bound to ~11 days of simulated time: far beyond any run, and safe
+    // from overflow in the engine's arithmetic.
+    if !v.is_finite() || !(0.0..=1e15).contains(&v) {
+        return Err(err());
+    }
+    Ok(v.round() as u64)
+}
+
+/// [`parse_duration_with`] where a bare number is an error.
+pub fn parse_duration(s: &str) -> Result<u64, DurationError> {
+    let t = s.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') {
+        return Err(DurationError(s.to_string()));
+    }
+    parse_duration_with(s, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("20us").unwrap(), 20_000);
+        assert_eq!(parse_duration("1.5ms").unwrap(), 1_500_000);
+        assert_eq!(parse_duration("2s").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration("100ns").unwrap(), 100);
+        assert!(parse_duration("20").is_err());
+        assert!(parse_duration("-1ms").is_err());
+        assert!(parse_duration("1e400s").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert_eq!(parse_duration_with("20", 1e3).unwrap(), 20_000);
+    }
+
+    #[test]
+    fn draws_are_seeded_and_centred() {
+        let mut a = Pcg64Mcg::seed_from_u64(7);
+        let mut b = Pcg64Mcg::seed_from_u64(7);
+        let d = Dist::normal_cv(10_000.0, 0.1);
+        let xs: Vec<u64> = (0..1000).map(|_| d.sample(&mut a)).collect();
+        let ys: Vec<u64> = (0..1000).map(|_| d.sample(&mut b)).collect();
+        assert_eq!(xs, ys);
+        let mean = xs.iter().sum::<u64>() as f64 / 1000.0;
+        assert!((mean - 10_000.0).abs() < 200.0, "{mean}");
+        let e = Dist::Exp { mean: 5_000 };
+        let m = (0..4000).map(|_| e.sample(&mut a)).sum::<u64>() as f64 / 4000.0;
+        assert!((m - 5_000.0).abs() < 400.0, "{m}");
+    }
+}

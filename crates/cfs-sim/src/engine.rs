@@ -1,0 +1,1205 @@
+//! The discrete-event engine: CPUs, tasks and time around a
+//! [`cfs_core::Scheduler`].
+//!
+//! # Model
+//!
+//! One event queue (a binary heap ordered by `(time, seq)`, where `seq`
+//! increases with every push, so simultaneous events run in the order they
+//! were scheduled: deterministic). Events: scheduler ticks at HZ on every
+//! CPU, the end of a CPU's current stretch of work ("segment"), reschedule
+//! IPIs, hrtick expiries, task timers, and the end of a timed run.
+//!
+//! A CPU runs its current task's program: each [`Action`] either takes CPU
+//! time (a segment) or changes the scheduler's state at the current instant
+//! (a wakeup, a fork) and then takes the time its system call costs. Every
+//! cost (context switch, cache refill after a migration, reading a message
+//! that crossed caches, waking a task on another CPU, scheduler scans) is
+//! CPU time added to the segment of the task on whose behalf it is spent, so
+//! the scheduler accounts it to that task exactly as the kernel's rq clock
+//! would.
+//!
+//! # Preemption (PREEMPT_NONE / VOLUNTARY server kernels)
+//!
+//! - A need_resched set on a task's own CPU during a system call (its
+//!   wakeup preempts it, or a fork's child-runs-first) takes effect when the
+//!   call returns: after the action's cost segment, before the next action.
+//! - A need_resched set on another CPU is delivered by a reschedule IPI
+//!   after [`CostModel::ipi_latency_ns`] (plus the C-state exit if that CPU
+//!   idles) and interrupts whatever runs there.
+//! - Ticks, hrticks and timer interrupts preempt at once on return from the
+//!   interrupt.
+//!
+//! # Idle
+//!
+//! Idle CPUs keep ticking (standing in for NO_HZ's idle-load-balancer, which
+//! balances for them at the same intervals); an idle CPU that gets work
+//! pays [`CostModel::idle_exit_ns`] before it runs it.
+
+use crate::costs::{CostModel, Reach};
+use crate::observe::{Counters, SimObserver};
+use crate::program::{Action, ForkSpec, Msg, Program, StepCx, TaskRef, TaskSpec};
+use crate::trace::TraceBuf;
+use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
+use cfs_topology::Host;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
+
+/// Why a run could not complete.
+#[derive(Debug)]
+pub enum SimError {
+    /// The scheduler refused a call (a bug in the engine or the core).
+    Sched(SchedError),
+    /// The scheduler configuration is unusable.
+    Config(ConfigError),
+    /// Every task is blocked and no timer is armed: the workload deadlocked.
+    Stalled {
+        /// Simulated time, ns.
+        at: u64,
+    },
+    /// The run hit its simulated-time cap before finishing.
+    TimeLimit {
+        /// The cap, ns.
+        at: u64,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Sched(e) => write!(f, "scheduler error: {e}"),
+            SimError::Config(e) => write!(f, "configuration error: {e}"),
+            SimError::Stalled { at } => {
+                write!(f, "workload stalled at {:.6} s: every task waits and no timer is armed", *at as f64 / 1e9)
+            }
+            SimError::TimeLimit { at } => {
+                write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<SchedError> for SimError {
+    fn from(e: SchedError) -> Self {
+        SimError::Sched(e)
+    }
+}
+
+/// When a run stops and what it measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop at this simulated time (a timed run), ns.
+    pub duration_ns: Option<u64>,
+    /// Progress before this time is not counted, ns.
+    pub warmup_ns: u64,
+    /// Give up (error) if the run has not finished by then, ns.
+    pub max_ns: u64,
+}
+
+/// The tasks a run starts with and when it is finished.
+pub struct Instance {
+    /// Initial tasks; task `i` gets engine/scheduler id `i`.
+    pub tasks: Vec<TaskSpec>,
+    /// The run is over when all of these initial tasks have exited
+    /// (empty: it runs for [`Limits::duration_ns`]).
+    pub finish: Vec<TaskRef>,
+    /// Number of named conditions (rt-app wait/signal).
+    pub conds: usize,
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Instance").field("tasks", &self.tasks.len()).field("finish", &self.finish).finish()
+    }
+}
+
+/// Everything a run needs besides the workload.
+#[derive(Clone, Debug)]
+pub struct RunSetup<'a> {
+    /// The machine.
+    pub host: &'a Host,
+    /// Its costs.
+    pub costs: &'a CostModel,
+    /// The scheduler configuration.
+    pub config: Config,
+    /// The domains (built for `config.version`, overrides applied).
+    pub domains: SchedDomains,
+    /// The random stream's seed.
+    pub seed: u64,
+    /// Stop conditions.
+    pub limits: Limits,
+    /// Record a Chrome trace.
+    pub trace: bool,
+}
+
+/// One task's totals.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TaskStat {
+    /// Name.
+    pub name: String,
+    /// CPU time, ns (the scheduler's sum_exec_runtime).
+    pub runtime_ns: u64,
+    /// CPU changes.
+    pub migrations: u64,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Progress units counted in the measurement window.
+    pub units: u64,
+    /// The measurement window (warm-up to end), ns.
+    pub window_ns: u64,
+    /// When the run ended, ns.
+    pub end_ns: u64,
+    /// Busy time of each CPU within the whole run, ns.
+    pub cpu_busy_ns: Vec<u64>,
+    /// Scheduler decisions by reason.
+    pub counters: Counters,
+    /// Context switches.
+    pub switches: u64,
+    /// Involuntary context switches (a runnable task lost its CPU).
+    pub preemptions: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Per-task totals.
+    pub tasks: Vec<TaskStat>,
+    /// The Chrome trace, if requested.
+    pub trace: Option<serde_json::Value>,
+}
+
+// ----- the event queue -------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    Tick(usize),
+    SegEnd(usize, u64),
+    Resched(usize),
+    Hrtick(usize, u64),
+    Timer(TaskRef, u64),
+    End,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Item {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl Ord for Item {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: invert to pop the earliest (t, seq).
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+
+impl PartialOrd for Item {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+// ----- machine state ----------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    start: u64,
+    len: u64,
+}
+
+#[derive(Debug)]
+struct Cpu {
+    /// The engine's copy of the scheduler's current task.
+    curr: Option<TaskRef>,
+    /// The stretch of work in flight, if any.
+    seg: Option<Seg>,
+    /// Invalidates SegEnd events of interrupted segments.
+    epoch: u64,
+    /// A Resched event is in flight.
+    resched_at: Option<u64>,
+    /// The hrtick expiry we have an event for.
+    hrtick: Option<u64>,
+    /// Work charged while no segment ran (added to the next one), ns.
+    debt: u64,
+    busy: u64,
+    since: u64,
+}
+
+/// Where a blocked task waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    None,
+    Wait,
+    Sleep { interruptible: bool },
+    Cond,
+}
+
+/// Work a task resumes with after its system call's time has passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deferred {
+    Wait {
+        all: bool,
+    },
+    Sleep {
+        ns: u64,
+        interruptible: bool,
+    },
+    CondWait(usize),
+    Yield,
+    Exit,
+    /// Woken by a timer or a condition: just continue.
+    Resume,
+}
+
+struct Task {
+    name: String,
+    prog: Box<dyn Program>,
+    /// CPU work still to do before the next action, ns.
+    pending: u64,
+    deferred: Option<Deferred>,
+    block: Block,
+    was_blocked: bool,
+    mailbox: VecDeque<Msg>,
+    delivered: Vec<Msg>,
+    forked: Option<TaskRef>,
+    parent: Option<TaskRef>,
+    timer_gen: u64,
+    ws_bytes: f64,
+    last_cpu: Option<usize>,
+    /// The LLC's pressure counter when the task last left a CPU.
+    stamp: f64,
+    alive: bool,
+}
+
+impl Task {
+    fn new(name: String, prog: Box<dyn Program>, ws_kb: u32, parent: Option<TaskRef>) -> Task {
+        Task {
+            name,
+            prog,
+            pending: 0,
+            deferred: None,
+            block: Block::None,
+            was_blocked: false,
+            mailbox: VecDeque::new(),
+            delivered: Vec::new(),
+            forked: None,
+            parent,
+            timer_gen: 0,
+            ws_bytes: ws_kb as f64 * 1024.0,
+            last_cpu: None,
+            stamp: 0.0,
+            alive: true,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cond {
+    pending: u64,
+    waiters: VecDeque<TaskRef>,
+}
+
+/// Which cache each CPU's working set lives in.
+#[derive(Debug)]
+struct CacheGeom {
+    /// Last-level data cache instance of each CPU (a dense id).
+    llc: Vec<usize>,
+    /// Size of each LLC instance, bytes.
+    llc_bytes: Vec<f64>,
+    /// Bytes of data cache private to each CPU's core.
+    private_bytes: Vec<f64>,
+}
+
+impl CacheGeom {
+    fn new(host: &Host) -> CacheGeom {
+        let n = host.nr_cpus();
+        let mut llc = vec![usize::MAX; n];
+        let mut llc_level = vec![0u8; n];
+        let mut llc_bytes = Vec::new();
+        let mut private_bytes = vec![0.0f64; n];
+        for cache in host.caches().iter().filter(|c| c.kind.holds_data()) {
+            for inst in &cache.instances {
+                let id = llc_bytes.len();
+                llc_bytes.push(cache.size_kb as f64 * 1024.0);
+                for cpu in inst.iter().filter(|&c| c < n) {
+                    if cache.level > llc_level[cpu] {
+                        llc_level[cpu] = cache.level;
+                        llc[cpu] = id;
+                    }
+                    if inst.is_subset_of(&host.thread_siblings(cpu)) {
+                        private_bytes[cpu] = private_bytes[cpu].max(cache.size_kb as f64 * 1024.0);
+                    }
+                }
+            }
+        }
+        // A host without cache data: one private 1 MB cache per CPU.
+        for (cpu, l) in llc.iter_mut().enumerate() {
+            if *l == usize::MAX {
+                *l = llc_bytes.len();
+                llc_bytes.push(1024.0 * 1024.0);
+                private_bytes[cpu] = 1024.0 * 1024.0;
+            }
+        }
+        CacheGeom { llc, llc_bytes, private_bytes }
+    }
+}
+
+/// A run in progress.
+struct Sim<'a> {
+    costs: &'a CostModel,
+    sched: Scheduler<SimObserver>,
+    cpus: Vec<Cpu>,
+    tasks: Vec<Task>,
+    conds: Vec<Cond>,
+    reach: Vec<Reach>,
+    geom: CacheGeom,
+    /// Bytes loaded into each LLC instance so far.
+    pressure: Vec<f64>,
+    queue: BinaryHeap<Item>,
+    seq: u64,
+    now: u64,
+    rng: Pcg64Mcg,
+    tick_ns: u64,
+    limits: Limits,
+    units: u64,
+    finish: Vec<TaskRef>,
+    finish_left: usize,
+    armed_timers: usize,
+    switches: u64,
+    preemptions: u64,
+    events: u64,
+    trace: Option<TraceBuf>,
+    /// Costs converted once (ns, clock-scaled where CPU work).
+    syscall_ns: u64,
+    ctx_ns: f64,
+    idle_exit_ns: u64,
+}
+
+/// Runs one workload instance to completion.
+pub fn run(setup: &RunSetup<'_>, inst: Instance) -> Result<RunOutcome, SimError> {
+    let mut sim = Sim::new(setup, inst)?;
+    sim.main_loop()?;
+    Ok(sim.finish())
+}
+
+impl<'a> Sim<'a> {
+    fn new(setup: &RunSetup<'a>, inst: Instance) -> Result<Sim<'a>, SimError> {
+        let host = setup.host;
+        let n = host.nr_cpus();
+        let costs = setup.costs;
+        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu));
+        let sched = Scheduler::with_observer(setup.config, setup.domains.clone(), obs).map_err(SimError::Config)?;
+        let reach = (0..n * n).map(|i| Reach::of(host.distance(i / n, i % n))).collect();
+        let geom = CacheGeom::new(host);
+        let pressure = vec![0.0; geom.llc_bytes.len()];
+        let cpus = (0..n)
+            .map(|_| Cpu {
+                curr: None,
+                seg: None,
+                epoch: 0,
+                resched_at: None,
+                hrtick: None,
+                debt: 0,
+                busy: 0,
+                since: 0,
+            })
+            .collect();
+        let mut sim = Sim {
+            costs,
+            sched,
+            cpus,
+            tasks: Vec::new(),
+            conds: (0..inst.conds).map(|_| Cond::default()).collect(),
+            reach,
+            geom,
+            pressure,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            rng: Pcg64Mcg::seed_from_u64(setup.seed),
+            tick_ns: setup.config.tick_ns(),
+            limits: setup.limits,
+            units: 0,
+            finish_left: inst.finish.len(),
+            finish: inst.finish,
+            armed_timers: 0,
+            switches: 0,
+            preemptions: 0,
+            events: 0,
+            trace: setup.trace.then(|| TraceBuf::new(n)),
+            syscall_ns: costs.cpu(costs.syscall_ns).round().max(1.0) as u64,
+            ctx_ns: costs.cpu(costs.ctx_switch_ns),
+            idle_exit_ns: costs.idle_exit_ns.round() as u64,
+        };
+        sim.boot(inst.tasks)?;
+        Ok(sim)
+    }
+
+    /// Creates the initial tasks at time 0 and starts the clocks.
+    fn boot(&mut self, specs: Vec<TaskSpec>) -> Result<(), SimError> {
+        let n = self.cpus.len();
+        for spec in specs {
+            let cpu = spec.cpu.min(n - 1);
+            let id = self.sched.spawn(0, cpu, spec.params)?;
+            debug_assert_eq!(id.0 as usize, self.tasks.len());
+            self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None));
+        }
+        self.drain_charges();
+        let _ = self.sched.take_resched();
+        for cpu in 0..n {
+            self.push(self.tick_ns, Ev::Tick(cpu));
+            if self.sched.need_resched(cpu) {
+                self.switch(cpu, Deschedule::Preempt)?;
+                self.run_task(cpu)?;
+            }
+        }
+        if let Some(d) = self.limits.duration_ns {
+            self.push(d, Ev::End);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Item { t, seq: self.seq, ev });
+    }
+
+    #[inline]
+    fn reach(&self, a: usize, b: usize) -> Reach {
+        self.reach[a * self.cpus.len() + b]
+    }
+
+    // ----- the loop ----------------------------------------------------------
+
+    fn main_loop(&mut self) -> Result<(), SimError> {
+        while let Some(item) = self.queue.pop() {
+            if item.t > self.limits.max_ns {
+                return Err(SimError::TimeLimit { at: self.limits.max_ns });
+            }
+            self.now = item.t;
+            self.events += 1;
+            match item.ev {
+                Ev::End => return Ok(()),
+                Ev::Tick(c) => {
+                    self.on_tick(c)?;
+                    if self.stalled() {
+                        return self.on_stall();
+                    }
+                }
+                Ev::SegEnd(c, g) => {
+                    if self.cpus[c].epoch == g && self.cpus[c].seg.is_some() {
+                        self.cpus[c].seg = None;
+                        self.run_task(c)?;
+                    }
+                }
+                Ev::Resched(c) => {
+                    self.cpus[c].resched_at = None;
+                    if self.sched.need_resched(c) {
+                        self.preempt(c)?;
+                    }
+                }
+                Ev::Hrtick(c, e) => self.on_hrtick(c, e)?,
+                Ev::Timer(t, g) => self.on_timer(t, g)?,
+            }
+            if !self.finish.is_empty() && self.finish_left == 0 {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing can ever happen again: all CPUs idle, nothing queued, no
+    /// timer armed, no IPI in flight.
+    fn stalled(&self) -> bool {
+        self.armed_timers == 0
+            && self.cpus.iter().all(|c| c.curr.is_none() && c.resched_at.is_none())
+            && (0..self.cpus.len()).all(|c| self.sched.rq(c).is_none_or(|rq| rq.nr_running == 0))
+    }
+
+    fn on_stall(&mut self) -> Result<(), SimError> {
+        let alive = self.tasks.iter().any(|t| t.alive);
+        match self.limits.duration_ns {
+            // A timed run idles to its end: jump there.
+            Some(d) => {
+                self.now = self.now.max(d);
+                Ok(())
+            }
+            None if alive => Err(SimError::Stalled { at: self.now }),
+            None => Ok(()),
+        }
+    }
+
+    fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
+        self.push(self.now + self.tick_ns, Ev::Tick(c));
+        self.sched.tick(self.now, c)?;
+        self.after_call(c);
+        self.interrupt_return(c)
+    }
+
+    fn on_hrtick(&mut self, c: usize, e: u64) -> Result<(), SimError> {
+        if self.cpus[c].hrtick == Some(e) {
+            self.cpus[c].hrtick = None;
+        }
+        if self.sched.hrtick_expiry(c) != Some(e) {
+            return Ok(()); // re-armed or cancelled since
+        }
+        self.sched.hrtick(self.now, c)?;
+        self.after_call(c);
+        self.interrupt_return(c)
+    }
+
+    /// A task's sleep timer fired on the CPU it slept on.
+    fn on_timer(&mut self, t: TaskRef, g: u64) -> Result<(), SimError> {
+        let task = &mut self.tasks[t];
+        if task.timer_gen != g || !matches!(task.block, Block::Sleep { .. }) {
+            return Ok(());
+        }
+        self.armed_timers -= 1;
+        task.block = Block::None;
+        task.deferred = Some(Deferred::Resume);
+        let cpu = self.sched.task(TaskId(t as u32)).map_or(0, |x| x.cpu);
+        let out = self.sched.wake_up(self.now, TaskId(t as u32), cpu, false)?;
+        self.after_call(cpu);
+        let cost = self.costs.wake_cost(self.reach(cpu, out.cpu));
+        self.charge(cpu, cost.round() as u64);
+        self.interrupt_return(cpu)
+    }
+
+    /// The end of an interrupt on `c`: act on need_resched now (an idle CPU
+    /// first leaves its C-state).
+    fn interrupt_return(&mut self, c: usize) -> Result<(), SimError> {
+        if !self.sched.need_resched(c) {
+            return Ok(());
+        }
+        if self.cpus[c].curr.is_none() {
+            self.post_resched(c, c);
+            Ok(())
+        } else {
+            self.preempt(c)
+        }
+    }
+
+    // ----- scheduler calls ----------------------------------------------------
+
+    /// After any scheduler call made on `c`: charge scheduler work, send
+    /// IPIs to other CPUs that must reschedule, re-arm hrtick events.
+    fn after_call(&mut self, c: usize) {
+        self.drain_charges();
+        let mask = self.sched.take_resched();
+        for cpu in mask.iter() {
+            if cpu != c {
+                self.post_resched(c, cpu);
+            }
+        }
+        self.sync_hrticks();
+    }
+
+    fn drain_charges(&mut self) {
+        let charges = std::mem::take(&mut self.sched.observer_mut().charges);
+        for &(cpu, ns) in &charges {
+            self.charge(cpu, ns);
+        }
+        let mut charges = charges;
+        charges.clear();
+        self.sched.observer_mut().charges = charges;
+    }
+
+    fn sync_hrticks(&mut self) {
+        for c in 0..self.cpus.len() {
+            let e = self.sched.hrtick_expiry(c);
+            if e != self.cpus[c].hrtick {
+                self.cpus[c].hrtick = e;
+                if let Some(e) = e {
+                    self.push(e.max(self.now), Ev::Hrtick(c, e));
+                }
+            }
+        }
+    }
+
+    /// A reschedule request from `from` reaches `cpu` after the IPI's
+    /// flight time and, if `cpu` idles, its C-state exit.
+    fn post_resched(&mut self, from: usize, cpu: usize) {
+        if self.cpus[cpu].resched_at.is_some() {
+            return;
+        }
+        let mut lat = if from == cpu { 0 } else { self.costs.ipi_latency_ns[self.reach(from, cpu) as usize] as u64 };
+        if self.cpus[cpu].curr.is_none() {
+            lat += self.idle_exit_ns;
+        }
+        let t = self.now + lat;
+        self.cpus[cpu].resched_at = Some(t);
+        self.push(t, Ev::Resched(cpu));
+    }
+
+    /// Adds `ns` of work to `cpu`: to the segment in flight, or to the next
+    /// one. An idle CPU absorbs it.
+    fn charge(&mut self, cpu: usize, ns: u64) {
+        if ns == 0 || self.cpus[cpu].curr.is_none() {
+            return;
+        }
+        match self.cpus[cpu].seg.as_mut() {
+            Some(seg) => {
+                seg.len += ns;
+                let end = seg.start + seg.len;
+                self.cpus[cpu].epoch += 1;
+                let g = self.cpus[cpu].epoch;
+                self.push(end, Ev::SegEnd(cpu, g));
+            }
+            None => self.cpus[cpu].debt += ns,
+        }
+    }
+
+    // ----- running tasks --------------------------------------------------------
+
+    /// Interrupts `c`'s segment and reschedules, then runs whoever is current.
+    fn preempt(&mut self, c: usize) -> Result<(), SimError> {
+        self.interrupt_segment(c);
+        self.switch(c, Deschedule::Preempt)?;
+        self.run_task(c)
+    }
+
+    fn interrupt_segment(&mut self, c: usize) {
+        if let Some(seg) = self.cpus[c].seg.take() {
+            self.cpus[c].epoch += 1;
+            let done = self.now.saturating_sub(seg.start);
+            if let Some(t) = self.cpus[c].curr {
+                self.tasks[t].pending = seg.len.saturating_sub(done);
+            }
+        }
+    }
+
+    fn start_segment(&mut self, c: usize, t: TaskRef) {
+        debug_assert!(self.cpus[c].seg.is_none());
+        let len = (self.tasks[t].pending + std::mem::take(&mut self.cpus[c].debt)).max(1);
+        self.tasks[t].pending = 0;
+        self.cpus[c].seg = Some(Seg { start: self.now, len });
+        self.cpus[c].epoch += 1;
+        let g = self.cpus[c].epoch;
+        self.push(self.now + len, Ev::SegEnd(c, g));
+    }
+
+    /// `schedule()` on `c`: the scheduler picks, the engine prices the
+    /// switch.
+    fn switch(&mut self, c: usize, how: Deschedule) -> Result<(), SimError> {
+        let prev = self.cpus[c].curr;
+        self.account(c);
+        let sw = self.sched.schedule(self.now, c, how)?;
+        self.after_call(c);
+        let next = sw.next.map(|t| t.0 as TaskRef);
+        self.cpus[c].curr = next;
+        if next == prev {
+            return Ok(());
+        }
+        self.switches += 1;
+        if how == Deschedule::Preempt && prev.is_some() {
+            self.preemptions += 1;
+        }
+        if let Some(p) = prev {
+            self.switch_out(c, p);
+        }
+        if let Some(n) = next {
+            self.switch_in(c, n);
+        } else if let Some(tr) = &mut self.trace {
+            tr.idle(c, self.now);
+        }
+        Ok(())
+    }
+
+    fn account(&mut self, c: usize) {
+        let cpu = &mut self.cpus[c];
+        if cpu.curr.is_some() {
+            cpu.busy += self.now - cpu.since;
+        }
+        cpu.since = self.now;
+    }
+
+    fn switch_out(&mut self, c: usize, p: TaskRef) {
+        let llc = self.geom.llc[c];
+        let task = &mut self.tasks[p];
+        task.last_cpu = Some(c);
+        task.stamp = self.pressure[llc];
+    }
+
+    fn switch_in(&mut self, c: usize, n: TaskRef) {
+        let cost = self.ctx_ns + self.refill(n, c);
+        self.tasks[n].pending += cost.round() as u64;
+        if let Some(tr) = &mut self.trace {
+            tr.begin(c, n, self.now);
+        }
+    }
+
+    /// The cache refill task `t` pays to run on `c` (see docs/CALIBRATION.md):
+    /// the part of its working set evicted from, or left behind in, another
+    /// cache. Eviction follows random replacement: after P bytes were
+    /// loaded into a cache of S bytes a line survives with exp(-P/S).
+    fn refill(&mut self, t: TaskRef, c: usize) -> f64 {
+        let ws = self.tasks[t].ws_bytes;
+        if ws <= 0.0 {
+            return 0.0;
+        }
+        let lines = ws / 64.0;
+        let llc_c = self.geom.llc[c];
+        let mem = self.costs.mem_line_ns;
+        let evicted = |s: &Self, llc: usize| {
+            let p = (s.pressure[llc] - s.tasks[t].stamp).max(0.0);
+            1.0 - (-p / s.geom.llc_bytes[llc]).exp()
+        };
+        let (cost, loaded) = match self.tasks[t].last_cpu {
+            None => (lines * mem, ws),
+            Some(p) if self.geom.llc[p] == llc_c => {
+                let f = evicted(self, llc_c);
+                let mut cost = f * lines * mem;
+                if p != c {
+                    // The core's private levels refill from the shared cache.
+                    let private = ws.min(self.geom.private_bytes[c]) / 64.0;
+                    cost += private * self.costs.xfer_line_ns[self.reach(p, c) as usize];
+                }
+                (cost, f * ws)
+            }
+            Some(p) => {
+                let f = evicted(self, self.geom.llc[p]);
+                let xfer = self.costs.xfer_line_ns[self.reach(p, c) as usize];
+                ((1.0 - f) * lines * xfer + f * lines * mem, ws)
+            }
+        };
+        self.pressure[llc_c] += loaded;
+        cost
+    }
+
+    /// Runs `c`'s current task until it starts a segment or leaves the CPU
+    /// and nothing else can run at this instant.
+    fn run_task(&mut self, c: usize) -> Result<(), SimError> {
+        let mut free_steps = 0u32;
+        loop {
+            let Some(t) = self.cpus[c].curr else { return Ok(()) };
+            if self.tasks[t].pending > 0 || self.cpus[c].debt > 0 {
+                self.start_segment(c, t);
+                return Ok(());
+            }
+            if let Some(d) = self.tasks[t].deferred.take() {
+                self.resume(c, t, d)?;
+                continue;
+            }
+            // Return to user space: the preemption point.
+            if self.sched.need_resched(c) {
+                self.switch(c, Deschedule::Preempt)?;
+                if self.cpus[c].curr == Some(t) {
+                    // Nobody better: carry on without looping back here.
+                    let a = self.step(t);
+                    self.exec(c, t, a)?;
+                }
+                continue;
+            }
+            free_steps += 1;
+            if free_steps > 10_000 {
+                // A program that only counts progress: make time pass.
+                self.tasks[t].pending = self.syscall_ns;
+                continue;
+            }
+            let a = self.step(t);
+            self.exec(c, t, a)?;
+        }
+    }
+
+    /// Asks task `t`'s program for its next action.
+    fn step(&mut self, t: TaskRef) -> Action {
+        let task = &mut self.tasks[t];
+        let mut cx = StepCx {
+            now: self.now,
+            me: t,
+            rng: &mut self.rng,
+            received: &task.delivered,
+            blocked: task.was_blocked,
+            forked: task.forked,
+            parent: task.parent,
+        };
+        let a = task.prog.step(&mut cx);
+        task.delivered.clear();
+        task.was_blocked = false;
+        task.forked = None;
+        a
+    }
+
+    /// CPU work of `ns` baseline ns at this host's speed, with jitter.
+    fn work(&mut self, ns: u64) -> u64 {
+        let cv = self.costs.jitter_cv;
+        let j = if cv > 0.0 { (1.0 + cv * crate::dist::std_normal(&mut self.rng)).clamp(0.2, 3.0) } else { 1.0 };
+        (self.costs.cpu(ns as f64) * j).round() as u64
+    }
+
+    fn exec(&mut self, c: usize, t: TaskRef, a: Action) -> Result<(), SimError> {
+        let sys = self.syscall_ns;
+        let defer = |s: &mut Self, d: Deferred| {
+            s.tasks[t].pending = sys;
+            s.tasks[t].deferred = Some(d);
+        };
+        match a {
+            Action::Run(ns) => self.tasks[t].pending = self.work(ns),
+            Action::RunDist(d) => {
+                let ns = d.sample(&mut self.rng);
+                self.tasks[t].pending = self.work(ns);
+            }
+            Action::Send { to, sync, bytes, tag } => {
+                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag })?;
+                self.tasks[t].pending = sys + cost;
+            }
+            Action::Wait { all } => defer(self, Deferred::Wait { all }),
+            Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
+            Action::CondWait(k) => defer(self, Deferred::CondWait(k)),
+            Action::CondSignal { cond, all } => {
+                let cost = self.cond_signal(c, cond, all)?;
+                self.tasks[t].pending = sys + cost;
+            }
+            Action::Fork(spec) => {
+                self.fork(c, t, *spec)?;
+                self.tasks[t].pending = sys;
+            }
+            Action::Yield => defer(self, Deferred::Yield),
+            Action::Exit => defer(self, Deferred::Exit),
+            Action::Touch { peers, lines } => {
+                let cost: f64 = peers
+                    .iter()
+                    .filter(|&&p| p != t && self.tasks.get(p).is_some_and(|x| x.alive))
+                    .map(|&p| {
+                        let cpu = self.sched.task(TaskId(p as u32)).map_or(c, |x| x.cpu);
+                        self.costs.dirty_line_ns[self.reach(c, cpu) as usize]
+                    })
+                    .sum();
+                self.tasks[t].pending = (cost * lines).round() as u64;
+            }
+            Action::Progress(n) => {
+                if self.now >= self.limits.warmup_ns {
+                    self.units += n;
+                }
+            }
+            Action::SetNice(nice) => {
+                self.sched.set_nice(self.now, TaskId(t as u32), nice)?;
+                self.after_call(c);
+                self.tasks[t].pending = sys;
+            }
+            Action::SetPolicy(p) => {
+                self.sched.set_policy(self.now, TaskId(t as u32), p)?;
+                self.after_call(c);
+                self.tasks[t].pending = sys;
+            }
+            Action::SetAffinity(m) => {
+                // A mask with no CPU of this host is refused like the
+                // kernel's EINVAL: the task keeps its affinity.
+                if self.sched.set_affinity(self.now, TaskId(t as u32), m).is_ok() {
+                    self.after_call(c);
+                }
+                self.tasks[t].pending = sys;
+            }
+        }
+        Ok(())
+    }
+
+    /// The blocking half of an action, once its system call time has passed.
+    fn resume(&mut self, c: usize, t: TaskRef, d: Deferred) -> Result<(), SimError> {
+        match d {
+            Deferred::Resume => {}
+            Deferred::Wait { all } => {
+                if self.tasks[t].mailbox.is_empty() {
+                    return self.block(c, t, Block::Wait, d);
+                }
+                self.deliver(c, t, all);
+            }
+            Deferred::Sleep { ns, interruptible } => {
+                if interruptible && !self.tasks[t].mailbox.is_empty() {
+                    // A signal is already pending: nanosleep returns at once.
+                    self.deliver(c, t, true);
+                    return Ok(());
+                }
+                let task = &mut self.tasks[t];
+                task.timer_gen += 1;
+                let g = task.timer_gen;
+                self.armed_timers += 1;
+                self.push(self.now + ns.max(1), Ev::Timer(t, g));
+                return self.block(c, t, Block::Sleep { interruptible }, Deferred::Resume);
+            }
+            Deferred::CondWait(k) => {
+                let cond = &mut self.conds[k];
+                if cond.pending > 0 {
+                    cond.pending -= 1;
+                } else {
+                    cond.waiters.push_back(t);
+                    return self.block(c, t, Block::Cond, Deferred::Resume);
+                }
+            }
+            Deferred::Yield => self.switch(c, Deschedule::Yield)?,
+            Deferred::Exit => {
+                self.tasks[t].alive = false;
+                self.tasks[t].mailbox.clear();
+                if self.finish.contains(&t) {
+                    self.finish_left -= 1;
+                }
+                self.switch(c, Deschedule::Exit)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `t` goes to sleep; `then` is what it does when it runs again.
+    fn block(&mut self, c: usize, t: TaskRef, how: Block, then: Deferred) -> Result<(), SimError> {
+        let task = &mut self.tasks[t];
+        task.block = how;
+        task.deferred = Some(then);
+        task.was_blocked = true;
+        self.switch(c, Deschedule::Sleep)
+    }
+
+    /// Hands `t` one or all pending messages; reading them costs the cache
+    /// lines they drag from the sender's CPU.
+    fn deliver(&mut self, c: usize, t: TaskRef, all: bool) {
+        let take = if all { self.tasks[t].mailbox.len() } else { 1 };
+        let mut cost = 0.0;
+        for _ in 0..take {
+            let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
+            cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
+            self.tasks[t].delivered.push(m);
+        }
+        self.tasks[t].pending += cost.round() as u64;
+    }
+
+    /// Posts a message; wakes the receiver if it waits. Returns the waker's
+    /// cost, ns.
+    fn send(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg) -> Result<u64, SimError> {
+        let Some(task) = self.tasks.get_mut(to) else { return Ok(0) };
+        if !task.alive {
+            return Ok(0); // EPIPE: the peer is gone
+        }
+        task.mailbox.push_back(msg);
+        match task.block {
+            Block::Wait => {}
+            Block::Sleep { interruptible: true } => {
+                // A signal interrupts the sleep: cancel its timer.
+                task.timer_gen += 1;
+                task.deferred = Some(Deferred::Wait { all: true });
+                self.armed_timers -= 1;
+            }
+            _ => return Ok(0),
+        }
+        self.wake(c, to, sync)
+    }
+
+    /// try_to_wake_up of a blocked task from `c`; returns the waker's cost.
+    fn wake(&mut self, c: usize, to: TaskRef, sync: bool) -> Result<u64, SimError> {
+        self.tasks[to].block = Block::None;
+        let out = self.sched.wake_up(self.now, TaskId(to as u32), c, sync)?;
+        self.after_call(c);
+        if let Some(tr) = &mut self.trace {
+            tr.wake(to, c, self.now);
+        }
+        Ok(self.costs.wake_cost(self.reach(c, out.cpu)).round() as u64)
+    }
+
+    fn cond_signal(&mut self, c: usize, k: usize, all: bool) -> Result<u64, SimError> {
+        let cond = &mut self.conds[k];
+        if cond.waiters.is_empty() {
+            cond.pending += 1;
+            return Ok(0);
+        }
+        let n = if all { cond.waiters.len() } else { 1 };
+        let woken: Vec<TaskRef> = cond.waiters.drain(..n).collect();
+        let mut cost = 0;
+        for w in woken {
+            self.tasks[w].deferred = Some(Deferred::Resume);
+            cost += self.wake(c, w, false)?;
+        }
+        Ok(cost)
+    }
+
+    fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
+        let out = self.sched.fork(self.now, TaskId(parent as u32), spec.params)?;
+        let child = out.child.0 as TaskRef;
+        debug_assert_eq!(child, self.tasks.len());
+        self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent)));
+        self.tasks[parent].forked = Some(child);
+        self.after_call(c);
+        Ok(())
+    }
+
+    // ----- results ---------------------------------------------------------------
+
+    fn finish(mut self) -> RunOutcome {
+        for c in 0..self.cpus.len() {
+            self.account(c);
+        }
+        let end = self.now;
+        let tasks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let st = self.sched.task(TaskId(i as u32));
+                TaskStat {
+                    name: t.name.clone(),
+                    runtime_ns: st.map_or(0, |s| s.se.sum_exec_runtime),
+                    migrations: st.map_or(0, |s| s.nr_migrations),
+                }
+            })
+            .collect();
+        let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
+        let trace = self.trace.take().map(|tr| tr.into_json(&names, end));
+        RunOutcome {
+            units: self.units,
+            window_ns: end.saturating_sub(self.limits.warmup_ns),
+            end_ns: end,
+            cpu_busy_ns: self.cpus.iter().map(|c| c.busy).collect(),
+            counters: self.sched.observer().counters.clone(),
+            switches: self.switches,
+            preemptions: self.preemptions,
+            events: self.events,
+            tasks,
+            trace,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::FnProgram;
+    use cfs_core::{CpuMask, KernelVersion, TaskParams};
+
+    fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'a> {
+        let v = KernelVersion::V2_6_26;
+        RunSetup {
+            host,
+            costs,
+            config: Config::new(v, host.nr_cpus()),
+            domains: host.build_domains(v),
+            seed: 3,
+            limits,
+            trace: true,
+        }
+    }
+
+    /// A ping task on `a` and a pong task on `b` for `rounds` round trips
+    /// of 10 µs each side; returns the run's end time.
+    fn ping_pong(a: usize, b: usize, rounds: u64) -> u64 {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 10_000_000_000 };
+        let mut n = 0u64;
+        let ping = FnProgram(move |cx: &mut StepCx<'_>| {
+            n += 1;
+            match n % 3 {
+                1 if n / 3 >= rounds => Action::Exit,
+                1 => Action::Run(10_000),
+                2 => Action::Send { to: 1, sync: true, bytes: 64, tag: 0 },
+                _ => {
+                    let _ = cx;
+                    Action::Wait { all: false }
+                }
+            }
+        });
+        let mut m = 0u64;
+        let pong = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            match m % 3 {
+                1 => Action::Wait { all: false },
+                2 => Action::Run(10_000),
+                _ => Action::Send { to: 0, sync: true, bytes: 64, tag: 0 },
+            }
+        });
+        let spec = |name: &str, p: Box<dyn Program>, cpu: usize| TaskSpec {
+            name: name.into(),
+            program: p,
+            params: TaskParams::normal().allowed(CpuMask::single(cpu)),
+            cpu,
+            ws_kb: 16,
+        };
+        let inst = Instance {
+            tasks: vec![spec("ping", Box::new(ping), a), spec("pong", Box::new(pong), b)],
+            finish: vec![0],
+            conds: 0,
+        };
+        let out = run(&setup(&host, &costs, limits), inst).unwrap();
+        assert!(out.trace.is_some());
+        out.end_ns
+    }
+
+    #[test]
+    fn communication_costs_grow_with_distance() {
+        let same_cpu = ping_pong(0, 0, 200);
+        let same_die = ping_pong(0, 1, 200);
+        let cross_die = ping_pong(0, 2, 200);
+        // 200 round trips of 20 µs of work.
+        assert!(same_cpu > 4_000_000, "{same_cpu}");
+        assert!(same_cpu < same_die && same_die < cross_die, "{same_cpu} {same_die} {cross_die}");
+    }
+
+    #[test]
+    fn a_workload_that_waits_forever_is_reported() {
+        let host = Host::preset("x2").unwrap();
+        let costs = CostModel::preset("x2").unwrap();
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
+        let waiter = FnProgram(|_cx: &mut StepCx<'_>| Action::Wait { all: true });
+        let inst = Instance {
+            tasks: vec![TaskSpec {
+                name: "w".into(),
+                program: Box::new(waiter),
+                params: TaskParams::normal(),
+                cpu: 0,
+                ws_kb: 0,
+            }],
+            finish: vec![0],
+            conds: 0,
+        };
+        assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::Stalled { .. })));
+    }
+
+    #[test]
+    fn a_run_that_never_finishes_hits_the_cap() {
+        let host = Host::preset("x2").unwrap();
+        let costs = CostModel::preset("x2").unwrap();
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 50_000_000 };
+        let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
+        let inst = Instance {
+            tasks: vec![TaskSpec {
+                name: "h".into(),
+                program: Box::new(hog),
+                params: TaskParams::normal(),
+                cpu: 0,
+                ws_kb: 0,
+            }],
+            finish: vec![0],
+            conds: 0,
+        };
+        assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
+    }
+
+    #[test]
+    fn a_hog_keeps_its_cpu_busy() {
+        let host = Host::preset("x2").unwrap();
+        let costs = CostModel::preset("x2").unwrap();
+        let limits = Limits { duration_ns: Some(100_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let mut k = 0u64;
+        let hog = FnProgram(move |_cx: &mut StepCx<'_>| {
+            k += 1;
+            if k % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
+        });
+        let inst = Instance {
+            tasks: vec![TaskSpec {
+                name: "h".into(),
+                program: Box::new(hog),
+                params: TaskParams::normal(),
+                cpu: 1,
+                ws_kb: 0,
+            }],
+            finish: vec![],
+            conds: 0,
+        };
+        let out = run(&setup(&host, &costs, limits), inst).unwrap();
+        assert!(out.cpu_busy_ns[1] > 99_000_000, "{:?}", out.cpu_busy_ns);
+        // 1 ms of baseline work at the X2's clock factor 1.06, with jitter.
+        assert!((85..=100).contains(&out.units), "{}", out.units);
+    }
+}

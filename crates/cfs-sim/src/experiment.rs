@@ -1,0 +1,497 @@
+//! Experiments: scheduler configurations side by side (the columns), a
+//! sweep over client counts (the rows), several runs each, run in parallel
+//! with results in a fixed order.
+//!
+//! Seeds: run `r` at `c` clients uses the same seed in every column
+//! ([`seed_for`]), so columns are compared on the same random draws
+//! (common random numbers); only the scheduler differs.
+
+use crate::costs::CostModel;
+use crate::engine::{self, RunOutcome, RunSetup, SimError};
+use crate::observe::Counters;
+use crate::workloads::{Metric, Workload, WorkloadOpts};
+use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
+use cfs_topology::{Host, parse_flag_overrides_for};
+use rayon::prelude::*;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One scheduler configuration as the user wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchedSpec {
+    /// Column label (None: derived from the settings).
+    pub label: Option<String>,
+    /// Kernel profile name.
+    pub profile: String,
+    /// `sched_features`: a number (decimal or 0x..) or feature names
+    /// (`NO_SYNC_WAKEUPS WAKEUP_PREEMPT`) applied to the defaults.
+    pub features: Option<String>,
+    /// Patch names.
+    pub patches: Vec<String>,
+    /// Policy of every task (`batch`).
+    pub policy: Option<String>,
+    /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
+    /// and every `sched_*` tunable).
+    pub sets: Vec<(String, String)>,
+    /// Domain flag overrides (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL`).
+    pub sd_flags: Option<String>,
+}
+
+/// A configuration ready to run.
+#[derive(Clone, Debug)]
+pub struct Column {
+    /// Label.
+    pub label: String,
+    /// Scheduler configuration.
+    pub config: Config,
+    /// Domains with overrides applied.
+    pub domains: SchedDomains,
+    /// Policy for every task, if forced.
+    pub policy: Option<Policy>,
+    /// The spec it came from.
+    pub spec: SchedSpec,
+}
+
+impl SchedSpec {
+    /// The defaults of a profile.
+    pub fn profile(p: &str) -> SchedSpec {
+        SchedSpec { profile: p.to_string(), ..SchedSpec::default() }
+    }
+
+    /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
+    /// set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
+    /// `self`. An item without `=` continues the previous one (so the
+    /// comma-separated sd-flags list needs no quoting).
+    pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
+        let mut items: Vec<String> = Vec::new();
+        for part in s.split(',') {
+            match items.last_mut() {
+                Some(last) if !part.contains('=') && !part.trim().is_empty() => {
+                    last.push(',');
+                    last.push_str(part);
+                }
+                _ if part.trim().is_empty() => {}
+                _ => items.push(part.to_string()),
+            }
+        }
+        let mut spec = self.clone();
+        for item in items {
+            let (k, v) = item.split_once('=').ok_or_else(|| format!("config item {item:?} is not key=value"))?;
+            let v = v.trim().to_string();
+            match k.trim() {
+                "name" | "label" => spec.label = Some(v),
+                "profile" | "kernel" => spec.profile = v,
+                "features" | "f" => spec.features = Some(v),
+                "patch" | "patches" => spec.patches.extend(v.split('+').map(|p| p.trim().to_string())),
+                "policy" => spec.policy = Some(v),
+                "set" => {
+                    let (n, x) = v.split_once('=').ok_or_else(|| format!("config set {v:?} is not NAME=VALUE"))?;
+                    spec.sets.push((n.trim().into(), x.trim().into()));
+                }
+                "sd-flags" | "sd_flags" | "sd" => spec.sd_flags = Some(v),
+                other => {
+                    return Err(format!(
+                        "unknown config key {other:?} (known: name, profile, features, patch, policy, set, sd-flags)"
+                    ));
+                }
+            }
+        }
+        Ok(spec)
+    }
+
+    /// A label from the settings, e.g. `2.6.26-rc4 f=863 +waker`.
+    pub fn auto_label(&self) -> String {
+        let mut s = self.profile.clone();
+        if let Some(f) = &self.features {
+            s.push_str(&format!(" f={f}"));
+        }
+        for p in &self.patches {
+            s.push_str(&format!(" +{p}"));
+        }
+        if let Some(p) = &self.policy {
+            s.push_str(&format!(" {p}"));
+        }
+        for (k, v) in &self.sets {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        if let Some(sd) = &self.sd_flags {
+            s.push_str(&format!(" sd={sd}"));
+        }
+        s
+    }
+
+    /// Validates everything against `host`.
+    pub fn resolve(&self, host: &Host) -> Result<Column, String> {
+        let version: KernelVersion = self.profile.parse().map_err(|e| format!("{e}"))?;
+        let mut cfg = Config::new(version, host.nr_cpus());
+        for name in &self.patches {
+            let p = Patch::by_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Patch::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown patch {name:?} (known: {})", known.join(", "))
+            })?;
+            cfg = cfg.with_patch(p).map_err(|e| e.to_string())?;
+        }
+        if let Some(f) = &self.features {
+            cfg = apply_features(cfg, f)?;
+        }
+        for (k, v) in &self.sets {
+            apply_set(&mut cfg, k, v)?;
+        }
+        cfg.validate().map_err(|e| e.to_string())?;
+        let policy = self
+            .policy
+            .as_deref()
+            .map(|p| Policy::by_name(p).ok_or_else(|| format!("unknown policy {p:?} (known: normal, batch, idle)")))
+            .transpose()?;
+        let mut domains = host.build_domains(version);
+        if let Some(sd) = &self.sd_flags {
+            let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
+            domains.apply_overrides(&ov);
+        }
+        let label = self.label.clone().unwrap_or_else(|| self.auto_label());
+        Ok(Column { label, config: cfg, domains, policy, spec: self.clone() })
+    }
+}
+
+fn apply_features(cfg: Config, f: &str) -> Result<Config, String> {
+    let t = f.trim();
+    let num = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16).ok()
+    } else {
+        t.parse::<u32>().ok()
+    };
+    match num {
+        Some(mask) => cfg.with_features_mask(mask).map_err(|e| format!("bad sched_features mask {t:?}: {e}")),
+        None if t.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'x') => {
+            Err(format!("bad sched_features mask {t:?}"))
+        }
+        None => {
+            let mut cfg = cfg;
+            cfg.features = cfg.features.apply_names(t).map_err(|e| format!("bad sched_features {t:?}: {e}"))?;
+            Ok(cfg)
+        }
+    }
+}
+
+fn apply_set(cfg: &mut Config, k: &str, v: &str) -> Result<(), String> {
+    let bad = || format!("--set {k}={v}: not a valid value");
+    let as_bool = || match v {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(bad()),
+    };
+    match k {
+        "hz" => cfg.hz = v.parse().map_err(|_| bad())?,
+        "hres_timers" | "hres" => cfg.hres_timers = as_bool()?,
+        "check_invariants" => cfg.check_invariants = as_bool()?,
+        _ => {
+            let value: i64 = v.parse().map_err(|_| bad())?;
+            match cfg.tunables.set_by_name(k, value) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(format!(
+                        "unknown setting {k:?} (known: hz, hres_timers, check_invariants, sched_latency_ns, \
+                         sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
+                         sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
+                    ));
+                }
+                Err(e) => return Err(format!("--set {k}={v}: {e}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A TOML sweep file: `[[config]]` tables with the `--config` keys.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepFile {
+    config: Vec<SweepEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepEntry {
+    name: Option<String>,
+    profile: Option<String>,
+    features: Option<toml::Value>,
+    #[serde(default)]
+    patches: Vec<String>,
+    policy: Option<String>,
+    #[serde(default)]
+    set: BTreeMap<String, toml::Value>,
+    sd_flags: Option<String>,
+}
+
+/// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
+/// policy, set = { NAME = VALUE }, sd_flags), each entry on top of `base`.
+pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, String> {
+    let f: SweepFile =
+        toml::from_str(text).map_err(|e| format!("sweep file: {}", e.to_string().trim().replace('\n', " ")))?;
+    let scalar = |v: &toml::Value| match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Ok(f.config
+        .into_iter()
+        .map(|e| {
+            let mut s = base.clone();
+            s.label = e.name.or(s.label);
+            if let Some(p) = e.profile {
+                s.profile = p;
+            }
+            if let Some(x) = e.features {
+                s.features = Some(scalar(&x));
+            }
+            s.patches.extend(e.patches);
+            s.policy = e.policy.or(s.policy);
+            s.sets.extend(e.set.iter().map(|(k, v)| (k.clone(), scalar(v))));
+            s.sd_flags = e.sd_flags.or(s.sd_flags);
+            s
+        })
+        .collect())
+}
+
+/// Everything needed to run an experiment.
+#[derive(Debug)]
+pub struct Plan {
+    /// The machine.
+    pub host: Host,
+    /// Its costs.
+    pub costs: CostModel,
+    /// The workload.
+    pub workload: Workload,
+    /// Its options.
+    pub opts: WorkloadOpts,
+    /// The columns.
+    pub columns: Vec<Column>,
+    /// The rows.
+    pub clients: Vec<u32>,
+    /// Runs per cell.
+    pub runs: u32,
+    /// Base seed.
+    pub seed: u64,
+    /// Record a trace of the first run.
+    pub trace: bool,
+}
+
+/// One run's numbers.
+#[derive(Debug)]
+pub struct RunRecord {
+    /// Column index.
+    pub config: usize,
+    /// Row.
+    pub clients: u32,
+    /// Run number.
+    pub run: u32,
+    /// Its seed.
+    pub seed: u64,
+    /// Throughput in the workload's metric.
+    pub value: f64,
+    /// Run length, simulated ns.
+    pub end_ns: u64,
+    /// Busy fraction of each CPU.
+    pub cpu_util: Vec<f64>,
+    /// The largest CPU's share of all busy time.
+    pub max_cpu_share: f64,
+    /// Scheduler decisions.
+    pub counters: Counters,
+    /// Context switches.
+    pub switches: u64,
+    /// Involuntary switches.
+    pub preemptions: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Per-task totals.
+    pub tasks: Vec<engine::TaskStat>,
+}
+
+/// All runs of a plan, in (column, clients, run) order.
+#[derive(Debug)]
+pub struct Results {
+    /// The metric.
+    pub metric: Metric,
+    /// The runs.
+    pub runs: Vec<RunRecord>,
+    /// The trace of the first run, if asked for.
+    pub trace: Option<serde_json::Value>,
+}
+
+impl Results {
+    /// Median value of a cell.
+    pub fn median(&self, config: usize, clients: u32) -> Option<f64> {
+        let mut v: Vec<f64> =
+            self.runs.iter().filter(|r| r.config == config && r.clients == clients).map(|r| r.value).collect();
+        median(&mut v)
+    }
+
+    /// The run with the median value of a cell (the lower middle for an
+    /// even count).
+    pub fn median_run(&self, config: usize, clients: u32) -> Option<&RunRecord> {
+        let mut v: Vec<&RunRecord> = self.runs.iter().filter(|r| r.config == config && r.clients == clients).collect();
+        v.sort_by(|a, b| a.value.total_cmp(&b.value));
+        v.get(v.len().saturating_sub(1) / 2).copied()
+    }
+}
+
+/// The median of a list (mean of the middle two for an even count).
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of run `run` at `clients` clients: each input is mixed in
+/// turn, so different bases never share a run's seed.
+pub fn seed_for(base: u64, clients: u32, run: u32) -> u64 {
+    mix(mix(mix(base) ^ clients as u64) ^ run as u64)
+}
+
+/// A job: (column, clients, run).
+type Job = (usize, u32, u32);
+
+impl Plan {
+    /// The jobs in output order.
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for c in 0..self.columns.len() {
+            for &n in &self.clients {
+                for r in 0..self.runs {
+                    jobs.push((c, n, r));
+                }
+            }
+        }
+        jobs
+    }
+
+    /// Runs one job.
+    pub fn run_job(&self, job: Job, trace: bool) -> Result<(RunRecord, Option<serde_json::Value>), SimError> {
+        let (ci, clients, run) = job;
+        let col = &self.columns[ci];
+        // Decision logs (RUST_LOG) of parallel runs carry their run.
+        let _span = tracing::info_span!(target: "cfs_core", "run", config = %col.label, clients, run).entered();
+        let seed = seed_for(self.seed, clients, run);
+        let mut opts = self.opts.clone();
+        if col.policy.is_some() {
+            opts.policy = col.policy;
+        }
+        let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
+        let setup = RunSetup {
+            host: &self.host,
+            costs: &self.costs,
+            config: col.config,
+            domains: col.domains.clone(),
+            seed,
+            limits: built.limits,
+            trace,
+        };
+        let out = engine::run(&setup, built.instance)?;
+        let metric = self.workload.metric();
+        Ok(record(job, seed, &metric, out))
+    }
+
+    /// Runs every job, in parallel on rayon's pool; the results are in
+    /// [`Plan::jobs`] order whatever the thread count. `tick` is called
+    /// after each job.
+    pub fn execute(&self, tick: &(dyn Fn() + Sync)) -> Result<Results, SimError> {
+        let jobs = self.jobs();
+        let outs: Vec<Result<(RunRecord, Option<serde_json::Value>), SimError>> = jobs
+            .par_iter()
+            .enumerate()
+            .map(|(i, &job)| {
+                let r = self.run_job(job, self.trace && i == 0);
+                tick();
+                r
+            })
+            .collect();
+        let mut runs = Vec::with_capacity(outs.len());
+        let mut trace = None;
+        for o in outs {
+            let (rec, tr) = o?;
+            if tr.is_some() {
+                trace = tr;
+            }
+            runs.push(rec);
+        }
+        Ok(Results { metric: self.workload.metric(), runs, trace })
+    }
+}
+
+fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, Option<serde_json::Value>) {
+    let (config, clients, run) = job;
+    let secs = out.window_ns as f64 / 1e9;
+    let value = if secs > 0.0 { out.units as f64 / secs * metric.scale } else { 0.0 };
+    let end = out.end_ns.max(1) as f64;
+    let total: u64 = out.cpu_busy_ns.iter().sum();
+    let max = out.cpu_busy_ns.iter().copied().max().unwrap_or(0);
+    let rec = RunRecord {
+        config,
+        clients,
+        run,
+        seed,
+        value,
+        end_ns: out.end_ns,
+        cpu_util: out.cpu_busy_ns.iter().map(|&b| b as f64 / end).collect(),
+        max_cpu_share: if total > 0 { max as f64 / total as f64 } else { 0.0 },
+        counters: out.counters,
+        switches: out.switches,
+        preemptions: out.preemptions,
+        events: out.events,
+        tasks: out.tasks,
+    };
+    (rec, out.trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_items_parse_and_continue_lists() {
+        let base = SchedSpec::profile("2.6.26");
+        let s = base
+            .with_items("profile=2.6.32-rc1,features=0x3,patch=waker+affinity-fix,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,name=x")
+            .unwrap();
+        assert_eq!(s.profile, "2.6.32-rc1");
+        assert_eq!(s.features.as_deref(), Some("0x3"));
+        assert_eq!(s.patches, ["waker", "affinity-fix"]);
+        assert_eq!(s.sd_flags.as_deref(), Some("MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL"));
+        assert_eq!(s.label.as_deref(), Some("x"));
+        assert!(base.with_items("colour=red").unwrap_err().contains("colour"));
+    }
+
+    #[test]
+    fn resolve_rejects_bad_settings() {
+        let host = Host::preset("q6600").unwrap();
+        let ok = SchedSpec::profile("2.6.26-rc4").with_items("features=863").unwrap();
+        assert_eq!(ok.resolve(&host).unwrap().config.features.mask(), 863);
+        for bad in ["features=99999999", "patch=nope", "profile=2.4.0", "set=sched_bogus=1", "policy=fifo"] {
+            let s = SchedSpec::profile("2.6.26-rc4").with_items(bad).unwrap();
+            assert!(s.resolve(&host).is_err(), "{bad}");
+        }
+        let s = SchedSpec::profile("2.6.26").with_items("patch=affinity-fix").unwrap();
+        assert!(s.resolve(&host).unwrap_err().contains("already contains"));
+    }
+
+    #[test]
+    fn seeds_are_spread() {
+        assert_ne!(seed_for(1, 1, 0), seed_for(1, 1, 1));
+        assert_ne!(seed_for(1, 1, 0), seed_for(1, 2, 0));
+        // No sharing across bases (a plain XOR made base 1 run 0 = base 2 run 3).
+        let a: Vec<u64> = (0..8).map(|r| seed_for(1, 15, r)).collect();
+        assert!((0..8).all(|r| !a.contains(&seed_for(2, 15, r))));
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+    }
+}

@@ -1,0 +1,113 @@
+//! # cfs-sim
+//!
+//! A deterministic discrete-event machine model that drives the
+//! [`cfs_core`] fair class over a [`cfs_topology`] host, prices what the
+//! scheduler makes the machine do, and runs workloads on it. The
+//! `cfs-sim` binary is a thin command line over this library; with no
+//! arguments it runs the seed experiment (pgbench -S on a Q6600 under
+//! 2.6.26-rc4 and its fixes).
+//!
+//! ## Layers
+//!
+//! | layer | modules | what |
+//! |---|---|---|
+//! | vocabulary | [`program`], [`dist`] | what a task can do: run, send/wake (with or without the sync hint), wait, sleep, fork, exit, touch shared lines, count progress |
+//! | workloads | [`workloads`], [`workfile`] | built-ins (pgbench, tbench, hogs, messaging, volanomark, starve, sysbench-oltp) as programs; TOML and rt-app JSON files |
+//! | costs | [`costs`] | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
+//! | engine | [`engine`], [`observe`], [`trace`] | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |
+//! | experiments | [`experiment`] | configurations as columns, client counts as rows, seeded runs in parallel, medians |
+//! | report | [`report`], [`calibration`] | table, CSV, JSON, plots, and the comparison with the published Q6600 tables |
+//! | command line | [`cli`] | argument types and commands; every error is one line |
+//!
+//! ## Engine
+//!
+//! One binary heap of events ordered by `(time, seq)`; `seq` grows with
+//! every push, so simultaneous events keep their scheduling order and a
+//! run is a pure function of its inputs and seed. Each CPU runs its
+//! current task's program in *segments* of CPU time; the scheduler is
+//! called at the kernel's entry points (`try_to_wake_up` when a message
+//! wakes a waiting task, `schedule` when a task blocks, exits, yields or is
+//! preempted, `scheduler_tick` every jiffy, the hrtick when it is armed,
+//! `fork`). See [`engine`] for the preemption model (PREEMPT_NONE /
+//! VOLUNTARY server kernels: a local wakeup preempts when the waker's
+//! system call returns, a remote one after the reschedule IPI, a tick at
+//! once).
+//!
+//! **HZ defaults to 250**, cfs-core's default and the common choice of
+//! 2008 distribution kernels for x86_64 servers (Fedora, Ubuntu server and
+//! SUSE shipped HZ=250; some desktop builds used 1000): `--set hz=1000`
+//! changes it. High-resolution timers are on, so the HRTICK feature bit
+//! ends slices on an hrtimer as on a real 2.6.26 box (`--set
+//! hres_timers=0` for periodic-tick-only slices).
+//!
+//! ## Costs
+//!
+//! Every cost is CPU time added to the task on whose behalf it is spent
+//! (so cfs-core accounts it as the kernel's rq clock would) or a latency
+//! before something can happen: the direct cost of a context switch, the
+//! waker's cost of a local or remote wakeup, the IPI's flight time, the
+//! C-state exit of an idle CPU, the refill of a task's working set after it
+//! moves (by its size, the distance moved, and how much of it other tasks
+//! evicted meanwhile), the cache lines a message drags from the sender's
+//! CPU, lines of shared state written by other tasks, and the scheduler's
+//! own scans of remote runqueues (from [`cfs_core::Event::Scan`] and
+//! wakeup events). CPU work scales with the host's clock; memory and
+//! interrupt latencies do not. Run times get a seeded jitter. Nothing is
+//! special-cased per workload or configuration: the published shapes must
+//! emerge from cfs-core's decisions plus these costs (see
+//! `docs/CALIBRATION.md`).
+//!
+//! ## Determinism
+//!
+//! Every random draw comes from one `rand_pcg` stream per run, seeded from
+//! the base seed, the client count and the run number (the same in every
+//! column: common random numbers). Collections whose order matters are
+//! vectors or B-trees. Runs execute in parallel (rayon) but are collected
+//! in a fixed order, so output is byte-identical whatever the thread count.
+//!
+//! ## Example
+//!
+//! ```
+//! use cfs_sim::costs::CostModel;
+//! use cfs_sim::experiment::{Plan, SchedSpec};
+//! use cfs_sim::workloads::{Workload, WorkloadOpts};
+//! use cfs_topology::Host;
+//!
+//! let host = Host::preset("q6600").unwrap();
+//! let columns = ["name=895", "name=861,features=861"]
+//!     .iter()
+//!     .map(|c| SchedSpec::profile("2.6.26-rc4").with_items(c).unwrap().resolve(&host).unwrap())
+//!     .collect();
+//! let plan = Plan {
+//!     costs: CostModel::preset("q6600").unwrap(),
+//!     host,
+//!     workload: Workload::builtin("pgbench").unwrap(),
+//!     opts: WorkloadOpts { transactions: Some(200), ..WorkloadOpts::default() },
+//!     columns,
+//!     clients: vec![2],
+//!     runs: 1,
+//!     seed: 1,
+//!     trace: false,
+//! };
+//! let res = plan.execute(&|| {}).unwrap();
+//! assert!(res.median(0, 2).unwrap() > 1000.0);
+//! ```
+#![forbid(unsafe_code)]
+// Source tags such as [E] and [P] (hosts-and-costs.md's) are literal text.
+#![allow(rustdoc::broken_intra_doc_links)]
+#![warn(missing_docs)]
+
+pub mod calibration;
+pub mod cli;
+pub mod costs;
+pub mod dist;
+pub mod engine;
+pub mod experiment;
+pub mod observe;
+pub mod program;
+pub mod report;
+pub mod trace;
+pub mod workfile;
+pub mod workloads;
+
+pub use workfile::{FileWorkload, WorkloadError, parse_workload};

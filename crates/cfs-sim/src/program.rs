@@ -1,0 +1,182 @@
+//! The task vocabulary: what a simulated task can *do*.
+//!
+//! A task is a [`Program`]: each time the engine needs the task's next step
+//! it calls [`Program::step`] and gets one [`Action`]. The engine knows only
+//! these actions; the built-in workloads (hand-written state machines) and
+//! workload files (interpreted op lists, see [`crate::workfile`]) both speak
+//! it. Times in actions are CPU work at the 2.4 GHz Core 2 baseline; the
+//! engine scales them by the host's clock factor and adds jitter.
+//!
+//! Wakeups are messages: [`Action::Send`] appends a [`Msg`] to the target's
+//! mailbox and, if the target is blocked in [`Action::Wait`], wakes it
+//! through the scheduler. Messages are counted, never lost: a send to a task
+//! that is not waiting is found by its next `Wait`.
+
+use crate::dist::Dist;
+use cfs_core::{CpuMask, Policy, TaskParams};
+use rand_pcg::Pcg64Mcg;
+use std::fmt;
+
+/// A task's index in the engine (equal to its `cfs_core::TaskId` number).
+pub type TaskRef = usize;
+
+/// One wakeup/message as the receiver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msg {
+    /// The sending task.
+    pub from: TaskRef,
+    /// The CPU the sender ran on when it sent (where the data is hot).
+    pub cpu: usize,
+    /// Payload bytes (they cross caches to reach the receiver).
+    pub bytes: u32,
+    /// A program-defined tag (e.g. query / reply / terminate).
+    pub tag: u32,
+}
+
+/// A task to create with [`Action::Fork`].
+pub struct ForkSpec {
+    /// Display name (trace, statistics).
+    pub name: String,
+    /// What the child does.
+    pub program: Box<dyn Program>,
+    /// Scheduling parameters; `None` inherits the parent's.
+    pub params: Option<TaskParams>,
+    /// Private working set in KB (what a migration must refill).
+    pub ws_kb: u32,
+}
+
+impl fmt::Debug for ForkSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForkSpec").field("name", &self.name).field("params", &self.params).finish_non_exhaustive()
+    }
+}
+
+/// One step of a task.
+#[derive(Debug)]
+pub enum Action {
+    /// Compute for this many ns (baseline CPU time, before clock scaling
+    /// and jitter). Preemptible by interrupts (tick, IPI, hrtick).
+    Run(u64),
+    /// Compute for a time drawn from a distribution.
+    RunDist(Dist),
+    /// Send a message to `to`, waking it if it waits (a socket write, a
+    /// signal, a futex wake). `sync` is the kernel's sync-wakeup hint.
+    Send {
+        /// Receiver.
+        to: TaskRef,
+        /// `wake_up_interruptible_sync` (socket data) vs plain wake_up.
+        sync: bool,
+        /// Payload bytes.
+        bytes: u32,
+        /// Program-defined tag.
+        tag: u32,
+    },
+    /// Block until a message is pending. `all`: take every pending message
+    /// (select/poll); otherwise exactly one (a semaphore down).
+    Wait {
+        /// Drain all pending messages.
+        all: bool,
+    },
+    /// Sleep on a timer. `interruptible`: a message ends it early (a
+    /// signal interrupting nanosleep).
+    Sleep {
+        /// Duration, ns (not scaled: wall time).
+        ns: u64,
+        /// Whether a message ends the sleep.
+        interruptible: bool,
+    },
+    /// Wait on a named condition (rt-app `wait`); counted like messages.
+    CondWait(usize),
+    /// Signal a named condition (rt-app `signal` / `broad`).
+    CondSignal {
+        /// The condition.
+        cond: usize,
+        /// Wake every waiter (`broad`) rather than one.
+        all: bool,
+    },
+    /// fork(): the child is placed by the scheduler (sched_balance_self).
+    Fork(Box<ForkSpec>),
+    /// sched_yield().
+    Yield,
+    /// Exit the task.
+    Exit,
+    /// Read `lines` cache lines last written by each of `peers` (shared
+    /// state such as socket wait queues or PostgreSQL's PGPROC array): each
+    /// costs a dirty-line transfer priced by the distance from this CPU to
+    /// the CPU the peer last ran on. Exited peers cost nothing.
+    Touch {
+        /// The tasks whose lines are read.
+        peers: std::sync::Arc<[TaskRef]>,
+        /// Lines per peer.
+        lines: f64,
+    },
+    /// Count units of work done (transactions, bytes, messages) towards the
+    /// run's throughput. Costs nothing.
+    Progress(u64),
+    /// set_user_nice on itself.
+    SetNice(i32),
+    /// sched_setscheduler on itself.
+    SetPolicy(Policy),
+    /// sched_setaffinity on itself.
+    SetAffinity(CpuMask),
+}
+
+/// What a program sees when asked for its next step.
+#[derive(Debug)]
+pub struct StepCx<'a> {
+    /// Simulated time, ns.
+    pub now: u64,
+    /// This task.
+    pub me: TaskRef,
+    /// The run's random stream (seeded: same seed, same draws).
+    pub rng: &'a mut Pcg64Mcg,
+    /// Messages taken by the last `Wait` (empty after other actions).
+    pub received: &'a [Msg],
+    /// Whether the last `Wait`/`Sleep` actually blocked.
+    pub blocked: bool,
+    /// The child created by the last `Fork`.
+    pub forked: Option<TaskRef>,
+    /// The task that created this one (None for initial tasks).
+    pub parent: Option<TaskRef>,
+}
+
+/// A task's behaviour.
+pub trait Program {
+    /// The next action. Called again after the previous one completed.
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action;
+}
+
+/// A program from a closure, handy for tests and tiny workloads.
+pub struct FnProgram<F>(pub F);
+
+impl<F> fmt::Debug for FnProgram<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FnProgram")
+    }
+}
+
+impl<F: FnMut(&mut StepCx<'_>) -> Action> Program for FnProgram<F> {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        (self.0)(cx)
+    }
+}
+
+/// A task present at the start of a run.
+pub struct TaskSpec {
+    /// Display name.
+    pub name: String,
+    /// What it does.
+    pub program: Box<dyn Program>,
+    /// Scheduling parameters.
+    pub params: TaskParams,
+    /// CPU it is created on (then the scheduler moves it as it likes).
+    pub cpu: usize,
+    /// Private working set, KB.
+    pub ws_kb: u32,
+}
+
+impl fmt::Debug for TaskSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskSpec").field("name", &self.name).field("cpu", &self.cpu).finish_non_exhaustive()
+    }
+}

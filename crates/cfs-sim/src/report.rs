@@ -1,0 +1,219 @@
+//! Output: the table in the seed's layout (clients rows × configuration
+//! columns, median of the runs), the long-form CSV, JSON, and plots.
+//!
+//! Every number is printed with fixed precision, so the same results give
+//! byte-identical files.
+
+use crate::experiment::{Plan, Results, RunRecord};
+use plotters::prelude::*;
+use serde_json::{Value, json};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Formats a throughput for the table.
+fn cell(v: f64) -> String {
+    if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") }
+}
+
+/// The median table: a comment line, a header, one row per client count.
+pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {what}: {} on {}, median {} of {} run(s) per cell",
+        plan.workload.name(),
+        plan.costs.name,
+        res.metric.name,
+        plan.runs
+    );
+    let width = plan.columns.iter().map(|c| c.label.len()).max().unwrap_or(8).max(8);
+    let _ = write!(s, "{:>7}", "clients");
+    for c in &plan.columns {
+        let _ = write!(s, "  {:>width$}", c.label);
+    }
+    s.push('\n');
+    for &n in &plan.clients {
+        let _ = write!(s, "{n:>7}");
+        for ci in 0..plan.columns.len() {
+            let v = res.median(ci, n).map_or("-".into(), cell);
+            let _ = write!(s, "  {v:>width$}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The long-form CSV: one line per run.
+pub fn csv(plan: &Plan, res: &Results) -> String {
+    let ncpu = plan.host.nr_cpus();
+    let mut s = String::new();
+    let _ = write!(s, "config,clients,run,seed,{},elapsed_s", res.metric.name);
+    for c in 0..ncpu {
+        let _ = write!(s, ",cpu{c}_util");
+    }
+    s.push_str(
+        ",max_cpu_share,migrations,preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,\
+         switches,balance_passes,events\n",
+    );
+    for r in &res.runs {
+        let label = csv_field(&plan.columns[r.config].label);
+        let _ = write!(s, "{label},{},{},{},{:.3},{:.6}", r.clients, r.run, r.seed, r.value, r.end_ns as f64 / 1e9);
+        for u in &r.cpu_util {
+            let _ = write!(s, ",{u:.4}");
+        }
+        let k = &r.counters;
+        let _ = writeln!(
+            s,
+            ",{:.4},{},{},{},{},{},{},{},{},{},{}",
+            r.max_cpu_share,
+            k.migrations,
+            r.preemptions,
+            k.wake_affine,
+            k.wakeups,
+            k.wake_remote,
+            k.preempt_wakeup,
+            k.preempt_tick,
+            r.switches,
+            k.balance_passes,
+            r.events
+        );
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+fn run_json(plan: &Plan, r: &RunRecord) -> Value {
+    json!({
+        "config": plan.columns[r.config].label,
+        "clients": r.clients,
+        "run": r.run,
+        "seed": r.seed,
+        "value": r.value,
+        "elapsed_s": r.end_ns as f64 / 1e9,
+        "cpu_util": r.cpu_util,
+        "max_cpu_share": r.max_cpu_share,
+        "counters": r.counters,
+        "switches": r.switches,
+        "preemptions": r.preemptions,
+        "events": r.events,
+        "tasks": r.tasks,
+    })
+}
+
+/// Everything as JSON: the setup, every run, and the medians.
+pub fn json(plan: &Plan, res: &Results) -> Value {
+    let configs: Vec<Value> = plan
+        .columns
+        .iter()
+        .map(|c| {
+            json!({
+                "label": c.label,
+                "profile": c.config.version.name(),
+                "features": c.config.features.mask(),
+                "patches": c.config.patches.iter().map(|p| p.name()).collect::<Vec<_>>(),
+                "policy": c.policy.map(|p| format!("{p:?}").to_lowercase()),
+                "hz": c.config.hz,
+                "sd_flags": c.spec.sd_flags,
+            })
+        })
+        .collect();
+    let medians: Vec<Value> = plan
+        .clients
+        .iter()
+        .map(|&n| {
+            let row: Vec<Value> = (0..plan.columns.len()).map(|ci| json!(res.median(ci, n))).collect();
+            json!({"clients": n, "values": row})
+        })
+        .collect();
+    json!({
+        "host": plan.host.name(),
+        "costs": plan.costs,
+        "workload": plan.workload.name(),
+        "metric": res.metric.name,
+        "runs_per_cell": plan.runs,
+        "seed": plan.seed,
+        "configs": configs,
+        "medians": medians,
+        "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
+    })
+}
+
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+/// Draws throughput against clients, one line per configuration, into an
+/// SVG or PNG (by extension).
+pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), String> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let err = |e: &dyn std::fmt::Display| format!("cannot write plot {}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+    }
+    // Text is laid out with ab_glyph (both backends), which knows only
+    // registered fonts: register the embedded one (again is harmless).
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| err(&"bad font"))?;
+    match ext.as_str() {
+        "svg" => draw(SVGBackend::new(path, (900, 600)).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
+        "png" => draw(BitMapBackend::new(path, (900, 600)).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
+        _ => Err(format!("plot file {} must end in .svg or .png", path.display())),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    area: DrawingArea<DB, plotters::coord::Shift>,
+    plan: &Plan,
+    res: &Results,
+    title: &str,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    area.fill(&WHITE).map_err(|x| e(&x))?;
+    let xmax = plan.clients.iter().copied().max().unwrap_or(1) as f64;
+    let ymax = (0..plan.columns.len())
+        .flat_map(|ci| plan.clients.iter().filter_map(move |&n| res.median(ci, n)))
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        // Head room for the legend in the upper right.
+        * 1.6;
+    let mut chart = ChartBuilder::on(&area)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..xmax * 1.02, 0.0..ymax)
+        .map_err(|x| e(&x))?;
+    let ylabel = |y: &f64| if ymax >= 100.0 { format!("{y:.0}") } else { format!("{y:.2}") };
+    chart
+        .configure_mesh()
+        .x_desc("clients")
+        .y_desc(res.metric.name.as_str())
+        // Client counts are integers: label only integral ticks.
+        .x_label_formatter(&|x| if x.fract() == 0.0 { format!("{x:.0}") } else { String::new() })
+        .y_label_formatter(&ylabel)
+        .draw()
+        .map_err(|x| e(&x))?;
+    for (ci, col) in plan.columns.iter().enumerate() {
+        let color = Palette99::pick(ci).to_rgba();
+        let pts: Vec<(f64, f64)> =
+            plan.clients.iter().filter_map(|&n| res.median(ci, n).map(|v| (n as f64, v))).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|x| e(&x))?
+            .label(col.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|x| e(&x))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|x| e(&x))?;
+    area.present().map_err(|x| e(&x))?;
+    Ok(())
+}

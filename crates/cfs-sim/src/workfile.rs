@@ -1,0 +1,1258 @@
+//! Workload files: TOML, and the subset of rt-app JSON that maps onto the
+//! [`crate::program`] vocabulary.
+//!
+//! [`parse_workload`] reads either (JSON if the text starts with `{`) into a
+//! [`FileWorkload`]; it never panics, and every unknown key is an error
+//! that names it and its place.
+//!
+//! # TOML
+//!
+//! ```toml
+//! name = "pingpong"          # optional
+//! duration = "1s"            # simulated run time (optional if a task has finish = true)
+//! warmup = "100ms"           # progress before this is not counted
+//! metric = "round_trips_s"   # column name of the throughput
+//!
+//! [[task]]
+//! name = "ping"
+//! instances = 2              # started at t=0 (0: only created by fork); default 1
+//! nice = 0                   # policy = "normal" | "batch" | "idle"; cpus = "0-1"
+//! ws_kb = 32                 # private working set (migration refill)
+//! loop = -1                  # repeat ops forever (default), or N times then exit
+//! finish = false             # the run ends when all finish tasks have exited
+//! ops = [
+//!   { run = "20us" },        # or { run = { mean = "20us", dist = "exp" } }, dist: fixed|exp|normal (cv)|uniform (min, max)
+//!   { send = "pong", sync = true, bytes = 64 },  # instance i talks to instance i of pong
+//!   { wait = "one" },        # "all" takes every pending message (select)
+//!   { progress = 1 },
+//! ]
+//!
+//! [[task]]
+//! name = "pong"
+//! instances = 2
+//! ops = [ { wait = "one" }, { run = "30us" }, { reply = true, sync = true } ]
+//! ```
+//!
+//! Ops: `run`, `sleep`, `timer` (`{ period = "10ms" }`: sleep to the next
+//! period boundary), `send` (a task name, `name#3` for an instance, or
+//! `parent`; with `sync`, `bytes`), `reply` (to the last message's
+//! sender), `broadcast` (every instance of a task), `wait` (`one`/`all`),
+//! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
+//! name), `exit`, `yield`, `progress`, `nice`, `policy`, `affinity`, and
+//! `loop = { count = N, ops = [...] }`. A bare string op (`"exit"`,
+//! `"yield"`, `"wait"`) is the same as `{ exit = true }` etc.
+//!
+//! # rt-app JSON
+//!
+//! `global`: `duration` (s), `default_policy`; the rt-app housekeeping keys
+//! (`calibration`, `logdir`, `log_basename`, `lock_pages`, `ftrace`,
+//! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
+//! `cumulative_slack`, `log_size`) are accepted and ignored.
+//! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice), `cpus`,
+//! `delay` (µs), `ws_kb`, `phases`, and events in document order, each key
+//! optionally suffixed by digits (`run0`, `sleep1`): `run`/`runtime` (µs of
+//! CPU), `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
+//! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
+//! (accepted; mutex cost is not modelled), `fork` (a task name),
+//! `suspend` (wait for a `resume`), `resume` (a task name), `yield`.
+//! Without any progress op, every task counts one unit per loop.
+
+use crate::dist::{Dist, parse_duration, parse_duration_with};
+use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use crate::workloads::WorkloadOpts;
+use cfs_core::{CpuMask, Policy, TaskParams};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+use std::sync::Arc;
+
+/// Limits that keep a hostile file from exhausting memory or time.
+const MAX_TASK_DEFS: usize = 256;
+const MAX_INSTANCES: u64 = 4096;
+const MAX_OPS: usize = 100_000;
+const MAX_DEPTH: usize = 32;
+
+/// A workload file that could not be used. Display: one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadError {
+    /// Where (`task[2].ops[3]`, `tasks.thread0`), empty for the whole file.
+    pub path: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() { write!(f, "{}", self.msg) } else { write!(f, "at {}: {}", self.path, self.msg) }
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+fn err<T>(path: &str, msg: impl Into<String>) -> Result<T, WorkloadError> {
+    Err(WorkloadError { path: path.to_string(), msg: msg.into() })
+}
+
+// ----- an ordered value tree for both formats ----------------------------------
+
+/// A parsed TOML/JSON value that keeps object keys in document order
+/// (rt-app events are ordered by their keys' position).
+#[derive(Clone, Debug, PartialEq)]
+enum V {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Arr(Vec<V>),
+    Obj(Vec<(String, V)>),
+}
+
+impl V {
+    fn kind(&self) -> &'static str {
+        match self {
+            V::Null => "null",
+            V::Bool(_) => "a boolean",
+            V::Int(_) => "an integer",
+            V::Float(_) => "a number",
+            V::Str(_) => "a string",
+            V::Arr(_) => "an array",
+            V::Obj(_) => "a table",
+        }
+    }
+}
+
+struct VVisitor;
+
+impl<'de> Visitor<'de> for VVisitor {
+    type Value = V;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V, E> {
+        Ok(V::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V, E> {
+        Ok(V::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V, E> {
+        Ok(i64::try_from(v).map_or(V::Float(v as f64), V::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V, E> {
+        Ok(V::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V, E> {
+        Ok(V::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V, E> {
+        Ok(V::Str(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<V, E> {
+        Ok(V::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<V, E> {
+        Ok(V::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V, D::Error> {
+        V::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V, A::Error> {
+        let mut v = Vec::new();
+        while let Some(x) = seq.next_element()? {
+            v.push(x);
+        }
+        Ok(V::Arr(v))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V, A::Error> {
+        let mut v = Vec::new();
+        while let Some((k, x)) = map.next_entry::<String, V>()? {
+            v.push((k, x));
+        }
+        Ok(V::Obj(v))
+    }
+}
+
+impl<'de> Deserialize<'de> for V {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<V, D::Error> {
+        d.deserialize_any(VVisitor)
+    }
+}
+
+/// Nesting depth of a text's brackets, a cheap guard against inputs that
+/// would recurse deeply in the parsers.
+fn bracket_depth(text: &str) -> usize {
+    let (mut d, mut max) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '[' | '{' => {
+                d += 1;
+                max = max.max(d);
+            }
+            ']' | '}' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+// ----- the parsed workload --------------------------------------------------------
+
+/// Who a send goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// An instance of a task definition (None: the sender's own index).
+    Task { def: usize, instance: Option<u32> },
+    /// Every instance of a task definition.
+    All(usize),
+    /// The creator of this task.
+    Parent,
+    /// The sender of the last message received.
+    Reply,
+}
+
+/// One instruction of a task's flattened op list.
+#[derive(Clone, Debug, PartialEq)]
+enum Instr {
+    Run(Dist),
+    Sleep(u64),
+    Timer {
+        slot: usize,
+        period: u64,
+    },
+    Send {
+        to: Target,
+        sync: bool,
+        bytes: u32,
+    },
+    Wait {
+        all: bool,
+    },
+    CondWait(usize),
+    CondSignal {
+        cond: usize,
+        all: bool,
+    },
+    Fork(usize),
+    Exit,
+    Yield,
+    Progress(u64),
+    Nice(i32),
+    Policy(Policy),
+    Affinity(CpuMask),
+    /// Enter a loop; `end` is the index of its LoopEnd.
+    LoopBegin {
+        count: Option<u64>,
+        end: usize,
+    },
+    /// Close a loop; `begin` is the index of its LoopBegin.
+    LoopEnd {
+        begin: usize,
+    },
+}
+
+/// One task definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskDef {
+    /// Name.
+    pub name: String,
+    /// Instances started at t=0.
+    pub instances: u32,
+    /// Nice level.
+    pub nice: i32,
+    /// Policy.
+    pub policy: Policy,
+    /// Affinity (None: all CPUs).
+    pub cpus: Option<CpuMask>,
+    /// Private working set, KB.
+    pub ws_kb: u32,
+    /// The run ends when every finish task has exited.
+    pub finish: bool,
+    code: Vec<Instr>,
+    timers: usize,
+}
+
+/// A parsed workload file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileWorkload {
+    /// Name (file `name`, or "workload").
+    pub name: String,
+    /// Throughput column name.
+    pub metric: String,
+    /// Simulated run time.
+    pub duration_ns: Option<u64>,
+    /// Progress before this is not counted.
+    pub warmup_ns: u64,
+    /// Task definitions.
+    pub tasks: Vec<TaskDef>,
+    /// Named conditions.
+    pub conds: Vec<String>,
+}
+
+/// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
+/// Never panics.
+pub fn parse_workload(text: &str) -> Result<FileWorkload, WorkloadError> {
+    if bracket_depth(text) > 64 {
+        return err("", "nesting deeper than 64 levels");
+    }
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let v: V =
+            serde_json::from_str(text).map_err(|e| WorkloadError { path: String::new(), msg: format!("JSON: {e}") })?;
+        RtApp::parse(&v)
+    } else {
+        let v: V = toml::from_str(text)
+            .map_err(|e| WorkloadError { path: String::new(), msg: format!("TOML: {}", e.to_string().trim()) })?;
+        TomlFile::parse(&v)
+    }
+}
+
+// ----- shared helpers ---------------------------------------------------------------
+
+fn obj<'a>(v: &'a V, path: &str) -> Result<&'a [(String, V)], WorkloadError> {
+    match v {
+        V::Obj(o) => Ok(o),
+        other => err(path, format!("expected a table, found {}", other.kind())),
+    }
+}
+
+fn as_str<'a>(v: &'a V, path: &str) -> Result<&'a str, WorkloadError> {
+    match v {
+        V::Str(s) => Ok(s),
+        other => err(path, format!("expected a string, found {}", other.kind())),
+    }
+}
+
+fn as_int(v: &V, path: &str) -> Result<i64, WorkloadError> {
+    match v {
+        V::Int(i) => Ok(*i),
+        V::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
+        other => err(path, format!("expected an integer, found {}", other.kind())),
+    }
+}
+
+fn as_bool(v: &V, path: &str) -> Result<bool, WorkloadError> {
+    match v {
+        V::Bool(b) => Ok(*b),
+        other => err(path, format!("expected true or false, found {}", other.kind())),
+    }
+}
+
+fn ranged(v: &V, path: &str, lo: i64, hi: i64) -> Result<i64, WorkloadError> {
+    let i = as_int(v, path)?;
+    if (lo..=hi).contains(&i) { Ok(i) } else { err(path, format!("{i} is out of range {lo}..={hi}")) }
+}
+
+/// A duration: a string with a unit, or a number in `bare_unit_ns`.
+fn duration(v: &V, path: &str, bare_unit_ns: f64) -> Result<u64, WorkloadError> {
+    let r = match v {
+        V::Str(s) if bare_unit_ns > 0.0 => parse_duration_with(s, bare_unit_ns),
+        V::Str(s) => parse_duration(s),
+        V::Int(_) | V::Float(_) if bare_unit_ns > 0.0 => {
+            let x = match v {
+                V::Int(i) => *i as f64,
+                V::Float(f) => *f,
+                _ => 0.0,
+            };
+            parse_duration_with(&format!("{x}"), bare_unit_ns)
+        }
+        other => return err(path, format!("expected a duration such as \"20us\", found {}", other.kind())),
+    };
+    r.map_err(|e| WorkloadError { path: path.to_string(), msg: e.to_string() })
+}
+
+fn policy(v: &V, path: &str) -> Result<Policy, WorkloadError> {
+    let s = as_str(v, path)?;
+    Policy::by_name(s).ok_or_else(|| WorkloadError {
+        path: path.into(),
+        msg: format!("unknown policy {s:?} (known: normal, batch, idle; SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)"),
+    })
+}
+
+fn cpus(v: &V, path: &str) -> Result<CpuMask, WorkloadError> {
+    let mask = match v {
+        V::Str(s) => CpuMask::parse_list(s).map_err(|e| WorkloadError { path: path.into(), msg: e.to_string() })?,
+        V::Arr(a) => {
+            let mut m = CpuMask::empty();
+            for (i, x) in a.iter().enumerate() {
+                m.set(ranged(x, &format!("{path}[{i}]"), 0, cfs_topology::MAX_CPUS as i64 - 1)? as usize);
+            }
+            m
+        }
+        V::Int(i) => CpuMask::single(ranged(&V::Int(*i), path, 0, cfs_topology::MAX_CPUS as i64 - 1)? as usize),
+        other => return err(path, format!("expected a CPU list such as \"0-3\", found {}", other.kind())),
+    };
+    if mask.is_empty() { err(path, "empty CPU list") } else { Ok(mask) }
+}
+
+/// Checks every key of a table is known.
+fn known_keys(o: &[(String, V)], path: &str, known: &[&str]) -> Result<(), WorkloadError> {
+    for (k, _) in o {
+        if !known.contains(&k.as_str()) {
+            return err(path, format!("unknown key {k:?} (known: {})", known.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+fn get<'a>(o: &'a [(String, V)], k: &str) -> Option<&'a V> {
+    o.iter().find(|(key, _)| key == k).map(|(_, v)| v)
+}
+
+/// Collects names (task definitions, conditions) to resolve references
+/// after all definitions are read.
+#[derive(Debug, Default)]
+struct Names {
+    conds: Vec<String>,
+    timers: Vec<String>,
+}
+
+impl Names {
+    fn cond(&mut self, name: &str) -> usize {
+        match self.conds.iter().position(|c| c == name) {
+            Some(i) => i,
+            None => {
+                self.conds.push(name.to_string());
+                self.conds.len() - 1
+            }
+        }
+    }
+}
+
+/// Op text with unresolved task names.
+#[derive(Clone, Debug, PartialEq)]
+enum RawTarget {
+    Name(String, Option<u32>),
+    All(String),
+    Parent,
+    Reply,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Raw {
+    I(Instr),
+    Send { to: RawTarget, sync: bool, bytes: u32, path: String },
+    Fork { name: String, path: String },
+}
+
+/// A task's raw ops and its top-level loop count.
+type RawTask = (Vec<Raw>, Option<u64>);
+/// A task definition's header and raw ops.
+type ParsedTask = (TaskDef, RawTask);
+
+fn parse_target(s: &str) -> RawTarget {
+    match s.trim() {
+        "parent" => RawTarget::Parent,
+        t => match t.rsplit_once('#') {
+            Some((n, i)) if i.parse::<u32>().is_ok() => RawTarget::Name(n.to_string(), i.parse().ok()),
+            _ => RawTarget::Name(t.to_string(), None),
+        },
+    }
+}
+
+/// Resolves names and checks the program, producing a task's code.
+fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, WorkloadError> {
+    let find = |n: &str, p: &str| {
+        defs.iter().position(|(d, _)| d == n).ok_or_else(|| WorkloadError {
+            path: p.to_string(),
+            msg: format!(
+                "no task named {n:?} (tasks: {})",
+                defs.iter().map(|(d, _)| d.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for r in raw {
+        out.push(match r {
+            Raw::I(i) => i,
+            Raw::Fork { name, path } => Instr::Fork(find(&name, &path)?),
+            Raw::Send { to, sync, bytes, path } => {
+                let to = match to {
+                    RawTarget::Parent => Target::Parent,
+                    RawTarget::Reply => Target::Reply,
+                    RawTarget::All(n) => Target::All(find(&n, &path)?),
+                    RawTarget::Name(n, inst) => {
+                        let def = find(&n, &path)?;
+                        let count = defs[def].1;
+                        if let Some(i) = inst.filter(|&i| i >= count) {
+                            return err(&path, format!("task {n:?} has {count} instance(s), no #{i}"));
+                        }
+                        if count == 0 {
+                            return err(&path, format!("task {n:?} has no instances started at t=0 to send to"));
+                        }
+                        Target::Task { def, instance: inst }
+                    }
+                };
+                Instr::Send { to, sync, bytes }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Wraps a task body in its top-level loop, adding an implicit progress
+/// count per iteration when the file has none.
+fn wrap_loop(mut body: Vec<Raw>, count: Option<u64>, implicit_progress: bool) -> Vec<Raw> {
+    if implicit_progress {
+        body.push(Raw::I(Instr::Progress(1)));
+    }
+    let mut out = Vec::with_capacity(body.len() + 2);
+    out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+    out.extend(body);
+    out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+    fix_loops(&mut out);
+    out
+}
+
+/// Sets the jump targets of every LoopBegin/LoopEnd pair (they nest).
+fn fix_loops(code: &mut [Raw]) {
+    let mut stack = Vec::new();
+    for i in 0..code.len() {
+        match code[i] {
+            Raw::I(Instr::LoopBegin { .. }) => stack.push(i),
+            Raw::I(Instr::LoopEnd { .. }) => {
+                if let Some(b) = stack.pop() {
+                    if let Raw::I(Instr::LoopBegin { end, .. }) = &mut code[b] {
+                        *end = i;
+                    }
+                    code[i] = Raw::I(Instr::LoopEnd { begin: b });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn has_progress(raw: &[Raw]) -> bool {
+    raw.iter().any(|r| matches!(r, Raw::I(Instr::Progress(_))))
+}
+
+/// `loop = -1` (forever) or a count.
+fn loop_count(v: &V, path: &str) -> Result<Option<u64>, WorkloadError> {
+    let n = ranged(v, path, -1, i64::MAX)?;
+    Ok(if n < 0 { None } else { Some(n as u64) })
+}
+
+/// A run-time distribution: a duration, or `{ mean, dist, cv, min, max }`.
+fn run_dist(v: &V, path: &str, bare_unit_ns: f64) -> Result<Dist, WorkloadError> {
+    let V::Obj(o) = v else { return Ok(Dist::Fixed(duration(v, path, bare_unit_ns)?)) };
+    known_keys(o, path, &["mean", "dist", "cv", "min", "max"])?;
+    let dur = |k: &str| get(o, k).map(|x| duration(x, &format!("{path}.{k}"), bare_unit_ns)).transpose();
+    let kind = get(o, "dist").map(|d| as_str(d, &format!("{path}.dist"))).transpose()?.unwrap_or("fixed");
+    let mean = dur("mean")?;
+    let need_mean =
+        || mean.ok_or_else(|| WorkloadError { path: path.into(), msg: format!("dist {kind:?} needs `mean`") });
+    Ok(match kind {
+        "fixed" => Dist::Fixed(need_mean()?),
+        "exp" => Dist::Exp { mean: need_mean()? },
+        "normal" => {
+            let cv = match get(o, "cv") {
+                Some(V::Float(f)) if (0.0..=10.0).contains(f) => *f,
+                Some(V::Int(i)) if (0..=10).contains(i) => *i as f64,
+                Some(other) => {
+                    return err(&format!("{path}.cv"), format!("expected a number in 0..=10, found {}", other.kind()));
+                }
+                None => 0.1,
+            };
+            Dist::normal_cv(need_mean()? as f64, cv)
+        }
+        "uniform" => {
+            let (lo, hi) = (dur("min")?, dur("max")?);
+            match (lo, hi) {
+                (Some(lo), Some(hi)) if lo <= hi => Dist::Uniform { lo, hi },
+                _ => return err(path, "dist \"uniform\" needs min <= max"),
+            }
+        }
+        other => {
+            return err(
+                &format!("{path}.dist"),
+                format!("unknown distribution {other:?} (known: fixed, exp, normal, uniform)"),
+            );
+        }
+    })
+}
+
+// ----- TOML ---------------------------------------------------------------------------
+
+struct TomlFile;
+
+impl TomlFile {
+    fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
+        let top = obj(v, "")?;
+        known_keys(top, "", &["name", "duration", "warmup", "metric", "task"])?;
+        let name = get(top, "name").map(|x| as_str(x, "name")).transpose()?.unwrap_or("workload").to_string();
+        let duration_ns = get(top, "duration").map(|x| duration(x, "duration", 0.0)).transpose()?;
+        let warmup_ns = get(top, "warmup").map(|x| duration(x, "warmup", 0.0)).transpose()?.unwrap_or(0);
+        let Some(V::Arr(task_vals)) = get(top, "task") else {
+            return err("", "no [[task]] tables");
+        };
+        if task_vals.is_empty() || task_vals.len() > MAX_TASK_DEFS {
+            return err("task", format!("need 1..={MAX_TASK_DEFS} tasks"));
+        }
+        let mut names = Names::default();
+        let mut heads = Vec::new();
+        let mut raws = Vec::new();
+        for (i, t) in task_vals.iter().enumerate() {
+            let path = format!("task[{i}]");
+            let (head, raw) = Self::task(t, &path, &mut names)?;
+            if heads.iter().any(|h: &TaskDef| h.name == head.name) {
+                return err(&path, format!("duplicate task name {:?}", head.name));
+            }
+            heads.push(head);
+            raws.push(raw);
+        }
+        let any_progress = raws.iter().any(|(r, _)| has_progress(r));
+        let metric = match get(top, "metric") {
+            Some(m) => as_str(m, "metric")?.to_string(),
+            None if any_progress => "units_s".into(),
+            None => "loops_s".into(),
+        };
+        finish_defs(name, metric, duration_ns, warmup_ns, heads, raws, names, any_progress)
+    }
+
+    /// One `[[task]]`: its header and raw ops with the loop count.
+    fn task(v: &V, path: &str, names: &mut Names) -> Result<ParsedTask, WorkloadError> {
+        let o = obj(v, path)?;
+        known_keys(o, path, &["name", "instances", "nice", "policy", "cpus", "ws_kb", "loop", "finish", "ops"])?;
+        let name = as_str(
+            get(o, "name").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `name`".into() })?,
+            &format!("{path}.name"),
+        )?;
+        let head = TaskDef {
+            name: name.to_string(),
+            instances: get(o, "instances")
+                .map(|x| ranged(x, &format!("{path}.instances"), 0, MAX_INSTANCES as i64))
+                .transpose()?
+                .unwrap_or(1) as u32,
+            nice: get(o, "nice").map(|x| ranged(x, &format!("{path}.nice"), -20, 19)).transpose()?.unwrap_or(0) as i32,
+            policy: get(o, "policy")
+                .map(|x| policy(x, &format!("{path}.policy")))
+                .transpose()?
+                .unwrap_or(Policy::Normal),
+            cpus: get(o, "cpus").map(|x| cpus(x, &format!("{path}.cpus"))).transpose()?,
+            ws_kb: get(o, "ws_kb").map(|x| ranged(x, &format!("{path}.ws_kb"), 0, 1 << 20)).transpose()?.unwrap_or(64)
+                as u32,
+            finish: get(o, "finish").map(|x| as_bool(x, &format!("{path}.finish"))).transpose()?.unwrap_or(false),
+            code: Vec::new(),
+            timers: 0,
+        };
+        let count = get(o, "loop").map(|x| loop_count(x, &format!("{path}.loop"))).transpose()?.flatten();
+        let count = if get(o, "loop").is_some() { count } else { None };
+        let ops = get(o, "ops").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ops`".into() })?;
+        let mut raw = Vec::new();
+        Self::ops(ops, &format!("{path}.ops"), names, &mut raw, 0)?;
+        Ok((head, (raw, count)))
+    }
+
+    fn ops(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
+        if depth > MAX_DEPTH {
+            return err(path, format!("loops nested deeper than {MAX_DEPTH}"));
+        }
+        let V::Arr(list) = v else { return err(path, format!("expected an array of ops, found {}", v.kind())) };
+        for (i, op) in list.iter().enumerate() {
+            if out.len() > MAX_OPS {
+                return err(path, format!("more than {MAX_OPS} ops"));
+            }
+            Self::op(op, &format!("{path}[{i}]"), names, out, depth)?;
+        }
+        Ok(())
+    }
+
+    fn op(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
+        const OPS: [&str; 18] = [
+            "run",
+            "sleep",
+            "timer",
+            "send",
+            "reply",
+            "broadcast",
+            "wait",
+            "cond_wait",
+            "signal",
+            "broad",
+            "fork",
+            "exit",
+            "yield",
+            "progress",
+            "nice",
+            "policy",
+            "affinity",
+            "loop",
+        ];
+        let single;
+        let o: &[(String, V)] = match v {
+            V::Str(s) => {
+                single = [(s.clone(), V::Bool(true))];
+                &single
+            }
+            _ => obj(v, path)?,
+        };
+        let Some((key, val)) = o.iter().find(|(k, _)| OPS.contains(&k.as_str())) else {
+            let keys: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
+            return err(path, format!("no op in {keys:?} (ops: {})", OPS.join(", ")));
+        };
+        let kp = format!("{path}.{key}");
+        let allowed: &[&str] = match key.as_str() {
+            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes"],
+            k => &[k][..],
+        };
+        let allowed: Vec<&str> = allowed.iter().copied().filter(|k| *k == key || !OPS.contains(k)).collect();
+        known_keys(o, path, &allowed)?;
+        let sync = get(o, "sync").map(|x| as_bool(x, &format!("{path}.sync"))).transpose()?.unwrap_or(true);
+        let bytes =
+            get(o, "bytes").map(|x| ranged(x, &format!("{path}.bytes"), 0, 1 << 30)).transpose()?.unwrap_or(64) as u32;
+        let instr = match key.as_str() {
+            "run" => Instr::Run(run_dist(val, &kp, 0.0)?),
+            "sleep" => Instr::Sleep(duration(val, &kp, 0.0)?),
+            "timer" => {
+                let period = match val {
+                    V::Obj(t) => {
+                        known_keys(t, &kp, &["period", "ref"])?;
+                        let p = get(t, "period")
+                            .ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `period`".into() })?;
+                        duration(p, &format!("{kp}.period"), 0.0)?
+                    }
+                    other => duration(other, &kp, 0.0)?,
+                };
+                if period == 0 {
+                    return err(&kp, "timer period must be positive");
+                }
+                names.timers.push(kp.clone());
+                Instr::Timer { slot: usize::MAX, period }
+            }
+            "send" => {
+                out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), sync, bytes, path: kp });
+                return Ok(());
+            }
+            "broadcast" => {
+                out.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), sync, bytes, path: kp });
+                return Ok(());
+            }
+            "reply" => {
+                as_bool(val, &kp)?;
+                out.push(Raw::Send { to: RawTarget::Reply, sync, bytes, path: kp });
+                return Ok(());
+            }
+            "wait" => match val {
+                V::Bool(true) => Instr::Wait { all: false },
+                V::Str(s) if s == "one" => Instr::Wait { all: false },
+                V::Str(s) if s == "all" => Instr::Wait { all: true },
+                _ => return err(&kp, "expected \"one\" or \"all\""),
+            },
+            "cond_wait" => Instr::CondWait(names.cond(as_str(val, &kp)?)),
+            "signal" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: false },
+            "broad" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: true },
+            "fork" => {
+                out.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
+                return Ok(());
+            }
+            "exit" | "yield" => {
+                if !as_bool(val, &kp)? {
+                    return err(&kp, "only `true` makes sense here");
+                }
+                if key == "exit" { Instr::Exit } else { Instr::Yield }
+            }
+            "progress" => Instr::Progress(ranged(val, &kp, 0, i64::MAX)? as u64),
+            "nice" => Instr::Nice(ranged(val, &kp, -20, 19)? as i32),
+            "policy" => Instr::Policy(policy(val, &kp)?),
+            "affinity" => Instr::Affinity(cpus(val, &kp)?),
+            _ => {
+                // "loop"
+                let lo = obj(val, &kp)?;
+                known_keys(lo, &kp, &["count", "ops"])?;
+                let count = get(lo, "count").map(|x| loop_count(x, &format!("{kp}.count"))).transpose()?.flatten();
+                let count = if get(lo, "count").is_some() { count } else { None };
+                let body =
+                    get(lo, "ops").ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `ops`".into() })?;
+                out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+                Self::ops(body, &format!("{kp}.ops"), names, out, depth + 1)?;
+                out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+                return Ok(());
+            }
+        };
+        out.push(Raw::I(instr));
+        Ok(())
+    }
+}
+
+/// Resolves every task's names, numbers timers, checks finish/duration.
+#[allow(clippy::too_many_arguments)]
+fn finish_defs(
+    name: String,
+    metric: String,
+    duration_ns: Option<u64>,
+    warmup_ns: u64,
+    mut heads: Vec<TaskDef>,
+    raws: Vec<RawTask>,
+    names: Names,
+    any_progress: bool,
+) -> Result<FileWorkload, WorkloadError> {
+    let defs: Vec<(String, u32)> = heads.iter().map(|h| (h.name.clone(), h.instances)).collect();
+    let total: u64 = defs.iter().map(|d| d.1 as u64).sum();
+    if total > MAX_INSTANCES {
+        return err("", format!("{total} tasks at start; at most {MAX_INSTANCES}"));
+    }
+    if total == 0 {
+        return err("", "no task has instances at start");
+    }
+    for (head, (raw, count)) in heads.iter_mut().zip(raws) {
+        let raw = wrap_loop(raw, count, !any_progress);
+        let mut code = resolve(raw, &defs)?;
+        // Number this task's timers.
+        let mut slot = 0;
+        for ins in &mut code {
+            if let Instr::Timer { slot: s, .. } = ins {
+                *s = slot;
+                slot += 1;
+            }
+        }
+        head.timers = slot;
+        head.code = code;
+    }
+    let wl = FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds: names.conds };
+    if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
+        return err("", "give a `duration` or mark a task started at t=0 with finish = true");
+    }
+    Ok(wl)
+}
+
+// ----- rt-app JSON ------------------------------------------------------------------
+
+struct RtApp;
+
+/// rt-app's housekeeping keys in `global`: accepted and ignored.
+const RTAPP_IGNORED_GLOBAL: [&str; 11] = [
+    "calibration",
+    "logdir",
+    "log_basename",
+    "lock_pages",
+    "ftrace",
+    "gnuplot",
+    "pi_enabled",
+    "io_device",
+    "mem_buffer_size",
+    "cumulative_slack",
+    "log_size",
+];
+
+/// rt-app event names (keys may carry a numeric suffix: run0, sleep1).
+const RTAPP_EVENTS: [&str; 14] = [
+    "run", "runtime", "sleep", "timer", "wait", "signal", "broad", "sync", "lock", "unlock", "fork", "suspend",
+    "resume", "yield",
+];
+
+impl RtApp {
+    fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
+        let top = obj(v, "")?;
+        known_keys(top, "", &["global", "tasks"])?;
+        let mut duration_ns = None;
+        let mut default_policy = Policy::Normal;
+        if let Some(g) = get(top, "global") {
+            let g = obj(g, "global")?;
+            let mut known: Vec<&str> = vec!["duration", "default_policy"];
+            known.extend(RTAPP_IGNORED_GLOBAL);
+            known_keys(g, "global", &known)?;
+            if let Some(d) = get(g, "duration") {
+                let s = ranged(d, "global.duration", -1, 1_000_000)?;
+                duration_ns = (s > 0).then_some(s as u64 * 1_000_000_000);
+            }
+            if let Some(p) = get(g, "default_policy") {
+                default_policy = policy(p, "global.default_policy")?;
+            }
+        }
+        let tasks = obj(
+            get(top, "tasks").ok_or_else(|| WorkloadError { path: String::new(), msg: "missing `tasks`".into() })?,
+            "tasks",
+        )?;
+        if tasks.is_empty() || tasks.len() > MAX_TASK_DEFS {
+            return err("tasks", format!("need 1..={MAX_TASK_DEFS} tasks"));
+        }
+        let mut names = Names::default();
+        let mut heads = Vec::new();
+        let mut raws = Vec::new();
+        for (tname, tv) in tasks {
+            let path = format!("tasks.{tname}");
+            if heads.iter().any(|h: &TaskDef| &h.name == tname) {
+                return err(&path, "duplicate task name");
+            }
+            let (head, raw) = Self::task(tname, tv, &path, default_policy, &mut names)?;
+            heads.push(head);
+            raws.push(raw);
+        }
+        let any_progress = false;
+        let metric = "loops_s".to_string();
+        let duration_ns = duration_ns.or(Some(1_000_000_000));
+        finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)
+    }
+
+    fn task(
+        name: &str,
+        v: &V,
+        path: &str,
+        default_policy: Policy,
+        names: &mut Names,
+    ) -> Result<ParsedTask, WorkloadError> {
+        let o = obj(v, path)?;
+        let mut head = TaskDef {
+            name: name.to_string(),
+            instances: 1,
+            nice: 0,
+            policy: default_policy,
+            cpus: None,
+            ws_kb: 64,
+            finish: false,
+            code: Vec::new(),
+            timers: 0,
+        };
+        let mut count = None;
+        let mut raw = Vec::new();
+        for (k, x) in o {
+            let kp = format!("{path}.{k}");
+            match k.as_str() {
+                "instance" => head.instances = ranged(x, &kp, 0, MAX_INSTANCES as i64)? as u32,
+                "loop" => count = loop_count(x, &kp)?,
+                "policy" => head.policy = policy(x, &kp)?,
+                "priority" => head.nice = ranged(x, &kp, -20, 19)? as i32,
+                "cpus" => head.cpus = Some(cpus(x, &kp)?),
+                "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
+                "delay" => raw.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
+                "phases" => Self::phases(x, &kp, names, &mut raw)?,
+                _ => Self::event(k, x, &kp, names, &mut raw).map_err(|e| {
+                    if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
+                })?,
+            }
+        }
+        Ok((head, (raw, count)))
+    }
+
+    fn phases(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+        for (pname, pv) in obj(v, path)? {
+            let pp = format!("{path}.{pname}");
+            let po = obj(pv, &pp)?;
+            let count = match get(po, "loop") {
+                Some(l) => loop_count(l, &format!("{pp}.loop"))?,
+                None => Some(1),
+            };
+            out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+            for (k, x) in po {
+                if k != "loop" {
+                    Self::event(k, x, &format!("{pp}.{k}"), names, out)?;
+                }
+            }
+            out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+            if out.len() > MAX_OPS {
+                return err(path, format!("more than {MAX_OPS} events"));
+            }
+        }
+        fix_loops(out);
+        Ok(())
+    }
+
+    fn event(key: &str, v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+        let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+        if !RTAPP_EVENTS.contains(&base) {
+            let mut known = vec!["instance", "loop", "policy", "priority", "cpus", "delay", "ws_kb", "phases"];
+            known.extend(RTAPP_EVENTS);
+            return err(
+                path,
+                format!("unknown key {key:?} (known: {}, each event optionally suffixed by digits)", known.join(", ")),
+            );
+        }
+        let cond_ref = |v: &V| -> Result<String, WorkloadError> {
+            match v {
+                V::Str(s) => Ok(s.clone()),
+                V::Obj(o) => {
+                    known_keys(o, path, &["ref", "mutex"])?;
+                    let r = get(o, "ref")
+                        .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ref`".into() })?;
+                    Ok(as_str(r, &format!("{path}.ref"))?.to_string())
+                }
+                other => err(path, format!("expected a name or {{ref, mutex}}, found {}", other.kind())),
+            }
+        };
+        let instr = match base {
+            "run" | "runtime" => Instr::Run(Dist::Fixed(duration(v, path, 1e3)?)),
+            "sleep" => Instr::Sleep(duration(v, path, 1e3)?),
+            "timer" => {
+                let t = obj(v, path)?;
+                known_keys(t, path, &["ref", "period", "mode"])?;
+                let p = get(t, "period")
+                    .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `period`".into() })?;
+                let period = duration(p, &format!("{path}.period"), 1e3)?;
+                if period == 0 {
+                    return err(path, "timer period must be positive");
+                }
+                Instr::Timer { slot: usize::MAX, period }
+            }
+            "wait" | "suspend" => match base {
+                "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),
+                _ => Instr::Wait { all: false },
+            },
+            "signal" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: false },
+            "broad" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: true },
+            "sync" => {
+                let c = names.cond(&cond_ref(v)?);
+                out.push(Raw::I(Instr::CondSignal { cond: c, all: false }));
+                Instr::CondWait(c)
+            }
+            "lock" | "unlock" => {
+                as_str(v, path)?;
+                return Ok(());
+            }
+            "fork" => {
+                out.push(Raw::Fork { name: as_str(v, path)?.to_string(), path: path.into() });
+                return Ok(());
+            }
+            "resume" => {
+                out.push(Raw::Send {
+                    to: RawTarget::Name(as_str(v, path)?.to_string(), None),
+                    sync: false,
+                    bytes: 0,
+                    path: path.into(),
+                });
+                return Ok(());
+            }
+            _ => Instr::Yield,
+        };
+        out.push(Raw::I(instr));
+        Ok(())
+    }
+}
+
+// ----- running a file workload --------------------------------------------------------
+
+impl FileWorkload {
+    /// The initial tasks (every instance of every definition, in order) and
+    /// the finish set.
+    pub fn instantiate(self: &Arc<Self>, nr_cpus: usize, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+        let mut ids: Vec<Vec<TaskRef>> = Vec::new();
+        let mut next = 0usize;
+        for d in &self.tasks {
+            ids.push((next..next + d.instances as usize).collect());
+            next += d.instances as usize;
+        }
+        let ids = Arc::new(ids);
+        let mut tasks = Vec::new();
+        let mut finish = Vec::new();
+        for (di, d) in self.tasks.iter().enumerate() {
+            for inst in 0..d.instances {
+                let params = self.params(di, opts);
+                if d.finish {
+                    finish.push(tasks.len());
+                }
+                tasks.push(TaskSpec {
+                    name: if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() },
+                    program: Box::new(Script::new(self.clone(), ids.clone(), di, inst)),
+                    params,
+                    cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
+                    ws_kb: d.ws_kb,
+                });
+            }
+        }
+        (tasks, finish)
+    }
+
+    fn params(&self, def: usize, opts: &WorkloadOpts) -> TaskParams {
+        let d = &self.tasks[def];
+        let mut p = TaskParams::normal().nice(d.nice).policy(opts.policy.unwrap_or(d.policy));
+        if let Some(m) = d.cpus {
+            p = p.allowed(m);
+        }
+        p
+    }
+}
+
+/// Interprets a task definition's code.
+struct Script {
+    wl: Arc<FileWorkload>,
+    ids: Arc<Vec<Vec<TaskRef>>>,
+    def: usize,
+    instance: u32,
+    pc: usize,
+    /// (index of the LoopBegin, iterations left; None = forever).
+    loops: Vec<(usize, Option<u64>)>,
+    /// Next deadline of each timer.
+    timers: Vec<Option<u64>>,
+    last_from: Option<TaskRef>,
+    /// Pending sends of a broadcast.
+    fanout: Vec<Action>,
+}
+
+impl Script {
+    fn new(wl: Arc<FileWorkload>, ids: Arc<Vec<Vec<TaskRef>>>, def: usize, instance: u32) -> Script {
+        let timers = vec![None; wl.tasks[def].timers];
+        Script { wl, ids, def, instance, pc: 0, loops: Vec::new(), timers, last_from: None, fanout: Vec::new() }
+    }
+
+    fn send_to(&mut self, to: Target, sync: bool, bytes: u32, cx: &StepCx<'_>) -> Action {
+        let tag = 0;
+        let one = |t: TaskRef| Action::Send { to: t, sync, bytes, tag };
+        match to {
+            Target::Parent => cx.parent.map_or(Action::Progress(0), one),
+            Target::Reply => self.last_from.map_or(Action::Progress(0), one),
+            Target::Task { def, instance } => {
+                let list = &self.ids[def];
+                if list.is_empty() {
+                    return Action::Progress(0);
+                }
+                let i = instance.unwrap_or(self.instance) as usize % list.len();
+                one(list[i])
+            }
+            Target::All(def) => {
+                let list = self.ids[def].clone();
+                self.fanout = list.iter().rev().map(|&t| one(t)).collect();
+                self.fanout.pop().unwrap_or(Action::Progress(0))
+            }
+        }
+    }
+
+    fn fork(&self, def: usize) -> Action {
+        let d = &self.wl.tasks[def];
+        let mut p = TaskParams::normal().nice(d.nice).policy(d.policy);
+        if let Some(m) = d.cpus {
+            p = p.allowed(m);
+        }
+        Action::Fork(Box::new(ForkSpec {
+            name: d.name.clone(),
+            program: Box::new(Script::new(self.wl.clone(), self.ids.clone(), def, 0)),
+            params: Some(p),
+            ws_kb: d.ws_kb,
+        }))
+    }
+}
+
+impl Program for Script {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(m) = cx.received.last() {
+            self.last_from = Some(m.from);
+        }
+        if let Some(a) = self.fanout.pop() {
+            return a;
+        }
+        let code_len = self.wl.tasks[self.def].code.len();
+        // Bounded: a file of empty loops yields a free action now and then.
+        for _ in 0..10_000 {
+            if self.pc >= code_len {
+                return Action::Exit;
+            }
+            let ins = self.wl.tasks[self.def].code[self.pc].clone();
+            self.pc += 1;
+            match ins {
+                Instr::LoopBegin { count: Some(0), end } => self.pc = end + 1,
+                Instr::LoopBegin { count, .. } => self.loops.push((self.pc - 1, count)),
+                Instr::LoopEnd { begin } => match self.loops.last_mut() {
+                    Some((_, None)) => self.pc = begin + 1,
+                    Some((_, Some(n))) if *n > 1 => {
+                        *n -= 1;
+                        self.pc = begin + 1;
+                    }
+                    _ => {
+                        self.loops.pop();
+                    }
+                },
+                Instr::Run(d) => return Action::RunDist(d),
+                Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
+                Instr::Timer { slot, period } => {
+                    let next = self.timers[slot].unwrap_or(cx.now).max(cx.now.saturating_sub(period)) + period;
+                    self.timers[slot] = Some(next);
+                    return Action::Sleep { ns: next.saturating_sub(cx.now).max(1), interruptible: false };
+                }
+                Instr::Send { to, sync, bytes } => return self.send_to(to, sync, bytes, cx),
+                Instr::Wait { all } => return Action::Wait { all },
+                Instr::CondWait(c) => return Action::CondWait(c),
+                Instr::CondSignal { cond, all } => return Action::CondSignal { cond, all },
+                Instr::Fork(d) => return self.fork(d),
+                Instr::Exit => return Action::Exit,
+                Instr::Yield => return Action::Yield,
+                Instr::Progress(n) => return Action::Progress(n),
+                Instr::Nice(n) => return Action::SetNice(n),
+                Instr::Policy(p) => return Action::SetPolicy(p),
+                Instr::Affinity(m) => return Action::SetAffinity(m),
+            }
+        }
+        Action::Progress(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PINGPONG: &str = r#"
+name = "pingpong"
+duration = "10ms"
+[[task]]
+name = "ping"
+ops = [ { run = "20us" }, { send = "pong", sync = true }, { wait = "one" }, { progress = 1 } ]
+[[task]]
+name = "pong"
+ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
+"#;
+
+    #[test]
+    fn toml_pingpong_parses() {
+        let w = parse_workload(PINGPONG).unwrap();
+        assert_eq!(w.tasks.len(), 2);
+        assert_eq!(w.metric, "units_s");
+        assert_eq!(w.duration_ns, Some(10_000_000));
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let bad = PINGPONG.replace("name = \"ping\"", "name = \"ping\"\nbogus = 3");
+        let e = parse_workload(&bad).unwrap_err();
+        assert!(e.to_string().contains("\"bogus\""), "{e}");
+        let bad = PINGPONG.replace("{ run = \"20us\" }", "{ run = \"20us\", speed = 2 }");
+        let e = parse_workload(&bad).unwrap_err();
+        assert!(e.to_string().contains("\"speed\"") && e.to_string().contains("task[0].ops[0]"), "{e}");
+        let e =
+            parse_workload(r#"{"global": {"duration": 1, "colour": "red"}, "tasks": {"a": {"run": 10}}}"#).unwrap_err();
+        assert!(e.to_string().contains("\"colour\""), "{e}");
+        let e = parse_workload(r#"{"tasks": {"a": {"run": 10, "flibble0": 3}}}"#).unwrap_err();
+        assert!(e.to_string().contains("\"flibble0\"") && e.to_string().contains("tasks.a"), "{e}");
+    }
+
+    #[test]
+    fn rtapp_subset_parses_in_event_order() {
+        let j = r#"{
+          "global": {"duration": 2, "calibration": "CPU0", "default_policy": "SCHED_OTHER"},
+          "tasks": {
+            "thread0": {"instance": 2, "loop": -1, "run": 1000, "sleep": 500, "cpus": [0, 1], "priority": 5},
+            "thread1": {"run0": 200, "signal": "q", "run1": 100, "wait": {"ref": "q", "mutex": "m"},
+                        "phases": {"p1": {"loop": 3, "timer": {"ref": "t", "period": 1000}}}}
+          }
+        }"#;
+        let w = parse_workload(j).unwrap();
+        assert_eq!(w.duration_ns, Some(2_000_000_000));
+        assert_eq!(w.tasks[0].instances, 2);
+        assert_eq!(w.tasks[0].nice, 5);
+        let c = &w.tasks[1].code;
+        // loop, run0, signal, run1, wait, phase loop, timer, phase end, progress, loop end
+        assert!(matches!(c[1], Instr::Run(Dist::Fixed(200_000))));
+        assert!(matches!(c[2], Instr::CondSignal { .. }));
+        assert!(matches!(c[3], Instr::Run(Dist::Fixed(100_000))));
+        assert!(matches!(c[4], Instr::CondWait(_)));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for text in [
+            "",
+            "{",
+            "}",
+            "[[task]]",
+            "[[task]]\nname=1",
+            "{\"tasks\": 3}",
+            "a = [[[[[[[[]]]]]]]]",
+            "[[task]]\nname = \"x\"\nops = [ { loop = { count = 5, ops = [] } } ]",
+            "[[task]]\nname = \"x\"\nops = [ { send = \"nobody\" } ]\nfinish = true",
+            "[[task]]\nname = \"x\"\nops = [ { run = \"1e30s\" } ]",
+            "[[task]]\nname = \"x\"\ninstances = 99999999999\nops = []",
+            "[[task]]\nname = \"x\"\ncpus = \"9999999\"\nops = []",
+            "{\"tasks\": {\"a\": {\"cpus\": [-1]}}}",
+            "{\"tasks\": {\"a\": {\"run\": 1.5e300}}}",
+        ] {
+            let _ = parse_workload(text);
+        }
+        let deep = "[".repeat(100_000);
+        assert!(parse_workload(&format!("a = {deep}")).is_err());
+    }
+}

@@ -1,0 +1,292 @@
+//! Client/server pair workloads: `tbench` and `sysbench-oltp`.
+//!
+//! Both have N independent 1:1 ping-pong pairs (unlike pgbench's one
+//! client for N servers): a listener (task 0) creates one server per
+//! connection (tbench_srv forks, mysqld creates a thread; both go through
+//! the kernel's fork placement), and a launcher (task 1) forks the N
+//! clients. Every request and reply is a sync wakeup issued from the
+//! sender's CPU (loopback TCP runs the receive softirq there, unix sockets
+//! wake directly).
+
+use super::{StartCpus, Tag, WorkloadOpts, ns};
+use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use std::collections::VecDeque;
+
+/// Which pair workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Tbench,
+    Sysbench,
+}
+
+/// One tbench operation: request and reply bytes on the wire, and the
+/// payload bytes dbench counts towards MB/s (only ReadX and WriteX).
+#[derive(Clone, Copy, Debug)]
+struct TbOp {
+    req: u32,
+    reply: u32,
+    counted: u32,
+}
+
+/// A cyclic op mix standing in for the NetBench `client.txt` loadfile,
+/// which is not available here [E]: sizes per hosts-and-costs.md §3.3's
+/// table, names of ~20 characters, ~1.1 KB counted per op (§3.3 suggests
+/// ~1 KB).
+const TB_OPS: [TbOp; 10] = [
+    TbOp { req: 114, reply: 87, counted: 0 },          // NTCreateX
+    TbOp { req: 95, reply: 71, counted: 0 },           // QPathInfo
+    TbOp { req: 59, reply: 59 + 4096, counted: 4096 }, // ReadX 4 KB
+    TbOp { req: 59, reply: 59 + 4096, counted: 4096 }, // ReadX 4 KB
+    TbOp { req: 59 + 2048, reply: 55, counted: 2048 }, // WriteX 2 KB
+    TbOp { req: 59, reply: 71, counted: 0 },           // QFileInfo
+    TbOp { req: 59, reply: 59 + 1024, counted: 1024 }, // ReadX 1 KB
+    TbOp { req: 47, reply: 39, counted: 0 },           // Close
+    TbOp { req: 99, reply: 39 + 90 * 4, counted: 0 },  // FindFirst, 4 entries
+    TbOp { req: 51, reply: 39, counted: 0 },           // LockX
+];
+
+/// tbench per-op CPU on each side (§3.3, §5.2 [E]: ~5 µs client and ~5 µs
+/// server at 2.4 GHz, syscalls and the TCP stack included).
+const TB_SIDE_NS: f64 = 5_000.0;
+/// Copying a byte through loopback TCP, per side (one copy into the skb,
+/// one out of it; ~2.5 GB/s memcpy [E]).
+const TB_COPY_NS_PER_BYTE: f64 = 0.4;
+
+/// sysbench 0.4 OLTP read-only: the 16 statements of one transaction
+/// (§4.3) as (server µs [E], reply bytes [E]).
+const OLTP: [(f64, u32); 16] = [
+    (10.0, 11),  // BEGIN
+    (25.0, 150), // 10 point selects by primary key
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (25.0, 150),
+    (60.0, 12_000), // simple range (100 rows)
+    (60.0, 60),     // SUM over a range
+    (80.0, 12_000), // ORDER BY range
+    (80.0, 12_000), // DISTINCT range
+    (10.0, 11),     // COMMIT
+];
+/// sysbench's own CPU per statement (§4.3 [E]).
+const OLTP_CLIENT_NS: f64 = 5_000.0;
+
+/// tbench: `tbench_srv` (task 0) and the tbench parent (task 1).
+pub fn tbench(clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
+    pair_tasks(Kind::Tbench, clients, opts, start)
+}
+
+/// sysbench OLTP read-only: mysqld (task 0) and sysbench (task 1).
+pub fn sysbench(clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
+    pair_tasks(Kind::Sysbench, clients, opts, start)
+}
+
+fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
+    let server = opts.params(opts.pin_server);
+    let client = opts.params(opts.pin_client);
+    let (srv_name, cli_name) = match kind {
+        Kind::Tbench => ("tbench_srv", "tbench"),
+        Kind::Sysbench => ("mysqld", "sysbench"),
+    };
+    vec![
+        TaskSpec {
+            name: srv_name.into(),
+            program: Box::new(Listener { kind, q: VecDeque::new() }),
+            params: server,
+            cpu: start.server,
+            ws_kb: 64,
+        },
+        TaskSpec {
+            name: cli_name.into(),
+            program: Box::new(Launcher { kind, left: clients.max(1), index: 0, q: VecDeque::new() }),
+            params: client,
+            cpu: start.client,
+            ws_kb: 64,
+        },
+    ]
+}
+
+/// Accepts connections and creates a server for each.
+struct Listener {
+    kind: Kind,
+    q: VecDeque<Action>,
+}
+
+impl Program for Listener {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        for m in cx.received.iter().filter(|m| m.tag == Tag::Connect as u32) {
+            // fork of a small tbench_srv / clone of a mysqld thread [E].
+            let (cost, name, ws) = match self.kind {
+                Kind::Tbench => (60_000.0, "tbench_srv", 48),
+                Kind::Sysbench => (30_000.0, "mysqld-conn", 128),
+            };
+            self.q.push_back(Action::Run(ns(cost)));
+            let program = Box::new(Server { kind: self.kind, client: m.from, started: false, q: VecDeque::new() });
+            self.q.push_back(Action::Fork(Box::new(ForkSpec { name: name.into(), program, params: None, ws_kb: ws })));
+        }
+        self.q.push_back(Action::Wait { all: true });
+        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+    }
+}
+
+/// Forks the clients, then exits.
+struct Launcher {
+    kind: Kind,
+    left: u32,
+    index: u32,
+    q: VecDeque<Action>,
+}
+
+impl Program for Launcher {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        if self.left == 0 {
+            return Action::Exit;
+        }
+        self.left -= 1;
+        let i = self.index;
+        self.index += 1;
+        let (name, ws) = match self.kind {
+            Kind::Tbench => ("tbench-client", 48),
+            Kind::Sysbench => ("sysbench-thread", 32),
+        };
+        let program = Box::new(PairClient {
+            kind: self.kind,
+            server: None,
+            op: (i as usize * 3) % TB_OPS.len(),
+            q: VecDeque::new(),
+        });
+        self.q.push_back(Action::Fork(Box::new(ForkSpec { name: name.into(), program, params: None, ws_kb: ws })));
+        Action::Run(ns(50_000.0))
+    }
+}
+
+/// A server: report ready, then answer every request.
+struct Server {
+    kind: Kind,
+    client: TaskRef,
+    started: bool,
+    q: VecDeque<Action>,
+}
+
+impl Program for Server {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        if !self.started {
+            self.started = true;
+            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: 64, tag: Tag::Ready as u32 });
+        }
+        for m in cx.received.iter().filter(|m| m.tag & OP_TAG != 0) {
+            let op = (m.tag & !OP_TAG) as usize;
+            let (cost, reply) = match self.kind {
+                Kind::Tbench => {
+                    let op = TB_OPS[op % TB_OPS.len()];
+                    (TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64, op.reply)
+                }
+                Kind::Sysbench => {
+                    let (us, reply) = OLTP[op % OLTP.len()];
+                    (us * 1000.0, reply)
+                }
+            };
+            self.q.push_back(Action::Run(ns(cost)));
+            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: reply, tag: Tag::Reply as u32 });
+        }
+        self.q.push_back(Action::Wait { all: true });
+        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+    }
+}
+
+/// A request's tag: this bit plus the op (tbench) or statement (sysbench)
+/// index, so the server knows what it is answering.
+const OP_TAG: u32 = 0x100;
+
+/// A benchmark client: connect, then issue requests back to back.
+struct PairClient {
+    kind: Kind,
+    server: Option<TaskRef>,
+    /// Next tbench op, or next sysbench statement.
+    op: usize,
+    q: VecDeque<Action>,
+}
+
+impl PairClient {
+    fn request(&mut self, server: TaskRef) {
+        match self.kind {
+            Kind::Tbench => {
+                let op = TB_OPS[self.op];
+                self.q.push_back(Action::Run(ns(TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64)));
+                let tag = OP_TAG | self.op as u32;
+                self.q.push_back(Action::Send { to: server, sync: true, bytes: op.req, tag });
+            }
+            Kind::Sysbench => {
+                self.q.push_back(Action::Run(ns(OLTP_CLIENT_NS)));
+                let tag = OP_TAG | self.op as u32;
+                self.q.push_back(Action::Send { to: server, sync: true, bytes: 96, tag });
+            }
+        }
+        self.q.push_back(Action::Wait { all: true });
+    }
+
+    /// A reply arrived: count progress, move to the next op.
+    fn answered(&mut self) {
+        match self.kind {
+            Kind::Tbench => {
+                let counted = TB_OPS[self.op].counted;
+                if counted > 0 {
+                    self.q.push_back(Action::Progress(counted as u64));
+                }
+                self.op = (self.op + 1) % TB_OPS.len();
+            }
+            Kind::Sysbench => {
+                self.op += 1;
+                if self.op == OLTP.len() {
+                    self.op = 0;
+                    self.q.push_back(Action::Progress(1));
+                }
+            }
+        }
+    }
+}
+
+impl Program for PairClient {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        match self.server {
+            None => {
+                if let Some(m) = cx.received.iter().find(|m| m.tag == Tag::Ready as u32) {
+                    self.server = Some(m.from);
+                    if self.kind == Kind::Sysbench {
+                        self.op = 0;
+                    }
+                    self.request(m.from);
+                } else {
+                    self.q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
+                    self.q.push_back(Action::Wait { all: false });
+                    return Action::Run(ns(20_000.0));
+                }
+            }
+            Some(s) => {
+                if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) {
+                    self.answered();
+                    self.request(s);
+                } else {
+                    self.q.push_back(Action::Wait { all: true });
+                }
+            }
+        }
+        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+    }
+}

@@ -1,0 +1,325 @@
+//! `pgbench -S` against PostgreSQL 8.3 over unix sockets
+//! (hosts-and-costs.md §3): one client process serving N connections with
+//! a select() loop, the postmaster forking one backend per connection.
+//!
+//! Who wakes whom: the client's query write wakes the backend blocked in
+//! recv; the backend's reply wakes the client blocked in select(). Both are
+//! `sock_def_readable` → `wake_up_interruptible_sync`: sync wakeups.
+//!
+//! The client loop, as Greg Smith describes it and pgbench.c (8.3) codes
+//! it: select() on every open connection; for each ready one read the reply
+//! and send that connection's next query; block in select() again. Each
+//! select() polls all open sockets (O(N)); one that slept polls them again
+//! when woken.
+//!
+//! Connection set-up is modelled simply: the client connects one
+//! connection at a time (PQsetdbLogin is synchronous), the postmaster forks
+//! a backend (placed by the kernel's fork balancing), the backend
+//! initialises and reports ready. Its time counts in TPS, which pgbench
+//! reports "including connections establishing".
+
+use super::{StartCpus, Tag, WorkloadOpts, ns};
+use crate::dist::Dist;
+use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Every live backend, for GetSnapshotData's scan (shared by the
+/// postmaster, which adds each child, and the backends).
+type Registry = Rc<RefCell<Arc<[TaskRef]>>>;
+
+/// CPU work per step at the 2.4 GHz Core 2 baseline, and data sizes.
+/// Values are [E] estimates anchored on hosts-and-costs.md §3.2/§5.1 (see
+/// docs/CALIBRATION.md): the client ≈ 22 µs per transaction (§5.1's
+/// "client µs/txn (base)"; with its cross-CPU costs it then saturates near
+/// the best published 36.5K TPS, as §3.2 derives) and the backend ≈ 63 µs,
+/// so that with two context switches one client co-located with its
+/// backend takes the 90.6 µs of the published 11,043 TPS [P].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PgbenchCosts {
+    /// Reading a reply: recv, PQconsumeInput, PQgetResult, PQclear.
+    pub client_reply_ns: f64,
+    /// Building and sending the next query: getrand, putVariable,
+    /// assignVariables, PQsendQuery (the write that wakes the backend).
+    pub client_query_ns: f64,
+    /// select() entry, fd_set build and exit.
+    pub select_base_ns: f64,
+    /// select()'s poll of one open socket (§3.2: 0.1-0.2 µs × N).
+    pub select_per_conn_ns: f64,
+    /// A select() that finds nothing ready sleeps: it has registered on
+    /// every socket's wait queue (poll_wait: a poll_table_entry and
+    /// add_wait_queue under the queue's lock), and after the wakeup it
+    /// polls every socket again and removes every entry (poll_freewait).
+    /// This is the registration plus removal per socket [E, ~0.1 µs].
+    pub poll_wait_per_conn_ns: f64,
+    /// Cache lines of each other backend's PGPROC that GetSnapshotData
+    /// reads per transaction (PostgreSQL 8.3 procarray.c scans every
+    /// backend's xid/xmin, which each backend rewrites every transaction:
+    /// a dirty line on the CPU that backend last ran on).
+    pub snapshot_lines: f64,
+    /// A backend's whole transaction: recv, parse, plan, execute, send.
+    pub backend_ns: f64,
+    /// Coefficient of variation of the backend's time (btree and heap
+    /// pages hit different cache levels each time).
+    pub backend_cv: f64,
+    /// Query and reply sizes on the socket, bytes.
+    pub query_bytes: u32,
+    /// Reply: RowDescription, DataRow, CommandComplete, ReadyForQuery.
+    pub reply_bytes: u32,
+    /// The client's share of a connection set-up.
+    pub connect_ns: f64,
+    /// The postmaster's fork of a ~40 MB-RSS process.
+    pub fork_ns: f64,
+    /// Backend start-up (InitPostgres with warm catalogs, authentication).
+    pub backend_start_ns: f64,
+    /// Private working sets, KB: the client's per-connection state, a
+    /// backend's memory contexts and caches, the postmaster.
+    pub client_ws_kb: u32,
+    /// Extra client working set per connection, KB (PGconn buffers).
+    pub client_ws_per_conn_kb: u32,
+    /// A backend's private hot set, KB.
+    pub backend_ws_kb: u32,
+}
+
+impl Default for PgbenchCosts {
+    fn default() -> Self {
+        PgbenchCosts {
+            client_reply_ns: 9_000.0,
+            client_query_ns: 11_500.0,
+            select_base_ns: 1_500.0,
+            select_per_conn_ns: 150.0,
+            poll_wait_per_conn_ns: 100.0,
+            snapshot_lines: 1.0,
+            backend_ns: 63_000.0,
+            backend_cv: 0.1,
+            query_bytes: 120,
+            reply_bytes: 250,
+            connect_ns: 60_000.0,
+            fork_ns: 150_000.0,
+            backend_start_ns: 300_000.0,
+            client_ws_kb: 32,
+            client_ws_per_conn_kb: 4,
+            backend_ws_kb: 128,
+        }
+    }
+}
+
+/// Builds the initial tasks: the postmaster (task 0) and pgbench (task 1),
+/// on the CPUs `start` drew.
+pub fn tasks(clients: u32, opts: &WorkloadOpts, c: PgbenchCosts, start: StartCpus) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+    let clients = clients.max(1);
+    let per_client = opts.transactions.map(|t| (t / clients as u64).max(1));
+    let server = opts.params(opts.pin_server);
+    let client = opts.params(opts.pin_client);
+    let postmaster = TaskSpec {
+        name: "postmaster".into(),
+        program: Box::new(Postmaster { c, q: VecDeque::new(), registry: Rc::new(RefCell::new(Arc::from(Vec::new()))) }),
+        params: server,
+        cpu: start.server,
+        ws_kb: 64,
+    };
+    let pgbench = TaskSpec {
+        name: "pgbench".into(),
+        program: Box::new(Client::new(c, clients, per_client)),
+        params: client,
+        cpu: start.client,
+        ws_kb: c.client_ws_kb + c.client_ws_per_conn_kb * clients,
+    };
+    (vec![postmaster, pgbench], vec![1])
+}
+
+/// The postmaster: forks a backend per connection request.
+struct Postmaster {
+    c: PgbenchCosts,
+    q: VecDeque<Action>,
+    registry: Registry,
+}
+
+impl Program for Postmaster {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(child) = cx.forked {
+            let mut all: Vec<TaskRef> = self.registry.borrow().to_vec();
+            all.push(child);
+            *self.registry.borrow_mut() = Arc::from(all);
+        }
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        for m in cx.received.iter().filter(|m| m.tag == Tag::Connect as u32) {
+            self.q.push_back(Action::Run(ns(self.c.fork_ns)));
+            let backend = Backend {
+                c: self.c,
+                client: m.from,
+                started: false,
+                q: VecDeque::new(),
+                registry: self.registry.clone(),
+            };
+            self.q.push_back(Action::Fork(Box::new(ForkSpec {
+                name: "postgres".into(),
+                program: Box::new(backend),
+                params: None,
+                ws_kb: self.c.backend_ws_kb,
+            })));
+        }
+        self.q.push_back(Action::Wait { all: true });
+        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+    }
+}
+
+/// A backend: start up, report ready, then serve queries until terminated.
+struct Backend {
+    c: PgbenchCosts,
+    client: TaskRef,
+    started: bool,
+    q: VecDeque<Action>,
+    registry: Registry,
+}
+
+impl Program for Backend {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        let c = self.c;
+        if !self.started {
+            self.started = true;
+            self.q.push_back(Action::Run(ns(c.backend_start_ns)));
+            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: 300, tag: Tag::Ready as u32 });
+        }
+        for m in cx.received {
+            if m.tag == Tag::Terminate as u32 {
+                // proc_exit: release resources, then exit.
+                self.q.clear();
+                self.q.push_back(Action::Exit);
+                return Action::Run(ns(20_000.0));
+            }
+            let peers = self.registry.borrow().clone();
+            self.q.push_back(Action::Touch { peers, lines: c.snapshot_lines });
+            self.q.push_back(Action::RunDist(Dist::normal_cv(c.backend_ns, c.backend_cv)));
+            self.q.push_back(Action::Send {
+                to: self.client,
+                sync: true,
+                bytes: c.reply_bytes,
+                tag: Tag::Reply as u32,
+            });
+        }
+        self.q.push_back(Action::Wait { all: false });
+        self.q.pop_front().unwrap_or(Action::Wait { all: false })
+    }
+}
+
+/// pgbench itself.
+struct Client {
+    c: PgbenchCosts,
+    clients: u32,
+    /// `-t` per connection (None: run until the duration ends).
+    per_client: Option<u64>,
+    phase: Phase,
+    /// Backend task of each connection, in connection order.
+    conns: Vec<TaskRef>,
+    /// Connection index by backend task.
+    index: BTreeMap<TaskRef, usize>,
+    done: Vec<u64>,
+    open: u32,
+    q: VecDeque<Action>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Connecting,
+    Running,
+}
+
+impl Client {
+    fn new(c: PgbenchCosts, clients: u32, per_client: Option<u64>) -> Client {
+        Client {
+            c,
+            clients,
+            per_client,
+            phase: Phase::Connecting,
+            conns: Vec::new(),
+            index: BTreeMap::new(),
+            done: Vec::new(),
+            open: 0,
+            q: VecDeque::new(),
+        }
+    }
+
+    fn select_pass(&self) -> Action {
+        Action::Run(ns(self.c.select_base_ns + self.c.select_per_conn_ns * self.open as f64))
+    }
+
+    fn query(&mut self, to: TaskRef) {
+        self.q.push_back(Action::Run(ns(self.c.client_query_ns)));
+        self.q.push_back(Action::Send { to, sync: true, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
+    }
+
+    /// The next connection request, or the priming of every connection.
+    fn connect_step(&mut self, cx: &StepCx<'_>) {
+        if let Some(m) = cx.received.iter().find(|m| m.tag == Tag::Ready as u32) {
+            self.index.insert(m.from, self.conns.len());
+            self.conns.push(m.from);
+            self.done.push(0);
+        }
+        if (self.conns.len() as u32) < self.clients {
+            self.q.push_back(Action::Run(ns(self.c.connect_ns)));
+            // The postmaster is task 0.
+            self.q.push_back(Action::Send { to: 0, sync: true, bytes: 100, tag: Tag::Connect as u32 });
+            self.q.push_back(Action::Wait { all: false });
+            return;
+        }
+        self.phase = Phase::Running;
+        self.open = self.clients;
+        for i in 0..self.conns.len() {
+            let b = self.conns[i];
+            self.query(b);
+        }
+        self.q.push_back(self.select_pass());
+        self.q.push_back(Action::Wait { all: true });
+    }
+
+    /// Serve every ready connection, then select() again.
+    fn serve(&mut self, cx: &StepCx<'_>) {
+        if cx.blocked {
+            // It slept: poll every socket again, then unregister from all.
+            let n = self.open as f64;
+            self.q.push_back(Action::Run(ns(
+                self.c.select_base_ns + n * (self.c.select_per_conn_ns + self.c.poll_wait_per_conn_ns)
+            )));
+        }
+        for m in cx.received.iter().filter(|m| m.tag == Tag::Reply as u32) {
+            let Some(&i) = self.index.get(&m.from) else { continue };
+            self.q.push_back(Action::Run(ns(self.c.client_reply_ns)));
+            self.q.push_back(Action::Progress(1));
+            self.done[i] += 1;
+            if self.per_client.is_none_or(|n| self.done[i] < n) {
+                self.query(m.from);
+            } else {
+                // PQfinish: send Terminate, stop selecting on it.
+                self.q.push_back(Action::Send { to: m.from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
+                self.open -= 1;
+            }
+        }
+        if self.open == 0 {
+            self.q.push_back(Action::Exit);
+            return;
+        }
+        self.q.push_back(self.select_pass());
+        self.q.push_back(Action::Wait { all: true });
+    }
+}
+
+impl Program for Client {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.q.pop_front() {
+            return a;
+        }
+        match self.phase {
+            Phase::Connecting => self.connect_step(cx),
+            Phase::Running => self.serve(cx),
+        }
+        self.q.pop_front().unwrap_or(Action::Exit)
+    }
+}

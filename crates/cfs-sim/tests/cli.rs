@@ -1,0 +1,126 @@
+//! Every command-line error path: one clear line on stderr, a non-zero
+//! exit, never a panic.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cfs-sim")).args(args).output().unwrap()
+}
+
+/// Asserts a one-line error mentioning `needle`.
+fn fails_with(args: &[&str], needle: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.starts_with("cfs-sim: error:"), "{err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+const QUICK: [&str; 4] = ["--transactions", "50", "--runs", "1"];
+
+fn pg(extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = vec!["pgbench".into(), "--clients".into(), "1".into()];
+    v.extend(QUICK.iter().map(|s| s.to_string()));
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn fails(extra: &[&str], needle: &str) {
+    let v = pg(extra);
+    let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+    fails_with(&refs, needle);
+}
+
+#[test]
+fn unknown_host() {
+    fails(&["--host", "pdp11"], "unknown host");
+    fails_with(&["topology", "pdp11"], "unknown host");
+}
+
+#[test]
+fn bad_features_mask() {
+    fails(&["--profile", "2.6.26-rc4", "--features", "99999"], "sched_features");
+    fails(&["--features", "0x"], "sched_features");
+    fails(&["--features", "NO_SUCH_FEATURE"], "sched_features");
+}
+
+#[test]
+fn bad_cpu_lists() {
+    fails(&["--pin-client", "7"], "CPU 7 does not exist");
+    fails(&["--pin-backends", "3-1"], "bad CPU list");
+    fails(&["--pin-client", "x"], "bad CPU list");
+}
+
+#[test]
+fn unknown_and_inapplicable_patches() {
+    fails(&["--patch", "turbo"], "unknown patch");
+    fails(&["--profile", "2.6.26", "--patch", "affinity-fix"], "already contains");
+    fails(&["--profile", "2.6.32", "--patch", "waker"], "does not apply");
+}
+
+#[test]
+fn unknown_profile_setting_policy_and_sd_flags() {
+    fails(&["--profile", "2.4.0"], "unknown kernel profile");
+    fails(&["--set", "sched_frobnicate=1"], "unknown setting");
+    fails(&["--set", "hz"], "NAME=VALUE");
+    fails(&["--set", "sched_latency_ns=1"], "out of range");
+    fails(&["--policy", "fifo"], "unknown policy");
+    fails(&["--sd-flags", "MC:-NOPE"], "sd-flags");
+    fails(&["--config", "colour=red"], "unknown config key");
+}
+
+#[test]
+fn bad_counts_and_durations() {
+    fails_with(&["pgbench", "--clients", "0"], "bad client list");
+    fails_with(&["pgbench", "--clients", "a-b"], "bad client list");
+    fails_with(&["tbench", "--duration", "5 fortnights", "--runs", "1"], "bad duration");
+    fails_with(&["tbench", "--duration", "0s", "--runs", "1"], "positive");
+    fails_with(&["pgbench", "--runs", "0"], "runs");
+    fails_with(&["hogs", "--nice", "40", "--runs", "1", "--duration", "10ms"], "bad nice");
+}
+
+#[test]
+fn malformed_workload_files() {
+    let dir = std::env::temp_dir().join(format!("cfs-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[[task]]\nname = \"a\"\nops = [ { run = \"1ms\", colour = 3 } ]\n").unwrap();
+    fails_with(&["run", bad.to_str().unwrap(), "--runs", "1"], "colour");
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{ \"tasks\": ").unwrap();
+    fails_with(&["run", broken.to_str().unwrap(), "--runs", "1"], "JSON");
+    fails_with(&["run", dir.join("missing.toml").to_str().unwrap()], "cannot read");
+    let sweep = dir.join("sweep.toml");
+    std::fs::write(&sweep, "[[config]]\nname = \"x\"\nflavour = 1\n").unwrap();
+    fails(&["--sweep", sweep.to_str().unwrap()], "sweep");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn options_that_do_not_apply() {
+    fails_with(&["tbench", "--transactions", "5"], "does not apply");
+    fails_with(&["pgbench", "--nice", "5"], "does not apply");
+    fails_with(&["starve", "--clients", "2"], "does not apply");
+}
+
+#[test]
+fn bad_plot_extension_and_usage_errors() {
+    fails(&["--plot", "/tmp/cfs-sim-plot.gif"], ".svg or .png");
+    fails_with(&["pgbench", "--no-such-flag"], "--no-such-flag");
+    fails_with(&["pgbench", "--transactions", "5", "--duration", "1s"], "cannot be used with");
+}
+
+#[test]
+fn good_commands_succeed() {
+    for args in [
+        &["hosts"][..],
+        &["topology", "q6600", "--profile", "2.6.26-rc4"],
+        &["topology", "2s4c2t", "--json"],
+        &["starve", "--duration", "20ms", "--runs", "1"],
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -1,0 +1,91 @@
+//! Every built-in workload and a workload file run and make progress.
+
+use cfs_sim::cli::{BenchArgs, plan_for};
+use cfs_sim::workloads::Workload;
+use clap::Parser;
+use std::sync::Arc;
+
+#[derive(Parser)]
+struct Wrap {
+    #[command(flatten)]
+    b: BenchArgs,
+}
+
+fn args(extra: &[&str]) -> BenchArgs {
+    let mut v = vec!["x", "--runs", "1"];
+    v.extend_from_slice(extra);
+    Wrap::parse_from(v).b
+}
+
+fn value(w: Workload, extra: &[&str]) -> f64 {
+    let plan = plan_for(w, &args(extra)).unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    res.runs[0].value
+}
+
+#[test]
+fn builtins_make_progress() {
+    assert!(value(Workload::Tbench, &["--duration", "30ms", "--clients", "4"]) > 10.0);
+    assert!(value(Workload::SysbenchOltp, &["--duration", "30ms", "--clients", "2"]) > 100.0);
+    assert!(value(Workload::Messaging, &["--clients", "1", "--loops", "3"]) > 1000.0);
+    assert!(value(Workload::Volanomark, &["--clients", "1", "--loops", "2"]) > 1000.0);
+    // The child's slice is 30 ms (20 ms × (1 + log2 4) over two tasks), so
+    // the parent needs a few slices before it gets going.
+    assert!(value(Workload::Starve, &["--duration", "300ms"]) > 1000.0);
+}
+
+#[test]
+fn hogs_share_by_nice() {
+    // Three hogs pinned to one CPU at nice 0, 5, -5: CPU time follows the
+    // weights (1024, 335, 3121). kernel-reference.md §13's worked example
+    // (forked at t=0, no costs): 248 / 76 / 676 ms in one second.
+    let plan = plan_for(
+        Workload::Hogs,
+        &args(&["--duration", "1s", "--clients", "3", "--nice", "0,5,-5", "--pin-client", "0"]),
+    )
+    .unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    let t = &res.runs[0].tasks;
+    let rt = |name: &str| t.iter().find(|x| x.name.starts_with(name)).unwrap().runtime_ns as f64;
+    let (a, b, c) = (rt("hog0"), rt("hog1"), rt("hog2"));
+    assert!(c > 2.0 * a && a > 2.5 * b, "nice -5 {c}, 0 {a}, 5 {b}");
+    for (got, want) in [(a, 248e6), (b, 76e6), (c, 676e6)] {
+        assert!((got - want).abs() / want < 0.15, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn workload_files_run() {
+    let toml = r#"
+name = "pingpong"
+duration = "20ms"
+metric = "round_trips_s"
+[[task]]
+name = "ping"
+instances = 2
+ops = [ { run = "20us" }, { send = "pong", sync = true }, { wait = "one" }, { progress = 1 } ]
+[[task]]
+name = "pong"
+instances = 2
+ops = [ { wait = "one" }, { run = { mean = "30us", dist = "exp" } }, { reply = true } ]
+"#;
+    let w = cfs_sim::parse_workload(toml).unwrap();
+    let rt = value(Workload::File(Arc::new(w)), &[]);
+    // Two pairs of 50 µs round trips plus costs: well above 10K/s.
+    assert!(rt > 10_000.0, "{rt}");
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "producer": {"loop": -1, "run": 50, "signal": "q", "sleep": 100},
+        "consumer": {"loop": -1, "wait": {"ref": "q", "mutex": "m"}, "run": 20}}}"#;
+    let w = cfs_sim::parse_workload(json).unwrap();
+    assert!(value(Workload::File(Arc::new(w)), &["--duration", "20ms"]) > 1000.0);
+}
+
+#[test]
+fn shipped_example_files_parse_and_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads");
+    for f in ["pingpong.toml", "rtapp-periodic.json"] {
+        let text = std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
+        let w = cfs_sim::parse_workload(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(value(Workload::File(Arc::new(w)), &["--duration", "30ms"]) > 100.0, "{f}");
+    }
+}
