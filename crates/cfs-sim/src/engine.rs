@@ -134,6 +134,57 @@ pub struct RunSetup<'a> {
     pub limits: Limits,
     /// Record a Chrome trace.
     pub trace: bool,
+    /// Property-test instruments (off by default).
+    pub instruments: Instruments,
+}
+
+/// Measurements and perturbations for property tests
+/// (`cfs-model-tests`); all off by default, and off they cost nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Instruments {
+    /// Added to every time passed to the scheduler: a run must decide the
+    /// same with its clock starting anywhere, e.g. just below 2^64.
+    pub clock_offset: u64,
+    /// Measure runnable waits and idle gaps ([`Probe`]).
+    pub watch: bool,
+    /// The task whose wakees' placement is watched for the 1:N property
+    /// (by name, e.g. `pgbench`).
+    pub one_to_n_waker: Option<String>,
+}
+
+/// What the instruments measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Probe {
+    /// Longest time any task waited runnable before it ran, ns (from its
+    /// wakeup, fork or preemption to its next switch-in).
+    pub max_wait_ns: u64,
+    /// The task that waited longest.
+    pub max_wait_task: Option<String>,
+    /// Longest stretch during which some CPU had nothing to run while
+    /// another had two or more runnable tasks, ns (the "wasted cores" gap).
+    pub worst_idle_gap_ns: u64,
+    /// Longest stretch of consecutive [`ONE_TO_N_WINDOW_NS`] windows in
+    /// which the watched waker's wakees were served on the waker's own CPU
+    /// (at least 95% of their switch-ins there, and some at all), ns.
+    pub one_to_n_streak_ns: u64,
+    /// Wakees of the watched waker that ran at all.
+    pub one_to_n_wakees: u32,
+}
+
+/// The window of the 1:N serialisation measure, ns.
+pub const ONE_TO_N_WINDOW_NS: u64 = 10_000_000;
+
+#[derive(Default)]
+struct ProbeState {
+    window: u64,
+    on_waker_cpu: u32,
+    elsewhere: u32,
+    serial_windows: u64,
+    queued_since: Vec<Option<u64>>,
+    gap_since: Option<u64>,
+    waker: Option<TaskRef>,
+    wakee: Vec<bool>,
+    out: Probe,
 }
 
 /// One task's totals.
@@ -170,6 +221,8 @@ pub struct RunOutcome {
     pub tasks: Vec<TaskStat>,
     /// The Chrome trace, if requested.
     pub trace: Option<serde_json::Value>,
+    /// The instruments' measurements (zero unless asked for).
+    pub probe: Probe,
 }
 
 // ----- the event queue -------------------------------------------------------
@@ -378,6 +431,8 @@ struct Sim<'a> {
     syscall_ns: u64,
     ctx_ns: f64,
     idle_exit_ns: u64,
+    ins: Instruments,
+    probe: ProbeState,
 }
 
 /// Runs one workload instance to completion.
@@ -435,6 +490,8 @@ impl<'a> Sim<'a> {
             syscall_ns: costs.cpu(costs.syscall_ns).round().max(1.0) as u64,
             ctx_ns: costs.cpu(costs.ctx_switch_ns),
             idle_exit_ns: costs.idle_exit_ns.round() as u64,
+            ins: setup.instruments.clone(),
+            probe: ProbeState::default(),
         };
         sim.boot(inst.tasks)?;
         Ok(sim)
@@ -445,9 +502,10 @@ impl<'a> Sim<'a> {
         let n = self.cpus.len();
         for spec in specs {
             let cpu = spec.cpu.min(n - 1);
-            let id = self.sched.spawn(0, cpu, spec.params)?;
+            let id = self.sched.spawn(self.t(), cpu, spec.params)?;
             debug_assert_eq!(id.0 as usize, self.tasks.len());
             self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None));
+            self.probe_runnable(id.0 as TaskRef);
         }
         self.drain_charges();
         let _ = self.sched.take_resched();
@@ -462,6 +520,84 @@ impl<'a> Sim<'a> {
             self.push(d, Ev::End);
         }
         Ok(())
+    }
+
+    /// The time as the scheduler sees it (with the instruments' offset).
+    fn t(&self) -> u64 {
+        self.now.wrapping_add(self.ins.clock_offset)
+    }
+
+    // ----- instruments ------------------------------------------------------
+
+    fn probe_runnable(&mut self, t: TaskRef) {
+        if self.ins.watch {
+            let q = &mut self.probe.queued_since;
+            if q.len() <= t {
+                q.resize(t + 1, None);
+            }
+            q[t] = Some(self.now);
+        }
+    }
+
+    fn probe_switch_in(&mut self, c: usize, n: TaskRef) {
+        if self.ins.watch {
+            if let Some(since) = self.probe.queued_since.get_mut(n).and_then(Option::take) {
+                let wait = self.now - since;
+                if wait > self.probe.out.max_wait_ns {
+                    self.probe.out.max_wait_ns = wait;
+                    self.probe.out.max_wait_task = Some(self.tasks[n].name.clone());
+                }
+            }
+        }
+        if self.probe.wakee.get(n).copied().unwrap_or(false) {
+            self.probe.out.one_to_n_wakees += 1;
+            let w = self.now / ONE_TO_N_WINDOW_NS;
+            let st = &mut self.probe;
+            if w != st.window {
+                // Close the previous window(s): serialised if >= 95% of the
+                // wakees' switch-ins were on the waker's CPU.
+                let serial = st.on_waker_cpu > 0 && st.elsewhere * 19 <= st.on_waker_cpu && w == st.window + 1;
+                st.serial_windows = if serial { st.serial_windows + 1 } else { 0 };
+                st.out.one_to_n_streak_ns = st.out.one_to_n_streak_ns.max(st.serial_windows * ONE_TO_N_WINDOW_NS);
+                st.window = w;
+                st.on_waker_cpu = 0;
+                st.elsewhere = 0;
+            }
+            let waker_cpu = self.probe.waker.and_then(|w| self.sched.task(TaskId(w as u32))).map(|t| t.cpu);
+            if waker_cpu == Some(c) {
+                self.probe.on_waker_cpu += 1;
+            } else {
+                self.probe.elsewhere += 1;
+            }
+        }
+    }
+
+    fn probe_wake(&mut self, c: usize, to: TaskRef) {
+        let Some(name) = &self.ins.one_to_n_waker else { return };
+        let Some(w) = self.cpus[c].curr.filter(|&w| self.tasks[w].name == *name) else { return };
+        self.probe.waker = Some(w);
+        if self.probe.wakee.len() <= to {
+            self.probe.wakee.resize(to + 1, false);
+        }
+        self.probe.wakee[to] = true;
+    }
+
+    /// After every event: is a CPU idle while another has two or more
+    /// runnable tasks?
+    fn probe_gap(&mut self) {
+        let nr = |c: usize| self.sched.rq(c).map_or(0, |rq| rq.nr_running);
+        let n = self.cpus.len();
+        let idle = (0..n).any(|c| nr(c) == 0);
+        let crowded = (0..n).any(|c| nr(c) >= 2);
+        match (idle && crowded, self.probe.gap_since) {
+            (true, None) => self.probe.gap_since = Some(self.now),
+            (true, Some(s)) => self.probe.out.worst_idle_gap_ns = self.probe.out.worst_idle_gap_ns.max(self.now - s),
+            (false, Some(s)) => {
+                self.probe.out.worst_idle_gap_ns = self.probe.out.worst_idle_gap_ns.max(self.now - s);
+                self.probe.gap_since = None;
+            }
+            (false, None) => {}
+        }
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
@@ -506,6 +642,9 @@ impl<'a> Sim<'a> {
                 Ev::Hrtick(c, e) => self.on_hrtick(c, e)?,
                 Ev::Timer(t, g) => self.on_timer(t, g)?,
             }
+            if self.ins.watch {
+                self.probe_gap();
+            }
             if !self.finish.is_empty() && self.finish_left == 0 {
                 return Ok(());
             }
@@ -536,7 +675,7 @@ impl<'a> Sim<'a> {
 
     fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
         self.push(self.now + self.tick_ns, Ev::Tick(c));
-        self.sched.tick(self.now, c)?;
+        self.sched.tick(self.t(), c)?;
         self.after_call(c);
         self.interrupt_return(c)
     }
@@ -548,7 +687,7 @@ impl<'a> Sim<'a> {
         if self.sched.hrtick_expiry(c) != Some(e) {
             return Ok(()); // re-armed or cancelled since
         }
-        self.sched.hrtick(self.now, c)?;
+        self.sched.hrtick(self.t(), c)?;
         self.after_call(c);
         self.interrupt_return(c)
     }
@@ -563,7 +702,10 @@ impl<'a> Sim<'a> {
         task.block = Block::None;
         task.deferred = Some(Deferred::Resume);
         let cpu = self.sched.task(TaskId(t as u32)).map_or(0, |x| x.cpu);
-        let out = self.sched.wake_up(self.now, TaskId(t as u32), cpu, false)?;
+        let out = self.sched.wake_up_irq(self.t(), TaskId(t as u32), cpu, false)?;
+        if out.woken {
+            self.probe_runnable(t);
+        }
         self.after_call(cpu);
         let cost = self.costs.wake_cost(self.reach(cpu, out.cpu));
         self.charge(cpu, cost.round() as u64);
@@ -615,7 +757,8 @@ impl<'a> Sim<'a> {
             if e != self.cpus[c].hrtick {
                 self.cpus[c].hrtick = e;
                 if let Some(e) = e {
-                    self.push(e.max(self.now), Ev::Hrtick(c, e));
+                    let at = e.wrapping_sub(self.ins.clock_offset).max(self.now);
+                    self.push(at, Ev::Hrtick(c, e));
                 }
             }
         }
@@ -688,7 +831,7 @@ impl<'a> Sim<'a> {
     fn switch(&mut self, c: usize, how: Deschedule) -> Result<(), SimError> {
         let prev = self.cpus[c].curr;
         self.account(c);
-        let sw = self.sched.schedule(self.now, c, how)?;
+        let sw = self.sched.schedule(self.t(), c, how)?;
         self.after_call(c);
         let next = sw.next.map(|t| t.0 as TaskRef);
         self.cpus[c].curr = next;
@@ -701,8 +844,12 @@ impl<'a> Sim<'a> {
         }
         if let Some(p) = prev {
             self.switch_out(c, p);
+            if matches!(how, Deschedule::Preempt | Deschedule::Yield) {
+                self.probe_runnable(p);
+            }
         }
         if let Some(n) = next {
+            self.probe_switch_in(c, n);
             self.switch_in(c, n);
         } else if let Some(tr) = &mut self.trace {
             tr.idle(c, self.now);
@@ -878,19 +1025,19 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::SetNice(nice) => {
-                self.sched.set_nice(self.now, TaskId(t as u32), nice)?;
+                self.sched.set_nice(self.t(), TaskId(t as u32), nice)?;
                 self.after_call(c);
                 self.tasks[t].pending = sys;
             }
             Action::SetPolicy(p) => {
-                self.sched.set_policy(self.now, TaskId(t as u32), p)?;
+                self.sched.set_policy(self.t(), TaskId(t as u32), p)?;
                 self.after_call(c);
                 self.tasks[t].pending = sys;
             }
             Action::SetAffinity(m) => {
                 // A mask with no CPU of this host is refused like the
                 // kernel's EINVAL: the task keeps its affinity.
-                if self.sched.set_affinity(self.now, TaskId(t as u32), m).is_ok() {
+                if self.sched.set_affinity(self.t(), TaskId(t as u32), m).is_ok() {
                     self.after_call(c);
                 }
                 self.tasks[t].pending = sys;
@@ -990,8 +1137,12 @@ impl<'a> Sim<'a> {
     /// try_to_wake_up of a blocked task from `c`; returns the waker's cost.
     fn wake(&mut self, c: usize, to: TaskRef, sync: bool) -> Result<u64, SimError> {
         self.tasks[to].block = Block::None;
-        let out = self.sched.wake_up(self.now, TaskId(to as u32), c, sync)?;
+        let out = self.sched.wake_up(self.t(), TaskId(to as u32), c, sync)?;
         self.after_call(c);
+        if out.woken {
+            self.probe_runnable(to);
+            self.probe_wake(c, to);
+        }
         if let Some(tr) = &mut self.trace {
             tr.wake(to, c, self.now);
         }
@@ -1015,12 +1166,13 @@ impl<'a> Sim<'a> {
     }
 
     fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
-        let out = self.sched.fork(self.now, TaskId(parent as u32), spec.params)?;
+        let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params)?;
         let child = out.child.0 as TaskRef;
         debug_assert_eq!(child, self.tasks.len());
         self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent)));
         self.tasks[parent].forked = Some(child);
         self.after_call(c);
+        self.probe_runnable(child);
         Ok(())
     }
 
@@ -1057,6 +1209,7 @@ impl<'a> Sim<'a> {
             events: self.events,
             tasks,
             trace,
+            probe: std::mem::take(&mut self.probe.out),
         }
     }
 }
@@ -1077,6 +1230,7 @@ mod tests {
             seed: 3,
             limits,
             trace: true,
+            instruments: Instruments::default(),
         }
     }
 

@@ -395,6 +395,7 @@ impl Plan {
             seed,
             limits: built.limits,
             trace,
+            instruments: engine::Instruments::default(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();
