@@ -85,14 +85,20 @@ impl<O: Observer> Scheduler<O> {
     /// under CACHE_HOT_BUDDY; otherwise hot iff it ran within
     /// migration_cost (-1 = always, 0 = never).
     ///
-    /// 2.6.32: both the next and the last buddy are hot, but only while the
-    /// balancing CPU (`this_cpu`) has tasks (f685ceacab0).
-    pub(crate) fn task_hot(&self, p: TaskId, now: u64, this_cpu: CpuId) -> bool {
+    /// 2.6.32-rc1: the next and the last buddy are both hot (17d857be
+    /// sched.c:2010-2013). 2.6.32 (f685ceacab0, rc7): only while
+    /// `this_rq()->nr_running` is non-zero (22763c5c sched.c:2040-2043),
+    /// `this_rq()` being the CPU *executing* the balance: `exec_busy` says
+    /// whether it has tasks (the balancing CPU for periodic and newly-idle
+    /// balancing; the busiest CPU, whose migration thread is running, for
+    /// active balancing).
+    pub(crate) fn task_hot(&self, p: TaskId, now: u64, exec_busy: bool) -> bool {
         let t = self.t(p);
         let cfs = &self.rqs[t.cpu].cfs;
         if self.cfg.features.has(Feature::CacheHotBuddy) {
             let buddy = if self.rules.is_2_6_32() {
-                self.rqs[this_cpu].nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p))
+                let gate = self.cfg.version == cfs_topology::KernelVersion::V2_6_32Rc1 || exec_busy;
+                gate && (cfs.next == Some(p) || cfs.last == Some(p))
             } else {
                 cfs.next == Some(p)
             };
@@ -111,7 +117,8 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `can_migrate_task`: allowed on this CPU, not running, and cache
-    /// cold or past cache_nice_tries failures.
+    /// cold or past cache_nice_tries failures. `exec_cpu` is the CPU running
+    /// the balancer (`this_rq()` in task_hot).
     fn can_migrate_task(
         &self,
         p: TaskId,
@@ -119,6 +126,7 @@ impl<O: Observer> Scheduler<O> {
         this_cpu: CpuId,
         sd: (CpuId, usize),
         all_pinned: &mut bool,
+        exec_cpu: CpuId,
     ) -> bool {
         if !self.t(p).allowed.contains(this_cpu) {
             return false;
@@ -129,7 +137,10 @@ impl<O: Observer> Scheduler<O> {
         }
         let failed = self.dstate[sd.0][sd.1].nr_balance_failed;
         let tries = self.domains.of(sd.0)[sd.1].params.cache_nice_tries;
-        !self.task_hot(p, self.rqs[busiest].clock, this_cpu) || failed > tries
+        // The migration thread doing active balancing is itself queued on
+        // busiest (sched.c:4466-4500), so this_rq()->nr_running > 0 there.
+        let exec_busy = exec_cpu == busiest || self.rqs[exec_cpu].nr_running > 0;
+        !self.task_hot(p, self.rqs[busiest].clock, exec_busy) || failed > tries
     }
 
     /// The order the fair class's load-balance iterator visits `cpu`'s
@@ -179,7 +190,7 @@ impl<O: Observer> Scheduler<O> {
             } else {
                 (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= best_prio
             };
-            if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned) {
+            if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned, this_cpu) {
                 continue;
             }
             self.move_queued_task(p, busiest, this_cpu, reason);
@@ -533,9 +544,11 @@ impl<O: Observer> Scheduler<O> {
         let hz = self.cfg.hz;
         let jiffies = self.jiffies();
         let mut next_balance = jiffies + hz as u64;
-        // -1, as in the kernel: a first SD_LOAD_BALANCE domain without
-        // SD_BALANCE_NEWIDLE ends the walk (sched.c:3503, 3521).
-        let mut pulled_task = -1;
+        // -1, as in 2.6.26: a first SD_LOAD_BALANCE domain without
+        // SD_BALANCE_NEWIDLE ends the walk (sched.c:3503, 3521). 2.6.32
+        // starts from 0 (22763c5c sched.c:4429), so such a domain is passed
+        // over.
+        let mut pulled_task = if self.rules.is_2_6_32() { 0 } else { -1 };
         let nr_before = self.rqs[this_cpu].nr_running;
         for sd_i in 0..self.domains.of(this_cpu).len() {
             let flags = self.domains.of(this_cpu)[sd_i].flags;
@@ -584,7 +597,7 @@ impl<O: Observer> Scheduler<O> {
         };
         let mut pinned = false;
         for p in self.balance_candidates(busiest) {
-            if self.can_migrate_task(p, busiest, target, (target, sd_i), &mut pinned) {
+            if self.can_migrate_task(p, busiest, target, (target, sd_i), &mut pinned, busiest) {
                 self.move_queued_task(p, busiest, target, MigrateReason::Active);
                 return;
             }

@@ -260,9 +260,15 @@ impl<O: Observer> Scheduler<O> {
     /// on sleep fold the wakeup overlap into avg_overlap; remove from the
     /// tree unless curr; unaccount.
     pub(crate) fn deactivate_task(&mut self, cpu: CpuId, id: TaskId, sleep: bool) {
+        if self.rules.is_2_6_32() {
+            // sched.c dequeue_task (22763c5c sched.c:1873-1888) folds the
+            // sleep statistics *before* the class's dequeue_entity runs
+            // update_curr, so they read the sum_exec_runtime of the last
+            // update (schedule() calls no update_curr first, sched.c:5437-5443).
+            self.dequeue_stats_32(id, sleep);
+        }
         self.update_curr(cpu);
         if self.rules.is_2_6_32() {
-            self.dequeue_stats_32(id, sleep);
             self.clear_buddies(cpu, id);
         } else if sleep {
             let lp = self.rules.patches.last_preempter();
@@ -434,8 +440,11 @@ impl<O: Observer> Scheduler<O> {
         if !requeue {
             delta = delta.max(10_000);
         }
-        let rq = &mut self.rqs[cpu];
-        rq.hrtick_expire = Some(rq.clock.wrapping_add(delta as u64));
+        // hrtick_start arms a relative hrtimer on real time; in 2.6.32-rc1
+        // the rq clock can be stale here (see try_to_wake_up), so the
+        // 2.6.32 profiles count from the caller's time.
+        let start = if rules.is_2_6_32() { self.now } else { self.rqs[cpu].clock };
+        self.rqs[cpu].hrtick_expire = Some(start.wrapping_add(delta as u64));
     }
 
     /// `check_preempt_curr(rq, p)`: the idle task always yields; a fair

@@ -192,6 +192,14 @@ impl<O: Observer> Scheduler<O> {
                 return fail(alloc::format!("CPU {cpu}: next buddy {n} is not in the tree"));
             }
         }
+        if let Some(l) = cfs.last {
+            // 2.6.32: the last buddy is curr or queued; dequeue_entity's
+            // clear_buddies drops it when it leaves (22763c5c sched_fair.c:800).
+            let t = &self.tasks[l.0 as usize];
+            if !t.se.on_rq || t.cpu != cpu || (t.se.tree_key.is_none() && cfs.curr != Some(l)) {
+                return fail(alloc::format!("CPU {cpu}: last buddy {l} is not queued here"));
+            }
+        }
         self.history.min_vruntime_seen[cpu] = cfs.min_vruntime;
         Ok(())
     }

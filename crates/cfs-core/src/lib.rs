@@ -78,6 +78,8 @@ pub mod features;
 pub mod invariants;
 #[cfg(test)]
 mod kernel_pins;
+#[cfg(test)]
+mod kernel_pins_32;
 pub mod observe;
 pub mod patches;
 pub mod profile;

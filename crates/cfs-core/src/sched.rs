@@ -408,7 +408,13 @@ impl<O: Observer> Scheduler<O> {
         let params = params.unwrap_or(TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed });
         let this_cpu = p.cpu;
         let child = self.new_task(&params, this_cpu)?;
-        self.set_clock(this_cpu, now);
+        if self.rules.is_2_6_32() {
+            // 2.6.32 sched_fork does not touch a clock; wake_up_new_task
+            // updates the child's runqueue only (sched.c:2545-2620).
+            self.advance(now);
+        } else {
+            self.set_clock(this_cpu, now);
+        }
         // dup_task_struct copies the entity's vruntime.
         self.tm(child).se.vruntime = p.se.vruntime;
         let cpu = self.sched_balance_fork(this_cpu, child);

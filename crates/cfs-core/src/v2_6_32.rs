@@ -22,7 +22,14 @@
 //!   curr's vruntime lead over the leftmost exceeds its ideal slice.
 //! - avg_overlap at sleep and (df1c99d4165) at preemption, avg_wakeup,
 //!   avg_running, start_runtime; `last_wakeup` stamped on the real waker in
-//!   try_to_wake_up (2087a1ad822, 2.6.27).
+//!   try_to_wake_up (2087a1ad822, 2.6.27); the sleep statistics are folded
+//!   in sched.c dequeue_task *before* update_curr, the preemption ones in
+//!   put_prev_task before put_prev_entity's update_curr, so both read the
+//!   sum of the last update.
+//! - try_to_wake_up updates the clock of the task's previous runqueue, and
+//!   (2.6.32 only, f5dc37530ba in rc5) of the chosen one: in rc1 a wakeup
+//!   onto another CPU runs enqueue/check_preempt_wakeup on that CPU's last
+//!   clock.
 //! - select_task_rq_fair with SD_BALANCE_WAKE / SD_WAKE_AFFINE /
 //!   SD_PREFER_LOCAL (59abf02644c) and want_affine (c88d5910890); the
 //!   2.6.32 wake_affine with SYNC_LESS/SYNC_MORE and the "this_load == 0"
@@ -32,7 +39,9 @@
 //!   exceeds twice the average load per task; plain divisions; the
 //!   busiest queue compared by load per power; fix_small_imbalance with
 //!   this CPU's own load per task; task_hot treats next *and* last buddies
-//!   as hot only when the balancing CPU has tasks.
+//!   as hot (2.6.32 final: only when the CPU running the balancer has
+//!   tasks); load_balance_newidle answers -1 when it moved nothing and
+//!   idle_balance's walk starts from 0.
 
 use crate::cfs_rq::{max_vruntime, min_vruntime};
 use crate::entity::{TaskId, TaskState, update_avg};
@@ -65,6 +74,15 @@ pub fn sched_slice_32(nr_running: u64, cfs_load: &mut LoadWeight, se_weight: u64
         lw.add(se_weight);
         calc_delta_mine(slice, se_weight, &mut lw, KernelVersion::V2_6_32)
     }
+}
+
+/// `sysctl_sched_migration_cost` as the kernel stores it: an `unsigned
+/// int` (22763c5c sched_fair.c:74), so -1 reads as 4_294_967_295 in the
+/// u64 compares of wake_affine (sched_fair.c:1201-1207),
+/// check_preempt_wakeup (sched_fair.c:1637-1638) and put_prev_task
+/// (sched.c:5369); only task_hot tests for -1 itself.
+pub fn migration_cost_uint(t: &Tunables) -> u32 {
+    t.migration_cost as u32
 }
 
 /// `DIV_ROUND_CLOSEST(power, SCHED_LOAD_SCALE)`.
@@ -224,8 +242,14 @@ impl<O: Observer> Scheduler<O> {
         }
         if self.rqs[cpu].cfs.nr_running > 1 {
             if let Some(l) = self.rqs[cpu].cfs.leftmost {
-                let delta = self.t(curr).se.vruntime.wrapping_sub(self.t(l).se.vruntime) as i64;
-                if delta > ideal as i64 {
+                // `s64 delta = curr->vruntime - se->vruntime; if (delta >
+                // ideal_runtime)` (22763c5c sched_fair.c:841-843): s64 against
+                // unsigned long converts the s64, so a curr *behind* the
+                // leftmost (negative delta) also reschedules. The `delta < 0`
+                // early return came with upstream d7d8294415f (January 2011,
+                // later in 2.6.32.y stable), not in 2.6.32.
+                let delta = self.t(curr).se.vruntime.wrapping_sub(self.t(l).se.vruntime);
+                if delta > ideal {
                     self.resched_cpu(cpu);
                     self.emit(Event::TickPreempt { cpu, curr, ran, ideal });
                 }
@@ -266,8 +290,8 @@ impl<O: Observer> Scheduler<O> {
             self.resched_cpu(cpu);
             return emit(self, true, PreemptReason::VruntimeLead);
         }
-        let cost = self.cfg.tunables.migration_cost;
-        let small = |o: u64| (o as i64) < cost;
+        let cost = u64::from(migration_cost_uint(&self.cfg.tunables));
+        let small = |o: u64| o < cost;
         let overlap =
             feats.has(Feature::WakeupOverlap) && small(self.t(curr).se.avg_overlap) && small(self.t(p).se.avg_overlap);
         if (feats.has(Feature::WakeupSync) && sync) || overlap {
@@ -375,7 +399,9 @@ impl<O: Observer> Scheduler<O> {
     /// sched.c `put_prev_task` (2.6.32): avg_running always; a preempted
     /// task also grows avg_overlap by min(stint, 2 × migration_cost).
     pub(crate) fn put_prev_stats_32(&mut self, id: TaskId) {
-        let cost2 = (self.cfg.tunables.migration_cost.max(0) as u64).wrapping_mul(2);
+        // `2*sysctl_sched_migration_cost` is computed in unsigned int
+        // (sched.c:5369): it wraps for costs of 2^31 and more.
+        let cost2 = u64::from(migration_cost_uint(&self.cfg.tunables).wrapping_mul(2));
         let still_runnable = self.t(id).state == TaskState::Running && self.t(id).se.on_rq;
         let se = &mut self.tm(id).se;
         let runtime = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
@@ -520,17 +546,16 @@ impl<O: Observer> Scheduler<O> {
         let prev_cpu = self.t(p).cpu;
         let mut load = self.source_load(prev_cpu, idx);
         let mut this_load = self.target_load(this_cpu, idx);
-        let cost = self.cfg.tunables.migration_cost;
+        let cost = u64::from(migration_cost_uint(&self.cfg.tunables));
         let curr = self.rqs[this_cpu].curr;
         let (curr_overlap, curr_w) =
             curr.map_or((0, NICE_0_LOAD), |c| (self.t(c).se.avg_overlap, self.t(c).se.load.weight));
         let p_overlap = self.t(p).se.avg_overlap;
         if sync {
-            if self.cfg.features.has(Feature::SyncLess) && ((curr_overlap as i64) > cost || (p_overlap as i64) > cost) {
+            if self.cfg.features.has(Feature::SyncLess) && (curr_overlap > cost || p_overlap > cost) {
                 sync = false;
             }
-        } else if self.cfg.features.has(Feature::SyncMore) && (curr_overlap as i64) < cost && (p_overlap as i64) < cost
-        {
+        } else if self.cfg.features.has(Feature::SyncMore) && curr_overlap < cost && p_overlap < cost {
             sync = true;
         }
         if sync {
@@ -644,7 +669,10 @@ impl<O: Observer> Scheduler<O> {
             let power = (g.cpu_power as u64).max(1);
             let avg_load = group_load.wrapping_mul(1024) / power;
             let avg_lpt = sum_alpt.wrapping_mul(1024) / power;
-            let imb = min_cpu != u64::MAX && max_cpu.wrapping_sub(min_cpu) > 2 * avg_lpt;
+            // max_cpu_load starts at 0 and min_cpu_load at ~0UL
+            // (sched.c:3723-3724): a group with no CPU in `cpus` gets
+            // 0 - ~0 = 1 > 2 * 0, so group_imb = 1 there (unsigned long).
+            let imb = max_cpu.wrapping_sub(min_cpu) > avg_lpt.wrapping_mul(2);
             let mut capacity = capacity_of_power(power);
             total_load = total_load.wrapping_add(group_load);
             total_pwr += power;

@@ -79,7 +79,15 @@ impl<O: Observer> Scheduler<O> {
         let sync = sync && self.cfg.features.has(Feature::SyncWakeups);
         let orig_cpu = self.t(p).cpu;
         let waker = self.rqs[this_cpu].curr;
-        self.set_clock(this_cpu, now);
+        let v32 = self.rules.is_2_6_32();
+        if v32 {
+            // 2.6.32 (sched.c:2352-2353): task_rq_lock + update_rq_clock of the
+            // task's own (previous) runqueue; the waking CPU's clock is not
+            // touched.
+            self.set_clock(orig_cpu, now);
+        } else {
+            self.set_clock(this_cpu, now);
+        }
         if self.t(p).state != TaskState::Sleeping {
             // out_running: only the preemption check.
             self.set_clock(orig_cpu, now);
@@ -105,7 +113,13 @@ impl<O: Observer> Scheduler<O> {
             self.emit(Event::Migrate { task: p, from: orig_cpu, to: cpu, reason: MigrateReason::Wakeup });
         }
         self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target: cpu, sync, reason });
-        self.set_clock(cpu, now);
+        // 2.6.32 re-locks the chosen runqueue and updates its clock when it
+        // differs (sched.c:2384-2385, f5dc37530ba in rc5); 2.6.32-rc1 does
+        // not (17d857be sched.c:2352-2354), so enqueue_entity and
+        // check_preempt_wakeup run update_curr on that CPU's last clock.
+        if !v32 || cpu == orig_cpu || self.cfg.version == cfs_topology::KernelVersion::V2_6_32 {
+            self.set_clock(cpu, now);
+        }
         self.activate_task(cpu, p, true);
         if let (true, false, Some(w)) = (self.rules.is_2_6_32(), in_irq, waker) {
             self.waker_stats_32(w);
@@ -247,7 +261,7 @@ impl<O: Observer> Scheduler<O> {
         let allowed = self.t(p).allowed;
         for sd in self.domains.of(cpu).iter() {
             let far_ok =
-                sd.flags.contains(SdFlags::WAKE_IDLE_FAR) && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, cpu);
+                sd.flags.contains(SdFlags::WAKE_IDLE_FAR) && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, true);
             if sd.flags.contains(SdFlags::WAKE_IDLE) || far_ok {
                 if let Some(c) = sd.span.and(&allowed).iter().find(|&c| self.rqs[c].is_idle()) {
                     return c;
@@ -319,13 +333,17 @@ impl<O: Observer> Scheduler<O> {
     /// from the highest domain with the flag (stopping at a
     /// POWERSAVINGS_BALANCE one), descend towards the idlest group and CPU.
     pub(crate) fn sched_balance_fork(&mut self, this_cpu: CpuId, p: TaskId) -> CpuId {
+        let allowed = self.t(p).allowed;
         if self.rules.is_2_6_32() {
-            return self.select_task_rq_fair_32(p, this_cpu, false, false).0;
+            let cpu = self.select_task_rq_fair_32(p, this_cpu, false, false).0;
+            // As below: a kernel child inherits the parent's mask, which holds
+            // this CPU; a child given another mask here falls back to its first
+            // allowed CPU when no SD_BALANCE_FORK level moved it.
+            return if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(this_cpu) };
         }
         let flag = SdFlags::BALANCE_FORK;
         let mut cpu = this_cpu;
         let mut sd = self.highest_with(cpu, flag, usize::MAX);
-        let allowed = self.t(p).allowed;
         while let Some(i) = sd {
             let d = &self.domains.of(cpu)[i];
             let child = i.checked_sub(1);

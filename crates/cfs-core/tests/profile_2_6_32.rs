@@ -162,12 +162,17 @@ fn sync_less_drops_the_hint_for_long_overlaps() {
     // (the kernel stamps last_wakeup from the possibly stale sum, so without
     // it the stamp would be 0 = "none"); W wakes someone (stamp 350 us),
     // runs to 8.4 ms and sleeps: avg_overlap = (8.4 - 0.35) ms / 8 = 1.006 ms
-    // > migration_cost.
+    // > migration_cost. The sleep sample is folded by sched.c dequeue_task
+    // *before* dequeue_entity's update_curr (22763c5c sched.c:1873-1888), so
+    // it too reads the sum of the last update: the tick at 8.4 ms provides
+    // it (without it the sample would be 350 - 350 = 0; this test first
+    // assumed a fresh sum, which the kernel does not have).
     let other = s.spawn(200_000, 1, TaskParams::normal()).unwrap();
     s.schedule(200_000, 1, Deschedule::Preempt).unwrap();
     s.schedule(300_000, 1, Deschedule::Sleep).unwrap();
     s.tick(350_000, 0).unwrap();
     s.wake_up(400_000, other, 0, false).unwrap();
+    s.tick(8_400_000, 0).unwrap();
     s.schedule(8_400_000, 0, Deschedule::Sleep).unwrap();
     assert_eq!(s.task(w).unwrap().se.avg_overlap, (8_400_000 - 350_000) / 8);
     s.wake_up(8_500_000, w, 1, false).unwrap();

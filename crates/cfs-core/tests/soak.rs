@@ -2,8 +2,10 @@
 //! context and from interrupts), blocks, exits, yields, nice / policy /
 //! affinity changes and forced rebalances, interleaved with periodic ticks
 //! and hrticks, on hand-built 2-, 4- and 16-CPU domain sets, for the
-//! 2.6.25, 2.6.26-rc4 and 2.6.26 profiles (and the seed patches), with
-//! `Config::check_invariants` on.
+//! 2.6.25, 2.6.26-rc4 and 2.6.26 profiles (and the seed patches), and on
+//! the x2, Q6600 and Nehalem-EP domains cfs-topology builds for the
+//! 2.6.32-rc1 and 2.6.32 profiles (with feature masks that switch the
+//! off-by-default 2.6.32 modes on), with `Config::check_invariants` on.
 //!
 //! Every API call must return `Ok` or the refusal its documentation
 //! promises for that input (never panic), and the online invariants must
@@ -17,7 +19,7 @@
 mod common;
 
 use cfs_core::{Deschedule, KernelVersion, Patch, Policy, SchedError, TaskId, TaskParams, TaskState};
-use cfs_topology::CpuMask;
+use cfs_topology::{CpuMask, Host};
 use common::*;
 
 const US: u64 = 1_000;
@@ -296,4 +298,40 @@ fn soak_2_6_26_rc4() {
 #[test]
 fn soak_2_6_26() {
     soak_profile(KernelVersion::V2_6_26, &[Patch::LastPreempterNoDisperse, Patch::SyncLoadClamp], 0xfeed_f00d);
+}
+
+/// The 2.6.32 profiles on the domains the kernel builds for three presets: the
+/// x2 with the default features, the Q6600 with the off-by-default modes on
+/// (NORMALIZED_SLEEPER, WAKEUP_SYNC/OVERLAP/RUNNING, SYNC_MORE, NEXT_BUDDY, HRTICK),
+/// the Nehalem-EP without WAKEUP_PREEMPT and SYNC_WAKEUPS (the analogue of 861)
+/// and with migration_cost -1 (always cache hot).
+fn soak_profile_32(v: KernelVersion, seed: u64) {
+    const DEF: u32 = 15_834_235;
+    let per = events_per_topology();
+    let masks =
+        [DEF, DEF | 1 << 2 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 13 | 1 << 14 | 1 << 18, DEF & !(1 << 4) & !(1 << 10)];
+    let mut total = 0;
+    for (i, name) in ["x2", "q6600", "nehalem-ep"].into_iter().enumerate() {
+        let d = Host::preset(name).unwrap().build_domains(v);
+        let mut c = cfg(v, d.nr_cpus()).with_features_mask(masks[i]).unwrap();
+        c.hz = [250, 1000, 100][i];
+        c.hres_timers = i % 2 == 1;
+        if i == 2 {
+            c.tunables.migration_cost = -1;
+        }
+        let calls = soak(c, d, (seed ^ seed_mix().wrapping_mul(0x9e37_79b9_7f4a_7c15)) + i as u64 * 7919, per);
+        assert!(calls >= per, "{v} {name}: {calls}");
+        total += calls;
+    }
+    assert!(total >= 3 * per);
+}
+
+#[test]
+fn soak_2_6_32_rc1() {
+    soak_profile_32(KernelVersion::V2_6_32Rc1, 0x2632_00c1);
+}
+
+#[test]
+fn soak_2_6_32() {
+    soak_profile_32(KernelVersion::V2_6_32, 0x2632_0000);
 }
