@@ -49,10 +49,10 @@ fuzz_target!(|input: Input| {
     let n = host.nr_cpus();
     let mut cfg = Config::new(version, n);
     for (i, p) in Patch::ALL.iter().enumerate() {
-        if input.patches & (1 << i) != 0 {
-            if let Ok(c) = cfg.with_patch(*p) {
-                cfg = c;
-            }
+        if input.patches & (1 << i) != 0
+            && let Ok(c) = cfg.with_patch(*p)
+        {
+            cfg = c;
         }
     }
     let valid = cfg.feature_table().valid_bits();
@@ -64,9 +64,10 @@ fuzz_target!(|input: Input| {
     for op in input.ops.iter().take(512) {
         let r: Result<(), SchedError> = match *op {
             Op::Spawn { cpu, nice, policy: p, mask } => {
-                let params = TaskParams::normal().nice(nice as i32).policy(policy(p)).allowed(CpuMask::from_cpus(
-                    (0..16).filter(|b| mask & (1 << b) != 0),
-                ));
+                let params = TaskParams::normal()
+                    .nice(nice as i32)
+                    .policy(policy(p))
+                    .allowed(CpuMask::from_cpus((0..16).filter(|b| mask & (1 << b) != 0)));
                 s.spawn(now, cpu as usize % n, params).map(|_| ())
             }
             Op::Fork { task: t } => s.fork(now, task(t, &s), None).map(|_| ()),
@@ -79,7 +80,8 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Schedule { cpu, how } => {
-                let how = [Deschedule::Preempt, Deschedule::Sleep, Deschedule::Exit, Deschedule::Yield][how as usize % 4];
+                let how =
+                    [Deschedule::Preempt, Deschedule::Sleep, Deschedule::Exit, Deschedule::Yield][how as usize % 4];
                 s.schedule(now, cpu as usize % n, how).map(|_| ())
             }
             Op::Tick { cpu } => s.tick(now, cpu as usize % n).map(|_| ()),

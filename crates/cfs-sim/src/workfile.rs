@@ -852,7 +852,7 @@ impl RtApp {
             known_keys(g, "global", &known)?;
             if let Some(d) = get(g, "duration") {
                 let s = ranged(d, "global.duration", -1, 1_000_000)?;
-                duration_ns = (s > 0).then_some(s as u64 * 1_000_000_000);
+                duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
             }
             if let Some(p) = get(g, "default_policy") {
                 default_policy = policy(p, "global.default_policy")?;
@@ -1254,5 +1254,16 @@ ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
         }
         let deep = "[".repeat(100_000);
         assert!(parse_workload(&format!("a = {deep}")).is_err());
+    }
+}
+
+#[cfg(test)]
+mod fuzz_regressions {
+    /// Found by the `workload_spec` fuzz target: rt-app's "run forever"
+    /// duration (-1) must not overflow while computing the unused value.
+    #[test]
+    fn rt_app_duration_minus_one_does_not_panic() {
+        let r = super::parse_workload(r#"{"global": {"duration": -1}, "tasks": {"a": {"run": 1}}}"#);
+        assert!(r.is_ok(), "{r:?}");
     }
 }

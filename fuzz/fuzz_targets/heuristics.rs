@@ -1,0 +1,499 @@
+//! `heuristics`: an arbitrary kernel profile, `sched_features` mask (masked
+//! to the profile's valid bits), tunables (written through
+//! `Tunables::set_by_name`, refusals skipped), HZ and hres timers, patch set
+//! (refusals skipped) and domain flag overrides, on a small host (≤ 8 CPUs),
+//! driving a small workload through the real engine with the online
+//! invariants on, for 1-4 ms of simulated time.
+//!
+//! The workload is a built-in (`Workload::builtin`, 1-4 clients (one
+//! group / room for messaging and volanomark: 41 and 81 tasks), with
+//! arbitrary policy, pins, nice levels and loop counts), a generated set of
+//! task programs over the whole `Action` vocabulary, or both side by side
+//! (the generated tasks then come after the built-in's and talk only among
+//! themselves, their children and their parents).
+//!
+//! The engine's instruments are fuzzed too: a clock offset (none, just
+//! below 2^64 so the scheduler's clock wraps mid-run, or arbitrary), the
+//! wait / idle-gap probe and the 1:N waker watch.
+//!
+//! Every run is timed, so the engine can neither report a stall (a timed run
+//! idles to its end) nor hit its time cap; every `SimError` is therefore a
+//! finding (a core invariant violation arrives as `SimError::Sched(
+//! SchedError::Invariant(..))`), as is any panic or a run whose outcome is
+//! inconsistent (ends after its end, a CPU busier than the elapsed time, a
+//! probe stretch longer than the run).
+//!
+//! All programs share one step budget (children too) after which tasks exit,
+//! and generated programs fork at most `MAX_FORKS` children, so one input
+//! stays well under 100 ms.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
+use cfs_sim::costs::CostModel;
+use cfs_sim::dist::Dist;
+use cfs_sim::engine::{self, Instruments, Limits, RunSetup};
+use cfs_sim::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
+use cfs_topology::parse_flag_overrides_for;
+use libfuzzer_sys::fuzz_target;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Presets and specs, 1 to 8 CPUs, covering SMT, multi-die, multi-socket
+/// and NUMA shapes and both CPU numberings.
+const HOSTS: [&str; 11] = [
+    "x2",
+    "q6600",
+    "stoakley",
+    "1s1c",
+    "1s2c2t",
+    "2s2c",
+    "2n1s2c2t",
+    "1s2d2c,l2=die:4096K",
+    "2n2s1c,amd,dist=40",
+    "1s4c2t,order=linear",
+    "1s3c",
+];
+const BUILTINS: [&str; 7] = ["pgbench", "tbench", "hogs", "messaging", "volanomark", "starve", "sysbench-oltp"];
+const HZ: [u32; 6] = [100, 250, 300, 1000, 24, 10_000];
+/// (name, lowest, highest value `set_by_name` accepts).
+const TUNABLES: [(&str, i64, i64); 8] = [
+    ("sched_latency_ns", 100_000, 1_000_000_000),
+    ("sched_min_granularity_ns", 100_000, 1_000_000_000),
+    ("sched_wakeup_granularity_ns", 0, 1_000_000_000),
+    ("sched_migration_cost", -1, i64::MAX),
+    ("sched_nr_migrate", 0, u32::MAX as i64),
+    ("sched_child_runs_first", 0, 1),
+    ("sched_compat_yield", 0, 1),
+    ("sched_nr_latency", 1, i64::MAX),
+];
+const LEVELS: [&str; 5] = ["SIBLING", "MC", "CPU", "NODE", "ALLNODES"];
+const FLAGS: [&str; 15] = [
+    "LOAD_BALANCE",
+    "BALANCE_NEWIDLE",
+    "BALANCE_EXEC",
+    "BALANCE_FORK",
+    "WAKE_IDLE",
+    "WAKE_AFFINE",
+    "WAKE_BALANCE",
+    "SHARE_CPUPOWER",
+    "POWERSAVINGS_BALANCE",
+    "SHARE_PKG_RESOURCES",
+    "SERIALIZE",
+    "WAKE_IDLE_FAR",
+    "BALANCE_WAKE",
+    "PREFER_LOCAL",
+    "PREFER_SIBLING",
+];
+/// Program steps over all tasks of a run.
+const STEP_BUDGET: u32 = 5_000;
+/// Children generated programs may fork, over the run.
+const MAX_FORKS: u32 = 24;
+const MAX_GEN_TASKS: usize = 6;
+const MAX_GEN_OPS: usize = 16;
+const NR_CONDS: usize = 4;
+
+#[derive(Arbitrary, Debug)]
+struct Tunable {
+    which: u8,
+    how: u8,
+    raw: u32,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Override {
+    level: u8,
+    set: bool,
+    flag: u8,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Builtin {
+    which: u8,
+    clients: u8,
+    policy: u8,
+    pin_client: u8,
+    pin_server: u8,
+    nice: Vec<i8>,
+    loops: u8,
+}
+
+#[derive(Arbitrary, Debug, Clone)]
+enum GOp {
+    /// `v` × 200 ns (up to 13 ms), drawn as `dist` says.
+    Run {
+        v: u16,
+        dist: u8,
+    },
+    /// `v` × 100 ns.
+    Sleep {
+        v: u16,
+        interruptible: bool,
+    },
+    Send {
+        to: u8,
+        sync: bool,
+        bytes: u8,
+    },
+    Wait {
+        all: bool,
+    },
+    CondWait(u8),
+    CondSignal {
+        cond: u8,
+        all: bool,
+    },
+    Fork {
+        def: u8,
+        inherit: bool,
+    },
+    Yield,
+    Exit,
+    Touch {
+        lines: u8,
+    },
+    Progress(u8),
+    SetNice(i8),
+    SetPolicy(u8),
+    SetAffinity(u16),
+}
+
+#[derive(Arbitrary, Debug, Clone)]
+struct GenTask {
+    nice: i8,
+    policy: u8,
+    mask: u8,
+    cpu: u8,
+    ws_kb: u8,
+    ops: Vec<GOp>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    version: u8,
+    /// None: the profile's default `sched_features`.
+    features: Option<u32>,
+    patches: u8,
+    tunables: Vec<Tunable>,
+    hz: u8,
+    hres_timers: bool,
+    overrides: Vec<Override>,
+    host: u8,
+    seed: u64,
+    /// Simulated run time: 1 + ms % 4 milliseconds.
+    ms: u8,
+    /// Warm-up: a quarter of the run when set.
+    warmup: bool,
+    /// Engine instruments: bits 0-1 the clock offset (none, none, just
+    /// below 2^64, the seed), bit 2 the probe, bit 3 the 1:N watch.
+    clock: u8,
+    builtin: Option<Builtin>,
+    generated: Vec<GenTask>,
+}
+
+fn policy(p: u8) -> Policy {
+    match p % 3 {
+        0 => Policy::Normal,
+        1 => Policy::Batch,
+        _ => Policy::Idle,
+    }
+}
+
+/// A mask of the host's CPUs from bits; None when no bit names one.
+fn host_mask(bits: u16, n: usize) -> Option<CpuMask> {
+    let m = CpuMask::from_cpus((0..n.min(16)).filter(|b| bits & (1 << b) != 0));
+    (!m.is_empty()).then_some(m)
+}
+
+/// A program that exits once the run's shared step budget is spent.
+struct Budgeted {
+    inner: Box<dyn Program>,
+    left: Rc<Cell<u32>>,
+}
+
+impl Program for Budgeted {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        let left = self.left.get();
+        if left == 0 {
+            return Action::Exit;
+        }
+        self.left.set(left - 1);
+        match self.inner.step(cx) {
+            Action::Fork(mut spec) => {
+                let inner = std::mem::replace(&mut spec.program, Box::new(Exiter));
+                spec.program = Box::new(Budgeted { inner, left: self.left.clone() });
+                Action::Fork(spec)
+            }
+            a => a,
+        }
+    }
+}
+
+struct Exiter;
+
+impl Program for Exiter {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
+        Action::Exit
+    }
+}
+
+/// What the generated programs of a run share.
+struct Gen {
+    defs: Vec<GenTask>,
+    /// Engine id of generated task 0.
+    offset: TaskRef,
+    nr_cpus: usize,
+    forks_left: Cell<u32>,
+    peers: Arc<[TaskRef]>,
+}
+
+impl Gen {
+    fn params(&self, d: &GenTask) -> TaskParams {
+        let mut p = TaskParams::normal().nice((d.nice % 20) as i32).policy(policy(d.policy));
+        if let Some(m) = host_mask(d.mask as u16, self.nr_cpus) {
+            p = p.allowed(m);
+        }
+        p
+    }
+}
+
+/// A generated task: its definition's ops, round and round.
+struct GenProg {
+    shared: Rc<Gen>,
+    def: usize,
+    pc: usize,
+    last_child: Option<TaskRef>,
+}
+
+impl Program for GenProg {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(c) = cx.forked {
+            self.last_child = Some(c);
+        }
+        let g = self.shared.clone();
+        let ops = &g.defs[self.def].ops;
+        if ops.is_empty() {
+            return Action::Exit;
+        }
+        let op = &ops[self.pc % ops.len()];
+        self.pc = (self.pc + 1) % ops.len();
+        match *op {
+            GOp::Run { v, dist } => {
+                let mean = v as u64 * 200;
+                Action::RunDist(match dist % 4 {
+                    0 => Dist::Fixed(mean),
+                    1 => Dist::Exp { mean },
+                    2 => Dist::normal_cv(mean as f64, (dist / 4) as f64 / 16.0),
+                    _ => Dist::Uniform { lo: mean / 2, hi: mean + mean / 2 },
+                })
+            }
+            GOp::Sleep { v, interruptible } => Action::Sleep { ns: v as u64 * 100, interruptible },
+            GOp::Send { to, sync, bytes } => {
+                let n = g.defs.len();
+                let target = match to as usize % (n + 2) {
+                    i if i < n => Some(g.offset + i),
+                    i if i == n => self.last_child,
+                    _ => cx.parent,
+                };
+                match target {
+                    Some(t) => Action::Send { to: t, sync, bytes: bytes as u32 * 16, tag: 0 },
+                    None => Action::Progress(0),
+                }
+            }
+            GOp::Wait { all } => Action::Wait { all },
+            GOp::CondWait(c) => Action::CondWait(c as usize % NR_CONDS),
+            GOp::CondSignal { cond, all } => Action::CondSignal { cond: cond as usize % NR_CONDS, all },
+            GOp::Fork { def, inherit } => {
+                let left = g.forks_left.get();
+                if left == 0 {
+                    return Action::Yield;
+                }
+                g.forks_left.set(left - 1);
+                let def = def as usize % g.defs.len();
+                let d = &g.defs[def];
+                Action::Fork(Box::new(ForkSpec {
+                    name: format!("gen{def}-child"),
+                    program: Box::new(GenProg { shared: g.clone(), def, pc: 0, last_child: None }),
+                    params: (!inherit).then(|| g.params(d)),
+                    ws_kb: d.ws_kb as u32 * 4,
+                }))
+            }
+            GOp::Yield => Action::Yield,
+            GOp::Exit => Action::Exit,
+            GOp::Touch { lines } => Action::Touch { peers: g.peers.clone(), lines: lines as f64 / 8.0 },
+            GOp::Progress(n) => Action::Progress(n as u64),
+            GOp::SetNice(n) => Action::SetNice((n % 20) as i32),
+            GOp::SetPolicy(p) => Action::SetPolicy(policy(p)),
+            // Any bits: a mask with no CPU of the host is refused (EINVAL).
+            GOp::SetAffinity(bits) => Action::SetAffinity(CpuMask::from_cpus((0..16).filter(|b| bits & (1 << b) != 0))),
+        }
+    }
+}
+
+fuzz_target!(|input: Input| {
+    // Triage: CFS_FUZZ_DEBUG=1 prints the decoded input and the outcome.
+    let debug = std::env::var_os("CFS_FUZZ_DEBUG").is_some();
+    if debug {
+        eprintln!("{input:#?}");
+    }
+    // Host.
+    let name = HOSTS[input.host as usize % HOSTS.len()];
+    let host = cfs_topology::parse_any(name).expect("host list parses");
+    let n = host.nr_cpus();
+    assert!(n <= 8);
+    let costs = CostModel::for_host(name, &host);
+
+    // Configuration, in the order `SchedSpec::resolve` applies it.
+    let version = KernelVersion::ALL[input.version as usize % KernelVersion::ALL.len()];
+    let mut config = Config::new(version, n);
+    for (i, p) in Patch::ALL.iter().enumerate() {
+        if input.patches & (1 << i) != 0
+            && let Ok(c) = config.with_patch(*p)
+        {
+            config = c;
+        }
+    }
+    if let Some(f) = input.features {
+        let valid = config.feature_table().valid_bits();
+        config = config.with_features_mask(f & valid).expect("masked to valid bits");
+    }
+    for t in input.tunables.iter().take(8) {
+        let (name, lo, hi) = TUNABLES[t.which as usize % TUNABLES.len()];
+        let value = match t.how % 4 {
+            0 => (lo as i128 + t.raw as i128 % (hi as i128 - lo as i128 + 1)) as i64,
+            1 => t.raw as i64,
+            2 => t.raw as i32 as i64,
+            _ => [lo, hi][t.raw as usize % 2],
+        };
+        if let Ok(known) = config.tunables.set_by_name(name, value) {
+            assert!(known, "{name} is a tunable");
+        }
+    }
+    config.hz = HZ[input.hz as usize % HZ.len()];
+    config.hres_timers = input.hres_timers;
+    config.check_invariants = true;
+    config.validate().expect("a configuration built from accepted pieces is valid");
+    let mut domains = host.build_domains(version);
+    for o in input.overrides.iter().take(3) {
+        let item = format!(
+            "{}:{}{}",
+            LEVELS[o.level as usize % LEVELS.len()],
+            if o.set { '+' } else { '-' },
+            FLAGS[o.flag as usize % FLAGS.len()]
+        );
+        if let Ok(ov) = parse_flag_overrides_for(&item, version) {
+            domains.apply_overrides(&ov);
+        }
+    }
+
+    // Workload.
+    let run_ns = (1 + input.ms as u64 % 4) * 1_000_000;
+    let warmup_ns = if input.warmup { run_ns / 4 } else { 0 };
+    let mut tasks: Vec<TaskSpec> = Vec::new();
+    let mut finish = Vec::new();
+    if let Some(b) = &input.builtin {
+        let wl = Workload::builtin(BUILTINS[b.which as usize % BUILTINS.len()]).expect("built-in");
+        let opts = WorkloadOpts {
+            transactions: None,
+            duration_ns: Some(run_ns),
+            policy: match b.policy % 4 {
+                0 => None,
+                p => Some(policy(p)),
+            },
+            pin_client: host_mask(b.pin_client as u16, n).filter(|_| b.pin_client & 0x80 != 0),
+            pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),
+            nice: b.nice.iter().take(8).map(|&x| (x % 20) as i32).collect(),
+            loops: Some(1 + b.loops as u32 % 16),
+        };
+        // messaging and volanomark make 40 and 80 tasks per client: one.
+        let clients = match wl {
+            Workload::Messaging | Workload::Volanomark => 1,
+            _ => 1 + b.clients as u32 % 4,
+        };
+        let built = wl.build(clients, n, &opts, input.seed);
+        assert_eq!(built.limits.duration_ns, Some(run_ns), "the built-in ignored --duration");
+        assert_eq!(built.instance.conds, 0);
+        tasks = built.instance.tasks;
+        finish = built.instance.finish;
+    }
+    let defs: Vec<GenTask> = input
+        .generated
+        .iter()
+        .take(MAX_GEN_TASKS)
+        .map(|t| GenTask { ops: t.ops.iter().take(MAX_GEN_OPS).cloned().collect(), ..t.clone() })
+        .collect();
+    if !defs.is_empty() {
+        let offset = tasks.len();
+        let shared = Rc::new(Gen {
+            offset,
+            nr_cpus: n,
+            forks_left: Cell::new(MAX_FORKS),
+            peers: (offset..offset + defs.len()).collect(),
+            defs,
+        });
+        for (i, d) in shared.defs.iter().enumerate() {
+            tasks.push(TaskSpec {
+                name: format!("gen{i}"),
+                program: Box::new(GenProg { shared: shared.clone(), def: i, pc: 0, last_child: None }),
+                params: shared.params(d),
+                cpu: d.cpu as usize % n,
+                ws_kb: d.ws_kb as u32 * 4,
+            });
+        }
+    }
+    if tasks.is_empty() {
+        return;
+    }
+    let left = Rc::new(Cell::new(STEP_BUDGET));
+    for t in &mut tasks {
+        let inner = std::mem::replace(&mut t.program, Box::new(Exiter));
+        t.program = Box::new(Budgeted { inner, left: left.clone() });
+    }
+
+    // Run.
+    let setup = RunSetup {
+        host: &host,
+        costs: &costs,
+        config,
+        domains,
+        seed: input.seed,
+        limits: Limits { duration_ns: Some(run_ns), warmup_ns, max_ns: MAX_SIM_NS },
+        trace: false,
+        instruments: Instruments {
+            clock_offset: match input.clock % 4 {
+                0 | 1 => 0,
+                // Just below 2^64: the scheduler's clock wraps during the run.
+                2 => u64::MAX - (input.seed % (2 * run_ns)),
+                _ => input.seed,
+            },
+            watch: input.clock & 4 != 0,
+            one_to_n_waker: (input.clock & 8 != 0)
+                .then(|| if input.builtin.is_some() { "pgbench" } else { "gen0" }.into()),
+        },
+    };
+    let inst = engine::Instance { tasks, finish, conds: NR_CONDS };
+    let r = engine::run(&setup, inst);
+    if debug {
+        let summary = r.as_ref().map(|o| (o.end_ns, o.events, o.units, o.switches, o.tasks.len(), &o.counters));
+        eprintln!("run (end_ns, events, units, switches, tasks, counters): {summary:?}; steps left {}", left.get());
+    }
+    let out = match r {
+        Ok(out) => out,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(out.end_ns <= run_ns, "ran to {} past the {run_ns} ns end", out.end_ns);
+    for (c, &busy) in out.cpu_busy_ns.iter().enumerate() {
+        assert!(busy <= out.end_ns, "CPU {c} busy {busy} ns in a {} ns run", out.end_ns);
+    }
+    // The probe measures stretches of engine time within the run.
+    let p = &out.probe;
+    for (what, ns) in [
+        ("max_wait_ns", p.max_wait_ns),
+        ("worst_idle_gap_ns", p.worst_idle_gap_ns),
+        ("one_to_n_streak_ns", p.one_to_n_streak_ns),
+    ] {
+        assert!(ns <= out.end_ns, "probe {what} = {ns} in a {} ns run", out.end_ns);
+    }
+});
