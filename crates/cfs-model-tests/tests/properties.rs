@@ -36,7 +36,8 @@ fn profile() -> impl Strategy<Value = &'static str> {
 const TICK_NS: u64 = 4_000_000; // HZ = 250
 
 proptest! {
-    #![proptest_config(cases(6))]
+    // One-CPU runs are cheap: more cases catch more planted bugs.
+    #![proptest_config(cases(16))]
 
     /// Fairness: CPU-bound tasks sharing one CPU get CPU time in proportion
     /// to their weights. Bound: every task's vruntime stays within one
