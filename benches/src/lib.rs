@@ -61,3 +61,136 @@ pub fn imbalanced(host: &str, busy: usize) -> Scheduler {
 pub fn presets() -> impl Iterator<Item = (&'static str, Host)> {
     cfs_topology::PRESET_NAMES.iter().filter_map(|n| Host::preset(n).ok().map(|h| (*n, h)))
 }
+
+// ----- whole-model runs ---------------------------------------------------------
+
+use cfs_sim::costs::CostModel;
+use cfs_sim::engine::{self, Instance, Instruments, Limits, RunOutcome, RunSetup};
+use cfs_sim::experiment::{Column, SchedSpec, seed_for};
+use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
+
+/// One built-in workload of a [`ModelRun`]: name, clients (groups, hogs...)
+/// and `--loops`.
+#[derive(Clone, Debug)]
+pub struct Part {
+    /// Built-in workload name (`pgbench`, `tbench`, `hogs`, `messaging`...).
+    pub workload: &'static str,
+    /// Its client count.
+    pub clients: u32,
+    /// Messages per sender (messaging, volanomark).
+    pub loops: Option<u32>,
+}
+
+/// A whole-model run as `cfs-sim <workload> --host H --clients N --duration D
+/// --runs 1` performs it (run 0, base seed 1, no instruments, no
+/// invariants), set up once and run as often as the benchmark asks. Several
+/// parts run side by side on one machine (their tasks are concatenated;
+/// the run is timed, so it ends at the duration whatever finishes first).
+#[derive(Debug)]
+pub struct ModelRun {
+    host: Host,
+    costs: CostModel,
+    column: Column,
+    parts: Vec<Part>,
+    duration_ns: u64,
+}
+
+impl ModelRun {
+    /// `parts` on `host` (a preset or spec) under kernel `profile` for
+    /// `duration_ns` of simulated time.
+    pub fn new(host: &str, profile: &str, parts: &[Part], duration_ns: u64) -> ModelRun {
+        let h = cfs_topology::parse_any(host).expect("bench host parses");
+        let costs = CostModel::for_host(host, &h);
+        let column = SchedSpec::profile(profile).resolve(&h).expect("bench profile resolves");
+        ModelRun { host: h, costs, column, parts: parts.to_vec(), duration_ns }
+    }
+
+    /// Simulated time of one run, s.
+    pub fn simulated_s(&self) -> f64 {
+        self.duration_ns as f64 / 1e9
+    }
+
+    /// Builds the workload and runs it once.
+    pub fn run(&self) -> RunOutcome {
+        let nr = self.host.nr_cpus();
+        let opts = |p: &Part| WorkloadOpts {
+            duration_ns: Some(self.duration_ns),
+            policy: self.column.policy,
+            loops: p.loops,
+            ..WorkloadOpts::default()
+        };
+        let (instance, limits, seed) = match self.parts.as_slice() {
+            [p] => {
+                let seed = seed_for(1, p.clients, 0);
+                let w = Workload::builtin(p.workload).expect("built-in workload");
+                let built = w.build(p.clients, nr, &opts(p), seed);
+                (built.instance, built.limits, seed)
+            }
+            parts => {
+                let seed = seed_for(1, parts.iter().map(|p| p.clients).sum(), 0);
+                let mut tasks = Vec::new();
+                let mut conds = 0;
+                for p in parts {
+                    let w = Workload::builtin(p.workload).expect("built-in workload");
+                    let built = w.build(p.clients, nr, &opts(p), seed);
+                    // Built-ins address their children by the ids fork
+                    // returns, so only the initial tasks' order matters.
+                    tasks.extend(built.instance.tasks);
+                    conds += built.instance.conds;
+                }
+                let limits = Limits { duration_ns: Some(self.duration_ns), warmup_ns: 0, max_ns: MAX_SIM_NS };
+                (Instance { tasks, finish: Vec::new(), conds }, limits, seed)
+            }
+        };
+        let setup = RunSetup {
+            host: &self.host,
+            costs: &self.costs,
+            config: self.column.config,
+            domains: self.column.domains.clone(),
+            seed,
+            limits,
+            trace: false,
+            instruments: Instruments::default(),
+        };
+        engine::run(&setup, instance).expect("bench run completes")
+    }
+}
+
+const MS: u64 = 1_000_000;
+
+/// Simulated duration: `release` in optimised builds, `debug` otherwise
+/// (`cargo test --benches` runs each benchmark once in a debug build).
+fn dur(release: u64, debug: u64) -> u64 {
+    if cfg!(debug_assertions) { debug } else { release }
+}
+
+fn part(workload: &'static str, clients: u32, loops: Option<u32>) -> Part {
+    Part { workload, clients, loops }
+}
+
+/// The whole-model benchmarks, by name (`benches/model.rs`,
+/// `examples/model_stats.rs`).
+pub fn model_runs() -> Vec<(&'static str, ModelRun)> {
+    vec![
+        (
+            "pgbench_q6600_50clients_1s",
+            ModelRun::new("q6600", "2.6.26", &[part("pgbench", 50, None)], dur(1000 * MS, 50 * MS)),
+        ),
+        (
+            "tbench_nehalem-ep_32clients_50ms",
+            ModelRun::new("nehalem-ep", "2.6.26", &[part("tbench", 32, None)], dur(50 * MS, 2 * MS)),
+        ),
+        (
+            // The hogs launcher forks one hog per 50 µs (all 1024 run from
+            // ~55 ms on); the 4 hackbench groups (160 tasks, 100 messages
+            // per sender to each of 20 receivers) finish within the run.
+            "hogs1024_messaging4_16n4s16c_200ms",
+            ModelRun::new(
+                "16n4s16c",
+                "2.6.26",
+                &[part("hogs", 1024, None), part("messaging", 4, None)],
+                dur(200 * MS, 5 * MS),
+            ),
+        ),
+    ]
+}

@@ -3,11 +3,13 @@
 //!
 //! # Model
 //!
-//! One event queue (a binary heap ordered by `(time, seq)`, where `seq`
-//! increases with every push, so simultaneous events run in the order they
-//! were scheduled: deterministic). Events: scheduler ticks at HZ on every
-//! CPU, the end of a CPU's current stretch of work ("segment"), reschedule
-//! IPIs, hrtick expiries, task timers, and the end of a timed run.
+//! One event queue ordered by `(time, seq)`, where `seq` increases with
+//! every push, so simultaneous events run in the order they were scheduled:
+//! deterministic. (A calendar queue, `queue.rs`, that pops in exactly the
+//! order of a binary heap over the same keys.) Events: scheduler ticks at
+//! HZ on every CPU, the end of a CPU's current stretch of work
+//! ("segment"), reschedule IPIs, hrtick expiries, task timers, and the end
+//! of a timed run.
 //!
 //! A CPU runs its current task's program: each [`Action`] either takes CPU
 //! time (a segment) or changes the scheduler's state at the current instant
@@ -36,15 +38,18 @@
 //! pays [`CostModel::idle_exit_ns`] before it runs it.
 
 use crate::costs::{CostModel, Reach};
+use crate::dist::round_u64;
 use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, TaskRef, TaskSpec};
+use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
 use cfs_topology::Host;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
+use std::cell::OnceCell;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
 /// Why a run could not complete.
@@ -227,13 +232,15 @@ pub struct RunOutcome {
 
 // ----- the event queue -------------------------------------------------------
 
+/// CPUs and tasks are u32 here (cfs-core's task ids are) so that an
+/// [`Item`] is 32 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
-    Tick(usize),
-    SegEnd(usize, u64),
-    Resched(usize),
-    Hrtick(usize, u64),
-    Timer(TaskRef, u64),
+    Tick(u32),
+    SegEnd(u32, u64),
+    Resched(u32),
+    Hrtick(u32, u64),
+    Timer(u32, u64),
     End,
 }
 
@@ -254,6 +261,15 @@ impl Ord for Item {
 impl PartialOrd for Item {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Item>() <= 32);
+
+impl Timed for Item {
+    #[inline]
+    fn time(&self) -> u64 {
+        self.t
     }
 }
 
@@ -409,11 +425,15 @@ struct Sim<'a> {
     cpus: Vec<Cpu>,
     tasks: Vec<Task>,
     conds: Vec<Cond>,
-    reach: Vec<Reach>,
+    host: &'a Host,
+    /// `Reach` from each CPU to every CPU, one row per source CPU, filled
+    /// on first use (a 1024-CPU host would otherwise spend 10^6 distance
+    /// lookups on every run's start).
+    reach: Vec<OnceCell<Box<[Reach]>>>,
     geom: CacheGeom,
     /// Bytes loaded into each LLC instance so far.
     pressure: Vec<f64>,
-    queue: BinaryHeap<Item>,
+    queue: EventQueue<Item>,
     seq: u64,
     now: u64,
     rng: Pcg64Mcg,
@@ -433,7 +453,18 @@ struct Sim<'a> {
     idle_exit_ns: u64,
     ins: Instruments,
     probe: ProbeState,
+    /// Re-read every CPU's hrtick after the next scheduler call, not only
+    /// those its decisions named (see [`Sim::sync_hrticks`]).
+    full_sync: bool,
+    /// CPUs whose `curr` is a task.
+    busy_cpus: usize,
+    /// Resched events in flight.
+    resched_in_flight: usize,
 }
+
+/// Hosts up to this size re-read every CPU's hrtick after each scheduler
+/// call; larger ones only the CPUs the call's decisions named.
+const FULL_SYNC_MAX_CPUS: usize = 8;
 
 /// Runs one workload instance to completion.
 pub fn run(setup: &RunSetup<'_>, inst: Instance) -> Result<RunOutcome, SimError> {
@@ -447,9 +478,9 @@ impl<'a> Sim<'a> {
         let host = setup.host;
         let n = host.nr_cpus();
         let costs = setup.costs;
-        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu));
+        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu)).tracking_cpus(n > FULL_SYNC_MAX_CPUS);
         let sched = Scheduler::with_observer(setup.config, setup.domains.clone(), obs).map_err(SimError::Config)?;
-        let reach = (0..n * n).map(|i| Reach::of(host.distance(i / n, i % n))).collect();
+        let reach = (0..n).map(|_| OnceCell::new()).collect();
         let geom = CacheGeom::new(host);
         let pressure = vec![0.0; geom.llc_bytes.len()];
         let cpus = (0..n)
@@ -470,10 +501,11 @@ impl<'a> Sim<'a> {
             cpus,
             tasks: Vec::new(),
             conds: (0..inst.conds).map(|_| Cond::default()).collect(),
+            host,
             reach,
             geom,
             pressure,
-            queue: BinaryHeap::new(),
+            queue: EventQueue::new(),
             seq: 0,
             now: 0,
             rng: Pcg64Mcg::seed_from_u64(setup.seed),
@@ -492,6 +524,9 @@ impl<'a> Sim<'a> {
             idle_exit_ns: costs.idle_exit_ns.round() as u64,
             ins: setup.instruments.clone(),
             probe: ProbeState::default(),
+            full_sync: true,
+            busy_cpus: 0,
+            resched_in_flight: 0,
         };
         sim.boot(inst.tasks)?;
         Ok(sim)
@@ -510,7 +545,7 @@ impl<'a> Sim<'a> {
         self.drain_charges();
         let _ = self.sched.take_resched();
         for cpu in 0..n {
-            self.push(self.tick_ns, Ev::Tick(cpu));
+            self.push(self.tick_ns, Ev::Tick(cpu as u32));
             if self.sched.need_resched(cpu) {
                 self.switch(cpu, Deschedule::Preempt)?;
                 self.run_task(cpu)?;
@@ -607,7 +642,22 @@ impl<'a> Sim<'a> {
 
     #[inline]
     fn reach(&self, a: usize, b: usize) -> Reach {
-        self.reach[a * self.cpus.len() + b]
+        self.reach_row(a)[b]
+    }
+
+    /// `reach(a, _)` for every CPU.
+    #[inline]
+    fn reach_row(&self, a: usize) -> &[Reach] {
+        match self.reach[a].get() {
+            Some(row) => row,
+            None => self.fill_reach_row(a),
+        }
+    }
+
+    #[cold]
+    fn fill_reach_row(&self, a: usize) -> &[Reach] {
+        let host = self.host;
+        self.reach[a].get_or_init(|| (0..self.cpus.len()).map(|b| Reach::of(host.distance(a, b))).collect())
     }
 
     // ----- the loop ----------------------------------------------------------
@@ -622,25 +672,28 @@ impl<'a> Sim<'a> {
             match item.ev {
                 Ev::End => return Ok(()),
                 Ev::Tick(c) => {
-                    self.on_tick(c)?;
+                    self.on_tick(c as usize)?;
                     if self.stalled() {
                         return self.on_stall();
                     }
                 }
                 Ev::SegEnd(c, g) => {
+                    let c = c as usize;
                     if self.cpus[c].epoch == g && self.cpus[c].seg.is_some() {
                         self.cpus[c].seg = None;
                         self.run_task(c)?;
                     }
                 }
                 Ev::Resched(c) => {
+                    let c = c as usize;
                     self.cpus[c].resched_at = None;
+                    self.resched_in_flight -= 1;
                     if self.sched.need_resched(c) {
                         self.preempt(c)?;
                     }
                 }
-                Ev::Hrtick(c, e) => self.on_hrtick(c, e)?,
-                Ev::Timer(t, g) => self.on_timer(t, g)?,
+                Ev::Hrtick(c, e) => self.on_hrtick(c as usize, e)?,
+                Ev::Timer(t, g) => self.on_timer(t as usize, g)?,
             }
             if self.ins.watch {
                 self.probe_gap();
@@ -655,8 +708,11 @@ impl<'a> Sim<'a> {
     /// Nothing can ever happen again: all CPUs idle, nothing queued, no
     /// timer armed, no IPI in flight.
     fn stalled(&self) -> bool {
+        debug_assert_eq!(self.busy_cpus, self.cpus.iter().filter(|c| c.curr.is_some()).count());
+        debug_assert_eq!(self.resched_in_flight, self.cpus.iter().filter(|c| c.resched_at.is_some()).count());
         self.armed_timers == 0
-            && self.cpus.iter().all(|c| c.curr.is_none() && c.resched_at.is_none())
+            && self.busy_cpus == 0
+            && self.resched_in_flight == 0
             && (0..self.cpus.len()).all(|c| self.sched.rq(c).is_none_or(|rq| rq.nr_running == 0))
     }
 
@@ -674,7 +730,7 @@ impl<'a> Sim<'a> {
     }
 
     fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
-        self.push(self.now + self.tick_ns, Ev::Tick(c));
+        self.push(self.now + self.tick_ns, Ev::Tick(c as u32));
         self.sched.tick(self.t(), c)?;
         self.after_call(c);
         self.interrupt_return(c)
@@ -708,7 +764,7 @@ impl<'a> Sim<'a> {
         }
         self.after_call(cpu);
         let cost = self.costs.wake_cost(self.reach(cpu, out.cpu));
-        self.charge(cpu, cost.round() as u64);
+        self.charge(cpu, round_u64(cost));
         self.interrupt_return(cpu)
     }
 
@@ -733,15 +789,20 @@ impl<'a> Sim<'a> {
     fn after_call(&mut self, c: usize) {
         self.drain_charges();
         let mask = self.sched.take_resched();
-        for cpu in mask.iter() {
-            if cpu != c {
-                self.post_resched(c, cpu);
+        if !mask.is_empty() {
+            for cpu in mask.iter() {
+                if cpu != c {
+                    self.post_resched(c, cpu);
+                }
             }
         }
-        self.sync_hrticks();
+        self.sync_hrticks(c);
     }
 
     fn drain_charges(&mut self) {
+        if self.sched.observer().charges.is_empty() {
+            return;
+        }
         let charges = std::mem::take(&mut self.sched.observer_mut().charges);
         for &(cpu, ns) in &charges {
             self.charge(cpu, ns);
@@ -751,15 +812,47 @@ impl<'a> Sim<'a> {
         self.sched.observer_mut().charges = charges;
     }
 
-    fn sync_hrticks(&mut self) {
-        for c in 0..self.cpus.len() {
-            let e = self.sched.hrtick_expiry(c);
-            if e != self.cpus[c].hrtick {
-                self.cpus[c].hrtick = e;
-                if let Some(e) = e {
-                    let at = e.wrapping_sub(self.ins.clock_offset).max(self.now);
-                    self.push(at, Ev::Hrtick(c, e));
-                }
+    /// Queues an Hrtick event for every CPU whose armed expiry changed, in
+    /// CPU order. On hosts above [`FULL_SYNC_MAX_CPUS`] only the CPUs the
+    /// scheduler's decisions named since the last sync (and `c`) can have
+    /// changed (see [`SimObserver::touched`]); debug builds check that
+    /// against every CPU.
+    fn sync_hrticks(&mut self, c: usize) {
+        let n = self.cpus.len();
+        if n <= FULL_SYNC_MAX_CPUS || std::mem::take(&mut self.full_sync) {
+            self.sched.observer_mut().touched.clear();
+            for cpu in 0..n {
+                self.sync_hrtick(cpu);
+            }
+            return;
+        }
+        let mut touched = std::mem::take(&mut self.sched.observer_mut().touched);
+        touched.push(c);
+        touched.sort_unstable();
+        touched.dedup();
+        for &cpu in &touched {
+            self.sync_hrtick(cpu);
+        }
+        touched.clear();
+        self.sched.observer_mut().touched = touched;
+        #[cfg(debug_assertions)]
+        for cpu in 0..n {
+            assert_eq!(
+                self.sched.hrtick_expiry(cpu),
+                self.cpus[cpu].hrtick,
+                "CPU {cpu}'s hrtick changed in a call on CPU {c} that named no decision on it"
+            );
+        }
+    }
+
+    #[inline]
+    fn sync_hrtick(&mut self, c: usize) {
+        let e = self.sched.hrtick_expiry(c);
+        if e != self.cpus[c].hrtick {
+            self.cpus[c].hrtick = e;
+            if let Some(e) = e {
+                let at = e.wrapping_sub(self.ins.clock_offset).max(self.now);
+                self.push(at, Ev::Hrtick(c as u32, e));
             }
         }
     }
@@ -776,7 +869,8 @@ impl<'a> Sim<'a> {
         }
         let t = self.now + lat;
         self.cpus[cpu].resched_at = Some(t);
-        self.push(t, Ev::Resched(cpu));
+        self.resched_in_flight += 1;
+        self.push(t, Ev::Resched(cpu as u32));
     }
 
     /// Adds `ns` of work to `cpu`: to the segment in flight, or to the next
@@ -791,7 +885,7 @@ impl<'a> Sim<'a> {
                 let end = seg.start + seg.len;
                 self.cpus[cpu].epoch += 1;
                 let g = self.cpus[cpu].epoch;
-                self.push(end, Ev::SegEnd(cpu, g));
+                self.push(end, Ev::SegEnd(cpu as u32, g));
             }
             None => self.cpus[cpu].debt += ns,
         }
@@ -823,7 +917,7 @@ impl<'a> Sim<'a> {
         self.cpus[c].seg = Some(Seg { start: self.now, len });
         self.cpus[c].epoch += 1;
         let g = self.cpus[c].epoch;
-        self.push(self.now + len, Ev::SegEnd(c, g));
+        self.push(self.now + len, Ev::SegEnd(c as u32, g));
     }
 
     /// `schedule()` on `c`: the scheduler picks, the engine prices the
@@ -835,6 +929,7 @@ impl<'a> Sim<'a> {
         self.after_call(c);
         let next = sw.next.map(|t| t.0 as TaskRef);
         self.cpus[c].curr = next;
+        self.busy_cpus = self.busy_cpus + usize::from(next.is_some()) - usize::from(prev.is_some());
         if next == prev {
             return Ok(());
         }
@@ -874,7 +969,7 @@ impl<'a> Sim<'a> {
 
     fn switch_in(&mut self, c: usize, n: TaskRef) {
         let cost = self.ctx_ns + self.refill(n, c);
-        self.tasks[n].pending += cost.round() as u64;
+        self.tasks[n].pending += round_u64(cost);
         if let Some(tr) = &mut self.trace {
             tr.begin(c, n, self.now);
         }
@@ -976,7 +1071,7 @@ impl<'a> Sim<'a> {
     fn work(&mut self, ns: u64) -> u64 {
         let cv = self.costs.jitter_cv;
         let j = if cv > 0.0 { (1.0 + cv * crate::dist::std_normal(&mut self.rng)).clamp(0.2, 3.0) } else { 1.0 };
-        (self.costs.cpu(ns as f64) * j).round() as u64
+        round_u64(self.costs.cpu(ns as f64) * j)
     }
 
     fn exec(&mut self, c: usize, t: TaskRef, a: Action) -> Result<(), SimError> {
@@ -1009,32 +1104,38 @@ impl<'a> Sim<'a> {
             Action::Yield => defer(self, Deferred::Yield),
             Action::Exit => defer(self, Deferred::Exit),
             Action::Touch { peers, lines } => {
+                let row = self.reach_row(c);
                 let cost: f64 = peers
                     .iter()
                     .filter(|&&p| p != t && self.tasks.get(p).is_some_and(|x| x.alive))
                     .map(|&p| {
                         let cpu = self.sched.task(TaskId(p as u32)).map_or(c, |x| x.cpu);
-                        self.costs.dirty_line_ns[self.reach(c, cpu) as usize]
+                        self.costs.dirty_line_ns[row[cpu] as usize]
                     })
                     .sum();
-                self.tasks[t].pending = (cost * lines).round() as u64;
+                self.tasks[t].pending = round_u64(cost * lines);
             }
             Action::Progress(n) => {
                 if self.now >= self.limits.warmup_ns {
                     self.units += n;
                 }
             }
+            // Weight and affinity changes requeue the task on its own
+            // runqueue without a decision naming it: re-read every hrtick.
             Action::SetNice(nice) => {
+                self.full_sync = true;
                 self.sched.set_nice(self.t(), TaskId(t as u32), nice)?;
                 self.after_call(c);
                 self.tasks[t].pending = sys;
             }
             Action::SetPolicy(p) => {
+                self.full_sync = true;
                 self.sched.set_policy(self.t(), TaskId(t as u32), p)?;
                 self.after_call(c);
                 self.tasks[t].pending = sys;
             }
             Action::SetAffinity(m) => {
+                self.full_sync = true;
                 // A mask with no CPU of this host is refused like the
                 // kernel's EINVAL: the task keeps its affinity.
                 if self.sched.set_affinity(self.t(), TaskId(t as u32), m).is_ok() {
@@ -1066,7 +1167,7 @@ impl<'a> Sim<'a> {
                 task.timer_gen += 1;
                 let g = task.timer_gen;
                 self.armed_timers += 1;
-                self.push(self.now + ns.max(1), Ev::Timer(t, g));
+                self.push(self.now + ns.max(1), Ev::Timer(t as u32, g));
                 return self.block(c, t, Block::Sleep { interruptible }, Deferred::Resume);
             }
             Deferred::CondWait(k) => {
@@ -1110,7 +1211,7 @@ impl<'a> Sim<'a> {
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
         }
-        self.tasks[t].pending += cost.round() as u64;
+        self.tasks[t].pending += round_u64(cost);
     }
 
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
@@ -1146,7 +1247,7 @@ impl<'a> Sim<'a> {
         if let Some(tr) = &mut self.trace {
             tr.wake(to, c, self.now);
         }
-        Ok(self.costs.wake_cost(self.reach(c, out.cpu)).round() as u64)
+        Ok(round_u64(self.costs.wake_cost(self.reach(c, out.cpu))))
     }
 
     fn cond_signal(&mut self, c: usize, k: usize, all: bool) -> Result<u64, SimError> {

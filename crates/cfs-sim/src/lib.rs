@@ -21,9 +21,10 @@
 //!
 //! ## Engine
 //!
-//! One binary heap of events ordered by `(time, seq)`; `seq` grows with
-//! every push, so simultaneous events keep their scheduling order and a
-//! run is a pure function of its inputs and seed. Each CPU runs its
+//! One event queue ordered by `(time, seq)`; `seq` grows with every push,
+//! so simultaneous events keep their scheduling order and a run is a pure
+//! function of its inputs and seed. (The queue is a calendar queue that
+//! pops in exactly a binary heap's order, see `queue.rs`.) Each CPU runs its
 //! current task's program in *segments* of CPU time; the scheduler is
 //! called at the kernel's entry points (`try_to_wake_up` when a message
 //! wakes a waiting task, `schedule` when a task blocks, exits, yields or is
@@ -105,6 +106,7 @@ pub mod engine;
 pub mod experiment;
 pub mod observe;
 pub mod program;
+mod queue;
 pub mod report;
 pub mod trace;
 pub mod workfile;

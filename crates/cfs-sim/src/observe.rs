@@ -59,6 +59,14 @@ pub struct SimObserver {
     pub counters: Counters,
     /// (cpu, ns) of scheduler work to charge, drained by the engine.
     pub charges: Vec<(usize, u64)>,
+    /// With [`SimObserver::tracking_cpus`]: every CPU a decision named
+    /// since the engine last took the list (with repeats). Every runqueue a
+    /// scheduler call changes is named by one of its decisions (a
+    /// migration's both ends, a wakeup's target, a fork's CPU) or is the
+    /// calling CPU, so the engine re-reads per-CPU state (the hrtick) of
+    /// these CPUs only.
+    pub touched: Vec<usize>,
+    track_cpus: bool,
     scan_ns: f64,
     log: bool,
 }
@@ -70,13 +78,36 @@ impl SimObserver {
         SimObserver {
             counters: Counters::default(),
             charges: Vec::new(),
+            touched: Vec::new(),
+            track_cpus: false,
             scan_ns,
             log: tracing::enabled!(target: "cfs_core", tracing::Level::TRACE),
         }
     }
 
+    /// Also collect the CPUs every decision names, in [`SimObserver::touched`].
+    pub fn tracking_cpus(mut self, on: bool) -> Self {
+        self.track_cpus = on;
+        self
+    }
+
+    fn track(&mut self, event: &Event) {
+        let t = &mut self.touched;
+        match *event {
+            Event::Wake { waker_cpu, prev_cpu, target, .. } => t.extend([waker_cpu, prev_cpu, target]),
+            Event::Migrate { from, to, .. } => t.extend([from, to]),
+            Event::PreemptCheck { cpu, .. }
+            | Event::TickPreempt { cpu, .. }
+            | Event::Pick { cpu, .. }
+            | Event::Balance { cpu, .. }
+            | Event::Fork { cpu, .. }
+            | Event::Scan { cpu, .. } => t.push(cpu),
+            Event::Exit { .. } => {}
+        }
+    }
+
     fn charge(&mut self, cpu: usize, cpus_read: u32) {
-        let ns = (self.scan_ns * cpus_read as f64).round() as u64;
+        let ns = crate::dist::round_u64(self.scan_ns * cpus_read as f64);
         if ns > 0 {
             self.charges.push((cpu, ns));
         }
@@ -123,6 +154,9 @@ impl Observer for SimObserver {
     fn event(&mut self, now: u64, event: &Event) {
         if self.log {
             cfs_core::TracingObserver.event(now, event);
+        }
+        if self.track_cpus {
+            self.track(event);
         }
         match *event {
             Event::Wake { waker_cpu, target, reason, .. } => self.wake(waker_cpu, target, reason),

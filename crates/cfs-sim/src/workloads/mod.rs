@@ -42,7 +42,7 @@ pub enum Tag {
 
 /// Rounds baseline ns to the integer the vocabulary takes.
 pub fn ns(x: f64) -> u64 {
-    x.max(0.0).round() as u64
+    crate::dist::round_u64(x.max(0.0))
 }
 
 /// Options shared by the built-ins (from the command line).
