@@ -415,8 +415,13 @@ impl<O: Observer> Scheduler<O> {
         } else {
             self.set_clock(this_cpu, now);
         }
-        // dup_task_struct copies the entity's vruntime.
+        // dup_task_struct copies the whole entity; __sched_fork then resets
+        // the runtime statistics (new_task's defaults) but not vruntime, nor
+        // the `waker` pointer of patches.md §1, which the patch adds to the
+        // entity without resetting it in __sched_fork: a child starts with
+        // its parent's waker. (Mike's last_preempter is reset there, §4.)
         self.tm(child).se.vruntime = p.se.vruntime;
+        self.tm(child).se.waker = p.se.waker;
         let cpu = self.sched_balance_fork(this_cpu, child);
         if cpu != this_cpu {
             self.set_task_cpu(child, cpu);

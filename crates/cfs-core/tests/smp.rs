@@ -234,6 +234,28 @@ fn waker_patch_changes_only_the_sync_shortcut() {
     }
 }
 
+#[test]
+fn fork_copies_the_waker_pointer_but_not_last_preempter() {
+    // dup_task_struct copies the parent's entity; __sched_fork resets the runtime
+    // statistics. Peter's patch (patches.md §1) adds `waker` without a reset there, so a
+    // child forked after W.waker := P starts with waker = P; Mike's last_preempter patch
+    // resets its field in __sched_fork (§4), so that one starts NULL.
+    let c = cfg(RC4, 4).with_patch(Patch::Waker).unwrap();
+    let mut s = mk(c, q6600(RC4));
+    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let p = sleeper_on(&mut s, 2, 0);
+    s.wake_up(MS, p, 0, true).unwrap();
+    assert_eq!(s.task(w).unwrap().se.waker, Some(p));
+    let child = s.fork(MS, w, None).unwrap().child;
+    assert_eq!(s.task(child).unwrap().se.waker, Some(p));
+
+    let (mut s, w, [a, ..]) = last_preempter_scene(cfg(RC4, 4).with_patch(Patch::LastPreempter).unwrap());
+    assert_eq!(s.task(w).unwrap().se.last_preempter, Some(a));
+    let child = s.fork(40 * MS + 100 * US, w, None).unwrap().child;
+    assert_eq!(s.task(child).unwrap().se.last_preempter, None);
+}
+
 /// rc4, CPU 0: W running; A and C asleep on CPU 0 (they ran there before
 /// W existed); B asleep on CPU 2. At 40 ms W wakes A, which preempts it
 /// (W.last_preempter := A with the patch); A runs 100 us and blocks; W is
