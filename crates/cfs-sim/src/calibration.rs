@@ -31,6 +31,49 @@ pub struct PubTable {
     pub columns: &'static [PubColumn],
 }
 
+impl PubColumn {
+    /// The published value at `clients` clients, if measured.
+    pub fn at(&self, clients: u32) -> Option<f64> {
+        self.values.iter().find(|(k, _)| *k == clients).map(|&(_, v)| v)
+    }
+
+    /// The model configuration of this column, on [`PUB_PROFILE`].
+    fn spec(&self) -> Result<SchedSpec, String> {
+        SchedSpec::profile(PUB_PROFILE).with_items(self.config)
+    }
+}
+
+/// The kernel profile every published column's configuration applies to.
+const PUB_PROFILE: &str = "2.6.26-rc4";
+
+/// The points of `values` (sorted by client count) up to `clients` clients.
+const fn up_to(values: &'static [(u32, f64)], clients: u32) -> &'static [(u32, f64)] {
+    let mut n = 0;
+    while n < values.len() && values[n].0 <= clients {
+        n += 1;
+    }
+    values.split_at(n).0
+}
+
+/// Greg Smith's 2.6.26-git runs at the default sched_features (895),
+/// 2008-05-28: the baseline column of the features table, repeated (up to
+/// 50 clients) as the baseline of the affinity-fix table.
+const GIT_895: &[(u32, f64)] = &[
+    (1, 11043.0),
+    (2, 11452.0),
+    (3, 13231.0),
+    (4, 13053.0),
+    (6, 12263.0),
+    (8, 11748.0),
+    (10, 11612.0),
+    (15, 11414.0),
+    (20, 11332.0),
+    (30, 10743.0),
+    (40, 10406.0),
+    (50, 10534.0),
+    (60, 9816.0),
+];
+
 macro_rules! col {
     ($name:expr, $cfg:expr, [$(($c:expr, $v:expr)),* $(,)?]) => {
         PubColumn { name: $name, config: $cfg, values: &[$(($c, $v)),*] }
@@ -42,25 +85,7 @@ pub const FEATURES: PubTable = PubTable {
     file: "pgbench-q6600-features.csv",
     who: "Greg Smith 2008-05-28, median of 5",
     columns: &[
-        col!(
-            "2.6.26.git_895",
-            "name=895",
-            [
-                (1, 11043.0),
-                (2, 11452.0),
-                (3, 13231.0),
-                (4, 13053.0),
-                (6, 12263.0),
-                (8, 11748.0),
-                (10, 11612.0),
-                (15, 11414.0),
-                (20, 11332.0),
-                (30, 10743.0),
-                (40, 10406.0),
-                (50, 10534.0),
-                (60, 9816.0)
-            ]
-        ),
+        PubColumn { name: "2.6.26.git_895", config: "name=895", values: GIT_895 },
         col!(
             "2.6.26.git_waker_patch",
             "name=waker,patch=waker",
@@ -165,24 +190,7 @@ pub const OTHERS: [PubTable; 5] = [
         file: "pgbench-q6600-affinity-fix.csv",
         who: "Greg Smith and Mike Galbraith 2008-06-06",
         columns: &[
-            col!(
-                "2.6.26.git",
-                "name=895",
-                [
-                    (1, 11043.0),
-                    (2, 11452.0),
-                    (3, 13231.0),
-                    (4, 13053.0),
-                    (6, 12263.0),
-                    (8, 11748.0),
-                    (10, 11612.0),
-                    (15, 11414.0),
-                    (20, 11332.0),
-                    (30, 10743.0),
-                    (40, 10406.0),
-                    (50, 10534.0)
-                ]
-            ),
+            PubColumn { name: "2.6.26.git", config: "name=895", values: up_to(GIT_895, 50) },
             col!(
                 "affinity_fix_greg",
                 "name=affinity-fix,patch=affinity-fix",
@@ -368,9 +376,7 @@ pub fn specs_for(tables: &[&PubTable]) -> Vec<SchedSpec> {
     let mut out: Vec<SchedSpec> = Vec::new();
     for t in tables {
         for c in t.columns {
-            let s = SchedSpec::profile("2.6.26-rc4")
-                .with_items(c.config)
-                .unwrap_or_else(|_| SchedSpec::profile("2.6.26-rc4"));
+            let s = c.spec().unwrap_or_else(|_| SchedSpec::profile(PUB_PROFILE));
             if !out.iter().any(|o| o.label == s.label) {
                 out.push(s);
             }
@@ -381,7 +387,7 @@ pub fn specs_for(tables: &[&PubTable]) -> Vec<SchedSpec> {
 
 /// Model value for a published column at a client count.
 fn model(plan: &Plan, res: &Results, c: &PubColumn, n: u32) -> Option<f64> {
-    let label = SchedSpec::profile("2.6.26-rc4").with_items(c.config).ok()?.label?;
+    let label = c.spec().ok()?.label?;
     let ci = plan.columns.iter().position(|col| col.label == label)?;
     res.median(ci, n)
 }
@@ -395,13 +401,7 @@ pub fn fidelity(plan: &Plan, res: &Results) -> (f64, f64, usize, usize) {
     let mut errs = Vec::new();
     let (mut agree, mut pairs) = (0, 0);
     for &n in &FIDELITY_CLIENTS {
-        let vals: Vec<(f64, f64)> = cols
-            .iter()
-            .filter_map(|c| {
-                let p = c.values.iter().find(|(k, _)| *k == n)?.1;
-                Some((p, model(plan, res, c, n)?))
-            })
-            .collect();
+        let vals: Vec<(f64, f64)> = cols.iter().filter_map(|c| Some((c.at(n)?, model(plan, res, c, n)?))).collect();
         for &(p, m) in &vals {
             errs.push(((m - p) / p).abs());
         }
@@ -436,18 +436,18 @@ pub fn compare_table(plan: &Plan, res: &Results, t: &PubTable) -> (String, Vec<f
     }
     let _ = writeln!(s, "{header}\n{rule}");
     for &n in &plan.clients {
-        if !t.columns.iter().any(|c| c.values.iter().any(|(k, _)| *k == n)) {
+        if !t.columns.iter().any(|c| c.at(n).is_some()) {
             continue;
         }
         let _ = write!(s, "| {n} |");
         for c in t.columns {
-            match (c.values.iter().find(|(k, _)| *k == n), model(plan, res, c, n)) {
-                (Some(&(_, p)), Some(m)) => {
+            match (c.at(n), model(plan, res, c, n)) {
+                (Some(p), Some(m)) => {
                     let e = (m - p) / p;
                     errs.push(e.abs());
                     let _ = write!(s, " {p:.0} | {m:.0} | {:+.0}% |", e * 100.0);
                 }
-                (Some(&(_, p)), None) => {
+                (Some(p), None) => {
                     let _ = write!(s, " {p:.0} | - | |");
                 }
                 _ => s.push_str(" | | |"),

@@ -15,6 +15,7 @@
 use crate::dist::Dist;
 use cfs_core::{CpuMask, Policy, TaskParams};
 use rand_pcg::Pcg64Mcg;
+use std::collections::VecDeque;
 use std::fmt;
 
 /// A task's index in the engine (equal to its `cfs_core::TaskId` number).
@@ -146,6 +147,54 @@ pub trait Program {
     fn step(&mut self, cx: &mut StepCx<'_>) -> Action;
 }
 
+/// A program that decides a few actions at a time (work, then a send, then
+/// a wait): the usual shape of a hand-written task. Run it as a
+/// [`Program`] with [`Queued`].
+pub trait Planner {
+    /// Queues the task's next actions, in order. Called only once every
+    /// action queued before has been taken, so `cx` shows what the last of
+    /// them brought (the messages of a `Wait`, the child of a `Fork`).
+    /// Queuing nothing ends the task.
+    fn plan(&mut self, cx: &mut StepCx<'_>, queue: &mut VecDeque<Action>);
+}
+
+/// A [`Planner`] as a [`Program`]: each step takes the next queued action,
+/// asking the planner for more when none is left.
+pub struct Queued<P> {
+    planner: P,
+    queue: VecDeque<Action>,
+}
+
+impl<P: Planner> Queued<P> {
+    /// `planner` with nothing queued yet.
+    pub fn new(planner: P) -> Queued<P> {
+        Queued { planner, queue: VecDeque::new() }
+    }
+}
+
+impl<P: Planner + 'static> Queued<P> {
+    /// `planner` as a boxed program, ready for a [`TaskSpec`] or [`ForkSpec`].
+    pub fn boxed(planner: P) -> Box<dyn Program> {
+        Box::new(Queued::new(planner))
+    }
+}
+
+impl<P> fmt::Debug for Queued<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queued").field("queue", &self.queue).finish_non_exhaustive()
+    }
+}
+
+impl<P: Planner> Program for Queued<P> {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(a) = self.queue.pop_front() {
+            return a;
+        }
+        self.planner.plan(cx, &mut self.queue);
+        self.queue.pop_front().unwrap_or(Action::Exit)
+    }
+}
+
 /// A program from a closure, handy for tests and tiny workloads.
 pub struct FnProgram<F>(pub F);
 
@@ -178,5 +227,40 @@ pub struct TaskSpec {
 impl fmt::Debug for TaskSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskSpec").field("name", &self.name).field("cpu", &self.cpu).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// Queues two runs per call, the second as long as the messages seen.
+    struct Twice {
+        calls: u64,
+    }
+
+    impl Planner for Twice {
+        fn plan(&mut self, cx: &mut StepCx<'_>, queue: &mut VecDeque<Action>) {
+            self.calls += 1;
+            if self.calls <= 2 {
+                queue.push_back(Action::Run(self.calls));
+                queue.push_back(Action::Run(cx.received.len() as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn queued_takes_the_queue_first_and_exits_on_an_empty_plan() {
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let msg = Msg { from: 1, cpu: 0, bytes: 0, tag: 0 };
+        let mut p = Queued::new(Twice { calls: 0 });
+        let mut steps = Vec::new();
+        for received in [&[msg][..], &[msg, msg], &[], &[msg, msg, msg], &[]] {
+            let mut cx = StepCx { now: 0, me: 0, rng: &mut rng, received, blocked: false, forked: None, parent: None };
+            steps.push(format!("{:?}", p.step(&mut cx)));
+        }
+        // Planned on the 1st (1 message) and 3rd (none) steps; the 5th plans nothing.
+        assert_eq!(steps, ["Run(1)", "Run(1)", "Run(2)", "Run(0)", "Exit"]);
     }
 }

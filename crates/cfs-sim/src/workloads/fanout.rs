@@ -3,8 +3,8 @@
 //! room, hosts-and-costs.md §4.2). Both end when every receiver has all its
 //! messages; throughput is messages received per second.
 
-use super::{Tag, WorkloadOpts, ns};
-use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use super::{Tag, WorkloadOpts, ns, parent_task};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
 /// hackbench: senders and receivers per group.
@@ -31,19 +31,7 @@ const VM_CLIENT_RECV_NS: f64 = 6_000.0;
 /// all and waits for the receivers to finish. Socket buffers are taken as
 /// unbounded (a sender never blocks).
 pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
-    let loops = opts.loops.unwrap_or(100).max(1);
-    let params = opts.params(opts.pin_client);
-    let parent = Parent { groups: groups.max(1) as usize, loops, kind: Kind::Messaging, ..Parent::default() };
-    (
-        vec![TaskSpec {
-            name: "hackbench".into(),
-            program: Box::new(parent),
-            params,
-            cpu: params.allowed.first().unwrap_or(0),
-            ws_kb: 16,
-        }],
-        vec![0],
-    )
+    fanout_tasks(Kind::Messaging, groups, opts)
 }
 
 /// `volanomark`: `rooms` rooms of 20 users, 4 tasks per user (client
@@ -53,19 +41,19 @@ pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRe
 /// of the 19 other users (Java notify: plain, non-sync wakeups), each of
 /// which writes to its client receiver (TCP: sync).
 pub fn volanomark(rooms: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+    fanout_tasks(Kind::Volanomark, rooms, opts)
+}
+
+/// The parent (task 0, the one the run waits for), which forks `groups`
+/// groups or rooms of `kind` and waits for their receivers.
+fn fanout_tasks(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     let loops = opts.loops.unwrap_or(100).max(1);
-    let params = opts.params(opts.pin_client);
-    let parent = Parent { groups: rooms.max(1) as usize, loops, kind: Kind::Volanomark, ..Parent::default() };
-    (
-        vec![TaskSpec {
-            name: "volano".into(),
-            program: Box::new(parent),
-            params,
-            cpu: params.allowed.first().unwrap_or(0),
-            ws_kb: 16,
-        }],
-        vec![0],
-    )
+    let parent = Parent { groups: groups.max(1) as usize, loops, kind, ..Parent::default() };
+    let name = match kind {
+        Kind::Messaging => "hackbench",
+        Kind::Volanomark => "volano",
+    };
+    (vec![parent_task(name, opts.client_params(), parent)], vec![0])
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,10 +99,7 @@ impl Parent {
         match (self.kind, self.stage) {
             (Kind::Messaging, Stage::Receivers) => {
                 let expect = GROUP as u64 * self.loops as u64;
-                (
-                    format!("hb-recv{me_group}.{i}"),
-                    Box::new(Receiver { expect, got: 0, cost: HB_RECV_NS, q: VecDeque::new() }),
-                )
+                (format!("hb-recv{me_group}.{i}"), Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS }))
             }
             (Kind::Messaging, _) => {
                 let to = self.recv.clone();
@@ -122,23 +107,20 @@ impl Parent {
             }
             (Kind::Volanomark, Stage::Receivers) => {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
-                (
-                    format!("vm-crecv{me_group}.{i}"),
-                    Box::new(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, q: VecDeque::new() }),
-                )
+                (format!("vm-crecv{me_group}.{i}"), Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS }))
             }
             (Kind::Volanomark, Stage::ServerSenders) => {
                 let to = self.recv[i];
-                (format!("vm-ssend{me_group}.{i}"), Box::new(Relay { to, q: VecDeque::new() }))
+                (format!("vm-ssend{me_group}.{i}"), Queued::boxed(Relay { to }))
             }
             (Kind::Volanomark, Stage::ServerReceivers) => {
                 let peers: Vec<TaskRef> =
                     self.srv_send.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, &t)| t).collect();
-                (format!("vm-srecv{me_group}.{i}"), Box::new(FanOut { peers, q: VecDeque::new() }))
+                (format!("vm-srecv{me_group}.{i}"), Queued::boxed(FanOut { peers }))
             }
             (Kind::Volanomark, _) => {
                 let to = self.srv_recv[i];
-                (format!("vm-csend{me_group}.{i}"), Box::new(VmSender { to, left: self.loops, q: VecDeque::new() }))
+                (format!("vm-csend{me_group}.{i}"), Queued::boxed(VmSender { to, left: self.loops }))
             }
         }
     }
@@ -192,27 +174,22 @@ struct Receiver {
     expect: u64,
     got: u64,
     cost: f64,
-    q: VecDeque<Action>,
 }
 
-impl Program for Receiver {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for Receiver {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for _ in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
             self.got += 1;
-            self.q.push_back(Action::Run(ns(self.cost)));
-            self.q.push_back(Action::Progress(1));
+            q.push_back(Action::Run(ns(self.cost)));
+            q.push_back(Action::Progress(1));
         }
         if self.got >= self.expect {
             let parent = cx.parent.unwrap_or(0);
-            self.q.push_back(Action::Send { to: parent, sync: false, bytes: 0, tag: Tag::Done as u32 });
-            self.q.push_back(Action::Exit);
+            q.push_back(Action::Send { to: parent, sync: false, bytes: 0, tag: Tag::Done as u32 });
+            q.push_back(Action::Exit);
         } else {
-            self.q.push_back(Action::Wait { all: true });
+            q.push_back(Action::Wait { all: true });
         }
-        self.q.pop_front().unwrap_or(Action::Exit)
     }
 }
 
@@ -245,21 +222,18 @@ impl Program for HbSender {
 struct VmSender {
     to: TaskRef,
     left: u32,
-    q: VecDeque<Action>,
 }
 
-impl Program for VmSender {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for VmSender {
+    fn plan(&mut self, _cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         if self.left == 0 {
-            return Action::Exit;
+            q.push_back(Action::Exit);
+            return;
         }
         self.left -= 1;
-        self.q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
-        self.q.push_back(Action::Wait { all: false });
-        Action::Run(ns(VM_CLIENT_SEND_NS))
+        q.push_back(Action::Run(ns(VM_CLIENT_SEND_NS)));
+        q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
+        q.push_back(Action::Wait { all: false });
     }
 }
 
@@ -267,43 +241,33 @@ impl Program for VmSender {
 /// server senders, then is acknowledged.
 struct FanOut {
     peers: Vec<TaskRef>,
-    q: VecDeque<Action>,
 }
 
-impl Program for FanOut {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for FanOut {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for m in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
-            self.q.push_back(Action::Run(ns(VM_SERVER_RECV_NS)));
+            q.push_back(Action::Run(ns(VM_SERVER_RECV_NS)));
             for &p in &self.peers {
-                self.q.push_back(Action::Run(ns(VM_NOTIFY_NS)));
-                self.q.push_back(Action::Send { to: p, sync: false, bytes: 100, tag: Tag::Data as u32 });
+                q.push_back(Action::Run(ns(VM_NOTIFY_NS)));
+                q.push_back(Action::Send { to: p, sync: false, bytes: 100, tag: Tag::Data as u32 });
             }
-            self.q.push_back(Action::Send { to: m.from, sync: true, bytes: 16, tag: Tag::Ack as u32 });
+            q.push_back(Action::Send { to: m.from, sync: true, bytes: 16, tag: Tag::Ack as u32 });
         }
-        self.q.push_back(Action::Wait { all: true });
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+        q.push_back(Action::Wait { all: true });
     }
 }
 
 /// A VolanoMark server sender: writes each message to its client.
 struct Relay {
     to: TaskRef,
-    q: VecDeque<Action>,
 }
 
-impl Program for Relay {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for Relay {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for _ in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
-            self.q.push_back(Action::Run(ns(VM_SERVER_SEND_NS)));
-            self.q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
+            q.push_back(Action::Run(ns(VM_SERVER_SEND_NS)));
+            q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
         }
-        self.q.push_back(Action::Wait { all: true });
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+        q.push_back(Action::Wait { all: true });
     }
 }

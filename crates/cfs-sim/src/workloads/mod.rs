@@ -4,6 +4,21 @@
 //! Every CPU time below is at the 2.4 GHz Core 2 baseline (the engine
 //! scales it by the host's clock factor); each constant says where it comes
 //! from, mostly hosts-and-costs.md §3-§4.
+//!
+//! - [`pgbench`]: `pgbench -S`, one client process multiplexing N
+//!   connections to N PostgreSQL backends (sync wakeups both ways).
+//! - [`pairs`]: `tbench` and `sysbench-oltp`, N independent 1:1
+//!   client/server ping-pong pairs.
+//! - [`fanout`]: `messaging` (hackbench groups) and `volanomark` (chat
+//!   rooms where one message wakes 19 tasks).
+//! - [`simple`]: `hogs` (CPU-bound tasks at nice levels) and `starve`
+//!   (starve.c's signal storm on one CPU).
+//!
+//! What they share lives here: how their initial tasks are made
+//! ([`parent_task`], [`StartCpus::task`]), the driver that forks N workers
+//! ([`Launcher`]) and the daemon that forks a server per connection
+//! ([`Listener`]). Most task programs are [`crate::program::Planner`]s run
+//! through [`crate::program::Queued`].
 
 pub mod fanout;
 pub mod pairs;
@@ -11,9 +26,11 @@ pub mod pgbench;
 pub mod simple;
 
 use crate::engine::{Instance, Limits};
-use crate::program::TaskSpec;
+use crate::program::{Action, ForkSpec, Planner, Program, StepCx, TaskRef, TaskSpec};
 use crate::workfile::FileWorkload;
 use cfs_core::{CpuMask, Policy, TaskParams};
+use std::collections::VecDeque;
+use std::fmt;
 use std::sync::Arc;
 
 /// Message tags shared by the built-ins.
@@ -64,6 +81,30 @@ pub struct WorkloadOpts {
     pub loops: Option<u32>,
 }
 
+impl WorkloadOpts {
+    /// Task parameters with this policy and an optional pin.
+    pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
+        let mut p = TaskParams::normal();
+        if let Some(pol) = self.policy {
+            p = p.policy(pol);
+        }
+        if let Some(m) = pin {
+            p = p.allowed(m);
+        }
+        p
+    }
+
+    /// Task parameters of the client side (`--pin-client`).
+    pub fn client_params(&self) -> TaskParams {
+        self.params(self.pin_client)
+    }
+
+    /// Task parameters of the server side (`--pin-backends`).
+    pub fn server_params(&self) -> TaskParams {
+        self.params(self.pin_server)
+    }
+}
+
 /// Where the long-lived processes of a run start: a daemon (postmaster,
 /// tbench_srv, mysqld) has been sleeping on whatever CPU it last ran on, and
 /// the benchmark driver starts on its shell's CPU. Neither is known, so
@@ -93,19 +134,117 @@ impl StartCpus {
         let client = pick(opts.pin_client);
         StartCpus { server, client }
     }
+
+    /// The long-lived process of `side` as an initial task: that side's
+    /// parameters (its pin and the policy), created on the CPU drawn for it.
+    pub fn task(
+        &self,
+        side: Side,
+        name: &str,
+        opts: &WorkloadOpts,
+        ws_kb: u32,
+        program: impl Program + 'static,
+    ) -> TaskSpec {
+        let (params, cpu) = match side {
+            Side::Server => (opts.server_params(), self.server),
+            Side::Client => (opts.client_params(), self.client),
+        };
+        initial_task(name, params, cpu, ws_kb, program)
+    }
 }
 
-impl WorkloadOpts {
-    /// Task parameters with this policy and an optional pin.
-    pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
-        let mut p = TaskParams::normal();
-        if let Some(pol) = self.policy {
-            p = p.policy(pol);
+/// A side of a client/server workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The server-side daemon (postmaster, tbench_srv, mysqld) and what it
+    /// forks.
+    Server,
+    /// The benchmark driver (pgbench, tbench, sysbench) and its clients.
+    Client,
+}
+
+/// The single initial task of a workload that forks all the others
+/// (hackbench's and VolanoMark's parent, the hogs launcher, starve's
+/// parent): a small process (16 KB working set) created on the first CPU
+/// `params` allows, CPU 0 when they allow any.
+pub fn parent_task(name: &str, params: TaskParams, program: impl Program + 'static) -> TaskSpec {
+    initial_task(name, params, params.allowed.first().unwrap_or(0), 16, program)
+}
+
+/// A task present at the start of the run, created on `cpu`.
+fn initial_task(name: &str, params: TaskParams, cpu: usize, ws_kb: u32, program: impl Program + 'static) -> TaskSpec {
+    TaskSpec { name: name.into(), program: Box::new(program), params, cpu, ws_kb }
+}
+
+/// A driver's own CPU time per worker it forks (the fork call and the loop
+/// around it).
+const LAUNCH_NS: f64 = 50_000.0;
+
+/// A benchmark driver that forks its workers one after another, then
+/// exits (the hogs launcher; the tbench and sysbench parents): per worker,
+/// `LAUNCH_NS` (50 µs) of work, then the fork of `worker(i)` for `i` = 0,
+/// 1, ...
+pub struct Launcher<F> {
+    workers: u32,
+    forked: u32,
+    worker: F,
+}
+
+impl<F: FnMut(u32) -> ForkSpec> Launcher<F> {
+    /// A driver forking `workers` (at least one) workers built by `worker`.
+    pub fn new(workers: u32, worker: F) -> Launcher<F> {
+        Launcher { workers: workers.max(1), forked: 0, worker }
+    }
+}
+
+impl<F> fmt::Debug for Launcher<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Launcher").field("workers", &self.workers).field("forked", &self.forked).finish_non_exhaustive()
+    }
+}
+
+impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
+    fn plan(&mut self, _cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        if self.forked == self.workers {
+            q.push_back(Action::Exit);
+            return;
         }
-        if let Some(m) = pin {
-            p = p.allowed(m);
+        let spec = (self.worker)(self.forked);
+        self.forked += 1;
+        q.push_back(Action::Run(ns(LAUNCH_NS)));
+        q.push_back(Action::Fork(Box::new(spec)));
+    }
+}
+
+/// A daemon that accepts connections (tbench_srv, mysqld, the postmaster):
+/// for each [`Tag::Connect`] it receives, `fork_ns` of work, then the fork
+/// of `server(client)`, the server for the connecting task; then it waits
+/// for more.
+pub struct Listener<F> {
+    fork_ns: f64,
+    server: F,
+}
+
+impl<F: FnMut(TaskRef) -> ForkSpec> Listener<F> {
+    /// A daemon paying `fork_ns` (baseline) per server it forks.
+    pub fn new(fork_ns: f64, server: F) -> Listener<F> {
+        Listener { fork_ns, server }
+    }
+}
+
+impl<F> fmt::Debug for Listener<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listener").field("fork_ns", &self.fork_ns).finish_non_exhaustive()
+    }
+}
+
+impl<F: FnMut(TaskRef) -> ForkSpec> Planner for Listener<F> {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        for m in cx.received.iter().filter(|m| m.tag == Tag::Connect as u32) {
+            q.push_back(Action::Run(ns(self.fork_ns)));
+            q.push_back(Action::Fork(Box::new((self.server)(m.from))));
         }
-        p
+        q.push_back(Action::Wait { all: true });
     }
 }
 

@@ -8,8 +8,8 @@
 //! sender's CPU (loopback TCP runs the receive softirq there, unix sockets
 //! wake directly).
 
-use super::{StartCpus, Tag, WorkloadOpts, ns};
-use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use super::{Launcher, Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
+use crate::program::{Action, ForkSpec, Planner, Queued, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
 /// Which pair workload.
@@ -85,89 +85,34 @@ pub fn sysbench(clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<Task
     pair_tasks(Kind::Sysbench, clients, opts, start)
 }
 
+/// The listener (task 0), which forks a [`Server`] per connection, and the
+/// launcher (task 1), which forks the clients.
 fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
-    let server = opts.params(opts.pin_server);
-    let client = opts.params(opts.pin_client);
-    let (srv_name, cli_name) = match kind {
-        Kind::Tbench => ("tbench_srv", "tbench"),
-        Kind::Sysbench => ("mysqld", "sysbench"),
+    // fork of a small tbench_srv / clone of a mysqld thread [E].
+    let (srv_name, fork_ns, conn_name, conn_ws) = match kind {
+        Kind::Tbench => ("tbench_srv", 60_000.0, "tbench_srv", 48),
+        Kind::Sysbench => ("mysqld", 30_000.0, "mysqld-conn", 128),
     };
+    let listener = Listener::new(fork_ns, move |client| ForkSpec {
+        name: conn_name.into(),
+        program: Queued::boxed(Server { kind, client, started: false }),
+        params: None,
+        ws_kb: conn_ws,
+    });
+    let (cli_name, worker_name, worker_ws) = match kind {
+        Kind::Tbench => ("tbench", "tbench-client", 48),
+        Kind::Sysbench => ("sysbench", "sysbench-thread", 32),
+    };
+    let launcher = Launcher::new(clients, move |i| ForkSpec {
+        name: worker_name.into(),
+        program: Queued::boxed(PairClient { kind, server: None, op: (i as usize * 3) % TB_OPS.len() }),
+        params: None,
+        ws_kb: worker_ws,
+    });
     vec![
-        TaskSpec {
-            name: srv_name.into(),
-            program: Box::new(Listener { kind, q: VecDeque::new() }),
-            params: server,
-            cpu: start.server,
-            ws_kb: 64,
-        },
-        TaskSpec {
-            name: cli_name.into(),
-            program: Box::new(Launcher { kind, left: clients.max(1), index: 0, q: VecDeque::new() }),
-            params: client,
-            cpu: start.client,
-            ws_kb: 64,
-        },
+        start.task(Side::Server, srv_name, opts, 64, Queued::new(listener)),
+        start.task(Side::Client, cli_name, opts, 64, Queued::new(launcher)),
     ]
-}
-
-/// Accepts connections and creates a server for each.
-struct Listener {
-    kind: Kind,
-    q: VecDeque<Action>,
-}
-
-impl Program for Listener {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
-        for m in cx.received.iter().filter(|m| m.tag == Tag::Connect as u32) {
-            // fork of a small tbench_srv / clone of a mysqld thread [E].
-            let (cost, name, ws) = match self.kind {
-                Kind::Tbench => (60_000.0, "tbench_srv", 48),
-                Kind::Sysbench => (30_000.0, "mysqld-conn", 128),
-            };
-            self.q.push_back(Action::Run(ns(cost)));
-            let program = Box::new(Server { kind: self.kind, client: m.from, started: false, q: VecDeque::new() });
-            self.q.push_back(Action::Fork(Box::new(ForkSpec { name: name.into(), program, params: None, ws_kb: ws })));
-        }
-        self.q.push_back(Action::Wait { all: true });
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
-    }
-}
-
-/// Forks the clients, then exits.
-struct Launcher {
-    kind: Kind,
-    left: u32,
-    index: u32,
-    q: VecDeque<Action>,
-}
-
-impl Program for Launcher {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
-        if self.left == 0 {
-            return Action::Exit;
-        }
-        self.left -= 1;
-        let i = self.index;
-        self.index += 1;
-        let (name, ws) = match self.kind {
-            Kind::Tbench => ("tbench-client", 48),
-            Kind::Sysbench => ("sysbench-thread", 32),
-        };
-        let program = Box::new(PairClient {
-            kind: self.kind,
-            server: None,
-            op: (i as usize * 3) % TB_OPS.len(),
-            q: VecDeque::new(),
-        });
-        self.q.push_back(Action::Fork(Box::new(ForkSpec { name: name.into(), program, params: None, ws_kb: ws })));
-        Action::Run(ns(50_000.0))
-    }
 }
 
 /// A server: report ready, then answer every request.
@@ -175,17 +120,13 @@ struct Server {
     kind: Kind,
     client: TaskRef,
     started: bool,
-    q: VecDeque<Action>,
 }
 
-impl Program for Server {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for Server {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         if !self.started {
             self.started = true;
-            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: 64, tag: Tag::Ready as u32 });
+            q.push_back(Action::Send { to: self.client, sync: true, bytes: 64, tag: Tag::Ready as u32 });
         }
         for m in cx.received.iter().filter(|m| m.tag & OP_TAG != 0) {
             let op = (m.tag & !OP_TAG) as usize;
@@ -199,11 +140,10 @@ impl Program for Server {
                     (us * 1000.0, reply)
                 }
             };
-            self.q.push_back(Action::Run(ns(cost)));
-            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: reply, tag: Tag::Reply as u32 });
+            q.push_back(Action::Run(ns(cost)));
+            q.push_back(Action::Send { to: self.client, sync: true, bytes: reply, tag: Tag::Reply as u32 });
         }
-        self.q.push_back(Action::Wait { all: true });
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+        q.push_back(Action::Wait { all: true });
     }
 }
 
@@ -217,34 +157,33 @@ struct PairClient {
     server: Option<TaskRef>,
     /// Next tbench op, or next sysbench statement.
     op: usize,
-    q: VecDeque<Action>,
 }
 
 impl PairClient {
-    fn request(&mut self, server: TaskRef) {
+    fn request(&self, server: TaskRef, q: &mut VecDeque<Action>) {
         match self.kind {
             Kind::Tbench => {
                 let op = TB_OPS[self.op];
-                self.q.push_back(Action::Run(ns(TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64)));
+                q.push_back(Action::Run(ns(TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64)));
                 let tag = OP_TAG | self.op as u32;
-                self.q.push_back(Action::Send { to: server, sync: true, bytes: op.req, tag });
+                q.push_back(Action::Send { to: server, sync: true, bytes: op.req, tag });
             }
             Kind::Sysbench => {
-                self.q.push_back(Action::Run(ns(OLTP_CLIENT_NS)));
+                q.push_back(Action::Run(ns(OLTP_CLIENT_NS)));
                 let tag = OP_TAG | self.op as u32;
-                self.q.push_back(Action::Send { to: server, sync: true, bytes: 96, tag });
+                q.push_back(Action::Send { to: server, sync: true, bytes: 96, tag });
             }
         }
-        self.q.push_back(Action::Wait { all: true });
+        q.push_back(Action::Wait { all: true });
     }
 
     /// A reply arrived: count progress, move to the next op.
-    fn answered(&mut self) {
+    fn answered(&mut self, q: &mut VecDeque<Action>) {
         match self.kind {
             Kind::Tbench => {
                 let counted = TB_OPS[self.op].counted;
                 if counted > 0 {
-                    self.q.push_back(Action::Progress(counted as u64));
+                    q.push_back(Action::Progress(counted as u64));
                 }
                 self.op = (self.op + 1) % TB_OPS.len();
             }
@@ -252,18 +191,15 @@ impl PairClient {
                 self.op += 1;
                 if self.op == OLTP.len() {
                     self.op = 0;
-                    self.q.push_back(Action::Progress(1));
+                    q.push_back(Action::Progress(1));
                 }
             }
         }
     }
 }
 
-impl Program for PairClient {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for PairClient {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         match self.server {
             None => {
                 if let Some(m) = cx.received.iter().find(|m| m.tag == Tag::Ready as u32) {
@@ -271,22 +207,21 @@ impl Program for PairClient {
                     if self.kind == Kind::Sysbench {
                         self.op = 0;
                     }
-                    self.request(m.from);
+                    self.request(m.from, q);
                 } else {
-                    self.q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
-                    self.q.push_back(Action::Wait { all: false });
-                    return Action::Run(ns(20_000.0));
+                    q.push_back(Action::Run(ns(20_000.0)));
+                    q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
+                    q.push_back(Action::Wait { all: false });
                 }
             }
             Some(s) => {
                 if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) {
-                    self.answered();
-                    self.request(s);
+                    self.answered(q);
+                    self.request(s, q);
                 } else {
-                    self.q.push_back(Action::Wait { all: true });
+                    q.push_back(Action::Wait { all: true });
                 }
             }
         }
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
     }
 }

@@ -18,9 +18,9 @@
 //! initialises and reports ready. Its time counts in TPS, which pgbench
 //! reports "including connections establishing".
 
-use super::{StartCpus, Tag, WorkloadOpts, ns};
+use super::{Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
 use crate::dist::Dist;
-use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -111,30 +111,33 @@ impl Default for PgbenchCosts {
 pub fn tasks(clients: u32, opts: &WorkloadOpts, c: PgbenchCosts, start: StartCpus) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     let clients = clients.max(1);
     let per_client = opts.transactions.map(|t| (t / clients as u64).max(1));
-    let server = opts.params(opts.pin_server);
-    let client = opts.params(opts.pin_client);
-    let postmaster = TaskSpec {
-        name: "postmaster".into(),
-        program: Box::new(Postmaster { c, q: VecDeque::new(), registry: Rc::new(RefCell::new(Arc::from(Vec::new()))) }),
-        params: server,
-        cpu: start.server,
-        ws_kb: 64,
-    };
-    let pgbench = TaskSpec {
-        name: "pgbench".into(),
-        program: Box::new(Client::new(c, clients, per_client)),
-        params: client,
-        cpu: start.client,
-        ws_kb: c.client_ws_kb + c.client_ws_per_conn_kb * clients,
-    };
-    (vec![postmaster, pgbench], vec![1])
+    let client_ws_kb = c.client_ws_kb + c.client_ws_per_conn_kb * clients;
+    let tasks = vec![
+        start.task(Side::Server, "postmaster", opts, 64, Postmaster::new(c)),
+        start.task(Side::Client, "pgbench", opts, client_ws_kb, Queued::new(Client::new(c, clients, per_client))),
+    ];
+    (tasks, vec![1])
 }
 
-/// The postmaster: forks a backend per connection request.
+/// The postmaster: forks a backend per connection request, and adds each
+/// to the [`Registry`] as soon as it exists.
 struct Postmaster {
-    c: PgbenchCosts,
-    q: VecDeque<Action>,
     registry: Registry,
+    listener: Box<dyn Program>,
+}
+
+impl Postmaster {
+    fn new(c: PgbenchCosts) -> Postmaster {
+        let registry: Registry = Rc::new(RefCell::new(Arc::from(Vec::new())));
+        let shared = registry.clone();
+        let listener = Listener::new(c.fork_ns, move |client| ForkSpec {
+            name: "postgres".into(),
+            program: Queued::boxed(Backend { c, client, started: false, registry: shared.clone() }),
+            params: None,
+            ws_kb: c.backend_ws_kb,
+        });
+        Postmaster { registry, listener: Queued::boxed(listener) }
+    }
 }
 
 impl Program for Postmaster {
@@ -144,27 +147,7 @@ impl Program for Postmaster {
             all.push(child);
             *self.registry.borrow_mut() = Arc::from(all);
         }
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
-        for m in cx.received.iter().filter(|m| m.tag == Tag::Connect as u32) {
-            self.q.push_back(Action::Run(ns(self.c.fork_ns)));
-            let backend = Backend {
-                c: self.c,
-                client: m.from,
-                started: false,
-                q: VecDeque::new(),
-                registry: self.registry.clone(),
-            };
-            self.q.push_back(Action::Fork(Box::new(ForkSpec {
-                name: "postgres".into(),
-                program: Box::new(backend),
-                params: None,
-                ws_kb: self.c.backend_ws_kb,
-            })));
-        }
-        self.q.push_back(Action::Wait { all: true });
-        self.q.pop_front().unwrap_or(Action::Wait { all: true })
+        self.listener.step(cx)
     }
 }
 
@@ -173,40 +156,31 @@ struct Backend {
     c: PgbenchCosts,
     client: TaskRef,
     started: bool,
-    q: VecDeque<Action>,
     registry: Registry,
 }
 
-impl Program for Backend {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for Backend {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         let c = self.c;
         if !self.started {
             self.started = true;
-            self.q.push_back(Action::Run(ns(c.backend_start_ns)));
-            self.q.push_back(Action::Send { to: self.client, sync: true, bytes: 300, tag: Tag::Ready as u32 });
+            q.push_back(Action::Run(ns(c.backend_start_ns)));
+            q.push_back(Action::Send { to: self.client, sync: true, bytes: 300, tag: Tag::Ready as u32 });
         }
         for m in cx.received {
             if m.tag == Tag::Terminate as u32 {
                 // proc_exit: release resources, then exit.
-                self.q.clear();
-                self.q.push_back(Action::Exit);
-                return Action::Run(ns(20_000.0));
+                q.clear();
+                q.push_back(Action::Run(ns(20_000.0)));
+                q.push_back(Action::Exit);
+                return;
             }
             let peers = self.registry.borrow().clone();
-            self.q.push_back(Action::Touch { peers, lines: c.snapshot_lines });
-            self.q.push_back(Action::RunDist(Dist::normal_cv(c.backend_ns, c.backend_cv)));
-            self.q.push_back(Action::Send {
-                to: self.client,
-                sync: true,
-                bytes: c.reply_bytes,
-                tag: Tag::Reply as u32,
-            });
+            q.push_back(Action::Touch { peers, lines: c.snapshot_lines });
+            q.push_back(Action::RunDist(Dist::normal_cv(c.backend_ns, c.backend_cv)));
+            q.push_back(Action::Send { to: self.client, sync: true, bytes: c.reply_bytes, tag: Tag::Reply as u32 });
         }
-        self.q.push_back(Action::Wait { all: false });
-        self.q.pop_front().unwrap_or(Action::Wait { all: false })
+        q.push_back(Action::Wait { all: false });
     }
 }
 
@@ -223,7 +197,6 @@ struct Client {
     index: BTreeMap<TaskRef, usize>,
     done: Vec<u64>,
     open: u32,
-    q: VecDeque<Action>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,7 +216,6 @@ impl Client {
             index: BTreeMap::new(),
             done: Vec::new(),
             open: 0,
-            q: VecDeque::new(),
         }
     }
 
@@ -251,75 +223,70 @@ impl Client {
         Action::Run(ns(self.c.select_base_ns + self.c.select_per_conn_ns * self.open as f64))
     }
 
-    fn query(&mut self, to: TaskRef) {
-        self.q.push_back(Action::Run(ns(self.c.client_query_ns)));
-        self.q.push_back(Action::Send { to, sync: true, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
+    fn query(&self, to: TaskRef, q: &mut VecDeque<Action>) {
+        q.push_back(Action::Run(ns(self.c.client_query_ns)));
+        q.push_back(Action::Send { to, sync: true, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
     }
 
     /// The next connection request, or the priming of every connection.
-    fn connect_step(&mut self, cx: &StepCx<'_>) {
+    fn connect_step(&mut self, cx: &StepCx<'_>, q: &mut VecDeque<Action>) {
         if let Some(m) = cx.received.iter().find(|m| m.tag == Tag::Ready as u32) {
             self.index.insert(m.from, self.conns.len());
             self.conns.push(m.from);
             self.done.push(0);
         }
         if (self.conns.len() as u32) < self.clients {
-            self.q.push_back(Action::Run(ns(self.c.connect_ns)));
+            q.push_back(Action::Run(ns(self.c.connect_ns)));
             // The postmaster is task 0.
-            self.q.push_back(Action::Send { to: 0, sync: true, bytes: 100, tag: Tag::Connect as u32 });
-            self.q.push_back(Action::Wait { all: false });
+            q.push_back(Action::Send { to: 0, sync: true, bytes: 100, tag: Tag::Connect as u32 });
+            q.push_back(Action::Wait { all: false });
             return;
         }
         self.phase = Phase::Running;
         self.open = self.clients;
-        for i in 0..self.conns.len() {
-            let b = self.conns[i];
-            self.query(b);
+        for &b in &self.conns {
+            self.query(b, q);
         }
-        self.q.push_back(self.select_pass());
-        self.q.push_back(Action::Wait { all: true });
+        q.push_back(self.select_pass());
+        q.push_back(Action::Wait { all: true });
     }
 
     /// Serve every ready connection, then select() again.
-    fn serve(&mut self, cx: &StepCx<'_>) {
+    fn serve(&mut self, cx: &StepCx<'_>, q: &mut VecDeque<Action>) {
         if cx.blocked {
             // It slept: poll every socket again, then unregister from all.
             let n = self.open as f64;
-            self.q.push_back(Action::Run(ns(
+            q.push_back(Action::Run(ns(
                 self.c.select_base_ns + n * (self.c.select_per_conn_ns + self.c.poll_wait_per_conn_ns)
             )));
         }
         for m in cx.received.iter().filter(|m| m.tag == Tag::Reply as u32) {
             let Some(&i) = self.index.get(&m.from) else { continue };
-            self.q.push_back(Action::Run(ns(self.c.client_reply_ns)));
-            self.q.push_back(Action::Progress(1));
+            q.push_back(Action::Run(ns(self.c.client_reply_ns)));
+            q.push_back(Action::Progress(1));
             self.done[i] += 1;
             if self.per_client.is_none_or(|n| self.done[i] < n) {
-                self.query(m.from);
+                self.query(m.from, q);
             } else {
                 // PQfinish: send Terminate, stop selecting on it.
-                self.q.push_back(Action::Send { to: m.from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
+                q.push_back(Action::Send { to: m.from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
                 self.open -= 1;
             }
         }
         if self.open == 0 {
-            self.q.push_back(Action::Exit);
+            q.push_back(Action::Exit);
             return;
         }
-        self.q.push_back(self.select_pass());
-        self.q.push_back(Action::Wait { all: true });
+        q.push_back(self.select_pass());
+        q.push_back(Action::Wait { all: true });
     }
 }
 
-impl Program for Client {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for Client {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         match self.phase {
-            Phase::Connecting => self.connect_step(cx),
-            Phase::Running => self.serve(cx),
+            Phase::Connecting => self.connect_step(cx, q),
+            Phase::Running => self.serve(cx, q),
         }
-        self.q.pop_front().unwrap_or(Action::Exit)
     }
 }

@@ -1,8 +1,8 @@
 //! `hogs` (CPU-bound tasks with nice levels) and `starve` (starve.c,
 //! hosts-and-costs.md §4.1).
 
-use super::{Tag, WorkloadOpts, ns};
-use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use super::{Launcher, Tag, WorkloadOpts, ns, parent_task};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
 use cfs_core::CpuMask;
 use std::collections::VecDeque;
 
@@ -14,47 +14,19 @@ const HOG_LOOP_NS: f64 = 1_000_000.0;
 /// loops (1 ms of work each) per second; per-task CPU time is in the
 /// run's task statistics.
 pub fn hogs(n: u32, opts: &WorkloadOpts) -> Vec<TaskSpec> {
-    let params = opts.params(opts.pin_client);
-    let launcher =
-        Launcher { left: n.max(1), index: 0, nice: opts.nice.clone(), opts: opts.clone(), q: VecDeque::new() };
-    vec![TaskSpec {
-        name: "hogs".into(),
-        program: Box::new(launcher),
-        params,
-        cpu: params.allowed.first().unwrap_or(0),
-        ws_kb: 16,
-    }]
-}
-
-struct Launcher {
-    left: u32,
-    index: usize,
-    nice: Vec<i32>,
-    opts: WorkloadOpts,
-    q: VecDeque<Action>,
-}
-
-impl Program for Launcher {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
-        if self.left == 0 {
-            return Action::Exit;
-        }
-        self.left -= 1;
-        let nice = if self.nice.is_empty() { 0 } else { self.nice[self.index % self.nice.len()] };
-        let params = self.opts.params(self.opts.pin_client).nice(nice);
-        let name = format!("hog{}(nice {nice})", self.index);
-        self.index += 1;
-        self.q.push_back(Action::Fork(Box::new(ForkSpec {
-            name,
+    let params = opts.client_params();
+    let nice_levels = opts.nice.clone();
+    let launcher = Launcher::new(n, move |i| {
+        let i = i as usize;
+        let nice = if nice_levels.is_empty() { 0 } else { nice_levels[i % nice_levels.len()] };
+        ForkSpec {
+            name: format!("hog{i}(nice {nice})"),
             program: Box::new(Hog { ran: false }),
-            params: Some(params),
+            params: Some(params.nice(nice)),
             ws_kb: 64,
-        })));
-        Action::Run(ns(50_000.0))
-    }
+        }
+    });
+    vec![parent_task("hogs", params, Queued::new(launcher))]
 }
 
 /// Work 1 ms, count it, repeat.
@@ -77,14 +49,7 @@ impl Program for Hog {
 /// signals of one kind coalesce, as standard signals do).
 pub fn starve(opts: &WorkloadOpts) -> Vec<TaskSpec> {
     let pin = opts.pin_client.unwrap_or_else(|| CpuMask::single(0));
-    let params = opts.params(Some(pin));
-    vec![TaskSpec {
-        name: "starve-parent".into(),
-        program: Box::new(StarveParent { forked: false, q: VecDeque::new() }),
-        params,
-        cpu: pin.first().unwrap_or(0),
-        ws_kb: 16,
-    }]
+    vec![parent_task("starve-parent", opts.params(Some(pin)), Queued::new(StarveParent { forked: false }))]
 }
 
 /// Signal delivery, the handler, sigreturn and re-entering nanosleep [E]
@@ -93,36 +58,35 @@ const HANDLER_NS: f64 = 3_000.0;
 /// One `kill()`: syscall plus signal queueing [E] (§4.1: 1-1.5 µs).
 const KILL_NS: f64 = 1_200.0;
 
+/// Forks the child, then sleeps, running the handler whenever signals
+/// interrupt the sleep.
 struct StarveParent {
     forked: bool,
-    q: VecDeque<Action>,
 }
 
-impl Program for StarveParent {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        if let Some(a) = self.q.pop_front() {
-            return a;
-        }
+impl Planner for StarveParent {
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         if !self.forked {
             self.forked = true;
             let child = StarveChild { parent: cx.me, sent: false };
-            return Action::Fork(Box::new(ForkSpec {
+            q.push_back(Action::Fork(Box::new(ForkSpec {
                 name: "starve-child".into(),
                 program: Box::new(child),
                 params: None,
                 ws_kb: 16,
-            }));
+            })));
+            return;
         }
         if !cx.received.is_empty() {
             // Signals arrived (however many: they coalesce): one handler run.
-            self.q.push_back(Action::Progress(1));
-            self.q.push_back(Action::Sleep { ns: 1_000_000_000, interruptible: true });
-            return Action::Run(ns(HANDLER_NS));
+            q.push_back(Action::Run(ns(HANDLER_NS)));
+            q.push_back(Action::Progress(1));
         }
-        Action::Sleep { ns: 1_000_000_000, interruptible: true }
+        q.push_back(Action::Sleep { ns: 1_000_000_000, interruptible: true });
     }
 }
 
+/// Work, then `kill(getppid(), SIGUSR1)`, forever.
 struct StarveChild {
     parent: TaskRef,
     sent: bool,
