@@ -23,7 +23,7 @@ use crate::observe::{Event, MigrateReason, Observer};
 use crate::sched::Scheduler;
 use crate::wakeup::sg_div_cpu_power;
 use alloc::vec::Vec;
-use cfs_topology::{CpuId, CpuMask, SdFlags};
+use cfs_topology::{CpuId, CpuMask, SchedDomain, SchedGroup, SdFlags};
 
 /// `SCHED_LOAD_SCALE_FUZZ`.
 const LOAD_FUZZ: u64 = 1024;
@@ -60,6 +60,219 @@ pub struct BusiestGroup {
     pub group: usize,
     /// Weighted load to move.
     pub imbalance: u64,
+}
+
+/// `get_sd_load_idx(sd, idle)` (2.6.32): the domain's cpu_load index for
+/// this kind of balancing; 2.6.25/26 pick it the same way inline in
+/// find_busiest_group.
+pub(crate) fn get_sd_load_idx(sd: &SchedDomain, idle: CpuIdleType) -> u8 {
+    match idle {
+        CpuIdleType::NotIdle => sd.params.busy_idx,
+        CpuIdleType::NewlyIdle => sd.params.newidle_idx,
+        CpuIdleType::Idle => sd.params.idle_idx,
+    }
+}
+
+/// `struct sg_lb_stats` (2.6.32): one group's figures in find_busiest_group
+/// (2.6.25/26 keep them in locals of find_busiest_group).
+/// [`Scheduler::update_sg_lb_stats`] sums the CPUs; `avg_load`,
+/// `group_capacity` and `group_imb` are then set by each version's
+/// find_busiest_group, as they are computed differently.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SgLbStats {
+    /// `group_load` per unit of the group's cpu_power, × SCHED_LOAD_SCALE.
+    pub(crate) avg_load: u64,
+    /// target_load (local group) or source_load (the others) summed over
+    /// the group's CPUs in `cpus`, wrapping like the kernel's unsigned long.
+    pub(crate) group_load: u64,
+    /// nr_running summed.
+    pub(crate) sum_nr_running: u64,
+    /// weighted_cpuload summed (wrapping).
+    pub(crate) sum_weighted_load: u64,
+    /// cpu_avg_load_per_task summed (wrapping): 2.6.32 only, 0 when the
+    /// caller did not ask for it.
+    pub(crate) sum_avg_load_per_task: u64,
+    /// Highest source_load of a non-local group's CPUs; 0 when none was
+    /// read (the local group, or no CPU of the group in `cpus`).
+    pub(crate) max_cpu_load: u64,
+    /// Lowest such source_load; `~0UL` when none was read.
+    pub(crate) min_cpu_load: u64,
+    /// How many tasks the group runs without being overloaded.
+    pub(crate) group_capacity: u64,
+    /// The group's CPUs are unbalanced among themselves.
+    pub(crate) group_imb: bool,
+}
+
+/// `struct sd_lb_stats` (2.6.32): what find_busiest_group gathers over the
+/// domain's groups (2.6.25/26 keep the same figures in locals of
+/// find_busiest_group). Groups are indices into the domain's group list;
+/// `this_pwr` / `busiest_pwr` are those groups' cpu_power as the version
+/// reads it (2.6.32 takes it as at least 1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SdLbStats {
+    /// The busiest group.
+    pub(crate) busiest: Option<usize>,
+    /// The local group (it holds this_cpu).
+    pub(crate) this: Option<usize>,
+    /// group_load summed over the groups (wrapping).
+    pub(crate) total_load: u64,
+    /// cpu_power summed over the groups.
+    pub(crate) total_pwr: u64,
+    /// total_load per unit of total_pwr, × SCHED_LOAD_SCALE.
+    pub(crate) avg_load: u64,
+    /// The local group's avg_load.
+    pub(crate) this_load: u64,
+    /// The local group's sum_nr_running.
+    pub(crate) this_nr_running: u64,
+    /// The local group's sum_weighted_load (divided by this_nr_running
+    /// only in the small-imbalance step).
+    pub(crate) this_load_per_task: u64,
+    /// The local group's cpu_power.
+    pub(crate) this_pwr: u64,
+    /// The busiest group's avg_load.
+    pub(crate) max_load: u64,
+    /// The busiest group's sum_nr_running.
+    pub(crate) busiest_nr_running: u64,
+    /// The busiest group's sum_weighted_load, per task once
+    /// [`SdLbStats::busiest_if_imbalanced`] has run.
+    pub(crate) busiest_load_per_task: u64,
+    /// The busiest group's cpu_power.
+    pub(crate) busiest_pwr: u64,
+    /// The busiest group is unbalanced among its CPUs.
+    pub(crate) group_imb: bool,
+}
+
+impl SdLbStats {
+    /// The per-group step of `update_sd_lb_stats` (2.6.32, 22763c5c
+    /// sched.c:3801-3860) after update_sg_lb_stats, the same in 2.6.26's
+    /// find_busiest_group loop: add the group to the totals; the local group
+    /// is `this`; another group becomes the busiest when its avg_load is the
+    /// highest so far and it runs more tasks than its capacity or is
+    /// imbalanced. `power` is the group's cpu_power as the version reads it.
+    pub(crate) fn update(&mut self, gi: usize, local: bool, power: u64, sgs: &SgLbStats) {
+        self.total_load = self.total_load.wrapping_add(sgs.group_load);
+        self.total_pwr += power;
+        if local {
+            self.this_load = sgs.avg_load;
+            self.this = Some(gi);
+            self.this_nr_running = sgs.sum_nr_running;
+            self.this_load_per_task = sgs.sum_weighted_load;
+            self.this_pwr = power;
+        } else if sgs.avg_load > self.max_load && (sgs.sum_nr_running > sgs.group_capacity || sgs.group_imb) {
+            self.max_load = sgs.avg_load;
+            self.busiest = Some(gi);
+            self.busiest_nr_running = sgs.sum_nr_running;
+            self.busiest_load_per_task = sgs.sum_weighted_load;
+            self.busiest_pwr = power;
+            self.group_imb = sgs.group_imb;
+        }
+    }
+
+    /// The `goto out_balanced` tests of `find_busiest_group` (2.6.32
+    /// sched.c:3993-4068, the same in 2.6.26 find_busiest_group): the
+    /// busiest group, or `None` when the domain counts as balanced. Sets
+    /// `avg_load` and turns `busiest_load_per_task` into a per-task load
+    /// (capped at avg_load for an imbalanced group).
+    pub(crate) fn busiest_if_imbalanced(&mut self, imbalance_pct: u32) -> Option<usize> {
+        // No local group (this_cpu outside the domain's groups) counts as
+        // balanced as well.
+        let (busiest, _this) = (self.busiest?, self.this?);
+        if self.this_load >= self.max_load || self.busiest_nr_running == 0 {
+            return None;
+        }
+        // total_pwr is 0 only when 2.6.25/26 groups carry no cpu_power
+        // (2.6.32 counts each group as at least 1), where the kernel would
+        // divide by zero: take 0.
+        self.avg_load = 1024u64.wrapping_mul(self.total_load).checked_div(self.total_pwr).unwrap_or(0);
+        if self.this_load >= self.avg_load
+            || 100u64.wrapping_mul(self.max_load) <= imbalance_pct as u64 * self.this_load
+        {
+            return None;
+        }
+        self.busiest_load_per_task /= self.busiest_nr_running;
+        if self.group_imb {
+            self.busiest_load_per_task = self.busiest_load_per_task.min(self.avg_load);
+        }
+        if self.max_load <= self.busiest_load_per_task {
+            return None;
+        }
+        Some(busiest)
+    }
+
+    /// `calculate_imbalance` (2.6.32 sched.c:3932-3965, the same in 2.6.26
+    /// find_busiest_group): the weighted load to pull, as much as brings
+    /// neither group past the domain average, and whether the small
+    /// imbalance step (`fix_small_imbalance` in 2.6.32, inline in 2.6.26)
+    /// must look again: the busiest group is below the average, or the pull
+    /// is less than one of its tasks.
+    pub(crate) fn calculate_imbalance(&self) -> (u64, bool) {
+        if self.max_load < self.avg_load {
+            return (0, true);
+        }
+        // Don't pull so many tasks that a group would go idle.
+        let max_pull = (self.max_load - self.avg_load).min(self.max_load - self.busiest_load_per_task);
+        let imbalance =
+            max_pull.wrapping_mul(self.busiest_pwr).min((self.avg_load - self.this_load).wrapping_mul(self.this_pwr))
+                / 1024;
+        (imbalance, imbalance < self.busiest_load_per_task)
+    }
+
+    /// `fix_small_imbalance` (2.6.32 sched.c:3868-3925; the
+    /// `small_imbalance:` part of 2.6.26 find_busiest_group): when the pull
+    /// [`SdLbStats::calculate_imbalance`] found is less than one task of the
+    /// busiest group, pull one task anyway if that evens the two groups out
+    /// or raises the CPU power in use. Returns the imbalance: `imbalance`
+    /// unchanged, or busiest_load_per_task.
+    ///
+    /// The versions differ in three operands, which the caller gives:
+    /// - `slack`, added to max_load - this_load before the comparison with
+    ///   imbn tasks: SCHED_LOAD_SCALE_FUZZ in 2.6.25/26,
+    ///   busiest_load_per_task in 2.6.32;
+    /// - `empty_load_per_task`, the local group's load per task when it runs
+    ///   no task: SCHED_LOAD_SCALE in 2.6.25/26,
+    ///   cpu_avg_load_per_task(this_cpu) in 2.6.32 (called only then);
+    /// - `per_power(power, load)`, load divided by a group's power:
+    ///   sg_div_cpu_power in 2.6.25/26, a plain division in 2.6.32.
+    pub(crate) fn fix_small_imbalance(
+        &self,
+        imbalance: u64,
+        slack: u64,
+        empty_load_per_task: impl FnOnce() -> u64,
+        per_power: impl Fn(u64, u64) -> u64,
+    ) -> u64 {
+        let (max_load, this_load, busiest_lpt) = (self.max_load, self.this_load, self.busiest_load_per_task);
+        let (bp, tp) = (self.busiest_pwr, self.this_pwr);
+        let mut imbn = 2;
+        let this_lpt = match self.this_load_per_task.checked_div(self.this_nr_running) {
+            Some(per_task) => {
+                if busiest_lpt > per_task {
+                    imbn = 1;
+                }
+                per_task
+            }
+            None => empty_load_per_task(),
+        };
+        if max_load.wrapping_sub(this_load).wrapping_add(slack) >= busiest_lpt * imbn {
+            return busiest_lpt;
+        }
+        // The CPU power in use now, and after moving one task: the load the
+        // busiest group would lose and the local group would gain.
+        let pwr_now = (bp * busiest_lpt.min(max_load) + tp * this_lpt.min(this_load)) / 1024;
+        let mut pwr_move = 0;
+        let tmp = per_power(bp, busiest_lpt * 1024);
+        if max_load > tmp {
+            pwr_move += bp * busiest_lpt.min(max_load - tmp);
+        }
+        let tmp = if max_load * bp < busiest_lpt * 1024 {
+            per_power(tp, max_load * bp)
+        } else {
+            per_power(tp, busiest_lpt * 1024)
+        };
+        pwr_move += tp * this_lpt.min(this_load + tmp);
+        pwr_move /= 1024;
+        // Move if we gain throughput.
+        if pwr_move > pwr_now { busiest_lpt } else { imbalance }
+    }
 }
 
 /// `msecs_to_jiffies(ms)`: rounds up.
@@ -205,9 +418,91 @@ impl<O: Observer> Scheduler<O> {
         pulled
     }
 
+    /// `update_sg_lb_stats(sd, group, this_cpu, idle, load_idx, sd_idle,
+    /// local_group, cpus, balance, sgs)` (2.6.32, 22763c5c sched.c:3704-3791):
+    /// the loop over the CPUs of `group` that are in `cpus`. 2.6.25/26 have
+    /// the same loop inline in find_busiest_group (2.6.26 sched.c:2922); the
+    /// group's avg_load, capacity and imbalance test that follow it differ
+    /// between the versions, so each find_busiest_group fills those in.
+    ///
+    /// Clears `sd_idle` at the first CPU with tasks. The local group's
+    /// balancer is its first idle CPU, else its first CPU: when that is not
+    /// `this_cpu` (and this is not newly idle balancing) `balance` is
+    /// cleared and `None` returned, and find_busiest_group finds nothing.
+    ///
+    /// `with_avg_load_per_task`: also sum cpu_avg_load_per_task over the
+    /// CPUs, as 2.6.32 does for its group_imb test. 2.6.25/26 do not call it
+    /// in this loop (in the kernel it is no pure read: 2.6.26 stores
+    /// `rq->avg_load_per_task`), so their caller passes false and
+    /// `sum_avg_load_per_task` stays 0.
+    #[allow(clippy::too_many_arguments)] // the kernel's signature
+    pub(crate) fn update_sg_lb_stats(
+        &self,
+        group: &SchedGroup,
+        this_cpu: CpuId,
+        idle: CpuIdleType,
+        load_idx: u8,
+        sd_idle: &mut bool,
+        local: bool,
+        cpus: &CpuMask,
+        balance: &mut bool,
+        with_avg_load_per_task: bool,
+    ) -> Option<SgLbStats> {
+        let mut sgs = SgLbStats {
+            avg_load: 0,
+            group_load: 0,
+            sum_nr_running: 0,
+            sum_weighted_load: 0,
+            sum_avg_load_per_task: 0,
+            max_cpu_load: 0,
+            min_cpu_load: u64::MAX,
+            group_capacity: 0,
+            group_imb: false,
+        };
+        let mut balance_cpu = if local { group.cpus.first() } else { None };
+        let mut first_idle = false;
+        for i in group.cpus.and(cpus).iter() {
+            let rq = &self.rqs[i];
+            if *sd_idle && rq.nr_running > 0 {
+                *sd_idle = false;
+            }
+            // Bias balancing toward cpus of our domain.
+            let load = if local {
+                if rq.is_idle() && !first_idle {
+                    first_idle = true;
+                    balance_cpu = Some(i);
+                }
+                self.target_load(i, load_idx)
+            } else {
+                let l = self.source_load(i, load_idx);
+                sgs.max_cpu_load = sgs.max_cpu_load.max(l);
+                sgs.min_cpu_load = sgs.min_cpu_load.min(l);
+                l
+            };
+            sgs.group_load = sgs.group_load.wrapping_add(load);
+            sgs.sum_nr_running += rq.nr_running;
+            sgs.sum_weighted_load = sgs.sum_weighted_load.wrapping_add(rq.load.weight);
+            if with_avg_load_per_task {
+                sgs.sum_avg_load_per_task = sgs.sum_avg_load_per_task.wrapping_add(self.cpu_avg_load_per_task(i));
+            }
+        }
+        // The first idle CPU, or the first CPU, of the local group balances
+        // at this and the higher domains; newly idle balancing lets every CPU.
+        if idle != CpuIdleType::NewlyIdle && local && balance_cpu != Some(this_cpu) {
+            *balance = false;
+            return None;
+        }
+        Some(sgs)
+    }
+
     /// `find_busiest_group` (2.6.26 sched.c:2922), power savings off.
     /// `balance` is cleared when another CPU of the local group is the
     /// designated balancer (not for newly idle balancing).
+    ///
+    /// 2.6.32 split this function into update_sg_lb_stats,
+    /// update_sd_lb_stats, calculate_imbalance and fix_small_imbalance; the
+    /// parts that stayed the same are shared under those names
+    /// ([`Scheduler::update_sg_lb_stats`], [`SdLbStats`]).
     fn find_busiest_group(
         &self,
         this_cpu: CpuId,
@@ -221,122 +516,30 @@ impl<O: Observer> Scheduler<O> {
             return self.find_busiest_group_32(this_cpu, sd_i, idle, sd_idle, cpus, balance);
         }
         let sd = &self.domains.of(this_cpu)[sd_i];
-        let load_idx = match idle {
-            CpuIdleType::NotIdle => sd.params.busy_idx,
-            CpuIdleType::NewlyIdle => sd.params.newidle_idx,
-            CpuIdleType::Idle => sd.params.idle_idx,
-        };
-        let (mut max_load, mut this_load, mut total_load, mut total_pwr) = (0u64, 0u64, 0u64, 0u64);
-        let (mut busiest, mut this) = (None, None);
-        let (mut busiest_lpt, mut busiest_nr, mut this_lpt, mut this_nr) = (0u64, 0u64, 0u64, 0u64);
-        let mut group_imb = false;
+        let load_idx = get_sd_load_idx(sd, idle);
+        let mut sds = SdLbStats::default();
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
-            let mut balance_cpu = if local { g.cpus.first() } else { None };
-            let mut first_idle = false;
-            let (mut sum_load, mut sum_nr, mut sum_wl) = (0u64, 0u64, 0u64);
-            let (mut max_cpu, mut min_cpu) = (0u64, u64::MAX);
-            for i in g.cpus.and(cpus).iter() {
-                let rq = &self.rqs[i];
-                if *sd_idle && rq.nr_running > 0 {
-                    *sd_idle = false;
-                }
-                let load = if local {
-                    if rq.is_idle() && !first_idle {
-                        first_idle = true;
-                        balance_cpu = Some(i);
-                    }
-                    self.target_load(i, load_idx)
-                } else {
-                    let l = self.source_load(i, load_idx);
-                    max_cpu = max_cpu.max(l);
-                    min_cpu = min_cpu.min(l);
-                    l
-                };
-                sum_load = sum_load.wrapping_add(load);
-                sum_nr += rq.nr_running;
-                sum_wl = sum_wl.wrapping_add(rq.load.weight);
-            }
-            if idle != CpuIdleType::NewlyIdle && local && balance_cpu != Some(this_cpu) {
-                *balance = false;
-                return None;
-            }
-            total_load = total_load.wrapping_add(sum_load);
-            total_pwr += g.cpu_power as u64;
-            let avg = sg_div_cpu_power(g.cpu_power, sum_load.wrapping_mul(1024));
-            let imb = max_cpu.wrapping_sub(min_cpu) > 1024 && min_cpu != u64::MAX;
-            let capacity = g.cpu_power as u64 / 1024;
-            if local {
-                this_load = avg;
-                this = Some(gi);
-                this_nr = sum_nr;
-                this_lpt = sum_wl;
-            } else if avg > max_load && (sum_nr > capacity || imb) {
-                max_load = avg;
-                busiest = Some(gi);
-                busiest_nr = sum_nr;
-                busiest_lpt = sum_wl;
-                group_imb = imb;
-            }
+            let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, false)?;
+            let power = g.cpu_power as u64;
+            sgs.avg_load = sg_div_cpu_power(g.cpu_power, sgs.group_load.wrapping_mul(1024));
+            // Imbalanced when the CPUs' source loads spread by more than
+            // SCHED_LOAD_SCALE.
+            sgs.group_imb = sgs.max_cpu_load.wrapping_sub(sgs.min_cpu_load) > 1024 && sgs.min_cpu_load != u64::MAX;
+            sgs.group_capacity = power / 1024;
+            sds.update(gi, local, power, &sgs);
         }
-        let (b, t) = (busiest?, this?);
-        if this_load >= max_load || busiest_nr == 0 {
-            return None;
-        }
-        let avg_load = 1024u64.wrapping_mul(total_load).checked_div(total_pwr).unwrap_or(0);
-        if this_load >= avg_load || 100u64.wrapping_mul(max_load) <= sd.params.imbalance_pct as u64 * this_load {
-            return None;
-        }
-        busiest_lpt /= busiest_nr;
-        if group_imb {
-            busiest_lpt = busiest_lpt.min(avg_load);
-        }
-        if max_load <= busiest_lpt {
-            return None;
-        }
-        let bp = sd.groups[b].cpu_power as u64;
-        let tp = sd.groups[t].cpu_power as u64;
-        let mut imbalance = 0;
-        let small = if max_load < avg_load {
-            true
-        } else {
-            let max_pull = (max_load - avg_load).min(max_load - busiest_lpt);
-            imbalance = (max_pull.wrapping_mul(bp)).min((avg_load - this_load).wrapping_mul(tp)) / 1024;
-            imbalance < busiest_lpt
-        };
+        let b = sds.busiest_if_imbalanced(sd.params.imbalance_pct)?;
+        let (mut imbalance, small) = sds.calculate_imbalance();
         if small {
             // Small imbalance: move one task if that evens things out or
             // raises the CPU power in use.
-            let mut imbn = 2;
-            match this_lpt.checked_div(this_nr) {
-                Some(per_task) => {
-                    this_lpt = per_task;
-                    if busiest_lpt > this_lpt {
-                        imbn = 1;
-                    }
-                }
-                None => this_lpt = 1024,
-            }
-            if max_load.wrapping_sub(this_load).wrapping_add(LOAD_FUZZ) >= busiest_lpt * imbn {
-                return Some(BusiestGroup { group: b, imbalance: busiest_lpt });
-            }
-            let mut pwr_now = bp * busiest_lpt.min(max_load) + tp * this_lpt.min(this_load);
-            pwr_now /= 1024;
-            let mut pwr_move = 0;
-            let tmp = sg_div_cpu_power(bp as u32, busiest_lpt * 1024);
-            if max_load > tmp {
-                pwr_move += bp * busiest_lpt.min(max_load - tmp);
-            }
-            let tmp = if max_load * bp < busiest_lpt * 1024 {
-                sg_div_cpu_power(tp as u32, max_load * bp)
-            } else {
-                sg_div_cpu_power(tp as u32, busiest_lpt * 1024)
-            };
-            pwr_move += tp * this_lpt.min(this_load + tmp);
-            pwr_move /= 1024;
-            if pwr_move > pwr_now {
-                imbalance = busiest_lpt;
-            }
+            imbalance = sds.fix_small_imbalance(
+                imbalance,
+                LOAD_FUZZ,
+                || 1024,
+                |power, load| sg_div_cpu_power(power as u32, load),
+            );
         }
         Some(BusiestGroup { group: b, imbalance })
     }

@@ -512,15 +512,7 @@ impl<O: Observer> Scheduler<O> {
                     new_cpu = n;
                     cpu = n;
                     moved = true;
-                    sd = None;
-                    for (j, t) in self.domains.of(cpu).iter().enumerate() {
-                        if span_w <= t.span.weight() {
-                            break;
-                        }
-                        if t.flags.contains(sd_flag) {
-                            sd = Some(j);
-                        }
-                    }
+                    sd = self.highest_with(cpu, sd_flag, span_w);
                 }
                 Some(n) => {
                     new_cpu = n;
@@ -576,35 +568,14 @@ impl<O: Observer> Scheduler<O> {
         balanced || (this_load <= load && this_load.wrapping_add(self.target_load(prev_cpu, idx)) <= tl_per_task)
     }
 
-    /// 2.6.32 `find_idlest_group`: as 2.6.26 but with a plain division by
-    /// the group's power.
+    /// 2.6.32 `find_idlest_group` (22763c5c sched_fair.c): as 2.6.26 but
+    /// with a plain division by the group's power (2.6.32 never lets a
+    /// cpu_power be 0; we take it as at least 1).
     fn find_idlest_group_32(&self, cpu: CpuId, sd_i: usize, load_idx: u8, p: TaskId) -> Option<usize> {
         let d = &self.domains.of(cpu)[sd_i];
-        let allowed = self.t(p).allowed;
-        let imbalance = crate::wakeup::half_imbalance(d.params.imbalance_pct);
-        let (mut idlest, mut min_load, mut this_load) = (None, u64::MAX, 0u64);
-        for (gi, g) in d.groups.iter().enumerate() {
-            if !g.cpus.intersects(&allowed) {
-                continue;
-            }
-            let local = g.cpus.contains(cpu);
-            let sum = g
-                .cpus
-                .iter()
-                .map(|i| if local { self.source_load(i, load_idx) } else { self.target_load(i, load_idx) })
-                .fold(0u64, u64::wrapping_add);
-            let avg = sum.wrapping_mul(1024) / (g.cpu_power as u64).max(1);
-            if local {
-                this_load = avg;
-            } else if avg < min_load {
-                min_load = avg;
-                idlest = Some(gi);
-            }
-        }
-        match idlest {
-            Some(g) if 100u64.wrapping_mul(this_load) >= imbalance.wrapping_mul(min_load) => Some(g),
-            _ => None,
-        }
+        self.find_idlest_group(&d.groups, d.params.imbalance_pct, load_idx, p, cpu, |power, load| {
+            load / (power as u64).max(1)
+        })
     }
 }
 
@@ -612,6 +583,9 @@ impl<O: Observer> Scheduler<O> {
     /// 2.6.32 `find_busiest_group` = `update_sd_lb_stats` (+
     /// `update_sg_lb_stats` per group) and `calculate_imbalance` /
     /// `fix_small_imbalance` (22763c5c sched.c:3704-4070), power savings off.
+    /// The CPU loop, the group choice, the out_balanced tests and
+    /// calculate_imbalance are shared with 2.6.26 (`balance.rs`); here are
+    /// the group figures and fix_small_imbalance, which changed.
     pub(crate) fn find_busiest_group_32(
         &self,
         this_cpu: CpuId,
@@ -621,130 +595,38 @@ impl<O: Observer> Scheduler<O> {
         cpus: &cfs_topology::CpuMask,
         balance: &mut bool,
     ) -> Option<crate::balance::BusiestGroup> {
-        use crate::balance::{BusiestGroup, CpuIdleType};
+        use crate::balance::{BusiestGroup, SdLbStats, get_sd_load_idx};
         let doms = self.domains.of(this_cpu);
         let sd = &doms[sd_i];
         let prefer_sibling = sd_i > 0 && doms[sd_i - 1].flags.contains(SdFlags::PREFER_SIBLING);
-        let load_idx = match idle {
-            CpuIdleType::NotIdle => sd.params.busy_idx,
-            CpuIdleType::NewlyIdle => sd.params.newidle_idx,
-            CpuIdleType::Idle => sd.params.idle_idx,
-        };
-        let (mut total_load, mut total_pwr, mut max_load, mut this_load) = (0u64, 0u64, 0u64, 0u64);
-        let (mut busiest, mut this) = (None, None);
-        let (mut busiest_nr, mut busiest_lpt, mut this_nr, mut this_lpt) = (0u64, 0u64, 0u64, 0u64);
-        let mut group_imb = false;
+        let load_idx = get_sd_load_idx(sd, idle);
+        let mut sds = SdLbStats::default();
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
-            let mut balance_cpu = if local { g.cpus.first() } else { None };
-            let mut first_idle = false;
-            let (mut group_load, mut sum_nr, mut sum_wl, mut sum_alpt) = (0u64, 0u64, 0u64, 0u64);
-            let (mut max_cpu, mut min_cpu) = (0u64, u64::MAX);
-            for i in g.cpus.and(cpus).iter() {
-                let rq = &self.rqs[i];
-                if *sd_idle && rq.nr_running > 0 {
-                    *sd_idle = false;
-                }
-                let load = if local {
-                    if rq.is_idle() && !first_idle {
-                        first_idle = true;
-                        balance_cpu = Some(i);
-                    }
-                    self.target_load(i, load_idx)
-                } else {
-                    let l = self.source_load(i, load_idx);
-                    max_cpu = max_cpu.max(l);
-                    min_cpu = min_cpu.min(l);
-                    l
-                };
-                group_load = group_load.wrapping_add(load);
-                sum_nr += rq.nr_running;
-                sum_wl = sum_wl.wrapping_add(rq.load.weight);
-                sum_alpt = sum_alpt.wrapping_add(self.cpu_avg_load_per_task(i));
-            }
-            if idle != CpuIdleType::NewlyIdle && local && balance_cpu != Some(this_cpu) {
-                *balance = false;
-                return None;
-            }
+            let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, true)?;
             let power = (g.cpu_power as u64).max(1);
-            let avg_load = group_load.wrapping_mul(1024) / power;
-            let avg_lpt = sum_alpt.wrapping_mul(1024) / power;
+            sgs.avg_load = sgs.group_load.wrapping_mul(1024) / power;
+            let avg_lpt = sgs.sum_avg_load_per_task.wrapping_mul(1024) / power;
             // max_cpu_load starts at 0 and min_cpu_load at ~0UL
             // (sched.c:3723-3724): a group with no CPU in `cpus` gets
             // 0 - ~0 = 1 > 2 * 0, so group_imb = 1 there (unsigned long).
-            let imb = max_cpu.wrapping_sub(min_cpu) > avg_lpt.wrapping_mul(2);
-            let mut capacity = capacity_of_power(power);
-            total_load = total_load.wrapping_add(group_load);
-            total_pwr += power;
+            sgs.group_imb = sgs.max_cpu_load.wrapping_sub(sgs.min_cpu_load) > avg_lpt.wrapping_mul(2);
+            sgs.group_capacity = capacity_of_power(power);
             if prefer_sibling {
-                capacity = capacity.min(1);
+                sgs.group_capacity = sgs.group_capacity.min(1);
             }
-            if local {
-                this_load = avg_load;
-                this = Some(gi);
-                this_nr = sum_nr;
-                this_lpt = sum_wl;
-            } else if avg_load > max_load && (sum_nr > capacity || imb) {
-                max_load = avg_load;
-                busiest = Some(gi);
-                busiest_nr = sum_nr;
-                busiest_lpt = sum_wl;
-                group_imb = imb;
-            }
+            sds.update(gi, local, power, &sgs);
         }
-        let (b, t) = (busiest?, this?);
-        if busiest_nr == 0 || this_load >= max_load {
-            return None;
-        }
-        let avg_load = 1024u64.wrapping_mul(total_load) / total_pwr.max(1);
-        if this_load >= avg_load || 100u64.wrapping_mul(max_load) <= sd.params.imbalance_pct as u64 * this_load {
-            return None;
-        }
-        busiest_lpt /= busiest_nr;
-        if group_imb {
-            busiest_lpt = busiest_lpt.min(avg_load);
-        }
-        if max_load <= busiest_lpt {
-            return None;
-        }
-        let bp = (sd.groups[b].cpu_power as u64).max(1);
-        let tp = (sd.groups[t].cpu_power as u64).max(1);
-        // calculate_imbalance.
-        let mut imbalance = 0;
-        let need_fix = if max_load < avg_load {
-            true
-        } else {
-            let max_pull = (max_load - avg_load).min(max_load - busiest_lpt);
-            imbalance = max_pull.wrapping_mul(bp).min((avg_load - this_load).wrapping_mul(tp)) / 1024;
-            imbalance < busiest_lpt
-        };
+        let b = sds.busiest_if_imbalanced(sd.params.imbalance_pct)?;
+        let (mut imbalance, need_fix) = sds.calculate_imbalance();
         if need_fix {
-            // fix_small_imbalance.
-            let mut imbn = 2;
-            match this_lpt.checked_div(this_nr) {
-                Some(per_task) => {
-                    this_lpt = per_task;
-                    if busiest_lpt > this_lpt {
-                        imbn = 1;
-                    }
-                }
-                None => this_lpt = self.cpu_avg_load_per_task(this_cpu),
-            }
-            if max_load.wrapping_sub(this_load).wrapping_add(busiest_lpt) >= busiest_lpt * imbn {
-                return Some(BusiestGroup { group: b, imbalance: busiest_lpt });
-            }
-            let pwr_now = (bp * busiest_lpt.min(max_load) + tp * this_lpt.min(this_load)) / 1024;
-            let mut pwr_move = 0;
-            let tmp = busiest_lpt * 1024 / bp;
-            if max_load > tmp {
-                pwr_move += bp * busiest_lpt.min(max_load - tmp);
-            }
-            let tmp = if max_load * bp < busiest_lpt * 1024 { max_load * bp / tp } else { busiest_lpt * 1024 / tp };
-            pwr_move += tp * this_lpt.min(this_load + tmp);
-            pwr_move /= 1024;
-            if pwr_move > pwr_now {
-                imbalance = busiest_lpt;
-            }
+            imbalance = sds.fix_small_imbalance(
+                imbalance,
+                sds.busiest_load_per_task,
+                || self.cpu_avg_load_per_task(this_cpu),
+                // The powers were taken as at least 1 above.
+                |power, load| load / power.max(1),
+            );
         }
         Some(BusiestGroup { group: b, imbalance })
     }

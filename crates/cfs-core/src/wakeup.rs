@@ -273,9 +273,12 @@ impl<O: Observer> Scheduler<O> {
         cpu
     }
 
-    /// `find_idlest_group(sd, p, this_cpu)`: the group with the least
-    /// power-scaled load, if it beats the local group by half the domain's
-    /// imbalance margin.
+    /// `find_idlest_group(sd, p, this_cpu)` (2.6.26 sched.c:1921): the group
+    /// with the least power-scaled load, if it beats the local group by half
+    /// the domain's imbalance margin. `per_power(cpu_power, load)` divides a
+    /// group's load (× 1024) by its power: by reciprocal multiply
+    /// (`sg_div_cpu_power`) in 2.6.25/26, plainly in 2.6.32
+    /// (`find_idlest_group_32`); the rest is the same in both.
     pub(crate) fn find_idlest_group(
         &self,
         groups: &[SchedGroup],
@@ -283,6 +286,7 @@ impl<O: Observer> Scheduler<O> {
         load_idx: u8,
         p: TaskId,
         this_cpu: CpuId,
+        per_power: impl Fn(u32, u64) -> u64,
     ) -> Option<usize> {
         let allowed = self.t(p).allowed;
         let imbalance = half_imbalance(pct);
@@ -290,16 +294,19 @@ impl<O: Observer> Scheduler<O> {
         let mut min_load = u64::MAX;
         let mut this_load = 0;
         for (gi, g) in groups.iter().enumerate() {
+            // Skip over this group if it has no CPUs allowed.
             if !g.cpus.intersects(&allowed) {
                 continue;
             }
             let local = g.cpus.contains(this_cpu);
+            // Tally up the load of all CPUs in the group; bias balancing
+            // toward the CPUs of our domain.
             let sum: u64 = g
                 .cpus
                 .iter()
                 .map(|i| if local { self.source_load(i, load_idx) } else { self.target_load(i, load_idx) })
                 .fold(0u64, |a, b| a.wrapping_add(b));
-            let avg = sg_div_cpu_power(g.cpu_power, sum.wrapping_mul(1024));
+            let avg = per_power(g.cpu_power, sum.wrapping_mul(1024));
             if local {
                 this_load = avg;
             } else if avg < min_load {
@@ -353,7 +360,7 @@ impl<O: Observer> Scheduler<O> {
             }
             let span_w = d.span.weight();
             let found = self
-                .find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu)
+                .find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu, sg_div_cpu_power)
                 .and_then(|g| self.find_idlest_cpu(&d.groups[g], p, cpu));
             self.emit(Event::Scan { cpu, cpus: span_w as u32 });
             match found {
@@ -369,7 +376,10 @@ impl<O: Observer> Scheduler<O> {
 
     /// Index of the highest domain of `cpu` with `flag` whose span is
     /// smaller than `below` CPUs, stopping at SD_POWERSAVINGS_BALANCE.
-    fn highest_with(&self, cpu: CpuId, flag: SdFlags, below: usize) -> Option<usize> {
+    /// With a `below`, this is the `for_each_domain(cpu, tmp)` walk that
+    /// picks the next level after a move in sched_balance_self (2.6.26
+    /// sched.c:2007) and select_task_rq_fair (2.6.32), the same in both.
+    pub(crate) fn highest_with(&self, cpu: CpuId, flag: SdFlags, below: usize) -> Option<usize> {
         let mut found = None;
         for (i, d) in self.domains.of(cpu).iter().enumerate() {
             if below != usize::MAX && d.span.weight() >= below {
