@@ -2,6 +2,9 @@
 //! arbitrary small host, profile, feature mask and patch set, with the
 //! online invariants on. A panic or an invariant violation is a finding;
 //! refusals (`SchedError` other than `Invariant`) are expected answers.
+//! Bit 7 of `patches` (no patch has it, so the committed corpus decodes as
+//! before) switches NO_HZ on; then after every call one CPU in turn runs the
+//! idle loop's `nohz_stop_sched_tick`, as a driver would.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -58,10 +61,11 @@ fuzz_target!(|input: Input| {
     let valid = cfg.feature_table().valid_bits();
     cfg = cfg.with_features_mask(input.features & valid).expect("masked to valid bits");
     cfg.check_invariants = true;
+    cfg.nohz = input.patches & 0x80 != 0;
     let mut s = Scheduler::new(cfg, host.build_domains(version)).expect("valid config");
     let mut now = input.start;
     let task = |t: u8, s: &Scheduler| TaskId(t as u32 % (s.tasks().len().max(1) as u32));
-    for op in input.ops.iter().take(512) {
+    for (i, op) in input.ops.iter().take(512).enumerate() {
         let r: Result<(), SchedError> = match *op {
             Op::Spawn { cpu, nice, policy: p, mask } => {
                 let params = TaskParams::normal()
@@ -98,6 +102,11 @@ fuzz_target!(|input: Input| {
             Op::Rebalance { cpu } => s.rebalance(now, cpu as usize % n),
         };
         if let Err(SchedError::Invariant(v)) = r {
+            panic!("{v}");
+        }
+        if cfg.nohz
+            && let Err(SchedError::Invariant(v)) = s.nohz_stop_sched_tick(now, i % n)
+        {
             panic!("{v}");
         }
     }

@@ -28,6 +28,12 @@ pub struct Config {
     /// slices with an hrtimer (kernel-reference.md §13). Default true, as
     /// distribution kernels of 2008 had CONFIG_HIGH_RES_TIMERS=y.
     pub hres_timers: bool,
+    /// CONFIG_NO_HZ: idle CPUs stop their tick and the idle load balancer
+    /// balances for them (see [`crate::nohz`]); the driver reports idle
+    /// entry with [`crate::Scheduler::nohz_stop_sched_tick`] and must not
+    /// tick a CPU whose tick is stopped. Default false: every CPU ticks,
+    /// idle or not (CONFIG_NO_HZ=n, or nohz=off on the command line).
+    pub nohz: bool,
     /// Run the online invariant checks after every API call.
     pub check_invariants: bool,
 }
@@ -79,6 +85,7 @@ impl Config {
             patches: Patches::none(),
             hz: 250,
             hres_timers: true,
+            nohz: false,
             check_invariants: false,
         }
     }

@@ -736,13 +736,8 @@ impl<O: Observer> Scheduler<O> {
         if let Some(curr) = self.rqs[cpu].curr {
             self.entity_tick(cpu, curr, false);
         }
-        let idle = self.rqs[cpu].is_idle();
-        self.rqs[cpu].idle_at_tick = idle;
-        // trigger_load_balance: raise SCHED_SOFTIRQ when next_balance is due.
-        let jiffies = self.jiffies();
-        if jiffies >= self.rqs[cpu].next_balance {
-            self.rebalance_domains(cpu, idle);
-        }
+        self.rqs[cpu].idle_at_tick = self.rqs[cpu].is_idle();
+        self.trigger_load_balance(cpu);
     }
 
     /// The hrtick hrtimer fired: `entity_tick(queued = 1)`.

@@ -38,6 +38,7 @@ pub enum ApiCall {
     SetPolicy { now: u64, task: TaskId, policy: Policy },
     SetAffinity { now: u64, task: TaskId, mask: CpuMask },
     Rebalance { now: u64, cpu: CpuId },
+    NohzIdle { now: u64, cpu: CpuId },
 }
 
 /// The last calls, oldest first.
@@ -100,6 +101,7 @@ impl<O: Observer> Scheduler<O> {
         for cpu in 0..n {
             self.check_rq(cpu, &mut seen)?;
         }
+        self.check_nohz()?;
         for t in &self.tasks {
             let placed = seen[t.id.0 as usize];
             let expect = u8::from(matches!(t.state, TaskState::Queued | TaskState::Running));
@@ -108,6 +110,30 @@ impl<O: Observer> Scheduler<O> {
             }
             if t.se.on_rq != (expect == 1) {
                 return fail(alloc::format!("{} is {:?} with on_rq = {}", t.id, t.state, t.se.on_rq));
+            }
+        }
+        Ok(())
+    }
+
+    /// NO_HZ: only idle CPUs stop their tick, every such CPU is in the nohz
+    /// mask, the ILB owner is one of them, and nothing is tickless with
+    /// NO_HZ off.
+    fn check_nohz(&self) -> Result<(), InvariantViolation> {
+        let nohz = &self.nohz;
+        if !self.cfg.nohz && (!nohz.cpu_mask.is_empty() || nohz.load_balancer.is_some()) {
+            return fail(alloc::format!("NO_HZ is off but the nohz state is {nohz:?}"));
+        }
+        if let Some(ilb) = nohz.load_balancer {
+            if !nohz.cpu_mask.contains(ilb) {
+                return fail(alloc::format!("ILB owner CPU {ilb} is not in the nohz mask {}", nohz.cpu_mask));
+            }
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if rq.tick_stopped && !rq.is_idle() {
+                return fail(alloc::format!("CPU {cpu} runs a task with its tick stopped"));
+            }
+            if rq.tick_stopped && !nohz.cpu_mask.contains(cpu) {
+                return fail(alloc::format!("CPU {cpu} stopped its tick outside the nohz mask"));
             }
         }
         Ok(())

@@ -22,6 +22,7 @@
 //! | [`fair`] | the fair class on one runqueue (update_curr … task_new_fair) |
 //! | [`wakeup`] | try_to_wake_up, select_task_rq_fair, wake_affine, fork balancing |
 //! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
+//! | [`nohz`] | CONFIG_NO_HZ: tickless idle CPUs and the idle load balancer |
 //! | [`observe`] | every decision as an [`Event`] with its reason |
 //! | [`invariants`] | online checks and the call history behind a failure |
 //! | [`sched`] | [`Scheduler`]: the public API tying it together |
@@ -80,6 +81,7 @@ pub mod invariants;
 mod kernel_pins;
 #[cfg(test)]
 mod kernel_pins_32;
+pub mod nohz;
 pub mod observe;
 pub mod patches;
 pub mod profile;
@@ -95,6 +97,7 @@ pub use config::{Config, ConfigError};
 pub use entity::{Task, TaskId, TaskParams, TaskState};
 pub use features::{Feature, FeatureTable, Features};
 pub use invariants::{ApiCall, InvariantViolation};
+pub use nohz::Nohz;
 #[cfg(feature = "tracing")]
 pub use observe::TracingObserver;
 pub use observe::{Event, MigrateReason, Observer, PreemptReason, WakeReason};

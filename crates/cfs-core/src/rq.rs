@@ -39,6 +39,12 @@ pub struct Rq {
     pub push_cpu: CpuId,
     /// Context switches.
     pub nr_switches: u64,
+    /// `in_nohz_recently` (NO_HZ): set when the CPU entered nohz mode,
+    /// cleared at its first busy tick after that.
+    pub in_nohz_recently: bool,
+    /// `ts->tick_stopped` (NO_HZ, kernel/time/tick-sched.c): this idle
+    /// CPU's scheduler tick is off until it leaves idle.
+    pub tick_stopped: bool,
 }
 
 impl Rq {
@@ -59,6 +65,8 @@ impl Rq {
             active_balance: false,
             push_cpu: cpu,
             nr_switches: 0,
+            in_nohz_recently: false,
+            tick_stopped: false,
         }
     }
 

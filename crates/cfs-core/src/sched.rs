@@ -8,6 +8,7 @@
 use crate::config::{Config, ConfigError};
 use crate::entity::{SchedEntity, Task, TaskId, TaskParams, TaskState};
 use crate::invariants::{ApiCall, History, InvariantViolation};
+use crate::nohz::Nohz;
 use crate::observe::{Event, MigrateReason, Observer};
 use crate::profile::Rules;
 use crate::rq::Rq;
@@ -52,6 +53,9 @@ pub enum SchedError {
     EmptyAffinity,
     /// Too many tasks (ids are u32).
     TooManyTasks,
+    /// `tick` on a CPU whose tick is stopped (NO_HZ): the driver must not
+    /// tick it until it leaves idle.
+    TickStopped(CpuId),
     /// An online invariant failed; the report names the calls that led to it.
     Invariant(Box<InvariantViolation>),
 }
@@ -65,6 +69,7 @@ impl fmt::Display for SchedError {
             SchedError::IdleCpu(c) => write!(f, "CPU {c} is running the idle task"),
             SchedError::EmptyAffinity => write!(f, "affinity mask contains no CPU of this host"),
             SchedError::TooManyTasks => write!(f, "task id space exhausted"),
+            SchedError::TickStopped(c) => write!(f, "CPU {c} has stopped its tick (NO_HZ idle)"),
             SchedError::Invariant(v) => write!(f, "{v}"),
         }
     }
@@ -143,6 +148,8 @@ pub struct Scheduler<O: Observer = ()> {
     /// Tasks whose affinity no longer allows their CPU while running: moved
     /// at their next preemption, as the migration thread would.
     pub(crate) pending_move: Vec<TaskId>,
+    /// NO_HZ state (see [`crate::nohz`]).
+    pub(crate) nohz: Nohz,
     pub(crate) now: u64,
     /// The first time any call passed in (the epoch of `jiffies`).
     pub(crate) origin: Option<u64>,
@@ -212,6 +219,7 @@ impl<O: Observer> Scheduler<O> {
             observer,
             history: History::default(),
             pending_move: Vec::new(),
+            nohz: Nohz::default(),
             now: 0,
             origin: None,
         })
@@ -364,7 +372,7 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// Runs the invariants if configured, recording the call first.
-    fn finish(&mut self, call: ApiCall) -> Result<(), SchedError> {
+    pub(crate) fn finish(&mut self, call: ApiCall) -> Result<(), SchedError> {
         self.history.push(call);
         if self.cfg.check_invariants {
             if let Err(mut v) = self.check_invariants() {
@@ -473,6 +481,9 @@ impl<O: Observer> Scheduler<O> {
         if prev.is_none() && how != Deschedule::Preempt {
             return Err(SchedError::IdleCpu(cpu));
         }
+        // cpu_idle(): the idle loop restarts a stopped tick before it calls
+        // schedule() (tick_nohz_restart_sched_tick).
+        self.tick_nohz_restart_sched_tick(cpu);
         let sw = self.do_schedule(now, cpu, how);
         self.finish(ApiCall::Schedule { now, cpu, how })?;
         Ok(sw)
@@ -483,6 +494,9 @@ impl<O: Observer> Scheduler<O> {
     /// `next_balance` is due. Returns whether `cpu` must reschedule.
     pub fn tick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
         self.check_cpu(cpu)?;
+        if self.rqs[cpu].tick_stopped {
+            return Err(SchedError::TickStopped(cpu));
+        }
         self.scheduler_tick(now, cpu);
         self.finish(ApiCall::Tick { now, cpu })?;
         Ok(self.rqs[cpu].need_resched)

@@ -5,7 +5,9 @@
 //! 2.6.25, 2.6.26-rc4 and 2.6.26 profiles (and the seed patches), and on
 //! the x2, Q6600 and Nehalem-EP domains cfs-topology builds for the
 //! 2.6.32-rc1 and 2.6.32 profiles (with feature masks that switch the
-//! off-by-default 2.6.32 modes on), with `Config::check_invariants` on.
+//! off-by-default 2.6.32 modes on), with `Config::check_invariants` on;
+//! two of each profile's three topologies run with NO_HZ (tickless idle
+//! CPUs, the idle load balancer).
 //!
 //! Every API call must return `Ok` or the refusal its documentation
 //! promises for that input (never panic), and the online invariants must
@@ -86,6 +88,7 @@ fn expect_refusal(what: &str, r: Result<(), SchedError>, allowed: &[&str]) {
             SchedError::IdleCpu(_) => "idle",
             SchedError::EmptyAffinity => "empty",
             SchedError::TooManyTasks => "toomany",
+            SchedError::TickStopped(_) => "tickstopped",
             SchedError::Invariant(v) => panic!("{what}: invariant violated:\n{v}"),
         };
         assert!(allowed.contains(&kind), "{what}: refusal {e:?} not expected here");
@@ -275,6 +278,7 @@ fn soak_profile(v: KernelVersion, patches: &[Patch], seed: u64) {
         }
         c.hz = [250, 1000, 100][i % 3];
         c.hres_timers = i % 2 == 0;
+        c.nohz = i != 0;
         if v != KernelVersion::V2_6_25 && i == 2 {
             c = c.with_features_mask(861).unwrap();
         }
@@ -316,6 +320,7 @@ fn soak_profile_32(v: KernelVersion, seed: u64) {
         let mut c = cfg(v, d.nr_cpus()).with_features_mask(masks[i]).unwrap();
         c.hz = [250, 1000, 100][i];
         c.hres_timers = i % 2 == 1;
+        c.nohz = i != 1;
         if i == 2 {
             c.tunables.migration_cost = -1;
         }

@@ -33,9 +33,13 @@
 //!
 //! # Idle
 //!
-//! Idle CPUs keep ticking (standing in for NO_HZ's idle-load-balancer, which
-//! balances for them at the same intervals); an idle CPU that gets work
-//! pays [`CostModel::idle_exit_ns`] before it runs it.
+//! By default idle CPUs keep ticking (CONFIG_NO_HZ=n). With
+//! [`cfs_core::Config::nohz`] (`--set nohz=1`) an idle CPU offers to stop
+//! its tick whenever it enters the idle loop or returns from an interrupt
+//! to it ([`cfs_core::Scheduler::nohz_stop_sched_tick`]); a tickless CPU's
+//! tick events pass it by until it leaves idle, and the idle load balancer
+//! balances for it. An idle CPU that gets work pays
+//! [`CostModel::idle_exit_ns`] before it runs it.
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
@@ -451,6 +455,8 @@ struct Sim<'a> {
     syscall_ns: u64,
     ctx_ns: f64,
     idle_exit_ns: u64,
+    /// CONFIG_NO_HZ (tickless idle CPUs).
+    nohz: bool,
     ins: Instruments,
     probe: ProbeState,
     /// Re-read every CPU's hrtick after the next scheduler call, not only
@@ -522,6 +528,7 @@ impl<'a> Sim<'a> {
             syscall_ns: costs.cpu(costs.syscall_ns).round().max(1.0) as u64,
             ctx_ns: costs.cpu(costs.ctx_switch_ns),
             idle_exit_ns: costs.idle_exit_ns.round() as u64,
+            nohz: setup.config.nohz,
             ins: setup.instruments.clone(),
             probe: ProbeState::default(),
             full_sync: true,
@@ -731,6 +738,9 @@ impl<'a> Sim<'a> {
 
     fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
         self.push(self.now + self.tick_ns, Ev::Tick(c as u32));
+        if self.sched.tick_stopped(c) {
+            return Ok(()); // NO_HZ: this idle CPU's tick is off
+        }
         self.sched.tick(self.t(), c)?;
         self.after_call(c);
         self.interrupt_return(c)
@@ -772,7 +782,7 @@ impl<'a> Sim<'a> {
     /// first leaves its C-state).
     fn interrupt_return(&mut self, c: usize) -> Result<(), SimError> {
         if !self.sched.need_resched(c) {
-            return Ok(());
+            return self.idle_loop(c);
         }
         if self.cpus[c].curr.is_none() {
             self.post_resched(c, c);
@@ -946,9 +956,24 @@ impl<'a> Sim<'a> {
         if let Some(n) = next {
             self.probe_switch_in(c, n);
             self.switch_in(c, n);
-        } else if let Some(tr) = &mut self.trace {
-            tr.idle(c, self.now);
+        } else {
+            if let Some(tr) = &mut self.trace {
+                tr.idle(c, self.now);
+            }
+            self.idle_loop(c)?;
         }
+        Ok(())
+    }
+
+    /// `c` is (back) in the idle loop with nothing to do: with NO_HZ it
+    /// offers to stop its tick (tick_nohz_stop_sched_tick). A no-op on a
+    /// busy CPU, with need_resched set, or with NO_HZ off.
+    fn idle_loop(&mut self, c: usize) -> Result<(), SimError> {
+        if !self.nohz || self.cpus[c].curr.is_some() || self.sched.need_resched(c) {
+            return Ok(());
+        }
+        self.sched.nohz_stop_sched_tick(self.t(), c)?;
+        self.after_call(c);
         Ok(())
     }
 

@@ -183,6 +183,7 @@ fn apply_set(cfg: &mut Config, k: &str, v: &str) -> Result<(), String> {
     match k {
         "hz" => cfg.hz = v.parse().map_err(|_| bad())?,
         "hres_timers" | "hres" => cfg.hres_timers = as_bool()?,
+        "nohz" => cfg.nohz = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         _ => {
             let value: i64 = v.parse().map_err(|_| bad())?;
@@ -190,7 +191,7 @@ fn apply_set(cfg: &mut Config, k: &str, v: &str) -> Result<(), String> {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, check_invariants, sched_latency_ns, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, check_invariants, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
                     ));

@@ -301,11 +301,22 @@ impl Sim {
             self.elapsed = tick_at;
             for cpu in 0..self.s.nr_cpus() {
                 self.account(cpu);
+                if self.s.tick_stopped(cpu) {
+                    continue; // NO_HZ: this idle CPU gets no tick
+                }
                 let now = self.now();
                 self.s.tick(now, cpu).expect("tick");
             }
             self.next_tick += 1;
             self.resched_all();
+            // The idle loop (and every interrupt exit in idle) offers to stop
+            // the tick; a no-op with NO_HZ off.
+            for cpu in 0..self.s.nr_cpus() {
+                if self.s.curr(cpu).is_none() && !self.s.need_resched(cpu) {
+                    let now = self.now();
+                    self.s.nohz_stop_sched_tick(now, cpu).expect("nohz_stop_sched_tick");
+                }
+            }
         }
     }
 

@@ -1,0 +1,194 @@
+//! CONFIG_NO_HZ: idle CPUs stop their scheduler tick, and one idle CPU, the
+//! *idle load balancer* (ILB) owner, keeps ticking and runs the periodic
+//! balance on behalf of the others.
+//!
+//! Ports `select_nohz_load_balancer`, `trigger_load_balance` and
+//! `run_rebalance_domains` (2.6.26 bce7f793 sched.c:3613-3655, 3740-3779
+//! and 3788-3840; 2.6.25 is the same code; 2.6.32 22763c5c sched.c:
+//! 4658-4721, 4807-4847, 4861-4907 adds only the power-savings
+//! choice of a nearer ILB in `find_new_ilb`, which with power savings off
+//! is the first CPU of the mask, as here), and the scheduler's half of
+//! `tick_nohz_stop_sched_tick` / `tick_nohz_restart_sched_tick`
+//! (kernel/time/tick-sched.c): the tick stops when the idle loop finds
+//! nothing to do, unless this CPU becomes or stays the ILB owner, and
+//! restarts when the CPU leaves idle for `schedule()`.
+//!
+//! What it changes against every CPU ticking ([`crate::Config::nohz`] off,
+//! the default):
+//! - a tickless CPU's `cpu_load[]` is not decayed (update_cpu_load runs
+//!   from the tick), so the balancer and wake_affine read its last busy
+//!   values until it ticks again;
+//! - an idle CPU is balanced only from the ILB owner's tick, and the ILB
+//!   stops balancing for the others as soon as it finds work for itself
+//!   (`need_resched()` in the loop), so at most the ILB pulls at a tick
+//!   where it pulls at all;
+//! - a CPU leaving nohz mode while the ILB is vacant kicks the first
+//!   tickless CPU (`resched_cpu`), which wakes, finds nothing to run, and
+//!   takes the ILB role on its way back to idle.
+//!
+//! Not modelled: timer-wheel deadlines (`get_next_timer_interrupt`; the
+//! tick is stopped whatever timers are pending, since the model's timers
+//! fire on their own), RCU's `rcu_needs_cpu`, and the jiffies-owner
+//! hand-over (jiffies come from the caller's clock).
+
+use crate::invariants::ApiCall;
+use crate::observe::Observer;
+use crate::sched::{SchedError, Scheduler};
+use cfs_topology::{CpuId, CpuMask};
+
+/// The `nohz` structure of sched.c: who balances for the tickless CPUs,
+/// and which CPUs are in nohz mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Nohz {
+    /// `nohz.load_balancer`: the ILB owner (-1 in the kernel = `None`).
+    pub load_balancer: Option<CpuId>,
+    /// `nohz.cpu_mask`: CPUs that stopped their tick, or tried to and
+    /// became the ILB owner instead (the owner stays in the mask).
+    pub cpu_mask: CpuMask,
+}
+
+impl<O: Observer> Scheduler<O> {
+    /// The NO_HZ state (all empty when [`crate::Config::nohz`] is off).
+    pub fn nohz(&self) -> &Nohz {
+        &self.nohz
+    }
+
+    /// Whether `cpu`'s scheduler tick is stopped (`ts->tick_stopped`):
+    /// [`Scheduler::tick`] must not be called for it until it leaves idle.
+    pub fn tick_stopped(&self, cpu: CpuId) -> bool {
+        self.rqs.get(cpu).is_some_and(|rq| rq.tick_stopped)
+    }
+
+    /// `tick_nohz_stop_sched_tick()` on `cpu`, called by the idle loop when
+    /// it finds nothing to run and again on every interrupt exit while idle.
+    /// With NO_HZ on, an idle CPU without need_resched stops its tick
+    /// unless `select_nohz_load_balancer(1)` makes it (or keeps it) the ILB
+    /// owner. Returns whether the tick is now stopped. A busy CPU, one
+    /// with need_resched set, or NO_HZ off: nothing happens.
+    pub fn nohz_stop_sched_tick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
+        self.check_cpu(cpu)?;
+        self.advance(now);
+        let stopped = self.tick_nohz_stop_sched_tick(cpu);
+        self.finish(ApiCall::NohzIdle { now, cpu })?;
+        Ok(stopped)
+    }
+
+    pub(crate) fn tick_nohz_stop_sched_tick(&mut self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu];
+        if !self.cfg.nohz || !rq.is_idle() || rq.need_resched {
+            return rq.tick_stopped;
+        }
+        // The select is made only while the tick still runs; a stopped
+        // tick stays stopped through later interrupts.
+        if !rq.tick_stopped && !self.select_nohz_load_balancer(cpu, true) {
+            self.rqs[cpu].tick_stopped = true;
+        }
+        self.rqs[cpu].tick_stopped
+    }
+
+    /// `tick_nohz_restart_sched_tick()`: the idle loop leaves idle for
+    /// `schedule()`. Only a CPU whose tick was stopped gives up its nohz
+    /// state here; the ILB owner (whose tick never stopped) keeps it until
+    /// its first busy tick (see `trigger_load_balance`).
+    pub(crate) fn tick_nohz_restart_sched_tick(&mut self, cpu: CpuId) {
+        if !self.rqs[cpu].tick_stopped {
+            return;
+        }
+        self.select_nohz_load_balancer(cpu, false);
+        self.rqs[cpu].tick_stopped = false;
+    }
+
+    /// `select_nohz_load_balancer(stop_tick)` run on `cpu`. Entering nohz
+    /// mode: join the mask; if every online CPU is now in it, nobody needs
+    /// to balance (the owner gives up too); else take the vacant ILB role.
+    /// Returns true when `cpu` is the ILB owner and must keep its tick.
+    /// Leaving (`stop_tick = false`): leave the mask and the role.
+    pub(crate) fn select_nohz_load_balancer(&mut self, cpu: CpuId, stop_tick: bool) -> bool {
+        let nohz = &mut self.nohz;
+        if !stop_tick {
+            if nohz.cpu_mask.contains(cpu) {
+                nohz.cpu_mask.clear(cpu);
+                if nohz.load_balancer == Some(cpu) {
+                    nohz.load_balancer = None;
+                }
+            }
+            return false;
+        }
+        nohz.cpu_mask.set(cpu);
+        self.rqs[cpu].in_nohz_recently = true;
+        // "time for ilb owner also to sleep"
+        if nohz.cpu_mask.weight() == self.online.weight() {
+            if nohz.load_balancer == Some(cpu) {
+                nohz.load_balancer = None;
+            }
+            return false;
+        }
+        match nohz.load_balancer {
+            None => {
+                nohz.load_balancer = Some(cpu);
+                true
+            }
+            Some(owner) => owner == cpu,
+        }
+    }
+
+    /// `trigger_load_balance(rq, cpu)` from `scheduler_tick`: the NO_HZ
+    /// bookkeeping, then SCHED_SOFTIRQ (`run_rebalance_domains`) when
+    /// `next_balance` is due.
+    pub(crate) fn trigger_load_balance(&mut self, cpu: CpuId) {
+        if self.cfg.nohz {
+            let idle = self.rqs[cpu].idle_at_tick;
+            // Busy after being in nohz mode recently: hand the ILB role on
+            // (nominate the first tickless CPU by kicking it).
+            if self.rqs[cpu].in_nohz_recently && !idle {
+                self.rqs[cpu].in_nohz_recently = false;
+                if self.nohz.load_balancer == Some(cpu) {
+                    self.nohz.cpu_mask.clear(cpu);
+                    self.nohz.load_balancer = None;
+                }
+                if self.nohz.load_balancer.is_none() {
+                    if let Some(ilb) = self.nohz.cpu_mask.first() {
+                        self.resched_cpu(ilb);
+                    }
+                }
+            }
+            let owner = self.nohz.load_balancer == Some(cpu);
+            // The owner of an all-idle machine: time to stop ticking too.
+            if idle && owner && self.nohz.cpu_mask.weight() == self.online.weight() {
+                self.resched_cpu(cpu);
+                return;
+            }
+            // Idle, in nohz mode, and someone else balances for it.
+            if idle && !owner && self.nohz.cpu_mask.contains(cpu) {
+                return;
+            }
+        }
+        if self.jiffies() >= self.rqs[cpu].next_balance {
+            self.run_rebalance_domains(cpu);
+        }
+    }
+
+    /// `run_rebalance_domains()` (the SCHED_SOFTIRQ handler): balance this
+    /// CPU; the idle ILB owner then balances every other tickless CPU as
+    /// CPU_IDLE, stopping as soon as it has work itself, and takes the
+    /// earliest of their `next_balance` as its own.
+    pub(crate) fn run_rebalance_domains(&mut self, cpu: CpuId) {
+        let idle = self.rqs[cpu].idle_at_tick;
+        self.rebalance_domains(cpu, idle);
+        if !(self.cfg.nohz && idle && self.nohz.load_balancer == Some(cpu)) {
+            return;
+        }
+        let mut others = self.nohz.cpu_mask;
+        others.clear(cpu);
+        for b in others.iter() {
+            if self.rqs[cpu].need_resched {
+                break;
+            }
+            self.rebalance_domains(b, true);
+            let theirs = self.rqs[b].next_balance;
+            if self.rqs[cpu].next_balance > theirs {
+                self.rqs[cpu].next_balance = theirs;
+            }
+        }
+    }
+}

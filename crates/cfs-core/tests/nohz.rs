@@ -1,0 +1,126 @@
+//! CONFIG_NO_HZ (crate::nohz): tickless idle CPUs and the idle load
+//! balancer, on the hand-built Q6600 domains ({0,1} and {2,3} share an L2).
+//!
+//! Kernel lines (2.6.26 bce7f793): select_nohz_load_balancer
+//! sched.c:3613-3655, run_rebalance_domains :3740-3779,
+//! trigger_load_balance :3788-3840; tick_nohz_stop_sched_tick /
+//! tick_nohz_restart_sched_tick kernel/time/tick-sched.c:191-420.
+
+mod common;
+
+use cfs_core::{Event, KernelVersion, MigrateReason, SchedError, TaskParams};
+use common::*;
+
+fn migration_reasons(sim: &Sim) -> Vec<MigrateReason> {
+    sim.events()
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Migrate { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect()
+}
+
+const V26: KernelVersion = KernelVersion::V2_6_26;
+
+/// Q6600, HZ=250, periodic tick, 8 hogs spawned on CPU 0 at t = 0; with
+/// NO_HZ the three idle CPUs enter the idle loop at t = 0.
+fn eight_hogs(nohz: bool) -> Sim {
+    let mut c = cfg(V26, 4);
+    c.hres_timers = false;
+    c.nohz = nohz;
+    let mut sim = Sim::new(c, q6600(V26), 0);
+    for _ in 0..8 {
+        sim.spawn(0, TaskParams::normal());
+    }
+    if nohz {
+        let now = sim.now();
+        for cpu in 1..4 {
+            sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
+        }
+    }
+    sim
+}
+
+#[test]
+fn idle_cpus_elect_one_idle_load_balancer() {
+    // select_nohz_load_balancer(1) in CPU order: CPU 1 joins the mask {1}, the ILB is
+    // vacant (-1), so it takes it and keeps its tick (returns 1); CPUs 2 and 3 join
+    // ({1,2}, {1,2,3}: not all 4 online CPUs) and, the ILB being taken, stop their ticks.
+    let mut sim = eight_hogs(true);
+    assert_eq!(sim.s.nohz().load_balancer, Some(1));
+    assert_eq!(sim.s.nohz().cpu_mask.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!((1..4).map(|c| sim.s.tick_stopped(c)).collect::<Vec<_>>(), vec![false, true, true]);
+    // The busy CPU is untouched, and a stopped tick refuses tick().
+    assert!(!sim.s.tick_stopped(0));
+    let now = sim.now();
+    assert_eq!(sim.s.tick(now, 2), Err(SchedError::TickStopped(2)));
+    // With NO_HZ off the call is a no-op.
+    let mut off = eight_hogs(false);
+    let now = off.now();
+    assert!(!off.s.nohz_stop_sched_tick(now, 2).unwrap());
+    assert_eq!(off.s.nohz().load_balancer, None);
+}
+
+#[test]
+fn the_ilb_stops_balancing_for_others_once_it_has_work() {
+    // Jiffy 1 without NO_HZ every idle CPU balances at its own tick: [2, 4, 1, 1] (derived
+    // in smp.rs eight_hogs_converge_to_two_per_cpu). With NO_HZ only CPU 1 ticks; its own
+    // rebalance_domains pulls 4 tasks (MC: {0} = 8192 vs {1} = 0, imbalance 4096), which
+    // sets its need_resched, so run_rebalance_domains breaks before balancing CPUs 2 and 3
+    // on their behalf: [4, 4, 0, 0].
+    let mut off = eight_hogs(false);
+    off.run_to(off.tick_ns);
+    assert_eq!(off.nr_running(), vec![2, 4, 1, 1]);
+    let mut sim = eight_hogs(true);
+    sim.run_to(sim.tick_ns);
+    assert_eq!(sim.nr_running(), vec![4, 4, 0, 0]);
+    assert!(sim.s.tick_stopped(2) && sim.s.tick_stopped(3));
+}
+
+#[test]
+fn a_busy_ilb_hands_over_and_the_machine_still_balances() {
+    // Jiffy 2: CPU 1 ticks busy with in_nohz_recently set: it leaves the mask and the
+    // ILB role and kicks the first tickless CPU (resched_cpu(2)). CPU 2 wakes, restarts
+    // its tick (leaving the mask), and its schedule() runs idle_balance: a newly-idle
+    // pull. The hand-over repeats for CPU 3 at CPU 2's first busy tick. The machine
+    // then converges to 2 per CPU like the ticking one.
+    let mut sim = eight_hogs(true);
+    sim.run_to(2 * sim.tick_ns);
+    assert_eq!(sim.s.nohz().load_balancer, None, "CPU 1 gave the role up");
+    assert!(!sim.s.nohz().cpu_mask.contains(1) && !sim.s.nohz().cpu_mask.contains(2));
+    assert!(sim.nr_running()[2] > 0, "CPU 2 pulled when kicked: {:?}", sim.nr_running());
+    let mut reached = None;
+    for j in 3..=200u64 {
+        sim.run_to(j * sim.tick_ns);
+        if sim.nr_running() == vec![2, 2, 2, 2] {
+            reached = Some(j);
+            break;
+        }
+    }
+    assert!(reached.is_some(), "never balanced: {:?}", sim.nr_running());
+    let reasons = migration_reasons(&sim);
+    assert!(reasons.contains(&MigrateReason::NewIdle), "{reasons:?}");
+    assert!(sim.s.nohz().cpu_mask.is_empty(), "every CPU is busy: nobody is in nohz mode");
+}
+
+#[test]
+fn an_all_idle_machine_stops_every_tick() {
+    // Four idle CPUs: CPU 0 takes the ILB role; 1, 2 stop; CPU 3 completes the mask
+    // (weight 4 = online): "time for ilb owner also to sleep" only applies to the owner,
+    // so 3 just stops. At CPU 0's next tick trigger_load_balance sees an idle owner of an
+    // all-nohz machine and reschedules it; back in the idle loop its select gives the role
+    // up (load_balancer = -1) and its tick stops too.
+    let mut c = cfg(V26, 4);
+    c.nohz = true;
+    let mut sim = Sim::new(c, q6600(V26), 0);
+    for cpu in 0..4 {
+        let now = sim.now();
+        sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
+    }
+    assert_eq!(sim.s.nohz().load_balancer, Some(0));
+    assert_eq!((0..4).map(|c| sim.s.tick_stopped(c)).collect::<Vec<_>>(), vec![false, true, true, true]);
+    sim.run_to(sim.tick_ns);
+    assert_eq!(sim.s.nohz().load_balancer, None);
+    assert!((0..4).all(|c| sim.s.tick_stopped(c)));
+}
