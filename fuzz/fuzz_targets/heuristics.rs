@@ -33,7 +33,7 @@ use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
 use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
 use cfs_sim::engine::{self, Instruments, Limits, RunSetup};
-use cfs_sim::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, TaskRef, TaskSpec};
 use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
 use libfuzzer_sys::fuzz_target;
@@ -209,37 +209,6 @@ fn host_mask(bits: u16, n: usize) -> Option<CpuMask> {
     (!m.is_empty()).then_some(m)
 }
 
-/// A program that exits once the run's shared step budget is spent.
-struct Budgeted {
-    inner: Box<dyn Program>,
-    left: Rc<Cell<u32>>,
-}
-
-impl Program for Budgeted {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        let left = self.left.get();
-        if left == 0 {
-            return Action::Exit;
-        }
-        self.left.set(left - 1);
-        match self.inner.step(cx) {
-            Action::Fork(mut spec) => {
-                let inner = std::mem::replace(&mut spec.program, Box::new(Exiter));
-                spec.program = Box::new(Budgeted { inner, left: self.left.clone() });
-                Action::Fork(spec)
-            }
-            a => a,
-        }
-    }
-}
-
-struct Exiter;
-
-impl Program for Exiter {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
-        Action::Exit
-    }
-}
 
 /// What the generated programs of a run share.
 struct Gen {
@@ -449,11 +418,8 @@ fuzz_target!(|input: Input| {
     if tasks.is_empty() {
         return;
     }
-    let left = Rc::new(Cell::new(STEP_BUDGET));
-    for t in &mut tasks {
-        let inner = std::mem::replace(&mut t.program, Box::new(Exiter));
-        t.program = Box::new(Budgeted { inner, left: left.clone() });
-    }
+    let budget = StepBudget::new(STEP_BUDGET);
+    budget.wrap_all(&mut tasks);
 
     // Run.
     let setup = RunSetup {
@@ -480,7 +446,7 @@ fuzz_target!(|input: Input| {
     let r = engine::run(&setup, inst);
     if debug {
         let summary = r.as_ref().map(|o| (o.end_ns, o.events, o.units, o.switches, o.tasks.len(), &o.counters));
-        eprintln!("run (end_ns, events, units, switches, tasks, counters): {summary:?}; steps left {}", left.get());
+        eprintln!("run (end_ns, events, units, switches, tasks, counters): {summary:?}; steps left {}", budget.left());
     }
     let out = match r {
         Ok(out) => out,

@@ -21,12 +21,10 @@
 use cfs_core::{Config, KernelVersion, SchedError};
 use cfs_sim::costs::CostModel;
 use cfs_sim::engine::{self, RunSetup, SimError};
-use cfs_sim::program::{Action, Program, StepCx};
+use cfs_sim::program::StepBudget;
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::Host;
 use libfuzzer_sys::fuzz_target;
-use std::cell::Cell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 /// Simulated time of a run, ns.
@@ -36,39 +34,6 @@ const STEP_BUDGET: u32 = 20_000;
 /// Larger workloads are parsed and built, not run (the invariant checks
 /// are linear in the task count per call).
 const MAX_RUN_TASKS: u64 = 64;
-
-/// A program that stops (exits) once the run's shared step budget is spent.
-struct Budgeted {
-    inner: Box<dyn Program>,
-    left: Rc<Cell<u32>>,
-}
-
-impl Program for Budgeted {
-    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
-        let left = self.left.get();
-        if left == 0 {
-            return Action::Exit;
-        }
-        self.left.set(left - 1);
-        match self.inner.step(cx) {
-            Action::Fork(mut spec) => {
-                let inner = std::mem::replace(&mut spec.program, Box::new(Exiter));
-                spec.program = Box::new(Budgeted { inner, left: self.left.clone() });
-                Action::Fork(spec)
-            }
-            a => a,
-        }
-    }
-}
-
-/// Placeholder while a fork's program is being wrapped.
-struct Exiter;
-
-impl Program for Exiter {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
-        Action::Exit
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -114,11 +79,8 @@ fuzz_target!(|data: &[u8]| {
     }
 
     // And run it briefly.
-    let left = Rc::new(Cell::new(STEP_BUDGET));
-    for t in &mut inst.tasks {
-        let inner = std::mem::replace(&mut t.program, Box::new(Exiter));
-        t.program = Box::new(Budgeted { inner, left: left.clone() });
-    }
+    let budget = StepBudget::new(STEP_BUDGET);
+    budget.wrap_all(&mut inst.tasks);
     // The profile from the input's length: every file is run under one of
     // them, and a mutation that adds a byte tries the next.
     let version = KernelVersion::ALL[data.len() % KernelVersion::ALL.len()];
@@ -137,7 +99,7 @@ fuzz_target!(|data: &[u8]| {
     let r = engine::run(&setup, built.instance);
     if debug {
         let summary = r.as_ref().map(|o| (o.end_ns, o.events, o.units, o.switches, o.tasks.len()));
-        eprintln!("run (end_ns, events, units, switches, tasks): {summary:?}; steps left {}", left.get());
+        eprintln!("run (end_ns, events, units, switches, tasks): {summary:?}; steps left {}", budget.left());
     }
     match r {
         Ok(out) => assert!(out.end_ns <= run_ns, "ran to {} past the {run_ns} ns end", out.end_ns),

@@ -15,8 +15,10 @@
 use crate::dist::Dist;
 use cfs_core::{CpuMask, Policy, TaskParams};
 use rand_pcg::Pcg64Mcg;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::rc::Rc;
 
 /// A task's index in the engine (equal to its `cfs_core::TaskId` number).
 pub type TaskRef = usize;
@@ -195,6 +197,66 @@ impl<P: Planner> Program for Queued<P> {
     }
 }
 
+/// Steps shared by a tree of tasks: each step of any program wrapped by
+/// [`StepBudget::wrap`] (its forked children included) spends one, and once
+/// none is left every such program exits. Bounds the work of an arbitrary
+/// workload (fuzzing, untrusted workload files) without touching its logic.
+#[derive(Clone, Debug)]
+pub struct StepBudget(Rc<Cell<u32>>);
+
+impl StepBudget {
+    /// A budget of `steps` steps.
+    pub fn new(steps: u32) -> StepBudget {
+        StepBudget(Rc::new(Cell::new(steps)))
+    }
+
+    /// Steps not yet spent.
+    pub fn left(&self) -> u32 {
+        self.0.get()
+    }
+
+    /// `inner`, spending this budget (and passing it on to its children).
+    pub fn wrap(&self, inner: Box<dyn Program>) -> Box<dyn Program> {
+        Box::new(Budgeted { inner, budget: self.clone() })
+    }
+
+    /// Wraps every task's program.
+    pub fn wrap_all(&self, tasks: &mut [TaskSpec]) {
+        for t in tasks {
+            let inner = std::mem::replace(&mut t.program, exit_program());
+            t.program = self.wrap(inner);
+        }
+    }
+}
+
+struct Budgeted {
+    inner: Box<dyn Program>,
+    budget: StepBudget,
+}
+
+/// A program that exits at once (a placeholder while a program is moved).
+fn exit_program() -> Box<dyn Program> {
+    Box::new(FnProgram(|_: &mut StepCx<'_>| Action::Exit))
+}
+
+impl Program for Budgeted {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        let left = self.budget.left();
+        if left == 0 {
+            return Action::Exit;
+        }
+        self.budget.0.set(left - 1);
+        match self.inner.step(cx) {
+            Action::Fork(mut spec) => {
+                let inner = std::mem::replace(&mut spec.program, exit_program());
+                spec.program = self.budget.wrap(inner);
+                Action::Fork(spec)
+            }
+            a => a,
+        }
+    }
+}
+
 /// A program from a closure, handy for tests and tiny workloads.
 pub struct FnProgram<F>(pub F);
 
@@ -262,5 +324,40 @@ mod tests {
         }
         // Planned on the 1st (1 message) and 3rd (none) steps; the 5th plans nothing.
         assert_eq!(steps, ["Run(1)", "Run(1)", "Run(2)", "Run(0)", "Exit"]);
+    }
+
+    fn cx(rng: &mut Pcg64Mcg) -> StepCx<'_> {
+        StepCx { now: 0, me: 0, rng, received: &[], blocked: false, forked: None, parent: None }
+    }
+
+    #[test]
+    fn a_step_budget_is_shared_with_forked_children() {
+        // A parent that forks a child on its 2nd step and otherwise runs; the child runs.
+        // Budget 4: parent Run, parent Fork (its child wrapped), child Run, parent Run,
+        // then both exit.
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let budget = StepBudget::new(4);
+        let mut n = 0;
+        let mut parent = budget.wrap(Box::new(FnProgram(move |_: &mut StepCx<'_>| {
+            n += 1;
+            if n == 2 {
+                Action::Fork(Box::new(ForkSpec {
+                    name: "child".into(),
+                    program: Box::new(FnProgram(|_: &mut StepCx<'_>| Action::Run(7))),
+                    params: None,
+                    ws_kb: 0,
+                }))
+            } else {
+                Action::Run(n)
+            }
+        })));
+        assert_eq!(format!("{:?}", parent.step(&mut cx(&mut rng))), "Run(1)");
+        let Action::Fork(spec) = parent.step(&mut cx(&mut rng)) else { panic!("a fork") };
+        let mut child = spec.program;
+        assert_eq!(format!("{:?}", child.step(&mut cx(&mut rng))), "Run(7)");
+        assert_eq!(format!("{:?}", parent.step(&mut cx(&mut rng))), "Run(3)");
+        assert_eq!(budget.left(), 0);
+        assert_eq!(format!("{:?}", parent.step(&mut cx(&mut rng))), "Exit");
+        assert_eq!(format!("{:?}", child.step(&mut cx(&mut rng))), "Exit");
     }
 }
