@@ -44,6 +44,8 @@
 
 mod common;
 
+use std::panic::catch_unwind;
+
 use cfs_topology::{DomainLevel as L, DomainParams, Host, KernelVersion as V, SchedDomains};
 use common::{check_level, layout, params};
 
@@ -51,13 +53,12 @@ fn build(preset: &str, v: V) -> SchedDomains {
     Host::preset(preset).expect("preset").build_domains(v)
 }
 
-fn assert_layout(d: &SchedDomains, expected: &[&str]) {
-    assert_eq!(layout(d), expected, "layout on {}", d.version);
-}
-
 // ----- flags and parameters per level --------------------------------------
 
-const SIB_OLD: (u32, &[&str]) = (
+/// A level's flags: the profile's number and the names.
+type Flags = (u32, &'static [&'static str]);
+
+const SIB_OLD: Flags = (
     191,
     &[
         "SD_LOAD_BALANCE",
@@ -69,7 +70,7 @@ const SIB_OLD: (u32, &[&str]) = (
         "SD_SHARE_CPUPOWER",
     ],
 );
-const MC_OLD: (u32, &[&str]) = (
+const MC_OLD: Flags = (
     559,
     &[
         "SD_LOAD_BALANCE",
@@ -80,12 +81,12 @@ const MC_OLD: (u32, &[&str]) = (
         "SD_SHARE_PKG_RESOURCES",
     ],
 );
-const CPU_OLD: (u32, &[&str]) =
+const CPU_OLD: Flags =
     (47, &["SD_LOAD_BALANCE", "SD_BALANCE_NEWIDLE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_AFFINE"]);
-const NODE_OLD: (u32, &[&str]) =
+const NODE_OLD: Flags =
     (1101, &["SD_LOAD_BALANCE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_BALANCE", "SD_SERIALIZE"]);
 
-const SIB_NEW: (u32, &[&str]) = (
+const SIB_NEW: Flags = (
     175,
     &[
         "SD_LOAD_BALANCE",
@@ -96,7 +97,7 @@ const SIB_NEW: (u32, &[&str]) = (
         "SD_SHARE_CPUPOWER",
     ],
 );
-const MC_32: (u32, &[&str]) = (
+const MC_32: Flags = (
     4655,
     &[
         "SD_LOAD_BALANCE",
@@ -108,7 +109,7 @@ const MC_32: (u32, &[&str]) = (
         "SD_PREFER_SIBLING",
     ],
 );
-const MC_32RC1: (u32, &[&str]) = (
+const MC_32RC1: Flags = (
     4719,
     &[
         "SD_LOAD_BALANCE",
@@ -121,7 +122,7 @@ const MC_32RC1: (u32, &[&str]) = (
         "SD_PREFER_SIBLING",
     ],
 );
-const CPU_32: (u32, &[&str]) = (
+const CPU_32: Flags = (
     4143,
     &[
         "SD_LOAD_BALANCE",
@@ -132,7 +133,7 @@ const CPU_32: (u32, &[&str]) = (
         "SD_PREFER_SIBLING",
     ],
 );
-const CPU_32RC1: (u32, &[&str]) = (
+const CPU_32RC1: Flags = (
     4207,
     &[
         "SD_LOAD_BALANCE",
@@ -144,58 +145,53 @@ const CPU_32RC1: (u32, &[&str]) = (
         "SD_PREFER_SIBLING",
     ],
 );
-const NODE_NEW: (u32, &[&str]) = (
+const NODE_NEW: Flags = (
     1071,
     &["SD_LOAD_BALANCE", "SD_BALANCE_NEWIDLE", "SD_BALANCE_EXEC", "SD_BALANCE_FORK", "SD_WAKE_AFFINE", "SD_SERIALIZE"],
 );
 
-fn sib_params(v: V) -> DomainParams {
-    params(1, 2, 64, 110, 0, [0, 0, 0, 0, 0], if v.is_2_6_32() { 1178 } else { 0 }, 1)
-}
+// SD_SIBLING_INIT: 1/2 ms, busy_factor 64, imbalance 110, every idx 0;
+// smt_gain 1178 on 2.6.32 only.
+const SIB_PARAMS_OLD: DomainParams = params(1, 2, 64, 110, 0, [0, 0, 0, 0, 0], 0, 1);
+const SIB_PARAMS_NEW: DomainParams = params(1, 2, 64, 110, 0, [0, 0, 0, 0, 0], 1178, 1);
+// SD_MC_INIT: 1/4 ms, 64, 125, cache_nice 1, busy_idx 2; wake/forkexec 1 on
+// 2.6.25/26, 0 on 2.6.32.
+const MC_PARAMS_OLD: DomainParams = params(1, 4, 64, 125, 1, [2, 0, 0, 1, 1], 0, 1);
+const MC_PARAMS_NEW: DomainParams = params(1, 4, 64, 125, 1, [2, 0, 0, 0, 0], 0, 1);
+// SD_CPU_INIT: MC's intervals, busy 2, idle 1; newidle 2 / wake 1 / forkexec
+// 1 on 2.6.25/26, 0 on 2.6.32.
+const CPU_PARAMS_OLD: DomainParams = params(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 0, 1);
+const CPU_PARAMS_NEW: DomainParams = params(1, 4, 64, 125, 1, [2, 1, 0, 0, 0], 0, 1);
+// x86-64 SD_NODE_INIT: 8/32 ms, busy_factor 32, 125, cache_nice 2, busy 3,
+// idle 2; newidle 0 in 2.6.25, 2 from 2.6.26-rc1, 0 on 2.6.32; wake/forkexec
+// 1 on 2.6.25/26, 0 on 2.6.32.
+const NODE_PARAMS_25: DomainParams = params(8, 32, 32, 125, 2, [3, 2, 0, 1, 1], 0, 1);
+const NODE_PARAMS_26: DomainParams = params(8, 32, 32, 125, 2, [3, 2, 2, 1, 1], 0, 1);
+const NODE_PARAMS_32: DomainParams = params(8, 32, 32, 125, 2, [3, 2, 0, 0, 0], 0, 1);
 
-fn mc_params(v: V) -> DomainParams {
-    if v.is_2_6_32() {
-        params(1, 4, 64, 125, 1, [2, 0, 0, 0, 0], 0, 1)
-    } else {
-        params(1, 4, 64, 125, 1, [2, 0, 0, 1, 1], 0, 1)
-    }
-}
+// ----- the levels that survive, with flags and params -----------------------
 
-fn cpu_params(v: V) -> DomainParams {
-    if v.is_2_6_32() {
-        params(1, 4, 64, 125, 1, [2, 1, 0, 0, 0], 0, 1)
-    } else {
-        params(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 0, 1)
-    }
-}
+/// One level: every CPU's domain of that level has these flags and params.
+type LevelPin = (L, Flags, DomainParams);
 
-fn node_params(v: V) -> DomainParams {
-    match v {
-        V::V2_6_25 => params(8, 32, 32, 125, 2, [3, 2, 0, 1, 1], 0, 1),
-        V::V2_6_26Rc4 | V::V2_6_26 => params(8, 32, 32, 125, 2, [3, 2, 2, 1, 1], 0, 1),
-        V::V2_6_32Rc1 | V::V2_6_32 => params(8, 32, 32, 125, 2, [3, 2, 0, 0, 0], 0, 1),
-    }
-}
-
-fn check(d: &SchedDomains, level: L, (value, names): (u32, &[&str]), p: DomainParams) {
-    check_level(d, level, value, names, p);
-}
-
-fn mc_flags(v: V) -> (u32, &'static [&'static str]) {
-    match v {
-        V::V2_6_32Rc1 => MC_32RC1,
-        V::V2_6_32 => MC_32,
-        _ => MC_OLD,
-    }
-}
-
-fn cpu_flags(v: V) -> (u32, &'static [&'static str]) {
-    match v {
-        V::V2_6_32Rc1 => CPU_32RC1,
-        V::V2_6_32 => CPU_32,
-        _ => CPU_OLD,
-    }
-}
+/// X2 on 2.6.25/26: MC and SIBLING (span 1) removed, only CPU.
+const LEVELS_CPU_OLD: &[LevelPin] = &[(L::Cpu, CPU_OLD, CPU_PARAMS_OLD)];
+/// X2 on 2.6.32(-rc1): CPU (same span as MC, one group) removed, only MC.
+const LEVELS_MC_32RC1: &[LevelPin] = &[(L::Mc, MC_32RC1, MC_PARAMS_NEW)];
+const LEVELS_MC_32: &[LevelPin] = &[(L::Mc, MC_32, MC_PARAMS_NEW)];
+/// Q6600, Tigerton, Stoakley: MC under CPU, no SMT, no NUMA.
+const LEVELS_MC_CPU_OLD: &[LevelPin] = &[(L::Mc, MC_OLD, MC_PARAMS_OLD), (L::Cpu, CPU_OLD, CPU_PARAMS_OLD)];
+const LEVELS_MC_CPU_32RC1: &[LevelPin] = &[(L::Mc, MC_32RC1, MC_PARAMS_NEW), (L::Cpu, CPU_32RC1, CPU_PARAMS_NEW)];
+const LEVELS_MC_CPU_32: &[LevelPin] = &[(L::Mc, MC_32, MC_PARAMS_NEW), (L::Cpu, CPU_32, CPU_PARAMS_NEW)];
+/// Nehalem-EP: SIBLING, MC, NODE (CPU removed on every profile).
+const LEVELS_SIB_MC_NODE_25: &[LevelPin] =
+    &[(L::Sibling, SIB_OLD, SIB_PARAMS_OLD), (L::Mc, MC_OLD, MC_PARAMS_OLD), (L::Node, NODE_OLD, NODE_PARAMS_25)];
+const LEVELS_SIB_MC_NODE_26: &[LevelPin] =
+    &[(L::Sibling, SIB_OLD, SIB_PARAMS_OLD), (L::Mc, MC_OLD, MC_PARAMS_OLD), (L::Node, NODE_OLD, NODE_PARAMS_26)];
+const LEVELS_SIB_MC_NODE_32RC1: &[LevelPin] =
+    &[(L::Sibling, SIB_NEW, SIB_PARAMS_NEW), (L::Mc, MC_32RC1, MC_PARAMS_NEW), (L::Node, NODE_NEW, NODE_PARAMS_32)];
+const LEVELS_SIB_MC_NODE_32: &[LevelPin] =
+    &[(L::Sibling, SIB_NEW, SIB_PARAMS_NEW), (L::Mc, MC_32, MC_PARAMS_NEW), (L::Node, NODE_NEW, NODE_PARAMS_32)];
 
 // ----- layouts (one line per CPU) -------------------------------------------
 
@@ -315,165 +311,120 @@ const STOAKLEY_NEW: &[&str] = &[
     "MC 6-7: 7 6 | CPU 0-7: 6-7@2048 0-1@2048 2-3@2048 4-5@2048",
 ];
 
-// ----- the 25 tests -----------------------------------------------------------
+// ----- one table of pins per preset, one test per preset ---------------------
+
+/// What one preset builds under one kernel profile.
+struct Pin {
+    v: V,
+    /// [`layout`] of every CPU: spans, groups in list order, cpu_power.
+    layout: &'static [&'static str],
+    /// Every level [`layout`] shows, with its flags and params.
+    levels: &'static [LevelPin],
+}
+
+/// Checks `host` against its pins, one per profile in `V::ALL` order. Every
+/// profile is checked even after one fails; each failed assertion names host,
+/// CPU, level and profile, and the test then fails listing the profiles.
+fn check_preset(host: &str, pins: &[Pin; 5]) {
+    assert_eq!(pins.each_ref().map(|pin| pin.v), V::ALL, "{host}: one pin per profile, oldest first");
+    let failed: Vec<&str> =
+        pins.iter().filter(|pin| catch_unwind(|| check_pin(host, pin)).is_err()).map(|pin| pin.v.name()).collect();
+    assert!(failed.is_empty(), "{host} failed on {}", failed.join(", "));
+}
+
+fn check_pin(host: &str, pin: &Pin) {
+    let d = build(host, pin.v);
+    assert_eq!(layout(&d), pin.layout, "{host} layout on {}", pin.v);
+    for &(level, (value, names), p) in pin.levels {
+        check_level(host, &d, level, value, names, p);
+    }
+}
 
 /// X2 on 2.6.25/26: only the CPU level, two one-CPU groups of power 1024,
 /// flags 47, idx busy 2 / idle 1 / newidle 2 / wake 1 / forkexec 1.
-fn x2_old(v: V) {
-    let d = build("x2", v);
-    assert_layout(&d, X2_OLD);
-    check(&d, L::Cpu, CPU_OLD, cpu_params(v));
-    let p = d.of(0)[0].params;
-    assert_eq!((p.busy_idx, p.idle_idx, p.newidle_idx, p.wake_idx, p.forkexec_idx), (2, 1, 2, 1, 1));
-}
-
 /// X2 on 2.6.32(-rc1): MC over both cores, the CPU level removed.
-fn x2_new(v: V) {
-    let d = build("x2", v);
-    assert_layout(&d, X2_NEW);
-    check(&d, L::Mc, mc_flags(v), mc_params(v));
-}
+const X2: [Pin; 5] = [
+    Pin { v: V::V2_6_25, layout: X2_OLD, levels: LEVELS_CPU_OLD },
+    Pin { v: V::V2_6_26Rc4, layout: X2_OLD, levels: LEVELS_CPU_OLD },
+    Pin { v: V::V2_6_26, layout: X2_OLD, levels: LEVELS_CPU_OLD },
+    Pin { v: V::V2_6_32Rc1, layout: X2_NEW, levels: LEVELS_MC_32RC1 },
+    Pin { v: V::V2_6_32, layout: X2_NEW, levels: LEVELS_MC_32 },
+];
 
 #[test]
-fn x2_2_6_25() {
-    x2_old(V::V2_6_25);
-}
-#[test]
-fn x2_2_6_26_rc4() {
-    x2_old(V::V2_6_26Rc4);
-}
-#[test]
-fn x2_2_6_26() {
-    x2_old(V::V2_6_26);
-}
-#[test]
-fn x2_2_6_32_rc1() {
-    x2_new(V::V2_6_32Rc1);
-}
-#[test]
-fn x2_2_6_32() {
-    x2_new(V::V2_6_32);
+fn x2() {
+    check_preset("x2", &X2);
+    // 2.6.25/26: CPU0's only domain (CPU) has these idx, as in the doc above.
+    for v in [V::V2_6_25, V::V2_6_26Rc4, V::V2_6_26] {
+        let p = build("x2", v).of(0)[0].params;
+        let idx = (p.busy_idx, p.idle_idx, p.newidle_idx, p.wake_idx, p.forkexec_idx);
+        assert_eq!(idx, (2, 1, 2, 1, 1), "x2 CPU0 lowest level idx on {v}");
+    }
 }
 
 /// Q6600: MC = each L2 pair {0,1}, {2,3} (single-CPU groups, 1024 each);
 /// CPU = all four with the two pairs as groups: 1024 each on 2.6.25/26
 /// ("perf policy"), 2048 each on 2.6.32 (sum of the MC groups).
-fn q6600(v: V) {
-    let d = build("q6600", v);
-    assert_layout(&d, if v.is_2_6_32() { Q6600_NEW } else { Q6600_OLD });
-    check(&d, L::Mc, mc_flags(v), mc_params(v));
-    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
-}
+const Q6600: [Pin; 5] = [
+    Pin { v: V::V2_6_25, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26Rc4, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_32Rc1, layout: Q6600_NEW, levels: LEVELS_MC_CPU_32RC1 },
+    Pin { v: V::V2_6_32, layout: Q6600_NEW, levels: LEVELS_MC_CPU_32 },
+];
 
 #[test]
-fn q6600_2_6_25() {
-    q6600(V::V2_6_25);
-}
-#[test]
-fn q6600_2_6_26_rc4() {
-    q6600(V::V2_6_26Rc4);
-}
-#[test]
-fn q6600_2_6_26() {
-    q6600(V::V2_6_26);
-}
-#[test]
-fn q6600_2_6_32_rc1() {
-    q6600(V::V2_6_32Rc1);
-}
-#[test]
-fn q6600_2_6_32() {
-    q6600(V::V2_6_32);
+fn q6600() {
+    check_preset("q6600", &Q6600);
 }
 
 /// Nehalem-EP (NUMA): SIBLING = the HT pair, MC = the socket's 8 threads,
 /// CPU removed (same span as MC, one group), NODE = all 16 with the two
 /// sockets as groups, own node first.
-fn nehalem(v: V) {
-    let d = build("nehalem-ep", v);
-    assert_layout(&d, if v.is_2_6_32() { NEHALEM_NEW } else { NEHALEM_OLD });
-    check(&d, L::Sibling, if v.is_2_6_32() { SIB_NEW } else { SIB_OLD }, sib_params(v));
-    check(&d, L::Mc, mc_flags(v), mc_params(v));
-    check(&d, L::Node, if v.is_2_6_32() { NODE_NEW } else { NODE_OLD }, node_params(v));
-}
+const NEHALEM_EP: [Pin; 5] = [
+    Pin { v: V::V2_6_25, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_25 },
+    Pin { v: V::V2_6_26Rc4, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_26 },
+    Pin { v: V::V2_6_26, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_26 },
+    Pin { v: V::V2_6_32Rc1, layout: NEHALEM_NEW, levels: LEVELS_SIB_MC_NODE_32RC1 },
+    Pin { v: V::V2_6_32, layout: NEHALEM_NEW, levels: LEVELS_SIB_MC_NODE_32 },
+];
 
 #[test]
-fn nehalem_ep_2_6_25() {
-    nehalem(V::V2_6_25);
-}
-#[test]
-fn nehalem_ep_2_6_26_rc4() {
-    nehalem(V::V2_6_26Rc4);
-}
-#[test]
-fn nehalem_ep_2_6_26() {
-    nehalem(V::V2_6_26);
-}
-#[test]
-fn nehalem_ep_2_6_32_rc1() {
-    nehalem(V::V2_6_32Rc1);
-}
-#[test]
-fn nehalem_ep_2_6_32() {
-    nehalem(V::V2_6_32);
+fn nehalem_ep() {
+    check_preset("nehalem-ep", &NEHALEM_EP);
 }
 
 /// Tigerton: MC = die pairs, CPU = all 16 with 8 groups (the package is
 /// invisible: groups are L2 pairs).
-fn tigerton(v: V) {
-    let d = build("tigerton", v);
-    assert_layout(&d, if v.is_2_6_32() { TIGERTON_NEW } else { TIGERTON_OLD });
-    assert!(d.per_cpu.iter().all(|c| c[1].groups.len() == 8));
-    check(&d, L::Mc, mc_flags(v), mc_params(v));
-    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
-}
+const TIGERTON: [Pin; 5] = [
+    Pin { v: V::V2_6_25, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26Rc4, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_32Rc1, layout: TIGERTON_NEW, levels: LEVELS_MC_CPU_32RC1 },
+    Pin { v: V::V2_6_32, layout: TIGERTON_NEW, levels: LEVELS_MC_CPU_32 },
+];
 
 #[test]
-fn tigerton_2_6_25() {
-    tigerton(V::V2_6_25);
-}
-#[test]
-fn tigerton_2_6_26_rc4() {
-    tigerton(V::V2_6_26Rc4);
-}
-#[test]
-fn tigerton_2_6_26() {
-    tigerton(V::V2_6_26);
-}
-#[test]
-fn tigerton_2_6_32_rc1() {
-    tigerton(V::V2_6_32Rc1);
-}
-#[test]
-fn tigerton_2_6_32() {
-    tigerton(V::V2_6_32);
+fn tigerton() {
+    check_preset("tigerton", &TIGERTON);
+    // Every CPU's second domain (CPU) has 8 groups on every profile.
+    for v in V::ALL {
+        for (cpu, chain) in build("tigerton", v).per_cpu.iter().enumerate() {
+            assert_eq!(chain[1].groups.len(), 8, "tigerton CPU{cpu} {} groups on {v}", chain[1].level);
+        }
+    }
 }
 
 /// Stoakley: MC = die pairs, CPU = all 8 with 4 groups.
-fn stoakley(v: V) {
-    let d = build("stoakley", v);
-    assert_layout(&d, if v.is_2_6_32() { STOAKLEY_NEW } else { STOAKLEY_OLD });
-    check(&d, L::Mc, mc_flags(v), mc_params(v));
-    check(&d, L::Cpu, cpu_flags(v), cpu_params(v));
-}
+const STOAKLEY: [Pin; 5] = [
+    Pin { v: V::V2_6_25, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26Rc4, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_26, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
+    Pin { v: V::V2_6_32Rc1, layout: STOAKLEY_NEW, levels: LEVELS_MC_CPU_32RC1 },
+    Pin { v: V::V2_6_32, layout: STOAKLEY_NEW, levels: LEVELS_MC_CPU_32 },
+];
 
 #[test]
-fn stoakley_2_6_25() {
-    stoakley(V::V2_6_25);
-}
-#[test]
-fn stoakley_2_6_26_rc4() {
-    stoakley(V::V2_6_26Rc4);
-}
-#[test]
-fn stoakley_2_6_26() {
-    stoakley(V::V2_6_26);
-}
-#[test]
-fn stoakley_2_6_32_rc1() {
-    stoakley(V::V2_6_32Rc1);
-}
-#[test]
-fn stoakley_2_6_32() {
-    stoakley(V::V2_6_32);
+fn stoakley() {
+    check_preset("stoakley", &STOAKLEY);
 }

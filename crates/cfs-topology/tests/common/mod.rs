@@ -36,7 +36,7 @@ pub fn layout(d: &SchedDomains) -> Vec<String> {
 /// min, max, busy_factor, imbalance_pct, cache_nice_tries,
 /// [busy, idle, newidle, wake, forkexec] idx, smt_gain, balance_interval.
 #[allow(clippy::too_many_arguments)]
-pub fn params(min: u32, max: u32, bf: u32, imb: u32, cnt: u32, idx: [u8; 5], smt_gain: u32, bi: u32) -> DomainParams {
+pub const fn params(min: u32, max: u32, bf: u32, imb: u32, cnt: u32, idx: [u8; 5], smt: u32, bi: u32) -> DomainParams {
     DomainParams {
         min_interval: min,
         max_interval: max,
@@ -48,24 +48,26 @@ pub fn params(min: u32, max: u32, bf: u32, imb: u32, cnt: u32, idx: [u8; 5], smt
         newidle_idx: idx[2],
         wake_idx: idx[3],
         forkexec_idx: idx[4],
-        smt_gain,
+        smt_gain: smt,
         balance_interval: bi,
     }
 }
 
 /// Every CPU's domain of `level` has these flags (as the profile's number
 /// and by name) and parameters; and at least one CPU has that level.
-pub fn check_level(d: &SchedDomains, level: DomainLevel, value: u32, names: &[&str], p: DomainParams) {
+/// Messages name `host`, the CPU, the level and the profile.
+pub fn check_level(host: &str, d: &SchedDomains, level: DomainLevel, value: u32, names: &[&str], p: DomainParams) {
+    let v = d.version;
     let mut seen = 0;
     for (cpu, chain) in d.per_cpu.iter().enumerate() {
         for sd in chain.iter().filter(|sd| sd.level == level) {
             seen += 1;
-            assert_eq!(sd.flags.kernel_value(d.version), value, "CPU{cpu} {level} flags on {}", d.version);
-            assert_eq!(sd.flags.names().collect::<Vec<_>>(), names, "CPU{cpu} {level} flag names on {}", d.version);
-            assert_eq!(sd.params, p, "CPU{cpu} {level} params on {}", d.version);
+            assert_eq!(sd.flags.kernel_value(v), value, "{host} CPU{cpu} {level} flags on {v}");
+            assert_eq!(sd.flags.names().collect::<Vec<_>>(), names, "{host} CPU{cpu} {level} flag names on {v}");
+            assert_eq!(sd.params, p, "{host} CPU{cpu} {level} params on {v}");
         }
     }
-    assert!(seen > 0, "no {level} domain on {}", d.version);
+    assert!(seen > 0, "{host}: no {level} domain on {v}");
 }
 
 /// The levels of `cpu`, bottom-up.
