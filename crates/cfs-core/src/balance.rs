@@ -431,10 +431,10 @@ impl<O: Observer> Scheduler<O> {
     /// cleared and `None` returned, and find_busiest_group finds nothing.
     ///
     /// `with_avg_load_per_task`: also sum cpu_avg_load_per_task over the
-    /// CPUs, as 2.6.32 does for its group_imb test. 2.6.25/26 do not call it
-    /// in this loop (in the kernel it is no pure read: 2.6.26 stores
-    /// `rq->avg_load_per_task`), so their caller passes false and
-    /// `sum_avg_load_per_task` stays 0.
+    /// CPUs, as 2.6.32 does for its group_imb test (where the kernel's
+    /// version also stores `rq->avg_load_per_task`, a value only it reads
+    /// back). 2.6.25/26 do not call it in this loop, so their caller passes
+    /// false and `sum_avg_load_per_task` stays 0.
     #[allow(clippy::too_many_arguments)] // the kernel's signature
     pub(crate) fn update_sg_lb_stats(
         &self,
