@@ -714,6 +714,13 @@ impl<O: Observer> Scheduler<O> {
     fn apply_pending_move(&mut self, cpu: CpuId, p: TaskId) {
         let Some(i) = self.pending_move.iter().position(|&t| t == p) else { return };
         let (state, allowed) = (self.t(p).state, self.t(p).allowed);
+        if self.t(p).cpu != cpu {
+            // __migrate_task: "Already moved." (task_cpu(p) != src_cpu; 2.6.26
+            // sched.c:5623-5625): active balancing in this same schedule() pushed
+            // it, to a CPU its mask allows. The request is done.
+            self.pending_move.swap_remove(i);
+            return;
+        }
         if state == TaskState::Queued && !allowed.contains(cpu) {
             self.pending_move.swap_remove(i);
             let dest = allowed.first().unwrap_or(cpu);
