@@ -124,3 +124,75 @@ fn an_all_idle_machine_stops_every_tick() {
     assert_eq!(sim.s.nohz().load_balancer, None);
     assert!((0..4).all(|c| sim.s.tick_stopped(c)));
 }
+
+#[test]
+fn the_ilb_balances_for_a_tickless_cpu_that_can_take_work_it_cannot() {
+    // 4 hogs on CPU 0, each allowed on CPUs 0 and 2 only. CPUs 1-3 enter the idle loop:
+    // CPU 1 is the ILB owner, 2 and 3 stop their ticks. Jiffy 1: CPU 1's own pass finds
+    // every task pinned away from it (MC {0,1}: all_pinned; CPU level: its group {0,1}
+    // is the busy one), so it has no work and goes on to balance CPU 2 as CPU_IDLE: at
+    // the CPU level {2,3} vs {0,1} (source loads 4096 + 0, avg 2048, imbalance
+    // min(2048, 4096 - 1024) = 2048) CPU 2 pulls 2 tasks, periodic migrations on its
+    // behalf. CPU 3, balanced next, is not its group's balancer (CPU 2, still idle,
+    // comes first) and pulls nothing. The owner then takes the earliest next_balance.
+    let mut c = cfg(V26, 4);
+    c.hres_timers = false;
+    c.nohz = true;
+    let mut sim = Sim::new(c, q6600(V26), 0);
+    for _ in 0..4 {
+        sim.spawn(0, TaskParams::normal().allowed(cfs_core::CpuMask::from_cpus([0, 2])));
+    }
+    let now = sim.now();
+    // A busy CPU, or one with need_resched set, does not stop its tick.
+    assert!(!sim.s.nohz_stop_sched_tick(now, 0).unwrap());
+    assert!(sim.s.nohz().cpu_mask.is_empty());
+    for cpu in 1..4 {
+        sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
+    }
+    sim.clear_events();
+    sim.run_to(sim.tick_ns);
+    assert_eq!(sim.nr_running(), vec![2, 0, 2, 0]);
+    let reasons = migration_reasons(&sim);
+    assert_eq!(reasons, vec![MigrateReason::Periodic; 2]);
+    // CPU 2 left nohz mode when it woke to run them; the owner is still CPU 1.
+    assert_eq!(sim.s.nohz().load_balancer, Some(1));
+    assert_eq!(sim.s.nohz().cpu_mask.iter().collect::<Vec<_>>(), vec![1, 3]);
+    let nb = |c: usize| sim.s.rq(c).unwrap().next_balance;
+    assert_eq!(nb(1), nb(1).min(nb(2)).min(nb(3)));
+}
+
+#[test]
+fn need_resched_keeps_the_tick() {
+    // tick_nohz_stop_sched_tick: `if (need_resched()) goto end;`. A wakeup onto idle CPU 1
+    // sets its need_resched; its idle loop must not stop the tick (or join the mask)
+    // before it schedules.
+    let mut c = cfg(V26, 4);
+    c.nohz = true;
+    let mut sim = Sim::new(c, q6600(V26), 0);
+    sim.auto_resched = false;
+    let t = sim.s.spawn(0, 1, TaskParams::normal()).unwrap();
+    assert!(sim.s.need_resched(1) && sim.s.task(t).unwrap().cpu == 1);
+    assert!(!sim.s.nohz_stop_sched_tick(0, 1).unwrap());
+    assert!(!sim.s.nohz().cpu_mask.contains(1));
+}
+
+#[test]
+fn a_tickless_cpu_leaving_nohz_mode_keeps_the_owner() {
+    // select_nohz_load_balancer(0) (from tick_nohz_restart_sched_tick) clears only the
+    // leaving CPU from the mask; the ILB role stays with its owner unless the leaver is it.
+    let mut c = cfg(V26, 4);
+    c.nohz = true;
+    let mut sim = Sim::new(c, q6600(V26), 0);
+    sim.auto_resched = false;
+    for cpu in 0..3 {
+        sim.s.nohz_stop_sched_tick(0, cpu).unwrap();
+    }
+    assert_eq!(sim.s.nohz().load_balancer, Some(0));
+    assert!(sim.s.tick_stopped(2));
+    // A task woken onto tickless CPU 2: its idle loop restarts the tick in schedule().
+    let t = sim.s.spawn(1_000, 2, TaskParams::normal()).unwrap();
+    assert_eq!(sim.s.schedule(1_000, 2, cfs_core::Deschedule::Preempt).unwrap().next, Some(t));
+    assert!(!sim.s.tick_stopped(2));
+    assert_eq!(sim.s.nohz().load_balancer, Some(0));
+    assert_eq!(sim.s.nohz().cpu_mask.iter().collect::<Vec<_>>(), vec![0, 1]);
+}

@@ -734,7 +734,20 @@ fn affinity_change_of_a_sleeping_task_moves_its_cpu_at_once() {
     s.set_affinity(4 * MS, q, CpuMask::single(1)).unwrap();
     s.schedule(4 * MS, 0, Deschedule::Sleep).unwrap();
     assert_eq!(s.task(q).unwrap().cpu, 1);
-    assert_eq!(s.wake_up(5 * MS, q, 0, false).unwrap().cpu, 1);
+    assert_eq!(s.task(q).unwrap().state, cfs_core::TaskState::Sleeping, "moved, not queued");
+    let out = s.wake_up(5 * MS, q, 0, false).unwrap();
+    assert_eq!((out.cpu, out.woken), (1, true));
+    // A mask that excluded the running task's CPU and was widened again before it
+    // blocked: __migrate_task's dest (CPU 0) is allowed but so is its CPU; the request
+    // finds nothing to do for a task that may stay where it is (set_cpus_allowed_ptr
+    // returns early when the current CPU is in the new mask), so it stays on CPU 1.
+    let mut s = mk(cfg(V26, 2), dual_core(V26));
+    let r = s.spawn(0, 1, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 1, Deschedule::Preempt).unwrap().next, Some(r));
+    s.set_affinity(MS, r, CpuMask::single(0)).unwrap();
+    s.set_affinity(MS, r, CpuMask::from_cpus([0, 1])).unwrap();
+    s.schedule(2 * MS, 1, Deschedule::Sleep).unwrap();
+    assert_eq!(s.task(r).unwrap().cpu, 1);
 }
 
 #[test]
