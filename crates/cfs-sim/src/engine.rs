@@ -941,6 +941,10 @@ impl<'a> Sim<'a> {
         self.cpus[c].curr = next;
         self.busy_cpus = self.busy_cpus + usize::from(next.is_some()) - usize::from(prev.is_some());
         if next == prev {
+            if next.is_none() {
+                // Woken with nothing to run (an ILB kick): back to the idle loop.
+                self.idle_loop(c)?;
+            }
             return Ok(());
         }
         self.switches += 1;
