@@ -23,13 +23,19 @@ fn migration_reasons(sim: &Sim) -> Vec<MigrateReason> {
 
 const V26: KernelVersion = KernelVersion::V2_6_26;
 
+/// A 2.6.26 Q6600 at HZ=250; `hres` = HRTICK on its hrtimer, else the
+/// periodic tick ends slices.
+fn q6600_sim(nohz: bool, hres: bool) -> Sim {
+    let mut c = cfg(V26, 4);
+    c.hres_timers = hres;
+    c.nohz = nohz;
+    Sim::new(c, q6600(V26), 0)
+}
+
 /// Q6600, HZ=250, periodic tick, 8 hogs spawned on CPU 0 at t = 0; with
 /// NO_HZ the three idle CPUs enter the idle loop at t = 0.
 fn eight_hogs(nohz: bool) -> Sim {
-    let mut c = cfg(V26, 4);
-    c.hres_timers = false;
-    c.nohz = nohz;
-    let mut sim = Sim::new(c, q6600(V26), 0);
+    let mut sim = q6600_sim(nohz, false);
     for _ in 0..8 {
         sim.spawn(0, TaskParams::normal());
     }
@@ -111,9 +117,7 @@ fn an_all_idle_machine_stops_every_tick() {
     // so 3 just stops. At CPU 0's next tick trigger_load_balance sees an idle owner of an
     // all-nohz machine and reschedules it; back in the idle loop its select gives the role
     // up (load_balancer = -1) and its tick stops too.
-    let mut c = cfg(V26, 4);
-    c.nohz = true;
-    let mut sim = Sim::new(c, q6600(V26), 0);
+    let mut sim = q6600_sim(true, true);
     for cpu in 0..4 {
         let now = sim.now();
         sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
@@ -135,10 +139,7 @@ fn the_ilb_balances_for_a_tickless_cpu_that_can_take_work_it_cannot() {
     // min(2048, 4096 - 1024) = 2048) CPU 2 pulls 2 tasks, periodic migrations on its
     // behalf. CPU 3, balanced next, is not its group's balancer (CPU 2, still idle,
     // comes first) and pulls nothing. The owner then takes the earliest next_balance.
-    let mut c = cfg(V26, 4);
-    c.hres_timers = false;
-    c.nohz = true;
-    let mut sim = Sim::new(c, q6600(V26), 0);
+    let mut sim = q6600_sim(true, false);
     for _ in 0..4 {
         sim.spawn(0, TaskParams::normal().allowed(cfs_core::CpuMask::from_cpus([0, 2])));
     }
@@ -166,9 +167,7 @@ fn need_resched_keeps_the_tick() {
     // tick_nohz_stop_sched_tick: `if (need_resched()) goto end;`. A wakeup onto idle CPU 1
     // sets its need_resched; its idle loop must not stop the tick (or join the mask)
     // before it schedules.
-    let mut c = cfg(V26, 4);
-    c.nohz = true;
-    let mut sim = Sim::new(c, q6600(V26), 0);
+    let mut sim = q6600_sim(true, true);
     sim.auto_resched = false;
     let t = sim.s.spawn(0, 1, TaskParams::normal()).unwrap();
     assert!(sim.s.need_resched(1) && sim.s.task(t).unwrap().cpu == 1);
@@ -180,9 +179,7 @@ fn need_resched_keeps_the_tick() {
 fn a_tickless_cpu_leaving_nohz_mode_keeps_the_owner() {
     // select_nohz_load_balancer(0) (from tick_nohz_restart_sched_tick) clears only the
     // leaving CPU from the mask; the ILB role stays with its owner unless the leaver is it.
-    let mut c = cfg(V26, 4);
-    c.nohz = true;
-    let mut sim = Sim::new(c, q6600(V26), 0);
+    let mut sim = q6600_sim(true, true);
     sim.auto_resched = false;
     for cpu in 0..3 {
         sim.s.nohz_stop_sched_tick(0, cpu).unwrap();
