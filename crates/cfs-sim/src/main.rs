@@ -1,13 +1,27 @@
 //! The `cfs-sim` command line: a thin shell over [`cfs_sim::cli`].
 
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
 fn main() {
-    if std::env::var_os("RUST_LOG").is_some() {
+    if let Some(spec) = std::env::var_os("RUST_LOG") {
         // Decision logging: cfs-core's events at TRACE, target `cfs_core`.
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init();
+        // RUST_LOG takes `level` or `target=level` directives, comma-separated.
+        match spec.to_string_lossy().parse::<Targets>() {
+            Ok(filter) => tracing_subscriber::registry()
+                .with(
+                    tracing_subscriber::fmt::layer()
+                        .with_writer(std::io::stderr)
+                        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+                )
+                .with(filter)
+                .init(),
+            Err(e) => {
+                eprintln!("cfs-sim: error: RUST_LOG: {e} (expected e.g. cfs_core=trace or debug)");
+                std::process::exit(2);
+            }
+        }
     }
     let args: Vec<String> = std::env::args().collect();
     if let Err(msg) = cfs_sim::cli::main_with(&args) {

@@ -156,9 +156,28 @@ pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), 
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| err(&"bad font"))?;
     match ext.as_str() {
         "svg" => draw(SVGBackend::new(path, (900, 600)).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
-        "png" => draw(BitMapBackend::new(path, (900, 600)).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
+        "png" => {
+            // Rendered into memory, then encoded by the png crate (plotters'
+            // own encoder would pull in the whole image crate).
+            let (w, h) = (900u32, 600u32);
+            let mut rgb = vec![0u8; (w * h * 3) as usize];
+            draw(BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area(), plan, res, title)
+                .map_err(|e| err(&e))?;
+            write_png(path, w, h, &rgb).map_err(|e| err(&e))
+        }
         _ => Err(format!("plot file {} must end in .svg or .png", path.display())),
     }
+}
+
+/// Writes 8-bit RGB pixels as a PNG file.
+fn write_png(path: &Path, w: u32, h: u32, rgb: &[u8]) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())
 }
 
 fn draw<DB: DrawingBackend>(

@@ -124,3 +124,57 @@ fn good_commands_succeed() {
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn rust_log_turns_on_decision_logging_and_a_bad_filter_is_an_error() {
+    let hogs = ["hogs", "--clients", "2", "--runs", "1", "--duration", "10ms"];
+    let with = |filter: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cfs-sim"));
+        cmd.args(hogs).env_remove("RUST_LOG");
+        if let Some(f) = filter {
+            cmd.env("RUST_LOG", f);
+        }
+        cmd.output().unwrap()
+    };
+    let quiet = with(None);
+    assert!(quiet.status.success());
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+    // Two hogs are forked, so cfs-core reports two Fork events at TRACE.
+    let loud = with(Some("cfs_core=trace"));
+    assert!(loud.status.success());
+    let log = String::from_utf8_lossy(&loud.stderr);
+    assert!(log.lines().filter(|l| l.contains("TRACE") && l.contains("event=Fork")).count() >= 2, "{log}");
+    // A level filter below TRACE hides the decision events.
+    let info = with(Some("cfs_core=info"));
+    assert!(!String::from_utf8_lossy(&info.stderr).contains("event="));
+    let bad = with(Some("cfs_core=loud"));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("cfs-sim: error: RUST_LOG"), "{err}");
+}
+
+#[test]
+fn plots_are_written_as_svg_and_png() {
+    let dir = std::env::temp_dir().join(format!("cfs-sim-plot-test-{}", std::process::id()));
+    let (svg, png_path) = (dir.join("hogs.svg"), dir.join("sub/hogs.png"));
+    for p in [&svg, &png_path] {
+        let args = ["hogs", "--clients", "1,2", "--runs", "1", "--duration", "20ms", "--plot", p.to_str().unwrap()];
+        let out = run(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("<polyline"), "{}", &text[..text.len().min(200)]);
+    // The PNG decodes to the 900x600 RGB image drawn, with the white
+    // background, the black axes and at least one coloured line.
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png_path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height, info.color_type), (900, 600, png::ColorType::Rgb));
+    let pixels = || buf[..info.buffer_size()].chunks(3);
+    assert!(pixels().filter(|p| p == &[255, 255, 255]).count() > 900 * 600 / 2, "mostly white background");
+    assert!(pixels().any(|p| p == [0, 0, 0]), "black axes");
+    assert!(pixels().any(|p| p[0] != p[1] || p[1] != p[2]), "a coloured line");
+    let _ = std::fs::remove_dir_all(&dir);
+}
