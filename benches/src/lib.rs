@@ -151,6 +151,7 @@ impl ModelRun {
             limits,
             trace: false,
             instruments: Instruments::default(),
+            sockets: self.column.sockets,
         };
         engine::run(&setup, instance).expect("bench run completes")
     }

@@ -32,7 +32,7 @@ use arbitrary::Arbitrary;
 use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
 use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
-use cfs_sim::engine::{self, Instruments, Limits, RunSetup};
+use cfs_sim::engine::{self, Instruments, Limits, RunSetup, Sockets};
 use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, TaskRef, TaskSpec};
 use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
@@ -188,8 +188,10 @@ struct Input {
     warmup: bool,
     /// Engine instruments: bits 0-1 the clock offset (none, none, just
     /// below 2^64, the seed), bit 2 the probe, bit 3 the 1:N watch; bit 4
-    /// switches NO_HZ on (a kernel setting, kept in this byte so that the
-    /// committed corpus decodes as before).
+    /// switches NO_HZ on and bit 5 the socket layer's write-space wakeups,
+    /// under which generated sync sends are AF_UNIX writes and generated
+    /// `Wait { all: true }` a select() (kernel settings, kept in this byte
+    /// so that the committed corpus decodes as before).
     clock: u8,
     builtin: Option<Builtin>,
     generated: Vec<GenTask>,
@@ -218,6 +220,8 @@ struct Gen {
     nr_cpus: usize,
     forks_left: Cell<u32>,
     peers: Arc<[TaskRef]>,
+    /// Sync sends are AF_UNIX stream writes, `Wait { all: true }` a select().
+    sockets: bool,
 }
 
 impl Gen {
@@ -269,10 +273,12 @@ impl Program for GenProg {
                     _ => cx.parent,
                 };
                 match target {
+                    Some(t) if sync && g.sockets => Action::Write { to: t, bytes: bytes as u32 * 16, tag: 0 },
                     Some(t) => Action::Send { to: t, sync, bytes: bytes as u32 * 16, tag: 0 },
                     None => Action::Progress(0),
                 }
             }
+            GOp::Wait { all: true } if g.sockets => Action::Select { repoll_ns: 2_000 },
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait(c) => Action::CondWait(c as usize % NR_CONDS),
             GOp::CondSignal { cond, all } => Action::CondSignal { cond: cond as usize % NR_CONDS, all },
@@ -403,6 +409,7 @@ fuzz_target!(|input: Input| {
             nr_cpus: n,
             forks_left: Cell::new(MAX_FORKS),
             peers: (offset..offset + defs.len()).collect(),
+            sockets: input.clock & 32 != 0,
             defs,
         });
         for (i, d) in shared.defs.iter().enumerate() {
@@ -441,6 +448,7 @@ fuzz_target!(|input: Input| {
             one_to_n_waker: (input.clock & 8 != 0)
                 .then(|| if input.builtin.is_some() { "pgbench" } else { "gen0" }.into()),
         },
+        sockets: Sockets { write_space_wakeups: input.clock & 32 != 0 },
     };
     let inst = engine::Instance { tasks, finish, conds: NR_CONDS };
     let r = engine::run(&setup, inst);

@@ -95,6 +95,7 @@ fuzz_target!(|data: &[u8]| {
         limits: built.limits,
         trace: false,
         instruments: Default::default(),
+        sockets: Default::default(),
     };
     let r = engine::run(&setup, built.instance);
     if debug {

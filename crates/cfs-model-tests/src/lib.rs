@@ -135,6 +135,7 @@ impl Case {
             limits: built.limits,
             trace: false,
             instruments: ins,
+            sockets: col.sockets,
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }

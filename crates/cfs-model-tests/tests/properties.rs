@@ -158,7 +158,9 @@ proptest! {
     /// to its last transaction (a lost wakeup would stall it; the engine
     /// reports a stall as an error) with cfs-core's invariants (every queued
     /// or running task on a CPU its mask allows, exactly one state per task)
-    /// checked after every scheduler call.
+    /// checked after every scheduler call. Half the cases also wake the
+    /// writers of socket messages (`write_space_wakeups`), which adds
+    /// wakeups that find nothing to read.
     #[test]
     fn affinity_and_no_loss(
         p in profile(),
@@ -166,9 +168,11 @@ proptest! {
         client_mask in 1u8..16,
         server_mask in 1u8..16,
         seed in 1u64..1000,
+        write_space in any::<bool>(),
     ) {
         let list = |m: u8| (0..4).filter(|b| m & (1 << b) != 0).map(|b: u8| b.to_string()).collect::<Vec<_>>().join(",");
-        let mut case = Case::new("q6600", &format!("profile={p}"), "pgbench", clients);
+        let config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
+        let mut case = Case::new("q6600", &config, "pgbench", clients);
         case.transactions = Some(600);
         case.pin_client = Some(list(client_mask));
         case.pin_server = Some(list(server_mask));

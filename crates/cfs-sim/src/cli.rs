@@ -165,7 +165,7 @@ pub struct BenchArgs {
     /// patches, policy, set, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1.
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, write_space_wakeups=1.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.

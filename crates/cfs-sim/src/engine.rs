@@ -145,6 +145,27 @@ pub struct RunSetup<'a> {
     pub trace: bool,
     /// Property-test instruments (off by default).
     pub instruments: Instruments,
+    /// What the simulated kernel's socket layer does besides the scheduler.
+    pub sockets: Sockets,
+}
+
+/// Socket-layer behaviour of the simulated kernel that changes who is
+/// woken, beyond the reader wakeup every message makes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sockets {
+    /// Wake the writer of an AF_UNIX stream message ([`Action::Write`])
+    /// when the reader takes it, if the writer sleeps in `Select` or
+    /// `Wait`. In every modelled kernel the reader's recvmsg frees the skb,
+    /// whose destructor `sock_wfree` calls `unix_write_space`; that wakes
+    /// the writer socket's wait queue (`wake_up_interruptible_sync`, no
+    /// event key) as soon as the socket is writable again. A select()
+    /// sleeping on that socket wakes, polls every descriptor and sleeps
+    /// again: select only learned to ignore wakeups for events it does not
+    /// wait for in 2.6.31 (4938d7e0 "poll: avoid extra wakeups in
+    /// select/poll"), and unix_write_space still passed no key in 2.6.32
+    /// (22763c5c net/unix/af_unix.c). Off by default: see
+    /// docs/CALIBRATION.md §5 for what it does to the pgbench tables.
+    pub write_space_wakeups: bool,
 }
 
 /// Measurements and perturbations for property tests
@@ -315,8 +336,12 @@ enum Block {
 /// Work a task resumes with after its system call's time has passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Deferred {
+    /// Take one or all pending messages, else sleep. `woken`: this is the
+    /// re-check after a wakeup, which costs `repoll_ns` if it finds nothing.
     Wait {
         all: bool,
+        repoll_ns: u64,
+        woken: bool,
     },
     Sleep {
         ns: u64,
@@ -457,6 +482,8 @@ struct Sim<'a> {
     idle_exit_ns: u64,
     /// CONFIG_NO_HZ (tickless idle CPUs).
     nohz: bool,
+    /// See [`Sockets::write_space_wakeups`].
+    write_space_wakeups: bool,
     ins: Instruments,
     probe: ProbeState,
     /// Re-read every CPU's hrtick after the next scheduler call, not only
@@ -529,6 +556,7 @@ impl<'a> Sim<'a> {
             ctx_ns: costs.cpu(costs.ctx_switch_ns),
             idle_exit_ns: costs.idle_exit_ns.round() as u64,
             nohz: setup.config.nohz,
+            write_space_wakeups: setup.sockets.write_space_wakeups,
             ins: setup.instruments.clone(),
             probe: ProbeState::default(),
             full_sync: true,
@@ -1116,10 +1144,15 @@ impl<'a> Sim<'a> {
                 self.tasks[t].pending = self.work(ns);
             }
             Action::Send { to, sync, bytes, tag } => {
-                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag })?;
+                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, unix_stream: false })?;
                 self.tasks[t].pending = sys + cost;
             }
-            Action::Wait { all } => defer(self, Deferred::Wait { all }),
+            Action::Write { to, bytes, tag } => {
+                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, unix_stream: true })?;
+                self.tasks[t].pending = sys + cost;
+            }
+            Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
+            Action::Select { repoll_ns } => defer(self, Deferred::Wait { all: true, repoll_ns, woken: false }),
             Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
             Action::CondWait(k) => defer(self, Deferred::CondWait(k)),
             Action::CondSignal { cond, all } => {
@@ -1180,16 +1213,23 @@ impl<'a> Sim<'a> {
     fn resume(&mut self, c: usize, t: TaskRef, d: Deferred) -> Result<(), SimError> {
         match d {
             Deferred::Resume => {}
-            Deferred::Wait { all } => {
+            Deferred::Wait { all, repoll_ns, woken } => {
                 if self.tasks[t].mailbox.is_empty() {
-                    return self.block(c, t, Block::Wait, d);
+                    if woken && repoll_ns > 0 {
+                        // Woken with nothing to read: poll every socket
+                        // again, then look once more.
+                        self.tasks[t].pending = self.work(repoll_ns);
+                        self.tasks[t].deferred = Some(Deferred::Wait { all, repoll_ns, woken: false });
+                        return Ok(());
+                    }
+                    return self.block(c, t, Block::Wait, Deferred::Wait { all, repoll_ns, woken: true });
                 }
-                self.deliver(c, t, all);
+                self.deliver(c, t, all)?;
             }
             Deferred::Sleep { ns, interruptible } => {
                 if interruptible && !self.tasks[t].mailbox.is_empty() {
                     // A signal is already pending: nanosleep returns at once.
-                    self.deliver(c, t, true);
+                    self.deliver(c, t, true)?;
                     return Ok(());
                 }
                 let task = &mut self.tasks[t];
@@ -1231,16 +1271,24 @@ impl<'a> Sim<'a> {
     }
 
     /// Hands `t` one or all pending messages; reading them costs the cache
-    /// lines they drag from the sender's CPU.
-    fn deliver(&mut self, c: usize, t: TaskRef, all: bool) {
+    /// lines they drag from the sender's CPU. Taking an AF_UNIX stream
+    /// message wakes its writer if it sleeps and the kernel does that
+    /// ([`Sockets::write_space_wakeups`]); the reader pays for the wakeup.
+    fn deliver(&mut self, c: usize, t: TaskRef, all: bool) -> Result<(), SimError> {
         let take = if all { self.tasks[t].mailbox.len() } else { 1 };
         let mut cost = 0.0;
+        let mut wake_cost = 0;
         for _ in 0..take {
             let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
+            let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
+            if self.write_space_wakeups && m.unix_stream && writer_sleeps {
+                wake_cost += self.wake(c, m.from, true)?;
+            }
         }
-        self.tasks[t].pending += round_u64(cost);
+        self.tasks[t].pending += round_u64(cost) + wake_cost;
+        Ok(())
     }
 
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
@@ -1256,7 +1304,7 @@ impl<'a> Sim<'a> {
             Block::Sleep { interruptible: true } => {
                 // A signal interrupts the sleep: cancel its timer.
                 task.timer_gen += 1;
-                task.deferred = Some(Deferred::Wait { all: true });
+                task.deferred = Some(Deferred::Wait { all: true, repoll_ns: 0, woken: false });
                 self.armed_timers -= 1;
             }
             _ => return Ok(0),
@@ -1361,7 +1409,13 @@ mod tests {
             limits,
             trace: true,
             instruments: Instruments::default(),
+            sockets: Sockets::default(),
         }
+    }
+
+    /// A task allowed only on `cpu`.
+    fn pinned(name: &str, program: Box<dyn Program>, cpu: usize, ws_kb: u32) -> TaskSpec {
+        TaskSpec { name: name.into(), program, params: TaskParams::normal().allowed(CpuMask::single(cpu)), cpu, ws_kb }
     }
 
     /// A ping task on `a` and a pong task on `b` for `rounds` round trips
@@ -1393,15 +1447,8 @@ mod tests {
                 _ => Action::Send { to: 0, sync: true, bytes: 64, tag: 0 },
             }
         });
-        let spec = |name: &str, p: Box<dyn Program>, cpu: usize| TaskSpec {
-            name: name.into(),
-            program: p,
-            params: TaskParams::normal().allowed(CpuMask::single(cpu)),
-            cpu,
-            ws_kb: 16,
-        };
         let inst = Instance {
-            tasks: vec![spec("ping", Box::new(ping), a), spec("pong", Box::new(pong), b)],
+            tasks: vec![pinned("ping", Box::new(ping), a, 16), pinned("pong", Box::new(pong), b, 16)],
             finish: vec![0],
             conds: 0,
         };
@@ -1418,6 +1465,68 @@ mod tests {
         // 200 round trips of 20 µs of work.
         assert!(same_cpu > 4_000_000, "{same_cpu}");
         assert!(same_cpu < same_die && same_die < cross_die, "{same_cpu} {same_die} {cross_die}");
+    }
+
+    /// One AF_UNIX exchange: the writer (task 0, CPU 0) computes 20 µs,
+    /// writes to the reader (task 1, CPU 2, asleep in recv by then) and
+    /// sleeps in select(); the reader, woken across the FSB (IPI and idle
+    /// exit, ~6.5 µs, long after the writer slept), takes the
+    /// message, works 50 µs and writes back; the writer takes the reply and
+    /// exits. Returns (wakeups, switches, writer's CPU time).
+    fn unix_exchange(write_space_wakeups: bool, repoll_ns: u64) -> (u64, u64, u64) {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
+        let mut n = 0;
+        let writer = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            match n {
+                // Let the reader block in recv first.
+                1 => Action::Run(20_000),
+                2 => Action::Write { to: 1, bytes: 100, tag: 0 },
+                3 => Action::Select { repoll_ns },
+                _ => Action::Exit,
+            }
+        });
+        let mut m = 0;
+        let reader = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            match m {
+                1 => Action::Wait { all: false },
+                2 => Action::Run(50_000),
+                3 => Action::Write { to: 0, bytes: 100, tag: 0 },
+                _ => Action::Exit,
+            }
+        });
+        let inst = Instance {
+            tasks: vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), 2, 0)],
+            finish: vec![0, 1],
+            conds: 0,
+        };
+        let mut s = setup(&host, &costs, limits);
+        s.sockets.write_space_wakeups = write_space_wakeups;
+        let out = run(&s, inst).unwrap();
+        (out.counters.wakeups, out.switches, out.tasks[0].runtime_ns)
+    }
+
+    #[test]
+    fn taking_a_unix_write_wakes_a_writer_sleeping_in_select() {
+        let repoll = 30_000;
+        let (w_off, sw_off, t_off) = unix_exchange(false, repoll);
+        let (w_on, sw_on, t_on) = unix_exchange(true, repoll);
+        // Off: the query wakes the reader and the reply wakes the writer.
+        // On: the reader taking the query (while the writer sleeps in
+        // select) wakes the writer once more; it finds nothing, polls every
+        // socket again (repoll_ns, no jitter, clock factor 1) and sleeps:
+        // one wakeup, one more switch in and one more out of the writer's
+        // CPU, and at least repoll_ns more CPU time for the writer.
+        assert_eq!(w_on, w_off + 1, "wakeups {w_off} -> {w_on}");
+        assert_eq!(sw_on, sw_off + 2, "switches {sw_off} -> {sw_on}");
+        assert!(t_on >= t_off + repoll, "writer's CPU time {t_off} -> {t_on}");
+        // A plain Wait re-checks for free: only the switches differ.
+        let (_, _, t_free) = unix_exchange(true, 0);
+        assert!(t_free < t_off + repoll, "{t_off} {t_free}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct SchedSpec {
     /// Policy of every task (`batch`).
     pub policy: Option<String>,
     /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
-    /// and every `sched_*` tunable).
+    /// `nohz`, `write_space_wakeups`, and every `sched_*` tunable).
     pub sets: Vec<(String, String)>,
     /// Domain flag overrides (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL`).
     pub sd_flags: Option<String>,
@@ -48,6 +48,8 @@ pub struct Column {
     pub domains: SchedDomains,
     /// Policy for every task, if forced.
     pub policy: Option<Policy>,
+    /// Socket-layer settings (`--set write_space_wakeups=1`).
+    pub sockets: engine::Sockets,
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -134,8 +136,9 @@ impl SchedSpec {
         if let Some(f) = &self.features {
             cfg = apply_features(cfg, f)?;
         }
+        let mut sockets = engine::Sockets::default();
         for (k, v) in &self.sets {
-            apply_set(&mut cfg, k, v)?;
+            apply_set(&mut cfg, &mut sockets, k, v)?;
         }
         cfg.validate().map_err(|e| e.to_string())?;
         let policy = self
@@ -149,7 +152,7 @@ impl SchedSpec {
             domains.apply_overrides(&ov);
         }
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policy, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policy, sockets, spec: self.clone() })
     }
 }
 
@@ -173,7 +176,7 @@ fn apply_features(cfg: Config, f: &str) -> Result<Config, String> {
     }
 }
 
-fn apply_set(cfg: &mut Config, k: &str, v: &str) -> Result<(), String> {
+fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) -> Result<(), String> {
     let bad = || format!("--set {k}={v}: not a valid value");
     let as_bool = || match v {
         "1" | "true" | "on" | "yes" => Ok(true),
@@ -185,13 +188,15 @@ fn apply_set(cfg: &mut Config, k: &str, v: &str) -> Result<(), String> {
         "hres_timers" | "hres" => cfg.hres_timers = as_bool()?,
         "nohz" => cfg.nohz = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
+        "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         _ => {
             let value: i64 = v.parse().map_err(|_| bad())?;
             match cfg.tunables.set_by_name(k, value) {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, check_invariants, sched_latency_ns, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, check_invariants, write_space_wakeups, \
+                         sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
                     ));
@@ -397,6 +402,7 @@ impl Plan {
             limits: built.limits,
             trace,
             instruments: engine::Instruments::default(),
+            sockets: col.sockets,
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();

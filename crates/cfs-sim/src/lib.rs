@@ -34,12 +34,18 @@
 //! system call returns, a remote one after the reschedule IPI, a tick at
 //! once).
 //!
-//! **HZ defaults to 250**, cfs-core's default and the common choice of
-//! 2008 distribution kernels for x86_64 servers (Fedora, Ubuntu server and
-//! SUSE shipped HZ=250; some desktop builds used 1000): `--set hz=1000`
-//! changes it. High-resolution timers are on, so the HRTICK feature bit
-//! ends slices on an hrtimer as on a real 2.6.26 box (`--set
-//! hres_timers=0` for periodic-tick-only slices).
+//! **HZ defaults to 250**, cfs-core's default and Kconfig's (kernel/Kconfig.hz
+//! `default HZ_250`); Greg Smith built the seed kernels as "stock ones I
+//! compiled with a minimum of fiddling from the defaults" (LKML 2008-05-21).
+//! `--set hz=1000` changes it. High-resolution timers are on, so the HRTICK
+//! feature bit ends slices on an hrtimer (`--set hres_timers=0` for
+//! periodic-tick-only slices, Kconfig's default; the features table's
+//! fidelity is the same either way, docs/CALIBRATION.md §1).
+//!
+//! **Sockets.** Messages wake their reader. AF_UNIX stream writes
+//! ([`program::Action::Write`]) can also wake their writer when the reader
+//! takes them (`unix_write_space`), off by default
+//! ([`engine::Sockets`], `--set write_space_wakeups=1`).
 //!
 //! ## Costs
 //!

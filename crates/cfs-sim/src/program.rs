@@ -34,6 +34,9 @@ pub struct Msg {
     pub bytes: u32,
     /// A program-defined tag (e.g. query / reply / terminate).
     pub tag: u32,
+    /// Written on an AF_UNIX stream socket ([`Action::Write`]): taking it
+    /// frees the writer's buffer, which can wake the writer.
+    pub unix_stream: bool,
 }
 
 /// A task to create with [`Action::Fork`].
@@ -73,6 +76,30 @@ pub enum Action {
         bytes: u32,
         /// Program-defined tag.
         tag: u32,
+    },
+    /// A write of `bytes` on an AF_UNIX stream socket to `to`: a message,
+    /// and a sync wakeup of the reader if it waits (`sock_def_readable` →
+    /// `wake_up_interruptible_sync`), as `Send { sync: true }`. When the
+    /// reader takes it, the kernel frees the writer's buffer (`sock_wfree`
+    /// → `unix_write_space`), which wakes the writer too if it sleeps on its
+    /// socket (in `Select` or `Wait`): the engine models that second wakeup
+    /// when [`crate::engine::Sockets::write_space_wakeups`] is on.
+    Write {
+        /// Reader.
+        to: TaskRef,
+        /// Payload bytes.
+        bytes: u32,
+        /// Program-defined tag.
+        tag: u32,
+    },
+    /// select()/poll() over the task's sockets: take every pending message,
+    /// blocking until there is one, like `Wait { all: true }`. A wakeup that
+    /// finds nothing pending (a write-space wakeup, see [`Action::Write`])
+    /// polls every socket again, `repoll_ns` of CPU work (baseline), and
+    /// sleeps again, as do_select's loop does.
+    Select {
+        /// One poll pass over every socket, ns (baseline).
+        repoll_ns: u64,
     },
     /// Block until a message is pending. `all`: take every pending message
     /// (select/poll); otherwise exactly one (a semaphore down).
@@ -315,7 +342,7 @@ mod tests {
     #[test]
     fn queued_takes_the_queue_first_and_exits_on_an_empty_plan() {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let msg = Msg { from: 1, cpu: 0, bytes: 0, tag: 0 };
+        let msg = Msg { from: 1, cpu: 0, bytes: 0, tag: 0, unix_stream: false };
         let mut p = Queued::new(Twice { calls: 0 });
         let mut steps = Vec::new();
         for received in [&[msg][..], &[msg, msg], &[], &[msg, msg, msg], &[]] {

@@ -116,6 +116,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "patches": c.config.patches.iter().map(|p| p.name()).collect::<Vec<_>>(),
                 "policy": c.policy.map(|p| format!("{p:?}").to_lowercase()),
                 "hz": c.config.hz,
+                "hres_timers": c.config.hres_timers,
+                "nohz": c.config.nohz,
+                "write_space_wakeups": c.sockets.write_space_wakeups,
                 "sd_flags": c.spec.sd_flags,
             })
         })

@@ -66,6 +66,7 @@ fn unknown_profile_setting_policy_and_sd_flags() {
     fails(&["--set", "sched_frobnicate=1"], "unknown setting");
     fails(&["--set", "hz"], "NAME=VALUE");
     fails(&["--set", "sched_latency_ns=1"], "out of range");
+    fails(&["--set", "write_space_wakeups=maybe"], "not a valid value");
     fails(&["--policy", "fifo"], "unknown policy");
     fails(&["--sd-flags", "MC:-NOPE"], "sd-flags");
     fails(&["--config", "colour=red"], "unknown config key");

@@ -4,7 +4,11 @@
 //!
 //! Who wakes whom: the client's query write wakes the backend blocked in
 //! recv; the backend's reply wakes the client blocked in select(). Both are
-//! `sock_def_readable` → `wake_up_interruptible_sync`: sync wakeups.
+//! `sock_def_readable` → `wake_up_interruptible_sync`: sync wakeups. Both
+//! are AF_UNIX stream writes ([`Action::Write`]), so with the engine's
+//! `write_space_wakeups` on, the reader taking one also wakes its writer
+//! if it sleeps (the client in select(), the backend in recv); connection
+//! set-up and the final Terminate stay plain messages.
 //!
 //! The client loop, as Greg Smith describes it and pgbench.c (8.3) codes
 //! it: select() on every open connection; for each ready one read the reply
@@ -178,7 +182,7 @@ impl Planner for Backend {
             let peers = self.registry.borrow().clone();
             q.push_back(Action::Touch { peers, lines: c.snapshot_lines });
             q.push_back(Action::RunDist(Dist::normal_cv(c.backend_ns, c.backend_cv)));
-            q.push_back(Action::Send { to: self.client, sync: true, bytes: c.reply_bytes, tag: Tag::Reply as u32 });
+            q.push_back(Action::Write { to: self.client, bytes: c.reply_bytes, tag: Tag::Reply as u32 });
         }
         q.push_back(Action::Wait { all: false });
     }
@@ -223,9 +227,15 @@ impl Client {
         Action::Run(ns(self.c.select_base_ns + self.c.select_per_conn_ns * self.open as f64))
     }
 
+    /// Block in select() on every open connection; a wakeup with nothing
+    /// to read polls them all again.
+    fn select(&self) -> Action {
+        Action::Select { repoll_ns: ns(self.c.select_per_conn_ns * self.open as f64) }
+    }
+
     fn query(&self, to: TaskRef, q: &mut VecDeque<Action>) {
         q.push_back(Action::Run(ns(self.c.client_query_ns)));
-        q.push_back(Action::Send { to, sync: true, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
+        q.push_back(Action::Write { to, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
     }
 
     /// The next connection request, or the priming of every connection.
@@ -248,7 +258,7 @@ impl Client {
             self.query(b, q);
         }
         q.push_back(self.select_pass());
-        q.push_back(Action::Wait { all: true });
+        q.push_back(self.select());
     }
 
     /// Serve every ready connection, then select() again.
@@ -278,7 +288,7 @@ impl Client {
             return;
         }
         q.push_back(self.select_pass());
-        q.push_back(Action::Wait { all: true });
+        q.push_back(self.select());
     }
 }
 
