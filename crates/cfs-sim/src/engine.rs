@@ -1467,25 +1467,46 @@ mod tests {
         assert!(same_cpu < same_die && same_die < cross_die, "{same_cpu} {same_die} {cross_die}");
     }
 
-    /// One AF_UNIX exchange: the writer (task 0, CPU 0) computes 20 µs,
-    /// writes to the reader (task 1, CPU 2, asleep in recv by then) and
-    /// sleeps in select(); the reader, woken across the FSB (IPI and idle
-    /// exit, ~6.5 µs, long after the writer slept), takes the
-    /// message, works 50 µs and writes back; the writer takes the reply and
-    /// exits. Returns (wakeups, switches, writer's CPU time).
-    fn unix_exchange(write_space_wakeups: bool, repoll_ns: u64) -> (u64, u64, u64) {
+    /// Runs `tasks` on the Q6600 without jitter until all have exited.
+    fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
         let host = Host::preset("q6600").unwrap();
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
         let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
+        let finish = (0..tasks.len()).collect();
+        let mut s = setup(&host, &costs, limits);
+        s.sockets = sockets;
+        run(&s, Instance { tasks, finish, conds: 0 }).unwrap()
+    }
+
+    /// What one exchange measured.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Exchange {
+        wakeups: u64,
+        switches: u64,
+        writer_ns: u64,
+        reader_ns: u64,
+        end_ns: u64,
+    }
+
+    /// One AF_UNIX exchange: the writer (task 0, CPU 0) computes 20 µs,
+    /// writes to the reader (task 1, CPU 2, asleep in recv by then) and
+    /// sleeps, in select() (`repoll_ns`) or, with `None`, in a 1 ms
+    /// nanosleep and then select(); the reader, woken across the FSB (IPI
+    /// and idle exit, ~6.5 µs, long after the writer slept), takes the
+    /// message, works 50 µs and writes back; the writer takes the reply and
+    /// exits.
+    fn unix_exchange(write_space_wakeups: bool, repoll_ns: Option<u64>) -> Exchange {
         let mut n = 0;
         let writer = FnProgram(move |_cx: &mut StepCx<'_>| {
             n += 1;
-            match n {
+            match (n, repoll_ns) {
                 // Let the reader block in recv first.
-                1 => Action::Run(20_000),
-                2 => Action::Write { to: 1, bytes: 100, tag: 0 },
-                3 => Action::Select { repoll_ns },
+                (1, _) => Action::Run(20_000),
+                (2, _) => Action::Write { to: 1, bytes: 100, tag: 0 },
+                (3, Some(repoll_ns)) => Action::Select { repoll_ns },
+                (3, None) => Action::Sleep { ns: 1_000_000, interruptible: false },
+                (4, None) => Action::Select { repoll_ns: 0 },
                 _ => Action::Exit,
             }
         });
@@ -1499,34 +1520,106 @@ mod tests {
                 _ => Action::Exit,
             }
         });
-        let inst = Instance {
-            tasks: vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), 2, 0)],
-            finish: vec![0, 1],
-            conds: 0,
-        };
-        let mut s = setup(&host, &costs, limits);
-        s.sockets.write_space_wakeups = write_space_wakeups;
-        let out = run(&s, inst).unwrap();
-        (out.counters.wakeups, out.switches, out.tasks[0].runtime_ns)
+        let tasks = vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), 2, 0)];
+        let out = run_to_exit(tasks, Sockets { write_space_wakeups });
+        Exchange {
+            wakeups: out.counters.wakeups,
+            switches: out.switches,
+            writer_ns: out.tasks[0].runtime_ns,
+            reader_ns: out.tasks[1].runtime_ns,
+            end_ns: out.end_ns,
+        }
     }
 
     #[test]
     fn taking_a_unix_write_wakes_a_writer_sleeping_in_select() {
         let repoll = 30_000;
-        let (w_off, sw_off, t_off) = unix_exchange(false, repoll);
-        let (w_on, sw_on, t_on) = unix_exchange(true, repoll);
+        let off = unix_exchange(false, Some(repoll));
+        let on = unix_exchange(true, Some(repoll));
         // Off: the query wakes the reader and the reply wakes the writer.
         // On: the reader taking the query (while the writer sleeps in
         // select) wakes the writer once more; it finds nothing, polls every
         // socket again (repoll_ns, no jitter, clock factor 1) and sleeps:
         // one wakeup, one more switch in and one more out of the writer's
-        // CPU, and at least repoll_ns more CPU time for the writer.
-        assert_eq!(w_on, w_off + 1, "wakeups {w_off} -> {w_on}");
-        assert_eq!(sw_on, sw_off + 2, "switches {sw_off} -> {sw_on}");
-        assert!(t_on >= t_off + repoll, "writer's CPU time {t_off} -> {t_on}");
-        // A plain Wait re-checks for free: only the switches differ.
-        let (_, _, t_free) = unix_exchange(true, 0);
-        assert!(t_free < t_off + repoll, "{t_off} {t_free}");
+        // CPU, and at least repoll_ns more CPU time for the writer. The
+        // reader pays for that wakeup: a remote one across the FSB.
+        assert_eq!(on.wakeups, off.wakeups + 1, "{off:?} {on:?}");
+        assert_eq!(on.switches, off.switches + 2, "{off:?} {on:?}");
+        assert!(on.writer_ns >= off.writer_ns + repoll, "{off:?} {on:?}");
+        let remote_wake = CostModel::preset("q6600").unwrap().wake_cost(Reach::Package);
+        assert_eq!(remote_wake, 2_200.0, "0.5 µs local + 0.7 µs IPI send + 8 lines x 125 ns");
+        assert!(on.reader_ns >= off.reader_ns + 2_200, "{off:?} {on:?}");
+        // A plain re-check costs nothing: only the switches differ.
+        let free = unix_exchange(true, Some(0));
+        assert!(free.writer_ns < off.writer_ns + repoll, "{off:?} {free:?}");
+        // A writer asleep elsewhere (a nanosleep) is not on the socket's
+        // wait queue: nothing changes.
+        assert_eq!(unix_exchange(true, None), unix_exchange(false, None));
+    }
+
+    /// The reader's CPU time for taking a 6,400-byte message written on
+    /// CPU 0, reading it on `cpu`.
+    fn reader_time(cpu: usize) -> u64 {
+        let mut n = 0;
+        let writer = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            match n {
+                1 => Action::Run(20_000),
+                2 => Action::Send { to: 1, sync: true, bytes: 6_400, tag: 0 },
+                _ => Action::Exit,
+            }
+        });
+        let mut m = 0;
+        let reader = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            if m == 1 { Action::Wait { all: false } } else { Action::Exit }
+        });
+        let tasks = vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), cpu, 0)];
+        run_to_exit(tasks, Sockets::default()).tasks[1].runtime_ns
+    }
+
+    #[test]
+    fn reading_a_message_costs_its_lines_from_the_writers_cache() {
+        // 40 lines of socket state plus 6,400 / 64 = 100 payload lines, at
+        // 15 ns each from the other core of the die and 125 ns across the
+        // FSB: the cross-die read costs 140 x 110 = 15,400 ns more.
+        let (same_die, cross_die) = (reader_time(1), reader_time(2));
+        assert_eq!(cross_die - same_die, 15_400, "{same_die} {cross_die}");
+    }
+
+    /// A condition signalled twice before anyone waits (rt-app `signal`):
+    /// the waiter sleeps 100 µs on a timer, then passes two waits on the
+    /// counted signals (a unit after each) and blocks on the third for the
+    /// rest of the 5 ms run.
+    #[test]
+    fn condition_signals_are_counted_not_lost() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let limits = Limits { duration_ns: Some(5_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let mut n = 0;
+        let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            if n <= 2 { Action::CondSignal { cond: 0, all: false } } else { Action::Exit }
+        });
+        let mut m = 0;
+        let waiter = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            match m {
+                1 => Action::Sleep { ns: 100_000, interruptible: false },
+                k if k % 2 == 0 => Action::CondWait(0),
+                _ => Action::Progress(1),
+            }
+        });
+        let inst = Instance {
+            tasks: vec![pinned("signaller", Box::new(signaller), 0, 0), pinned("waiter", Box::new(waiter), 1, 0)],
+            finish: vec![],
+            conds: 1,
+        };
+        let out = run(&setup(&host, &costs, limits), inst).unwrap();
+        // Two signals, two waits passed, the third blocks: 2 units, and the
+        // run idles to its end.
+        assert_eq!(out.units, 2);
+        assert_eq!(out.end_ns, 5_000_000);
     }
 
     #[test]
