@@ -10,7 +10,10 @@
 //! Wakeups are messages: [`Action::Send`] appends a [`Msg`] to the target's
 //! mailbox and, if the target is blocked in [`Action::Wait`], wakes it
 //! through the scheduler. Messages are counted, never lost: a send to a task
-//! that is not waiting is found by its next `Wait`.
+//! that is not waiting is found by its next `Wait`. [`Action::Write`] is the
+//! same for an AF_UNIX stream socket, whose reader taking the data can also
+//! wake the writer, and [`Action::Select`] is the `Wait` of a select() loop,
+//! which re-polls when such a wakeup finds nothing to read.
 
 use crate::dist::Dist;
 use cfs_core::{CpuMask, Policy, TaskParams};
