@@ -1282,8 +1282,8 @@ impl<'a> Sim<'a> {
             let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
-            let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
-            if self.write_space_wakeups && m.unix_stream && writer_sleeps {
+            let writer_sleeps = || self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
+            if self.write_space_wakeups && m.unix_stream && writer_sleeps() {
                 wake_cost += self.wake(c, m.from, true)?;
             }
         }

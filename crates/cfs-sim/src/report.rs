@@ -146,6 +146,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
+/// Width and height of every plot, pixels.
+const PLOT_SIZE: (u32, u32) = (900, 600);
+
 /// Draws throughput against clients, one line per configuration, into an
 /// SVG or PNG (by extension).
 pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), String> {
@@ -158,11 +161,11 @@ pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), 
     // registered fonts: register the embedded one (again is harmless).
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| err(&"bad font"))?;
     match ext.as_str() {
-        "svg" => draw(SVGBackend::new(path, (900, 600)).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
+        "svg" => draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
         "png" => {
             // Rendered into memory, then encoded by the png crate (plotters'
             // own encoder would pull in the whole image crate).
-            let (w, h) = (900u32, 600u32);
+            let (w, h) = PLOT_SIZE;
             let mut rgb = vec![0u8; (w * h * 3) as usize];
             draw(BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area(), plan, res, title)
                 .map_err(|e| err(&e))?;

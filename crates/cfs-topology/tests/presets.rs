@@ -322,6 +322,25 @@ struct Pin {
     levels: &'static [LevelPin],
 }
 
+/// The levels of each profile, in `V::ALL` order.
+type LevelsByProfile = [&'static [LevelPin]; 5];
+
+/// A preset's pins: 2.6.25 and both 2.6.26s build `old`, both 2.6.32s
+/// build `new` (the 2.6.32 domain code, cpu_power summed over groups).
+const fn pins(old: &'static [&'static str], new: &'static [&'static str], levels: LevelsByProfile) -> [Pin; 5] {
+    [
+        Pin { v: V::V2_6_25, layout: old, levels: levels[0] },
+        Pin { v: V::V2_6_26Rc4, layout: old, levels: levels[1] },
+        Pin { v: V::V2_6_26, layout: old, levels: levels[2] },
+        Pin { v: V::V2_6_32Rc1, layout: new, levels: levels[3] },
+        Pin { v: V::V2_6_32, layout: new, levels: levels[4] },
+    ]
+}
+
+/// MC + CPU hosts (Q6600, Tigerton, Stoakley): the same levels on each profile.
+const MC_CPU: LevelsByProfile =
+    [LEVELS_MC_CPU_OLD, LEVELS_MC_CPU_OLD, LEVELS_MC_CPU_OLD, LEVELS_MC_CPU_32RC1, LEVELS_MC_CPU_32];
+
 /// Checks `host` against its pins, one per profile in `V::ALL` order. Every
 /// profile is checked even after one fails; each failed assertion names host,
 /// CPU, level and profile, and the test then fails listing the profiles.
@@ -343,13 +362,8 @@ fn check_pin(host: &str, pin: &Pin) {
 /// X2 on 2.6.25/26: only the CPU level, two one-CPU groups of power 1024,
 /// flags 47, idx busy 2 / idle 1 / newidle 2 / wake 1 / forkexec 1.
 /// X2 on 2.6.32(-rc1): MC over both cores, the CPU level removed.
-const X2: [Pin; 5] = [
-    Pin { v: V::V2_6_25, layout: X2_OLD, levels: LEVELS_CPU_OLD },
-    Pin { v: V::V2_6_26Rc4, layout: X2_OLD, levels: LEVELS_CPU_OLD },
-    Pin { v: V::V2_6_26, layout: X2_OLD, levels: LEVELS_CPU_OLD },
-    Pin { v: V::V2_6_32Rc1, layout: X2_NEW, levels: LEVELS_MC_32RC1 },
-    Pin { v: V::V2_6_32, layout: X2_NEW, levels: LEVELS_MC_32 },
-];
+const X2: [Pin; 5] =
+    pins(X2_OLD, X2_NEW, [LEVELS_CPU_OLD, LEVELS_CPU_OLD, LEVELS_CPU_OLD, LEVELS_MC_32RC1, LEVELS_MC_32]);
 
 #[test]
 fn x2() {
@@ -365,13 +379,7 @@ fn x2() {
 /// Q6600: MC = each L2 pair {0,1}, {2,3} (single-CPU groups, 1024 each);
 /// CPU = all four with the two pairs as groups: 1024 each on 2.6.25/26
 /// ("perf policy"), 2048 each on 2.6.32 (sum of the MC groups).
-const Q6600: [Pin; 5] = [
-    Pin { v: V::V2_6_25, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26Rc4, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26, layout: Q6600_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_32Rc1, layout: Q6600_NEW, levels: LEVELS_MC_CPU_32RC1 },
-    Pin { v: V::V2_6_32, layout: Q6600_NEW, levels: LEVELS_MC_CPU_32 },
-];
+const Q6600: [Pin; 5] = pins(Q6600_OLD, Q6600_NEW, MC_CPU);
 
 #[test]
 fn q6600() {
@@ -381,13 +389,17 @@ fn q6600() {
 /// Nehalem-EP (NUMA): SIBLING = the HT pair, MC = the socket's 8 threads,
 /// CPU removed (same span as MC, one group), NODE = all 16 with the two
 /// sockets as groups, own node first.
-const NEHALEM_EP: [Pin; 5] = [
-    Pin { v: V::V2_6_25, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_25 },
-    Pin { v: V::V2_6_26Rc4, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_26 },
-    Pin { v: V::V2_6_26, layout: NEHALEM_OLD, levels: LEVELS_SIB_MC_NODE_26 },
-    Pin { v: V::V2_6_32Rc1, layout: NEHALEM_NEW, levels: LEVELS_SIB_MC_NODE_32RC1 },
-    Pin { v: V::V2_6_32, layout: NEHALEM_NEW, levels: LEVELS_SIB_MC_NODE_32 },
-];
+const NEHALEM_EP: [Pin; 5] = pins(
+    NEHALEM_OLD,
+    NEHALEM_NEW,
+    [
+        LEVELS_SIB_MC_NODE_25,
+        LEVELS_SIB_MC_NODE_26,
+        LEVELS_SIB_MC_NODE_26,
+        LEVELS_SIB_MC_NODE_32RC1,
+        LEVELS_SIB_MC_NODE_32,
+    ],
+);
 
 #[test]
 fn nehalem_ep() {
@@ -396,13 +408,7 @@ fn nehalem_ep() {
 
 /// Tigerton: MC = die pairs, CPU = all 16 with 8 groups (the package is
 /// invisible: groups are L2 pairs).
-const TIGERTON: [Pin; 5] = [
-    Pin { v: V::V2_6_25, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26Rc4, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26, layout: TIGERTON_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_32Rc1, layout: TIGERTON_NEW, levels: LEVELS_MC_CPU_32RC1 },
-    Pin { v: V::V2_6_32, layout: TIGERTON_NEW, levels: LEVELS_MC_CPU_32 },
-];
+const TIGERTON: [Pin; 5] = pins(TIGERTON_OLD, TIGERTON_NEW, MC_CPU);
 
 #[test]
 fn tigerton() {
@@ -416,13 +422,7 @@ fn tigerton() {
 }
 
 /// Stoakley: MC = die pairs, CPU = all 8 with 4 groups.
-const STOAKLEY: [Pin; 5] = [
-    Pin { v: V::V2_6_25, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26Rc4, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_26, layout: STOAKLEY_OLD, levels: LEVELS_MC_CPU_OLD },
-    Pin { v: V::V2_6_32Rc1, layout: STOAKLEY_NEW, levels: LEVELS_MC_CPU_32RC1 },
-    Pin { v: V::V2_6_32, layout: STOAKLEY_NEW, levels: LEVELS_MC_CPU_32 },
-];
+const STOAKLEY: [Pin; 5] = pins(STOAKLEY_OLD, STOAKLEY_NEW, MC_CPU);
 
 #[test]
 fn stoakley() {
