@@ -1,0 +1,175 @@
+//! The outputs: the median table in the seed's layout, the long-form CSV and
+//! the JSON, checked against the runs they are printed from.
+
+mod common;
+
+use cfs_sim::experiment::{Plan, Results};
+use cfs_sim::report;
+use common::{pgbench_plan, run};
+
+/// Two configurations, client counts 1 and 3, three runs per cell: small
+/// enough for a debug build.
+fn small() -> (Plan, Results) {
+    let plan = pgbench_plan(&["name=895,features=895", "name=861,features=861"], &[1, 3], 300, 3, 7);
+    let res = run(&plan);
+    (plan, res)
+}
+
+/// The median computed here, independently of `Results::median`: the middle
+/// one of the cell's three values.
+fn middle_of_three(res: &Results, config: usize, clients: u32) -> f64 {
+    let mut v: Vec<f64> =
+        res.runs.iter().filter(|r| r.config == config && r.clients == clients).map(|r| r.value).collect();
+    assert_eq!(v.len(), 3);
+    v.sort_by(f64::total_cmp);
+    v[1]
+}
+
+#[test]
+fn table_prints_each_cells_median_under_its_column() {
+    let (plan, res) = small();
+    let text = report::table(&plan, &res, "seed");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "# seed: pgbench on q6600, median tps of 3 run(s) per cell");
+    assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), ["clients", "895", "861"]);
+    assert_eq!(lines.len(), 2 + plan.clients.len());
+    for (row, &n) in lines[2..].iter().zip(&plan.clients) {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[0], n.to_string());
+        for ci in 0..2 {
+            // Throughputs of 100 and more are printed as whole numbers.
+            let want = format!("{:.0}", middle_of_three(&res, ci, n));
+            assert_eq!(cells[1 + ci], want, "column {ci}, {n} clients");
+        }
+    }
+    // Right-aligned columns: every row as wide as the header.
+    assert!(lines[1..].iter().all(|l| l.len() == lines[1].len()), "{text}");
+}
+
+#[test]
+fn table_cells_print_small_values_with_decimals_and_empty_cells_as_a_dash() {
+    let (plan, mut res) = small();
+    // Overwrite the measured values with known ones: column 0 at 1 client
+    // gets 12.5 / 99.5 / 50.0 (median 50.0, below 100: two decimals), column
+    // 1 at 1 client 100.0 three times (at the boundary: a whole number).
+    let mut k = [0usize; 2];
+    for r in res.runs.iter_mut().filter(|r| r.clients == 1) {
+        let vals = if r.config == 0 { [12.5, 99.5, 50.0] } else { [100.0; 3] };
+        r.value = vals[k[r.config]];
+        k[r.config] += 1;
+    }
+    // Column 1 at 3 clients has no runs at all.
+    res.runs.retain(|r| !(r.config == 1 && r.clients == 3));
+    let text = report::table(&plan, &res, "t");
+    let rows: Vec<Vec<&str>> = text.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows[0], ["1", "50.00", "100"]);
+    assert_eq!(rows[1][2], "-");
+}
+
+/// Splits one CSV line into fields, honouring double quotes.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn csv_has_one_line_per_run_and_quotes_labels_that_need_it() {
+    let (mut plan, res) = small();
+    plan.columns[0].label = "a,\"b\"".into();
+    let text = report::csv(&plan, &res);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "config,clients,run,seed,tps,elapsed_s,cpu0_util,cpu1_util,cpu2_util,cpu3_util,max_cpu_share,migrations,\
+         preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,switches,balance_passes,events"
+    );
+    // 2 configurations x 2 client counts x 3 runs.
+    assert_eq!(lines.len(), 1 + 12);
+    let width = fields(lines[0]).len();
+    for (line, r) in lines[1..].iter().zip(&res.runs) {
+        let f = fields(line);
+        assert_eq!(f.len(), width, "{line}");
+        assert_eq!(f[0], plan.columns[r.config].label);
+        if r.config == 0 {
+            assert!(line.starts_with("\"a,\"\"b\"\"\","), "{line}");
+        }
+        assert_eq!(f[1..4], [r.clients.to_string(), r.run.to_string(), r.seed.to_string()]);
+        assert_eq!(f[4], format!("{:.3}", r.value));
+        assert_eq!(f[11], r.counters.migrations.to_string());
+        assert_eq!(f[width - 1], r.events.to_string());
+    }
+}
+
+#[test]
+fn json_holds_the_setup_the_medians_and_every_run() {
+    let (plan, res) = small();
+    let j = report::json(&plan, &res);
+    assert_eq!(j["host"], "Intel Core 2 Quad Q6600 (q6600)");
+    assert_eq!(j["workload"], "pgbench");
+    assert_eq!(j["metric"], "tps");
+    assert_eq!(j["runs_per_cell"], 3);
+    assert_eq!(j["configs"][1]["label"], "861");
+    assert_eq!(j["configs"][1]["features"], 861);
+    assert_eq!(j["configs"][0]["profile"], "2.6.26-rc4");
+    for (i, &n) in plan.clients.iter().enumerate() {
+        assert_eq!(j["medians"][i]["clients"], n);
+        for ci in 0..2 {
+            assert_eq!(j["medians"][i]["values"][ci].as_f64(), Some(middle_of_three(&res, ci, n)));
+        }
+    }
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), res.runs.len());
+    for (jr, r) in runs.iter().zip(&res.runs) {
+        assert_eq!(jr["config"], plan.columns[r.config].label.as_str());
+        assert_eq!(jr["clients"], r.clients);
+        assert_eq!(jr["value"].as_f64(), Some(r.value));
+        assert_eq!(jr["events"], r.events);
+        assert_eq!(jr["cpu_util"].as_array().unwrap().len(), 4);
+    }
+}
+
+#[test]
+fn run_records_derive_their_figures_from_the_run() {
+    let (plan, res) = small();
+    for r in &res.runs {
+        // pgbench reports TPS including connection set-up: the 300
+        // transactions over the whole simulated run.
+        let tps = 300.0 / (r.end_ns as f64 / 1e9);
+        assert!((r.value - tps).abs() < 1e-6 * tps, "{} vs {tps}", r.value);
+        // Utilisation is busy time over the run; the busiest CPU's share is
+        // its busy time over all busy time, i.e. max(util) / sum(util).
+        assert_eq!(r.cpu_util.len(), 4);
+        assert!(r.cpu_util.iter().all(|u| (0.0..=1.0).contains(u)));
+        let (max, sum) = r.cpu_util.iter().fold((0.0f64, 0.0), |(m, s), &u| (m.max(u), s + u));
+        assert!((r.max_cpu_share - max / sum).abs() < 1e-9, "{} vs {}", r.max_cpu_share, max / sum);
+    }
+    // The run a cell's median comes from.
+    for ci in 0..2 {
+        for &n in &plan.clients {
+            assert_eq!(res.median_run(ci, n).map(|r| r.value), Some(middle_of_three(&res, ci, n)));
+        }
+    }
+}
+
+#[test]
+fn medians_of_odd_and_even_counts() {
+    use cfs_sim::experiment::median;
+    assert_eq!(median(&mut []), None);
+    assert_eq!(median(&mut [5.0]), Some(5.0));
+    assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+    // Even: the mean of the middle two, as a median of 4 runs would be.
+    assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+}
