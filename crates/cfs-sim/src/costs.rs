@@ -316,6 +316,18 @@ mod tests {
     }
 
     #[test]
+    fn derived_sets_scale_cpu_work_by_clock() {
+        // CPU work is given at the 2.4 GHz Core 2 baseline: a 3 GHz host does
+        // it in 2400/3000 = 0.8 of the time, a 1.2 GHz one in twice the time.
+        let at = |mhz: u32| CostModel::derived(&Host::from_spec(&format!("1s4c,mhz={mhz}")).unwrap());
+        assert_eq!(at(3000).clock_factor, 0.8);
+        assert_eq!(at(1200).clock_factor, 2.0);
+        assert_eq!(at(1200).cpu(1000.0), 2000.0);
+        // Memory-system latencies are physical and do not scale.
+        assert_eq!(at(1200).dirty_line_ns, at(3000).dirty_line_ns);
+    }
+
+    #[test]
     fn q6600_cross_die_wake_is_dearer_than_same_die() {
         let c = CostModel::preset("q6600").unwrap();
         let same_die = c.wake_cost(Reach::SharedCache);

@@ -204,6 +204,15 @@ pub struct Probe {
 /// The window of the 1:N serialisation measure, ns.
 pub const ONE_TO_N_WINDOW_NS: u64 = 10_000_000;
 
+/// Steps a program may take without making time pass (progress counts,
+/// zero-length runs, a message to an awake task) before the engine charges
+/// it a system call's time. Every built-in workload takes a handful per
+/// transaction; a loop of nothing but such steps (`ops = [{ run = "0us" },
+/// { progress = 1 }]`) is then a busy loop of ~1.5 ns per step instead of a
+/// near-free one that a 10 ms run would take a minute of wall time to
+/// simulate.
+pub const FREE_STEPS: u32 = 64;
+
 #[derive(Default)]
 struct ProbeState {
     window: u64,
@@ -1095,7 +1104,7 @@ impl<'a> Sim<'a> {
                 continue;
             }
             free_steps += 1;
-            if free_steps > 10_000 {
+            if free_steps > FREE_STEPS {
                 // A program that only counts progress: make time pass.
                 self.tasks[t].pending = self.syscall_ns;
                 continue;

@@ -56,6 +56,10 @@
 //! (accepted; mutex cost is not modelled), `fork` (a task name),
 //! `suspend` (wait for a `resume`), `resume` (a task name), `yield`.
 //! Without any progress op, every task counts one unit per loop.
+//!
+//! Steps that take no time (a progress count, a zero-length run) are free
+//! up to [`crate::engine::FREE_STEPS`] in a row; then the engine charges a
+//! system call, so a loop of nothing else is a busy loop, not a free one.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
 use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
