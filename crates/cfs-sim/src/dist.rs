@@ -187,6 +187,13 @@ mod tests {
         assert!(parse_duration("1e400s").is_err());
         assert!(parse_duration("5 parsecs").is_err());
         assert_eq!(parse_duration_with("20", 1e3).unwrap(), 20_000);
+        // A bare number is an error in every spelling.
+        for bare in ["1.5", "1_000", "7."] {
+            assert!(parse_duration(bare).is_err(), "{bare}");
+        }
+        // The bound: 10^15 ns (~11.6 days) is the longest duration.
+        assert_eq!(parse_duration("1000000s").unwrap(), 1_000_000_000_000_000);
+        assert!(parse_duration("1000001s").is_err());
     }
 
     #[test]
@@ -202,5 +209,61 @@ mod tests {
         let e = Dist::Exp { mean: 5_000 };
         let m = (0..4000).map(|_| e.sample(&mut a)).sum::<u64>() as f64 / 4000.0;
         assert!((m - 5_000.0).abs() < 400.0, "{m}");
+    }
+
+    /// Sample mean and standard deviation of `n` draws.
+    fn moments(d: Dist, n: usize, rng: &mut Pcg64Mcg) -> (f64, f64) {
+        let xs: Vec<f64> = (0..n).map(|_| d.sample(rng) as f64).collect();
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+        (m, var.sqrt())
+    }
+
+    #[test]
+    fn normal_draws_have_the_asked_spread() {
+        // CV 0.1 of 10 µs: sd 1 µs. With 4000 draws the sample sd is within
+        // ~2% of it (its standard error is sd / sqrt(2n) = 1.1%).
+        let mut r = Pcg64Mcg::seed_from_u64(3);
+        let (m, sd) = moments(Dist::normal_cv(10_000.0, 0.1), 4000, &mut r);
+        assert!((m - 10_000.0).abs() < 50.0, "{m}");
+        assert!((sd - 1_000.0).abs() < 40.0, "{sd}");
+        // The standard normal itself: mean 0, sd 1.
+        let z: Vec<f64> = (0..4000).map(|_| std_normal(&mut r)).collect();
+        let zm = z.iter().sum::<f64>() / 4000.0;
+        let zsd = (z.iter().map(|x| (x - zm) * (x - zm)).sum::<f64>() / 3999.0).sqrt();
+        assert!(zm.abs() < 0.05 && (zsd - 1.0).abs() < 0.04, "{zm} {zsd}");
+    }
+
+    #[test]
+    fn exponential_draws_spread_as_much_as_their_mean() {
+        // An exponential's sd equals its mean; the sample sd of 4000 draws has
+        // a standard error of ~2.2% (sqrt((kurtosis 9 - 1) / 4n)).
+        let mut r = Pcg64Mcg::seed_from_u64(11);
+        let (m, sd) = moments(Dist::Exp { mean: 5_000 }, 4000, &mut r);
+        assert!((m - 5_000.0).abs() < 250.0 && (sd - 5_000.0).abs() < 400.0, "{m} {sd}");
+    }
+
+    #[test]
+    fn uniform_draws_stay_in_range_and_degenerate_ranges_give_lo() {
+        // Uniform on [1000, 3000]: mean 2000, sd (3000 - 1000) / sqrt(12) = 577.
+        let mut r = Pcg64Mcg::seed_from_u64(5);
+        let d = Dist::Uniform { lo: 1_000, hi: 3_000 };
+        let xs: Vec<u64> = (0..4000).map(|_| d.sample(&mut r)).collect();
+        assert!(xs.iter().all(|x| (1_000..=3_000).contains(x)));
+        let (m, sd) = moments(d, 4000, &mut r);
+        assert!((m - 2_000.0).abs() < 30.0 && (sd - 577.4).abs() < 25.0, "{m} {sd}");
+        for d in [Dist::Uniform { lo: 7, hi: 7 }, Dist::Uniform { lo: 9, hi: 2 }] {
+            assert_eq!(d.sample(&mut r), if let Dist::Uniform { lo, .. } = d { lo } else { 0 });
+        }
+    }
+
+    #[test]
+    fn means() {
+        assert_eq!(Dist::Fixed(42).mean(), 42.0);
+        assert_eq!(Dist::Uniform { lo: 1_000, hi: 3_000 }.mean(), 2_000.0);
+        // An inverted range draws its lower bound, so that is its mean.
+        assert_eq!(Dist::Uniform { lo: 9, hi: 2 }.mean(), 9.0);
+        assert_eq!(Dist::Exp { mean: 5 }.mean(), 5.0);
+        assert_eq!(Dist::normal_cv(10.0, 0.5).mean(), 10.0);
     }
 }

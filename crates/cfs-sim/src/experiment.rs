@@ -544,6 +544,8 @@ mod tests {
         // independent splitmix64 (Python) to this value. Changing it would
         // silently change every published run.
         assert_eq!(seed_for(1, 60, 0), 458_306_496_249_086_070);
+        assert_eq!(seed_for(1, 60, 1), 1_575_471_079_404_606_849);
+        assert_eq!(seed_for(1, 60, 3), 15_170_265_403_481_604_847);
     }
 
     #[test]

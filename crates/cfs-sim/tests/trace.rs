@@ -1,0 +1,77 @@
+//! The Chrome / Perfetto trace of a run: a track per CPU, slices that
+//! account for exactly the CPU's busy time, and wakeup flows that end where
+//! the woken task starts running.
+
+mod common;
+
+use common::{pgbench_plan, run};
+use serde_json::Value;
+
+fn traced() -> (Value, cfs_sim::experiment::Results) {
+    let mut plan = pgbench_plan(&["name=861,features=861"], &[4], 300, 1, 3);
+    plan.trace = true;
+    let mut res = run(&plan);
+    let trace = res.trace.take().expect("a trace of the first run");
+    (trace, res)
+}
+
+fn events<'a>(t: &'a Value, ph: &str) -> Vec<&'a Value> {
+    t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == ph).collect()
+}
+
+#[test]
+fn one_named_track_per_cpu() {
+    let (t, _) = traced();
+    let names: Vec<&str> = events(&t, "M")
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["CPU0", "CPU1", "CPU2", "CPU3"]);
+}
+
+#[test]
+fn slices_do_not_overlap_and_add_up_to_each_cpus_busy_time() {
+    let (t, res) = traced();
+    let r = &res.runs[0];
+    let end_us = r.end_ns as f64 / 1000.0;
+    for cpu in 0..4u64 {
+        let mut s: Vec<(f64, f64)> = events(&t, "X")
+            .iter()
+            .filter(|e| e["tid"] == cpu)
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect();
+        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(!s.is_empty(), "CPU{cpu} never ran anything");
+        for w in s.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0 + 1e-6, "CPU{cpu}: {w:?} overlap");
+        }
+        assert!(s.iter().all(|&(ts, dur)| dur >= 0.0 && ts + dur <= end_us + 1e-6));
+        // The run record's utilisation is busy time over the run: the
+        // slices are the same busy time, stretch by stretch.
+        let busy: f64 = s.iter().map(|x| x.1).sum();
+        let want = r.cpu_util[cpu as usize] * end_us;
+        assert!((busy - want).abs() <= 1e-6 * end_us, "CPU{cpu}: slices {busy} us, utilisation says {want} us");
+    }
+}
+
+#[test]
+fn every_wakeup_flow_ends_where_the_woken_task_starts() {
+    let (t, _) = traced();
+    let starts: Vec<(u64, f64)> =
+        events(&t, "X").iter().map(|e| (e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap())).collect();
+    let s = events(&t, "s");
+    let f = events(&t, "f");
+    assert_eq!(s.len(), f.len());
+    // pgbench -S: every one of the 300 transactions wakes its backend.
+    assert!(f.len() >= 300, "{} flows", f.len());
+    // Each flow has its own id, or the viewer would join them all up.
+    let ids: std::collections::BTreeSet<u64> = s.iter().map(|e| e["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids.len(), s.len());
+    for (a, b) in s.iter().zip(&f) {
+        assert_eq!(a["id"], b["id"]);
+        assert!(a["ts"].as_f64() <= b["ts"].as_f64());
+        let end = (b["tid"].as_u64().unwrap(), b["ts"].as_f64().unwrap());
+        assert!(starts.contains(&end), "flow {} ends at {end:?}, where no slice starts", b["id"]);
+    }
+}
