@@ -205,6 +205,31 @@ mod tests {
         }
     }
 
+    /// Only far items (beyond the ring's 67 ms window) with the ring empty:
+    /// the queue jumps straight to the far heap's first slot.
+    #[test]
+    fn jumps_to_far_items_when_the_ring_is_empty() {
+        let mut q = EventQueue::new();
+        for (t, seq) in [(5_000_000_000, 1), (3_000_000_000, 2), (3_000_000_000, 0), (9_000_000_000, 3)] {
+            q.push(It(t, seq));
+        }
+        assert_eq!(q.pop(), Some(It(3_000_000_000, 0)));
+        // Something just after the new current time, and one far again.
+        q.push(It(3_000_000_100, 4));
+        q.push(It(20_000_000_000, 5));
+        let rest: Vec<It> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            rest,
+            [
+                It(3_000_000_000, 2),
+                It(3_000_000_100, 4),
+                It(5_000_000_000, 1),
+                It(9_000_000_000, 3),
+                It(20_000_000_000, 5)
+            ]
+        );
+    }
+
     /// Random pushes (mostly ahead of the last pop, some far ahead, some
     /// early, some at equal times) interleaved with pops: the same order as
     /// a binary heap.
