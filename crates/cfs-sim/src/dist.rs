@@ -211,12 +211,17 @@ mod tests {
         assert!((m - 5_000.0).abs() < 400.0, "{m}");
     }
 
-    /// Sample mean and standard deviation of `n` draws.
-    fn moments(d: Dist, n: usize, rng: &mut Pcg64Mcg) -> (f64, f64) {
-        let xs: Vec<f64> = (0..n).map(|_| d.sample(rng) as f64).collect();
-        let m = xs.iter().sum::<f64>() / n as f64;
-        let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+    /// Sample mean and standard deviation.
+    fn moments(xs: &[f64]) -> (f64, f64) {
+        let n = xs.len() as f64;
+        let m = xs.iter().sum::<f64>() / n;
+        let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
         (m, var.sqrt())
+    }
+
+    /// `n` draws of `d`.
+    fn draws(d: Dist, n: usize, rng: &mut Pcg64Mcg) -> Vec<f64> {
+        (0..n).map(|_| d.sample(rng) as f64).collect()
     }
 
     #[test]
@@ -224,13 +229,12 @@ mod tests {
         // CV 0.1 of 10 µs: sd 1 µs. With 4000 draws the sample sd is within
         // ~2% of it (its standard error is sd / sqrt(2n) = 1.1%).
         let mut r = Pcg64Mcg::seed_from_u64(3);
-        let (m, sd) = moments(Dist::normal_cv(10_000.0, 0.1), 4000, &mut r);
+        let (m, sd) = moments(&draws(Dist::normal_cv(10_000.0, 0.1), 4000, &mut r));
         assert!((m - 10_000.0).abs() < 50.0, "{m}");
         assert!((sd - 1_000.0).abs() < 40.0, "{sd}");
         // The standard normal itself: mean 0, sd 1.
         let z: Vec<f64> = (0..4000).map(|_| std_normal(&mut r)).collect();
-        let zm = z.iter().sum::<f64>() / 4000.0;
-        let zsd = (z.iter().map(|x| (x - zm) * (x - zm)).sum::<f64>() / 3999.0).sqrt();
+        let (zm, zsd) = moments(&z);
         assert!(zm.abs() < 0.05 && (zsd - 1.0).abs() < 0.04, "{zm} {zsd}");
     }
 
@@ -239,7 +243,7 @@ mod tests {
         // An exponential's sd equals its mean; the sample sd of 4000 draws has
         // a standard error of ~2.2% (sqrt((kurtosis 9 - 1) / 4n)).
         let mut r = Pcg64Mcg::seed_from_u64(11);
-        let (m, sd) = moments(Dist::Exp { mean: 5_000 }, 4000, &mut r);
+        let (m, sd) = moments(&draws(Dist::Exp { mean: 5_000 }, 4000, &mut r));
         assert!((m - 5_000.0).abs() < 250.0 && (sd - 5_000.0).abs() < 400.0, "{m} {sd}");
     }
 
@@ -247,13 +251,12 @@ mod tests {
     fn uniform_draws_stay_in_range_and_degenerate_ranges_give_lo() {
         // Uniform on [1000, 3000]: mean 2000, sd (3000 - 1000) / sqrt(12) = 577.
         let mut r = Pcg64Mcg::seed_from_u64(5);
-        let d = Dist::Uniform { lo: 1_000, hi: 3_000 };
-        let xs: Vec<u64> = (0..4000).map(|_| d.sample(&mut r)).collect();
-        assert!(xs.iter().all(|x| (1_000..=3_000).contains(x)));
-        let (m, sd) = moments(d, 4000, &mut r);
+        let xs = draws(Dist::Uniform { lo: 1_000, hi: 3_000 }, 4000, &mut r);
+        assert!(xs.iter().all(|x| (1_000.0..=3_000.0).contains(x)));
+        let (m, sd) = moments(&xs);
         assert!((m - 2_000.0).abs() < 30.0 && (sd - 577.4).abs() < 25.0, "{m} {sd}");
-        for d in [Dist::Uniform { lo: 7, hi: 7 }, Dist::Uniform { lo: 9, hi: 2 }] {
-            assert_eq!(d.sample(&mut r), if let Dist::Uniform { lo, .. } = d { lo } else { 0 });
+        for (lo, hi) in [(7, 7), (9, 2)] {
+            assert_eq!(Dist::Uniform { lo, hi }.sample(&mut r), lo);
         }
     }
 

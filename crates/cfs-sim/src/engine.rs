@@ -205,7 +205,7 @@ pub struct Probe {
 pub const ONE_TO_N_WINDOW_NS: u64 = 10_000_000;
 
 /// Steps a program may take without making time pass (progress counts,
-/// zero-length runs, a message to an awake task) before the engine charges
+/// zero-length runs, shared lines that are already local) before the engine charges
 /// it a system call's time. Every built-in workload takes a handful per
 /// transaction; a loop of nothing but such steps (`ops = [{ run = "0us" },
 /// { progress = 1 }]`) is then a busy loop of ~1.5 ns per step instead of a
