@@ -120,7 +120,8 @@ impl Default for SeedArgs {
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// Host: a preset (x2, q6600, nehalem-ep, tigerton, stoakley), a spec
-    /// such as 2s4c2t,mhz=2930, or a TOML host file.
+    /// such as 2s4c2t,mhz=2930, a TOML host file, `local` (this machine,
+    /// from /sys) or a directory holding a copy of another machine's sysfs.
     #[arg(long, default_value = "q6600")]
     pub host: String,
     /// Kernel profile: 2.6.25, 2.6.26-rc4, 2.6.26, 2.6.32-rc1, 2.6.32.
@@ -195,7 +196,7 @@ pub struct RunArgs {
 /// `cfs-sim topology`.
 #[derive(Debug, Clone, Args)]
 pub struct TopoArgs {
-    /// Host preset, spec or TOML file.
+    /// Host: a preset, a spec, a TOML file, `local` or a sysfs directory.
     pub host: String,
     /// Kernel profile whose domains to build.
     #[arg(long, default_value = "2.6.26")]
@@ -254,7 +255,10 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
         }
         Cmd::Topology(a) => topology(&a),
         Cmd::Hosts => {
-            let list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
+            let mut list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
+            list.push_str(&format!(
+                "{LOCAL_HOST:<11} this machine, read from /sys (or give a directory holding a sysfs copy)\n"
+            ));
             say(&list)
         }
         Cmd::Calibrate(a) => calibrate(&a),
@@ -277,11 +281,16 @@ fn say(text: &str) -> Result<(), String> {
 
 // ----- argument parsing helpers ------------------------------------------------
 
-/// A host from a preset name, a spec string, or a TOML file path.
+/// The `--host` name of the machine cfs-sim runs on (read from /sys).
+pub const LOCAL_HOST: &str = "local";
+
+/// A host from a preset name, a spec string, a TOML file path, `local` (this
+/// machine's /sys) or a directory holding a sysfs tree (its
+/// `devices/system/{cpu,node}`, as [`Host::from_sysfs`] reads them).
 pub fn parse_host(name: &str) -> Result<Host, String> {
     let bad = |why: String| {
         format!(
-            "unknown host {name:?}: {why} (presets: {}; or a spec such as 2s4c2t, or a TOML host file)",
+            "unknown host {name:?}: {why} (presets: {}; or a spec such as 2s4c2t, a TOML host file, `local` or a sysfs directory)",
             PRESET_NAMES.join(", ")
         )
     };
@@ -292,10 +301,52 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
         let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read host file {name}: {e}"))?;
         return Host::from_toml(&text).map_err(|e| format!("host file {name}: {e}"));
     }
-    if name.contains('\n') || name.contains('=') && !name.starts_with(|c: char| c.is_ascii_digit()) {
+    let word = name.trim();
+    // The running machine, or a sysfs tree copied from another one.
+    let sysfs_root =
+        if word == LOCAL_HOST { Some(Path::new("/sys")) } else { Some(Path::new(name)).filter(|p| p.is_dir()) };
+    if let Some(root) = sysfs_root {
+        return Host::from_sysfs(root).map_err(|e| format!("cannot read host from sysfs {}: {e}", root.display()));
+    }
+    if word.contains(['/', '\\']) || word.ends_with(".toml") {
+        return Err(format!("cannot read host file {name}: no such file"));
+    }
+    if word.contains('\n') || word.contains('=') && !word.starts_with(|c: char| c.is_ascii_digit()) {
         return Err(bad("not a preset or spec".into()));
     }
+    if !word.starts_with(|c: char| c.is_ascii_digit()) && cfs_topology::presets::preset_shape(word).is_none() {
+        // A bare word that is no preset: say so (parse_any would read it as
+        // inline TOML and report a TOML syntax error), with the nearest preset.
+        let hint = suggest(word, &PRESET_NAMES).map(|p| format!(", did you mean {p:?}?")).unwrap_or_default();
+        return Err(bad(format!("not a preset, a spec or a file{hint}")));
+    }
     cfs_topology::parse_any(name).map_err(|e| bad(e.to_string().replace('\n', " ")))
+}
+
+/// The candidate closest to a mistyped `word` (case-insensitive
+/// normalised Levenshtein similarity of at least 0.7), for "did you mean"
+/// hints: `q660` → `q6600`, `2.6.26rc4` → `2.6.26-rc4`.
+pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for &c in candidates {
+        let score = strsim::normalized_levenshtein(&w, &c.to_ascii_lowercase());
+        if score >= 0.7 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// A kernel profile by name, with a "did you mean" hint when unknown.
+pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
+    name.parse().map_err(|e| {
+        let names: Vec<&str> = KernelVersion::ALL.iter().map(|v| v.name()).collect();
+        match suggest(name, &names) {
+            Some(s) => format!("{e}; did you mean {s:?}?"),
+            None => format!("{e}"),
+        }
+    })
 }
 
 /// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8].
@@ -568,7 +619,7 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
 
 fn topology(a: &TopoArgs) -> Result<(), String> {
     let host = parse_host(&a.host)?;
-    let version: KernelVersion = a.profile.parse().map_err(|e| format!("{e}"))?;
+    let version = parse_profile(&a.profile)?;
     let domains = host.build_domains(version);
     let costs = CostModel::for_host(&a.host, &host);
     if a.json {
@@ -628,4 +679,26 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     ))?;
     eprintln!("({} runs in {wall:.1} s)", res.runs.len());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggest;
+
+    /// normalized_levenshtein = 1 - edits / longer length: "q660" → "q6600"
+    /// is 1 - 1/5 = 0.8, "2.6.26rc4" → "2.6.26-rc4" 1 - 1/10 = 0.9; "2.6.99"
+    /// → "2.6.26" is 1 - 2/6 = 0.67, under the 0.7 bar.
+    #[test]
+    fn suggestions_need_a_close_match_and_take_the_closest() {
+        let presets = ["x2", "q6600", "nehalem-ep", "tigerton", "stoakley"];
+        assert_eq!(suggest("q660", &presets), Some("q6600"));
+        assert_eq!(suggest("Q6600", &presets), Some("q6600"));
+        assert_eq!(suggest("tigerto", &presets), Some("tigerton"));
+        assert_eq!(suggest("pdp11", &presets), None);
+        let profiles = ["2.6.25", "2.6.26-rc4", "2.6.26", "2.6.32-rc1", "2.6.32"];
+        assert_eq!(suggest("2.6.26rc4", &profiles), Some("2.6.26-rc4"));
+        assert_eq!(suggest("2.6.32rc1", &profiles), Some("2.6.32-rc1"));
+        assert_eq!(suggest("2.6.99", &profiles), None);
+        assert_eq!(suggest("", &profiles), None);
+    }
 }

@@ -10,7 +10,7 @@ use crate::costs::CostModel;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
 use crate::workloads::{Metric, Workload, WorkloadOpts};
-use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
+use cfs_core::{Config, Patch, Policy, SchedDomains};
 use cfs_topology::{Host, parse_flag_overrides_for};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -124,12 +124,14 @@ impl SchedSpec {
 
     /// Validates everything against `host`.
     pub fn resolve(&self, host: &Host) -> Result<Column, String> {
-        let version: KernelVersion = self.profile.parse().map_err(|e| format!("{e}"))?;
+        let version = crate::cli::parse_profile(&self.profile)?;
         let mut cfg = Config::new(version, host.nr_cpus());
         for name in &self.patches {
             let p = Patch::by_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Patch::ALL.iter().map(|p| p.name()).collect();
-                format!("unknown patch {name:?} (known: {})", known.join(", "))
+                let hint =
+                    crate::cli::suggest(name, &known).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
+                format!("unknown patch {name:?} (known: {}){hint}", known.join(", "))
             })?;
             cfg = cfg.with_patch(p).map_err(|e| e.to_string())?;
         }

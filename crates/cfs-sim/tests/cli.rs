@@ -37,6 +37,45 @@ fn fails(extra: &[&str], needle: &str) {
 fn unknown_host() {
     fails(&["--host", "pdp11"], "unknown host");
     fails_with(&["topology", "pdp11"], "unknown host");
+    // A bare word is not read as inline TOML (whose syntax error would be
+    // the message); a near miss names the preset.
+    fails(&["--host", "pdp11"], "not a preset, a spec or a file (presets:");
+    fails(&["--host", "q660"], "did you mean \"q6600\"?");
+    fails(&["--host", "nehalem"], "did you mean \"nehalem-ep\"?");
+    // Something that looks like a path but is not there.
+    fails(&["--host", "hosts/mine.toml"], "cannot read host file hosts/mine.toml");
+    // A directory that holds no sysfs tree.
+    let dir = std::env::temp_dir().join(format!("cfs-sim-nosysfs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    fails(&["--host", dir.to_str().unwrap()], "cannot read host from sysfs");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn near_miss_profiles_and_patches_are_named() {
+    fails(&["--profile", "2.6.26rc4"], "did you mean \"2.6.26-rc4\"?");
+    fails(&["--patch", "wakr"], "did you mean \"waker\"?");
+    // Nothing close: no hint.
+    let out = run(&pg(&["--profile", "2.4.0"]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
+}
+
+/// `--host DIR` reads a sysfs tree: cfs-topology's Q6600 fixture, whose
+/// BIOS numbers the cores of one L2 0 and 2 (hosts-and-costs.md §1.2), so
+/// the 2.6.26 MC domains span {0,2} and {1,3} rather than {0,1} and {2,3}.
+#[test]
+fn a_sysfs_directory_is_a_host() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../cfs-topology/tests/fixtures/q6600");
+    let out = run(&["topology", fixture, "--profile", "2.6.26"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("4 logical CPUs"), "{text}");
+    assert!(text.contains("domain 0: span 0,2 level MC"), "{text}");
+    assert!(text.contains("domain 0: span 1,3 level MC"), "{text}");
+    let v = pg(&["--host", fixture]);
+    let out = run(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sysfs:"));
 }
 
 #[test]
