@@ -7,15 +7,15 @@
 //! Deliberate 2.6.26 quirks kept (kernel-reference.md §8.3):
 //! - the fair load-balance iterator walks the cfs_rq `tasks` list from the
 //!   most recently enqueued task and never returns the *last* (oldest)
-//!   entry (fixed only in 2.6.28 by 38736f47507); 2.6.25 walks the rbtree
-//!   from the leftmost instead;
+//!   entry (fixed only in 2.6.28 by 38736f47507, the `iterator-fix`
+//!   patch); 2.6.25 walks the rbtree from the leftmost instead;
 //! - `sg_div_cpu_power` truncates its load argument to 32 bits;
 //! - SMT domains return -1 ("treat as busy") from load_balance when idle
 //!   siblings found nothing, which stops idle_balance's walk.
 //!
 //! Not modelled: power-savings balancing (sched_mc/smt_power_savings are
-//! off by default), NO_HZ idle load balancing (the driver ticks every CPU),
-//! and the SD_SERIALIZE lock (one balancer runs at a time anyway).
+//! off by default) and the SD_SERIALIZE lock (one balancer runs at a time
+//! anyway). NO_HZ idle load balancing is in [`crate::nohz`].
 
 use crate::entity::TaskId;
 use crate::features::Feature;

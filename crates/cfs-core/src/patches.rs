@@ -1,6 +1,8 @@
-//! The seed threads' patches as switchable variants (all off by default).
+//! The seed threads' patches, and two mainline fixes for behaviour the
+//! profiles keep, as switchable variants (all off by default).
 //!
-//! Each is specified by its posting in `../shared/seeds/patches.md`; the
+//! Each seed patch is specified by its posting in
+//! `../shared/seeds/patches.md`; the mainline fixes by their commits. The
 //! code paths they change are marked `patches::` at the change site.
 
 use cfs_topology::KernelVersion;
@@ -33,17 +35,28 @@ pub enum Patch {
     /// 6363ca57c76): the sync shortcut needs `balanced`, AFFINE_WAKEUPS is
     /// honoured. 2.6.26 final already contains it.
     AffinityFix,
+    /// 38736f47507 (Gautham R Shenoy, 2008-09-06, merged for 2.6.28):
+    /// "sched: fix __load_balance_iterator() for cfq with only one task".
+    /// The 2.6.26 fair load-balance iterator never returns the last (oldest)
+    /// entry of the cfs_rq's task list, so a runqueue's oldest task cannot
+    /// be pulled and a lone task never moves (the commit names the
+    /// sched_mc regression against 2.6.25 this caused). With the fix the
+    /// last entry is returned when it is a task, which without group
+    /// scheduling it always is. Only the rc4 and 2.6.26 profiles have the
+    /// bug (it came with 4a55bd5e97b in 2.6.26-rc1).
+    IteratorFix,
 }
 
 impl Patch {
     /// Every patch.
-    pub const ALL: [Patch; 6] = [
+    pub const ALL: [Patch; 7] = [
         Patch::Waker,
         Patch::LastPreempter,
         Patch::LastPreempterNoDisperse,
         Patch::SyncLoadClamp,
         Patch::SyncWakeupsBit,
         Patch::AffinityFix,
+        Patch::IteratorFix,
     ];
 
     /// The name used on the command line.
@@ -55,6 +68,7 @@ impl Patch {
             Patch::SyncLoadClamp => "sync-load-clamp",
             Patch::SyncWakeupsBit => "sync-wakeups-bit",
             Patch::AffinityFix => "affinity-fix",
+            Patch::IteratorFix => "iterator-fix",
         }
     }
 
@@ -67,6 +81,10 @@ impl Patch {
     pub fn incompatibility(self, v: KernelVersion) -> Option<&'static str> {
         use KernelVersion::*;
         match (self, v) {
+            (Patch::IteratorFix, V2_6_25) => Some(
+                "2.6.25's balance iterator walks the rbtree and returns every task; the list iterator came in 2.6.26-rc1",
+            ),
+            (Patch::IteratorFix, V2_6_32Rc1 | V2_6_32) => Some("2.6.32 already contains 38736f47507"),
             (_, V2_6_32Rc1 | V2_6_32) => {
                 Some("the seed patches were posted against 2.6.25/2.6.26; 2.6.32's wakeup path differs")
             }

@@ -56,9 +56,11 @@ impl Rules {
     /// The load-balance iterator walks the cfs_rq `tasks` list (2.6.26,
     /// 4a55bd5e97b) instead of the rbtree (2.6.25), and in 2.6.26 it never
     /// returns the last (oldest) list entry: a bug fixed in 2.6.28
-    /// (38736f47507). We keep it deliberately.
+    /// (38736f47507). We keep it deliberately; the `iterator-fix` patch
+    /// applies that fix.
     pub fn balance_iterator_skips_last(&self) -> bool {
         matches!(self.version, KernelVersion::V2_6_26Rc4 | KernelVersion::V2_6_26)
+            && !self.patches.has(Patch::IteratorFix)
     }
 
     /// cpu_avg_load_per_task on an empty runqueue: SCHED_LOAD_SCALE in

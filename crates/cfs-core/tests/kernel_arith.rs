@@ -465,6 +465,12 @@ fn feature_masks_of_2_6_25_and_the_backport() {
     assert!(cfs_core::Config::new(V26, 1).with_patch(Patch::SyncWakeupsBit).is_err());
     assert!(cfs_core::Config::new(V26, 1).with_patch(Patch::AffinityFix).is_err());
     assert!(cfs_core::Config::new(RC4, 1).with_patch(Patch::AffinityFix).is_ok());
+    // 38736f47507 fixes the list iterator of 2.6.26-rc1..2.6.27: not in 2.6.25 (rbtree
+    // iterator), already in 2.6.32.
+    for (v, ok) in [(V25, false), (RC4, true), (V26, true), (KernelVersion::V2_6_32, false)] {
+        assert_eq!(cfs_core::Config::new(v, 1).with_patch(Patch::IteratorFix).is_ok(), ok, "{v}");
+    }
+    assert_eq!(Patch::by_name("iterator-fix"), Some(Patch::IteratorFix));
 }
 
 // ---------------------------------------------------------------------

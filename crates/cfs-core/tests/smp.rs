@@ -18,7 +18,8 @@
 mod common;
 
 use cfs_core::{
-    Deschedule, Event, KernelVersion, MigrateReason, Patch, PreemptReason, Scheduler, TaskId, TaskParams, WakeReason,
+    Config, Deschedule, Event, KernelVersion, MigrateReason, Patch, PreemptReason, Scheduler, TaskId, TaskParams,
+    WakeReason,
 };
 use cfs_topology::CpuMask;
 use common::*;
@@ -547,6 +548,18 @@ fn eight_hogs_converge_to_two_per_cpu() {
     }
 }
 
+/// Dual core, HZ=1000, periodic tick: A then B forked on CPU 0, B running
+/// (the fork buddy), CPU 1 idle.
+fn two_tasks_on_cpu0(mut c: Config) -> (Sim, TaskId, TaskId) {
+    c.hz = 1000;
+    c.hres_timers = false;
+    let mut sim = Sim::new(c, dual_core(V26), 0);
+    let a = sim.spawn(0, TaskParams::normal());
+    let b = sim.spawn(0, TaskParams::normal());
+    assert_eq!(sim.s.curr(0), Some(b));
+    (sim, a, b)
+}
+
 #[test]
 fn active_balance_after_the_required_failures() {
     // Dual core, 2.6.26, HZ=1000, periodic tick. CPU 0: A (older) and B; B runs (the fork
@@ -559,13 +572,7 @@ fn active_balance_after_the_required_failures() {
     // and sets nr_balance_failed = cache_nice_tries + 1 = 2. The migration thread runs
     // once B is off the CPU: move_one_task finds B not running and, although hot, allowed
     // because nr_balance_failed (2) > cache_nice_tries (1).
-    let mut c = cfg(V26, 2);
-    c.hz = 1000;
-    c.hres_timers = false;
-    let mut sim = Sim::new(c, dual_core(V26), 0);
-    let a = sim.spawn(0, TaskParams::normal());
-    let b = sim.spawn(0, TaskParams::normal());
-    assert_eq!(sim.s.curr(0), Some(b));
+    let (mut sim, a, b) = two_tasks_on_cpu0(cfg(V26, 2));
     for j in 1..=3u64 {
         sim.run_to(j * MS);
         assert_eq!(sim.s.domain_state(1)[0].nr_balance_failed, j as u32);
@@ -576,6 +583,19 @@ fn active_balance_after_the_required_failures() {
     assert_eq!(migrations(&sim.s), vec![(b, 0, 1, MigrateReason::Active)]);
     assert_eq!(sim.s.domain_state(1)[0].nr_balance_failed, 2);
     assert_eq!((sim.s.curr(0), sim.s.curr(1)), (Some(a), Some(b)));
+}
+
+#[test]
+fn iterator_fix_lets_the_first_pass_pull_the_oldest_task() {
+    // The scene of active_balance_after_the_required_failures with 38736f47507 applied:
+    // the iterator yields [B, A]; B is running (skipped), A never ran (exec_start 0, cache
+    // cold), 1024 / 2 <= imbalance 1024 + fuzz -> A is pulled by CPU 1's first periodic
+    // pass at jiffy 1, with nr_balance_failed back to 0.
+    let (mut sim, a, b) = two_tasks_on_cpu0(cfg(V26, 2).with_patch(Patch::IteratorFix).unwrap());
+    sim.run_to(MS);
+    assert_eq!(migrations(&sim.s), vec![(a, 0, 1, MigrateReason::Periodic)]);
+    assert_eq!(sim.s.domain_state(1)[0].nr_balance_failed, 0);
+    assert_eq!((sim.s.curr(0), sim.s.curr(1)), (Some(b), Some(a)));
 }
 
 #[test]
@@ -590,8 +610,13 @@ fn active_balance_moves_the_only_hog_of_a_cache_pair_on_2_6_25() {
     // running, is pushed to CPU 2 (2.6.25 walks the rbtree: every task is returned).
     // 2.6.26's list iterator never returns the last (here: only) entry, so the same
     // kick moves nothing there: the hogs stay on one L2 (the deliberate 2.6.26 quirk).
-    for (v, moves) in [(V25, true), (V26, false)] {
+    // The iterator-fix patch (38736f47507, whose message names this sched_mc regression
+    // against 2.6.25) returns the last entry: 2.6.26 then moves the hog as 2.6.25 does.
+    for (v, fix, moves) in [(V25, false, true), (V26, false, false), (V26, true, true), (RC4, true, true)] {
         let mut c = cfg(v, 4);
+        if fix {
+            c = c.with_patch(Patch::IteratorFix).unwrap();
+        }
         c.hz = 1000;
         c.hres_timers = false;
         let mut sim = Sim::new(c, q6600(v), 0);

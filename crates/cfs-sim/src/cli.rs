@@ -130,8 +130,9 @@ pub struct BenchArgs {
     /// sched_features: a number (895, 0x37f) or names (NO_SYNC_WAKEUPS).
     #[arg(long, value_name = "MASK")]
     pub features: Option<String>,
-    /// A seed-thread patch (repeatable): waker, last-preempter,
-    /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit, affinity-fix.
+    /// A patch (repeatable): the seed threads' waker, last-preempter,
+    /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit and
+    /// affinity-fix (b3137bc8e77), or iterator-fix (38736f47507).
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// Policy of every task: normal, batch or idle.

@@ -97,6 +97,8 @@ fn unknown_and_inapplicable_patches() {
     fails(&["--patch", "turbo"], "unknown patch");
     fails(&["--profile", "2.6.26", "--patch", "affinity-fix"], "already contains");
     fails(&["--profile", "2.6.32", "--patch", "waker"], "does not apply");
+    fails(&["--profile", "2.6.25", "--patch", "iterator-fix"], "rbtree");
+    fails(&["--profile", "2.6.32", "--patch", "iterator-fix"], "already contains 38736f47507");
 }
 
 #[test]
