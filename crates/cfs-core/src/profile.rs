@@ -45,14 +45,6 @@ impl Rules {
         self.version.is_2_6_32()
     }
 
-    /// wake_idle tests `rq->nr_running` (all classes) in 2.6.25 and
-    /// 2.6.26-rc1; 104f64549c9 (rc2) switched to `cfs.nr_running`. Only the
-    /// fair class is modelled, so both read the same count; kept for the
-    /// record.
-    pub fn wake_idle_counts_all_classes(&self) -> bool {
-        self.is_2_6_25()
-    }
-
     /// The load-balance iterator walks the cfs_rq `tasks` list (2.6.26,
     /// 4a55bd5e97b) instead of the rbtree (2.6.25), and in 2.6.26 it never
     /// returns the last (oldest) list entry: a bug fixed in 2.6.28

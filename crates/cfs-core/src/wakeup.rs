@@ -250,6 +250,10 @@ impl<O: Observer> Scheduler<O> {
     /// an idle allowed CPU (first in mask order) in the lowest domains that
     /// have SD_WAKE_IDLE (SMT siblings) or SD_WAKE_IDLE_FAR with `p` cache
     /// cold; stop at the first domain without them.
+    ///
+    /// 2.6.25 and 2.6.26-rc1 test `rq->nr_running` (every class) here;
+    /// 104f64549c9 (rc2) switched to `rq->cfs.nr_running`. Only the fair
+    /// class is modelled, so both read the same count.
     pub(crate) fn wake_idle(&self, cpu: CpuId, p: TaskId) -> CpuId {
         if self.rules.is_2_6_32() {
             return cpu;

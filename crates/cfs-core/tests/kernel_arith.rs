@@ -471,6 +471,18 @@ fn feature_masks_of_2_6_25_and_the_backport() {
         assert_eq!(cfs_core::Config::new(v, 1).with_patch(Patch::IteratorFix).is_ok(), ok, "{v}");
     }
     assert_eq!(Patch::by_name("iterator-fix"), Some(Patch::IteratorFix));
+    assert_eq!(Patch::IteratorFix.to_string(), "iterator-fix");
+    let why = |p: Patch, v| p.incompatibility(v).unwrap_or_default();
+    assert!(why(Patch::IteratorFix, KernelVersion::V2_6_32).contains("already contains 38736f47507"));
+    assert!(why(Patch::IteratorFix, V25).contains("rbtree"));
+    // The seed patches were posted against 2.6.25/26: none applies to 2.6.32.
+    for p in [Patch::Waker, Patch::LastPreempter, Patch::SyncLoadClamp, Patch::AffinityFix] {
+        for v in [KernelVersion::V2_6_32Rc1, KernelVersion::V2_6_32] {
+            assert!(why(p, v).contains("2.6.32's wakeup path differs"), "{p} on {v}");
+        }
+    }
+    let set = Patches::none().with(Patch::Waker).with(Patch::IteratorFix);
+    assert_eq!(format!("{set:?}"), "[Waker, IteratorFix]");
 }
 
 // ---------------------------------------------------------------------

@@ -396,6 +396,22 @@ fn fork_balancing_spreads_children_to_idle_cpus() {
 // ---------------------------------------------------------------------
 
 #[test]
+fn average_load_per_task_of_an_empty_runqueue() {
+    // cpu_avg_load_per_task: n ? total / n : SCHED_LOAD_SCALE in 2.6.25/26 (bce7f793
+    // sched.c:1907-1914); 2.6.32 stores and returns 0 (22763c5c sched.c:1553-1564).
+    // With two nice-0 tasks and one nice-5 task (335) on CPU 0: (2048 + 335) / 3 = 794.
+    for (v, empty) in [(V25, 1024), (RC4, 1024), (V26, 1024), (KernelVersion::V2_6_32, 0)] {
+        let mut s = mk(cfg(v, 2), dual_core(v));
+        assert_eq!(s.cpu_avg_load_per_task(1), empty, "{v}");
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 0, TaskParams { nice: 5, ..TaskParams::normal() }).unwrap();
+        assert_eq!(s.cpu_avg_load_per_task(0), (2048 + 335) / 3, "{v}");
+        assert_eq!(s.cpu_avg_load_per_task(1), empty, "{v}");
+    }
+}
+
+#[test]
 fn idle_cpu_pulls_on_newidle() {
     // Dual core. CPU 0: A running, B, C, D queued (never ran: exec_start 0, cold), D is the
     // next buddy (the last fork's check_preempt_curr set it). CPU 1: X runs and blocks at
