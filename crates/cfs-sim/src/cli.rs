@@ -285,9 +285,9 @@ fn say(text: &str) -> Result<(), String> {
 /// The `--host` name of the machine cfs-sim runs on (read from /sys).
 pub const LOCAL_HOST: &str = "local";
 
-/// A host from a preset name, a spec string, a TOML file path, `local` (this
-/// machine's /sys) or a directory holding a sysfs tree (its
-/// `devices/system/{cpu,node}`, as [`Host::from_sysfs`] reads them).
+/// A host from a preset name, `local` (this machine's /sys), a TOML file
+/// path, a directory holding a sysfs tree (its `devices/system/{cpu,node}`,
+/// as [`Host::from_sysfs`] reads them) or a spec string, tried in that order.
 pub fn parse_host(name: &str) -> Result<Host, String> {
     let bad = |why: String| {
         format!(
@@ -298,16 +298,25 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     if name.trim().is_empty() {
         return Err(bad("empty".into()));
     }
+    let word = name.trim();
+    // Names first, so a file or directory that happens to be called `q6600`
+    // or `local` does not shadow them.
+    if cfs_topology::presets::preset_shape(word).is_some() {
+        return cfs_topology::parse_any(word).map_err(|e| bad(e.to_string()));
+    }
+    let from_sysfs = |root: &Path| {
+        Host::from_sysfs(root).map_err(|e| format!("cannot read host from sysfs {}: {e}", root.display()))
+    };
+    if word == LOCAL_HOST {
+        return from_sysfs(Path::new("/sys"));
+    }
     if Path::new(name).is_file() {
         let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read host file {name}: {e}"))?;
         return Host::from_toml(&text).map_err(|e| format!("host file {name}: {e}"));
     }
-    let word = name.trim();
-    // The running machine, or a sysfs tree copied from another one.
-    let sysfs_root =
-        if word == LOCAL_HOST { Some(Path::new("/sys")) } else { Some(Path::new(name)).filter(|p| p.is_dir()) };
-    if let Some(root) = sysfs_root {
-        return Host::from_sysfs(root).map_err(|e| format!("cannot read host from sysfs {}: {e}", root.display()));
+    // A sysfs tree copied from another machine.
+    if Path::new(name).is_dir() {
+        return from_sysfs(Path::new(name));
     }
     if word.contains(['/', '\\']) || word.ends_with(".toml") {
         return Err(format!("cannot read host file {name}: no such file"));
@@ -315,7 +324,7 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     if word.contains('\n') || word.contains('=') && !word.starts_with(|c: char| c.is_ascii_digit()) {
         return Err(bad("not a preset or spec".into()));
     }
-    if !word.starts_with(|c: char| c.is_ascii_digit()) && cfs_topology::presets::preset_shape(word).is_none() {
+    if !word.starts_with(|c: char| c.is_ascii_digit()) {
         // A bare word that is no preset: say so (parse_any would read it as
         // inline TOML and report a TOML syntax error), with the nearest preset.
         let hint = suggest(word, &PRESET_NAMES).map(|p| format!(", did you mean {p:?}?")).unwrap_or_default();

@@ -76,6 +76,19 @@ fn a_sysfs_directory_is_a_host() {
     let out = run(&v.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("sysfs:"));
+
+    // A directory that happens to be called like a preset does not shadow it:
+    // run where `./q6600` is that fixture, `--host q6600` is still the preset
+    // (domains {0,1} and {2,3}, not the fixture's {0,2} and {1,3}).
+    let dir = std::env::temp_dir().join(format!("cfs-sim-shadow-{}", std::process::id()));
+    let q = dir.join("q6600/devices/system/cpu");
+    std::fs::create_dir_all(&q).unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_cfs-sim")).args(["topology", "q6600"]).current_dir(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("domain 0: span 0-1 level MC"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
