@@ -365,6 +365,7 @@ impl<O: Observer> Scheduler<O> {
         }
         let mut list: Vec<TaskId> = cfs.timeline().chain(cfs.curr).collect();
         list.sort_by_key(|t| core::cmp::Reverse(self.t(*t).se.group_seq));
+        // The `iterator-fix` patch (38736f47507) keeps the last entry.
         if self.rules.balance_iterator_skips_last() {
             list.pop();
         }

@@ -1,7 +1,7 @@
 //! Observation: every decision the scheduler takes, with its reason.
 //!
 //! Implement [`Observer`] to log, count or trace decisions; `()` ignores
-//! them at no cost. With the `tracing` feature, [`TracingObserver`] emits
+//! them at no cost. With the `tracing` feature, `TracingObserver` emits
 //! each as a `tracing` event at TRACE level.
 
 use crate::entity::TaskId;

@@ -2,8 +2,9 @@
 //! profiles keep, as switchable variants (all off by default).
 //!
 //! Each seed patch is specified by its posting in
-//! `../shared/seeds/patches.md`; the mainline fixes by their commits. The
-//! code paths they change are marked `patches::` at the change site.
+//! `../shared/seeds/patches.md`, and the code it changes carries a
+//! `patches.md §N` comment; the mainline fixes are specified by their
+//! commits, which the [`crate::profile::Rules`] switch they turn off names.
 
 use cfs_topology::KernelVersion;
 use core::fmt;
