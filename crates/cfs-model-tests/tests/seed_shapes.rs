@@ -110,3 +110,32 @@ fn batch_with_features_0_scales_like_the_batch_table() {
         assert!(v >= 2.0 * r.median(0, n).unwrap(), "batch+0 at {n} should beat 895 by far");
     }
 }
+
+#[test]
+fn the_clamp_table_is_a_waker_tree() {
+    // pgbench-q6600-sync-load-clamp.csv (Mike Galbraith 2008-05-23), compared
+    // with Peter's waker patch on (calibration.rs says why). Its one-client
+    // values (8,418 and 9,210) sit at that box's cross-CPU value (863: 8,174)
+    // rather than its co-located one (10,015, 2.6.26 default), and from 8
+    // clients on it runs at 2.5-2.9x the default's 9,444-10,294.
+    // The model shows both only with the waker patch: one client then runs
+    // at 863's cross-CPU rate; the clamp alone co-locates like 895 (the rc4
+    // sync shortcut returns before the subtraction it clamps) and piles up.
+    // (The model's waker + clamp scales less than the data: x1.7-x2.2 of 895
+    // at 8-15 clients, hence the x1.5 bound.)
+    let cols = [
+        "name=895",
+        "name=863,features=863",
+        "name=clamp,patch=sync-load-clamp",
+        "name=w+clamp,patch=waker,patch=sync-load-clamp",
+    ];
+    let r = seed(&cols, &[1, 8, 15]);
+    let m = |c: usize, n: u32| r.median(c, n).unwrap();
+    let near = |a: f64, b: f64| (a / b - 1.0).abs() <= 0.05;
+    assert!(near(m(3, 1), m(1, 1)), "waker+clamp at 1: {:.0} vs 863 {:.0}", m(3, 1), m(1, 1));
+    assert!(near(m(2, 1), m(0, 1)), "clamp at 1: {:.0} vs 895 {:.0}", m(2, 1), m(0, 1));
+    for n in [8, 15] {
+        assert!(m(3, n) >= 1.5 * m(0, n), "waker+clamp at {n}: {:.0} vs 895 {:.0}", m(3, n), m(0, n));
+        assert!(m(2, n) <= 1.2 * m(0, n), "clamp alone at {n}: {:.0} vs 895 {:.0}", m(2, n), m(0, n));
+    }
+}

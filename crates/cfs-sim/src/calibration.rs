@@ -5,6 +5,23 @@
 //! cost model or the workloads reads them. Each column the model can
 //! express is mapped to a scheduler configuration; columns of kernels the
 //! model does not have (2.6.22's O(1) scheduler, 2.6.24) are left out.
+//!
+//! Mike Galbraith's tree of 2008-05-23 (the batch and sync-load-clamp
+//! tables) carried Peter Zijlstra's `waker` patch of the day before, so
+//! its "2.6.26.git" and clamp columns are compared with that patch on:
+//! - his clamp diff (seeds/patches.md §3) puts wake_affine's `if (sync)` at
+//!   line 1084 of sched_fair.c, where every tree from 46151122e0a
+//!   (2008-05-08) to f9305d4a096 (2008-05-29), rc3 and rc4 included, has it
+//!   at 1083; the waker patch adds exactly one line above it (the sync
+//!   shortcut's condition becomes two lines) and none elsewhere before it;
+//! - its one-client results (8,418 and 9,210) are the cross-CPU ping-pong
+//!   value of that box (863: 8,174), not its co-located one (10,015 the day
+//!   before): with the clamp alone the sync shortcut would still pull the
+//!   backend onto pgbench's CPU, with the waker patch it does not fire
+//!   there and the clamp keeps the other affine tests from pulling;
+//! - its "2.6.26.git" of 05-23 scales to 28.7K where the same kernel's run
+//!   of 05-22 (pgbench-q6600-default-2.6.26.csv) stays at ~10K, as the
+//!   waker column of Greg Smith's features table does.
 
 use crate::experiment::{Plan, Results, SchedSpec};
 use std::fmt::Write;
@@ -235,7 +252,7 @@ pub const OTHERS: [PubTable; 5] = [
         columns: &[
             col!(
                 "2.6.26.git",
-                "name=895",
+                "name=waker,patch=waker",
                 [
                     (1, 9999.4),
                     (2, 14042.6),
@@ -325,7 +342,7 @@ pub const OTHERS: [PubTable; 5] = [
         columns: &[
             col!(
                 "clamp_batch",
-                "name=clamp-batch,patch=sync-load-clamp,policy=batch",
+                "name=waker+clamp-batch,patch=waker,patch=sync-load-clamp,policy=batch",
                 [
                     (1, 9209.5),
                     (2, 15792.4),
@@ -344,7 +361,7 @@ pub const OTHERS: [PubTable; 5] = [
             ),
             col!(
                 "clamp_no_batch",
-                "name=clamp,patch=sync-load-clamp",
+                "name=waker+clamp,patch=waker,patch=sync-load-clamp",
                 [
                     (1, 8417.5),
                     (2, 15559.7),
