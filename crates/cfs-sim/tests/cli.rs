@@ -78,8 +78,8 @@ fn a_sysfs_directory_is_a_host() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("sysfs:"));
 
     // A directory that happens to be called like a preset does not shadow it:
-    // run where `./q6600` is that fixture, `--host q6600` is still the preset
-    // (domains {0,1} and {2,3}, not the fixture's {0,2} and {1,3}).
+    // run where `./q6600` is a (CPU-less, so unreadable) sysfs tree, `--host
+    // q6600` is still the preset, with its domains {0,1} and {2,3}.
     let dir = std::env::temp_dir().join(format!("cfs-sim-shadow-{}", std::process::id()));
     let q = dir.join("q6600/devices/system/cpu");
     std::fs::create_dir_all(&q).unwrap();
