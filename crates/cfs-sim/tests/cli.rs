@@ -65,6 +65,8 @@ fn near_miss_profiles_and_patches_are_named() {
 /// the 2.6.26 MC domains span {0,2} and {1,3} rather than {0,1} and {2,3}.
 #[test]
 fn a_sysfs_directory_is_a_host() {
+    let hosts = run(&["hosts"]);
+    assert!(String::from_utf8_lossy(&hosts.stdout).lines().any(|l| l.starts_with("local ")), "hosts lists `local`");
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../cfs-topology/tests/fixtures/q6600");
     let out = run(&["topology", fixture, "--profile", "2.6.26"]);
     let text = String::from_utf8_lossy(&out.stdout);
