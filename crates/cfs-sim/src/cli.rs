@@ -5,11 +5,11 @@
 use crate::calibration;
 use crate::costs::CostModel;
 use crate::dist::parse_duration;
-use crate::experiment::{Plan, Results, SchedSpec, parse_sweep};
+use crate::experiment::{Plan, Results, SchedSpec, parse_profile, parse_sweep, suggest};
 use crate::report;
 use crate::workfile::parse_workload;
 use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Workload, WorkloadOpts};
-use cfs_core::{CpuMask, KernelVersion};
+use cfs_core::CpuMask;
 use cfs_topology::{Host, PRESET_NAMES, PRESETS};
 use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
@@ -331,32 +331,6 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
         return Err(bad(format!("not a preset, a spec or a file{hint}")));
     }
     cfs_topology::parse_any(name).map_err(|e| bad(e.to_string().replace('\n', " ")))
-}
-
-/// The candidate closest to a mistyped `word` (case-insensitive
-/// normalised Levenshtein similarity of at least 0.7), for "did you mean"
-/// hints: `q660` → `q6600`, `2.6.26rc4` → `2.6.26-rc4`.
-pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    let mut best: Option<(f64, &'a str)> = None;
-    for &c in candidates {
-        let score = strsim::normalized_levenshtein(&w, &c.to_ascii_lowercase());
-        if score >= 0.7 && best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-/// A kernel profile by name, with a "did you mean" hint when unknown.
-pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
-    name.parse().map_err(|e| {
-        let names: Vec<&str> = KernelVersion::ALL.iter().map(|v| v.name()).collect();
-        match suggest(name, &names) {
-            Some(s) => format!("{e}; did you mean {s:?}?"),
-            None => format!("{e}"),
-        }
-    })
 }
 
 /// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8].
@@ -689,26 +663,4 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     ))?;
     eprintln!("({} runs in {wall:.1} s)", res.runs.len());
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::suggest;
-
-    /// normalized_levenshtein = 1 - edits / longer length: "q660" → "q6600"
-    /// is 1 - 1/5 = 0.8, "2.6.26rc4" → "2.6.26-rc4" 1 - 1/10 = 0.9; "2.6.99"
-    /// → "2.6.26" is 1 - 2/6 = 0.67, under the 0.7 bar.
-    #[test]
-    fn suggestions_need_a_close_match_and_take_the_closest() {
-        let presets = ["x2", "q6600", "nehalem-ep", "tigerton", "stoakley"];
-        assert_eq!(suggest("q660", &presets), Some("q6600"));
-        assert_eq!(suggest("Q6600", &presets), Some("q6600"));
-        assert_eq!(suggest("tigerto", &presets), Some("tigerton"));
-        assert_eq!(suggest("pdp11", &presets), None);
-        let profiles = ["2.6.25", "2.6.26-rc4", "2.6.26", "2.6.32-rc1", "2.6.32"];
-        assert_eq!(suggest("2.6.26rc4", &profiles), Some("2.6.26-rc4"));
-        assert_eq!(suggest("2.6.32rc1", &profiles), Some("2.6.32-rc1"));
-        assert_eq!(suggest("2.6.99", &profiles), None);
-        assert_eq!(suggest("", &profiles), None);
-    }
 }

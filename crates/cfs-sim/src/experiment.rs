@@ -10,7 +10,7 @@ use crate::costs::CostModel;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
 use crate::workloads::{Metric, Workload, WorkloadOpts};
-use cfs_core::{Config, Patch, Policy, SchedDomains};
+use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
 use cfs_topology::{Host, parse_flag_overrides_for};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -124,13 +124,12 @@ impl SchedSpec {
 
     /// Validates everything against `host`.
     pub fn resolve(&self, host: &Host) -> Result<Column, String> {
-        let version = crate::cli::parse_profile(&self.profile)?;
+        let version = parse_profile(&self.profile)?;
         let mut cfg = Config::new(version, host.nr_cpus());
         for name in &self.patches {
             let p = Patch::by_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Patch::ALL.iter().map(|p| p.name()).collect();
-                let hint =
-                    crate::cli::suggest(name, &known).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
+                let hint = suggest(name, &known).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
                 format!("unknown patch {name:?} (known: {}){hint}", known.join(", "))
             })?;
             cfg = cfg.with_patch(p).map_err(|e| e.to_string())?;
@@ -176,6 +175,32 @@ fn apply_features(cfg: Config, f: &str) -> Result<Config, String> {
             Ok(cfg)
         }
     }
+}
+
+/// The candidate closest to a mistyped `word` (case-insensitive
+/// normalised Levenshtein similarity of at least 0.7), for "did you mean"
+/// hints: `q660` → `q6600`, `2.6.26rc4` → `2.6.26-rc4`.
+pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    let mut best: Option<(f64, &'a str)> = None;
+    for &c in candidates {
+        let score = strsim::normalized_levenshtein(&w, &c.to_ascii_lowercase());
+        if score >= 0.7 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// A kernel profile by name, with a "did you mean" hint when unknown.
+pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
+    name.parse().map_err(|e| {
+        let names: Vec<&str> = KernelVersion::ALL.iter().map(|v| v.name()).collect();
+        match suggest(name, &names) {
+            Some(s) => format!("{e}; did you mean {s:?}?"),
+            None => format!("{e}"),
+        }
+    })
 }
 
 fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) -> Result<(), String> {
@@ -492,6 +517,23 @@ mod tests {
         }
         let s = SchedSpec::profile("2.6.26").with_items("patch=affinity-fix").unwrap();
         assert!(s.resolve(&host).unwrap_err().contains("already contains"));
+    }
+
+    /// normalized_levenshtein = 1 - edits / longer length: "q660" → "q6600"
+    /// is 1 - 1/5 = 0.8, "2.6.26rc4" → "2.6.26-rc4" 1 - 1/10 = 0.9; "2.6.99"
+    /// → "2.6.26" is 1 - 2/6 = 0.67, under the 0.7 bar.
+    #[test]
+    fn suggestions_need_a_close_match_and_take_the_closest() {
+        let presets = ["x2", "q6600", "nehalem-ep", "tigerton", "stoakley"];
+        assert_eq!(suggest("q660", &presets), Some("q6600"));
+        assert_eq!(suggest("Q6600", &presets), Some("q6600"));
+        assert_eq!(suggest("tigerto", &presets), Some("tigerton"));
+        assert_eq!(suggest("pdp11", &presets), None);
+        let profiles = ["2.6.25", "2.6.26-rc4", "2.6.26", "2.6.32-rc1", "2.6.32"];
+        assert_eq!(suggest("2.6.26rc4", &profiles), Some("2.6.26-rc4"));
+        assert_eq!(suggest("2.6.32rc1", &profiles), Some("2.6.32-rc1"));
+        assert_eq!(suggest("2.6.99", &profiles), None);
+        assert_eq!(suggest("", &profiles), None);
     }
 
     #[test]

@@ -7,12 +7,16 @@ mod common;
 use common::{pgbench_plan, run};
 use serde_json::Value;
 
-fn traced() -> (Value, cfs_sim::experiment::Results) {
-    let mut plan = pgbench_plan(&["name=861,features=861"], &[4], 300, 1, 3);
-    plan.trace = true;
-    let mut res = run(&plan);
-    let trace = res.trace.take().expect("a trace of the first run");
-    (trace, res)
+/// One traced run (4 clients, 300 transactions), shared by the tests.
+fn traced() -> &'static (Value, cfs_sim::experiment::Results) {
+    static TRACED: std::sync::OnceLock<(Value, cfs_sim::experiment::Results)> = std::sync::OnceLock::new();
+    TRACED.get_or_init(|| {
+        let mut plan = pgbench_plan(&["name=861,features=861"], &[4], 300, 1, 3);
+        plan.trace = true;
+        let mut res = run(&plan);
+        let trace = res.trace.take().expect("a trace of the first run");
+        (trace, res)
+    })
 }
 
 fn events<'a>(t: &'a Value, ph: &str) -> Vec<&'a Value> {
@@ -22,7 +26,7 @@ fn events<'a>(t: &'a Value, ph: &str) -> Vec<&'a Value> {
 #[test]
 fn one_named_track_per_cpu() {
     let (t, _) = traced();
-    let names: Vec<&str> = events(&t, "M")
+    let names: Vec<&str> = events(t, "M")
         .iter()
         .filter(|e| e["name"] == "thread_name")
         .map(|e| e["args"]["name"].as_str().unwrap())
@@ -36,7 +40,7 @@ fn slices_do_not_overlap_and_add_up_to_each_cpus_busy_time() {
     let r = &res.runs[0];
     let end_us = r.end_ns as f64 / 1000.0;
     for cpu in 0..4u64 {
-        let mut s: Vec<(f64, f64)> = events(&t, "X")
+        let mut s: Vec<(f64, f64)> = events(t, "X")
             .iter()
             .filter(|e| e["tid"] == cpu)
             .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
@@ -59,9 +63,9 @@ fn slices_do_not_overlap_and_add_up_to_each_cpus_busy_time() {
 fn every_wakeup_flow_ends_where_the_woken_task_starts() {
     let (t, _) = traced();
     let starts: Vec<(u64, f64)> =
-        events(&t, "X").iter().map(|e| (e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap())).collect();
-    let s = events(&t, "s");
-    let f = events(&t, "f");
+        events(t, "X").iter().map(|e| (e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap())).collect();
+    let s = events(t, "s");
+    let f = events(t, "f");
     assert_eq!(s.len(), f.len());
     // pgbench -S: every one of the 300 transactions wakes its backend.
     assert!(f.len() >= 300, "{} flows", f.len());
