@@ -116,6 +116,8 @@ impl ModelRun {
         let opts = |p: &Part| WorkloadOpts {
             duration_ns: Some(self.duration_ns),
             policy: self.column.policy,
+            client_policy: self.column.client_policy,
+            server_policy: self.column.server_policy,
             loops: p.loops,
             ..WorkloadOpts::default()
         };

@@ -380,6 +380,15 @@ fuzz_target!(|input: Input| {
                 0 => None,
                 p => Some(policy(p)),
             },
+            // The side policies from the same byte's higher bits.
+            client_policy: match (b.policy >> 2) % 4 {
+                0 => None,
+                p => Some(policy(p)),
+            },
+            server_policy: match (b.policy >> 4) % 4 {
+                0 => None,
+                p => Some(policy(p)),
+            },
             pin_client: host_mask(b.pin_client as u16, n).filter(|_| b.pin_client & 0x80 != 0),
             pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),
             nice: b.nice.iter().take(8).map(|&x| (x % 20) as i32).collect(),

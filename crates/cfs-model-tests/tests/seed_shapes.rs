@@ -112,6 +112,34 @@ fn batch_with_features_0_scales_like_the_batch_table() {
 }
 
 #[test]
+fn chrt_b_on_pgbench_alone_does_not_help() {
+    // Thread 1 (seeds/README.md): SCHED_BATCH for the server and pgbench
+    // (plus features 0) restores throughput, but "running pgbench alone
+    // under `chrt -b` does not help, because each backend still preempts
+    // pgbench on wakeup". In 2.6.26-rc4's check_preempt_wakeup
+    // (e490517a sched_fair.c:1247) only the *wakee's* policy exempts a
+    // wakeup from preempting, and the wakees that preempt in the pile are
+    // the backends, woken by pgbench's queries. So batch on the client side
+    // must leave 895's pile (and its wakeup preemptions) as they are, and
+    // batch on the server side must stop every wakeup preemption.
+    let cols = ["name=895", "name=client-batch,client-policy=batch", "name=server-batch,server-policy=batch"];
+    let r = seed(&cols, &[8, 15]);
+    for n in [8, 15] {
+        let (base, client) = (r.median(0, n).unwrap(), r.median(1, n).unwrap());
+        assert!((client - base).abs() <= 0.05 * base, "chrt -b pgbench at {n}: {client:.0} vs 895 {base:.0}");
+        let run = r.median_run(1, n).unwrap();
+        assert!(run.max_cpu_share > 0.6, "chrt -b pgbench at {n} should stay piled: {:?}", run.cpu_util);
+        assert!(
+            run.counters.preempt_wakeup > u64::from(n),
+            "the backends should still preempt pgbench: {} wakeup preemptions",
+            run.counters.preempt_wakeup
+        );
+        let server = r.median_run(2, n).unwrap();
+        assert_eq!(server.counters.preempt_wakeup, 0, "batch backends preempted on wakeup at {n}");
+    }
+}
+
+#[test]
 fn the_clamp_table_is_a_waker_tree() {
     // pgbench-q6600-sync-load-clamp.csv (Mike Galbraith 2008-05-23), compared
     // with Peter's waker patch on (calibration.rs says why). Its one-client

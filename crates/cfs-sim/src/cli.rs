@@ -138,6 +138,14 @@ pub struct BenchArgs {
     /// Policy of every task: normal, batch or idle.
     #[arg(long)]
     pub policy: Option<String>,
+    /// Policy of the client side only (`chrt -b pgbench`); overrides
+    /// --policy there.
+    #[arg(long, value_name = "POLICY")]
+    pub client_policy: Option<String>,
+    /// Policy of the server side only (the postmaster or server under
+    /// `chrt -b`; what it forks inherits it); overrides --policy there.
+    #[arg(long, value_name = "POLICY", alias = "backend-policy")]
+    pub server_policy: Option<String>,
     /// Client counts (clients, pairs, hogs, groups, rooms), e.g. 1,2,4-8.
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
@@ -160,11 +168,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// A configuration column (repeatable), on top of the options above:
-    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
     /// A TOML sweep file of [[config]] tables (name, profile, features,
-    /// patches, policy, set, sd_flags).
+    /// patches, policy, client_policy, server_policy, set, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
     /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, write_space_wakeups=1.
@@ -382,6 +390,8 @@ fn base_spec(a: &BenchArgs) -> Result<SchedSpec, String> {
     s.features = a.features.clone();
     s.patches = a.patches.clone();
     s.policy = a.policy.clone();
+    s.client_policy = a.client_policy.clone();
+    s.server_policy = a.server_policy.clone();
     for kv in &a.sets {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv:?} is not NAME=VALUE"))?;
         s.sets.push((k.trim().into(), v.trim().into()));
@@ -408,6 +418,13 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
         a.clients.is_none() || !matches!(w, Workload::File(_) | Workload::Starve),
         "built-ins other than starve",
     )?;
+    // A workload file pins and sets the policy of each of its tasks itself.
+    let builtin = !matches!(w, Workload::File(_));
+    only("--pin-client", a.pin_client.is_none() || builtin, "built-ins; a workload file has per-task cpus")?;
+    let two_sided = "pgbench, tbench, sysbench-oltp";
+    only("--pin-backends", a.pin_backends.is_none() || w.has_server_side(), two_sided)?;
+    only("--client-policy", a.client_policy.is_none() || w.has_server_side(), two_sided)?;
+    only("--server-policy", a.server_policy.is_none() || w.has_server_side(), two_sided)?;
     Ok(())
 }
 
@@ -429,6 +446,15 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         specs.push(base);
     }
     let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(c) = columns.iter().find(|c| c.client_policy.is_some() || c.server_policy.is_some()) {
+        if !workload.has_server_side() {
+            return Err(format!(
+                "config {:?}: client-policy and server-policy do not apply to {} (pgbench, tbench, sysbench-oltp only; use policy)",
+                c.label,
+                workload.name()
+            ));
+        }
+    }
     let clients = match (&a.clients, &workload) {
         (Some(c), _) => parse_clients(c)?,
         (None, w) => w.default_clients(host.nr_cpus()),
@@ -447,6 +473,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         transactions: a.transactions,
         duration_ns,
         policy: None,
+        client_policy: None,
+        server_policy: None,
         pin_client: a.pin_client.as_deref().map(|s| parse_cpus(s, &host, "--pin-client")).transpose()?,
         pin_server: a.pin_backends.as_deref().map(|s| parse_cpus(s, &host, "--pin-backends")).transpose()?,
         nice: a.nice.as_deref().map(parse_nice).transpose()?.unwrap_or_default(),

@@ -30,6 +30,11 @@ pub struct SchedSpec {
     pub patches: Vec<String>,
     /// Policy of every task (`batch`).
     pub policy: Option<String>,
+    /// Policy of the client side only (`chrt -b pgbench`).
+    pub client_policy: Option<String>,
+    /// Policy of the server side only (the postmaster, and so every
+    /// backend it forks, under `chrt -b`).
+    pub server_policy: Option<String>,
     /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
     /// `nohz`, `write_space_wakeups`, and every `sched_*` tunable).
     pub sets: Vec<(String, String)>,
@@ -48,6 +53,10 @@ pub struct Column {
     pub domains: SchedDomains,
     /// Policy for every task, if forced.
     pub policy: Option<Policy>,
+    /// Policy of the client side, if forced (overrides `policy` there).
+    pub client_policy: Option<Policy>,
+    /// Policy of the server side, if forced (overrides `policy` there).
+    pub server_policy: Option<Policy>,
     /// Socket-layer settings (`--set write_space_wakeups=1`).
     pub sockets: engine::Sockets,
     /// The spec it came from.
@@ -61,7 +70,7 @@ impl SchedSpec {
     }
 
     /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
-    /// set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
+    /// client-policy=batch,server-policy=normal,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
     /// `self`. An item without `=` continues the previous one (so the
     /// comma-separated sd-flags list needs no quoting).
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
@@ -86,6 +95,8 @@ impl SchedSpec {
                 "features" | "f" => spec.features = Some(v),
                 "patch" | "patches" => spec.patches.extend(v.split('+').map(|p| p.trim().to_string())),
                 "policy" => spec.policy = Some(v),
+                "client-policy" | "client_policy" => spec.client_policy = Some(v),
+                "server-policy" | "server_policy" | "backend-policy" => spec.server_policy = Some(v),
                 "set" => {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config set {v:?} is not NAME=VALUE"))?;
                     spec.sets.push((n.trim().into(), x.trim().into()));
@@ -93,7 +104,7 @@ impl SchedSpec {
                 "sd-flags" | "sd_flags" | "sd" => spec.sd_flags = Some(v),
                 other => {
                     return Err(format!(
-                        "unknown config key {other:?} (known: name, profile, features, patch, policy, set, sd-flags)"
+                        "unknown config key {other:?} (known: name, profile, features, patch, policy, client-policy, server-policy, set, sd-flags)"
                     ));
                 }
             }
@@ -112,6 +123,12 @@ impl SchedSpec {
         }
         if let Some(p) = &self.policy {
             s.push_str(&format!(" {p}"));
+        }
+        if let Some(p) = &self.client_policy {
+            s.push_str(&format!(" client:{p}"));
+        }
+        if let Some(p) = &self.server_policy {
+            s.push_str(&format!(" server:{p}"));
         }
         for (k, v) in &self.sets {
             s.push_str(&format!(" {k}={v}"));
@@ -142,18 +159,21 @@ impl SchedSpec {
             apply_set(&mut cfg, &mut sockets, k, v)?;
         }
         cfg.validate().map_err(|e| e.to_string())?;
-        let policy = self
-            .policy
-            .as_deref()
-            .map(|p| Policy::by_name(p).ok_or_else(|| format!("unknown policy {p:?} (known: normal, batch, idle)")))
-            .transpose()?;
+        let policy = |p: &Option<String>, key: &str| {
+            p.as_deref()
+                .map(|p| Policy::by_name(p).ok_or_else(|| format!("unknown {key} {p:?} (known: normal, batch, idle)")))
+                .transpose()
+        };
+        let client_policy = policy(&self.client_policy, "client-policy")?;
+        let server_policy = policy(&self.server_policy, "server-policy")?;
+        let policy = policy(&self.policy, "policy")?;
         let mut domains = host.build_domains(version);
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
             domains.apply_overrides(&ov);
         }
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policy, sockets, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policy, client_policy, server_policy, sockets, spec: self.clone() })
     }
 }
 
@@ -251,13 +271,16 @@ struct SweepEntry {
     #[serde(default)]
     patches: Vec<String>,
     policy: Option<String>,
+    client_policy: Option<String>,
+    server_policy: Option<String>,
     #[serde(default)]
     set: BTreeMap<String, toml::Value>,
     sd_flags: Option<String>,
 }
 
 /// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
-/// policy, set = { NAME = VALUE }, sd_flags), each entry on top of `base`.
+/// policy, client_policy, server_policy, set = { NAME = VALUE }, sd_flags),
+/// each entry on top of `base`.
 pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, String> {
     let f: SweepFile =
         toml::from_str(text).map_err(|e| format!("sweep file: {}", e.to_string().trim().replace('\n', " ")))?;
@@ -278,6 +301,8 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
             }
             s.patches.extend(e.patches);
             s.policy = e.policy.or(s.policy);
+            s.client_policy = e.client_policy.or(s.client_policy);
+            s.server_policy = e.server_policy.or(s.server_policy);
             s.sets.extend(e.set.iter().map(|(k, v)| (k.clone(), scalar(v))));
             s.sd_flags = e.sd_flags.or(s.sd_flags);
             s
@@ -419,6 +444,12 @@ impl Plan {
         if col.policy.is_some() {
             opts.policy = col.policy;
         }
+        if col.client_policy.is_some() {
+            opts.client_policy = col.client_policy;
+        }
+        if col.server_policy.is_some() {
+            opts.server_policy = col.server_policy;
+        }
         let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
         let setup = RunSetup {
             host: &self.host,
@@ -517,6 +548,28 @@ mod tests {
         }
         let s = SchedSpec::profile("2.6.26").with_items("patch=affinity-fix").unwrap();
         assert!(s.resolve(&host).unwrap_err().contains("already contains"));
+    }
+
+    #[test]
+    fn side_policies_override_the_every_task_policy_on_their_side() {
+        let host = Host::preset("q6600").unwrap();
+        let col = SchedSpec::profile("2.6.26-rc4")
+            .with_items("policy=idle,client-policy=batch")
+            .unwrap()
+            .resolve(&host)
+            .unwrap();
+        assert_eq!((col.policy, col.client_policy, col.server_policy), (Some(Policy::Idle), Some(Policy::Batch), None));
+        assert_eq!(col.label, "2.6.26-rc4 idle client:batch");
+        let opts = WorkloadOpts {
+            policy: col.policy,
+            client_policy: col.client_policy,
+            server_policy: col.server_policy,
+            ..WorkloadOpts::default()
+        };
+        assert_eq!(opts.client_params().policy, Policy::Batch);
+        assert_eq!(opts.server_params().policy, Policy::Idle);
+        let sweep = parse_sweep("[[config]]\nserver_policy = \"batch\"\n", &SchedSpec::profile("2.6.26")).unwrap();
+        assert_eq!(sweep[0].server_policy.as_deref(), Some("batch"));
     }
 
     /// normalized_levenshtein = 1 - edits / longer length: "q660" → "q6600"

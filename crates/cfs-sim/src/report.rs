@@ -115,6 +115,8 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "features": c.config.features.mask(),
                 "patches": c.config.patches.iter().map(|p| p.name()).collect::<Vec<_>>(),
                 "policy": c.policy.map(|p| format!("{p:?}").to_lowercase()),
+                "client_policy": c.client_policy.map(|p| format!("{p:?}").to_lowercase()),
+                "server_policy": c.server_policy.map(|p| format!("{p:?}").to_lowercase()),
                 "hz": c.config.hz,
                 "hres_timers": c.config.hres_timers,
                 "nohz": c.config.nohz,

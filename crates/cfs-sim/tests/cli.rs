@@ -124,6 +124,8 @@ fn unknown_profile_setting_policy_and_sd_flags() {
     fails(&["--set", "sched_latency_ns=1"], "out of range");
     fails(&["--set", "write_space_wakeups=maybe"], "not a valid value");
     fails(&["--policy", "fifo"], "unknown policy");
+    fails(&["--client-policy", "rr"], "unknown client-policy \"rr\"");
+    fails(&["--config", "server-policy=fifo"], "unknown server-policy");
     fails(&["--sd-flags", "MC:-NOPE"], "sd-flags");
     fails(&["--config", "colour=red"], "unknown config key");
 }
@@ -160,6 +162,16 @@ fn options_that_do_not_apply() {
     fails_with(&["tbench", "--transactions", "5"], "does not apply");
     fails_with(&["pgbench", "--nice", "5"], "does not apply");
     fails_with(&["starve", "--clients", "2"], "does not apply");
+    // Only the two-sided workloads have backends or servers to pin or
+    // to start under chrt; a workload file pins its tasks itself.
+    fails_with(&["hogs", "--pin-backends", "1"], "--pin-backends does not apply to hogs");
+    fails_with(&["volanomark", "--server-policy", "batch"], "--server-policy does not apply");
+    fails_with(&["messaging", "--client-policy", "batch"], "--client-policy does not apply");
+    fails_with(&["hogs", "--config", "client-policy=batch"], "do not apply to hogs");
+    let file = std::env::temp_dir().join(format!("cfs-sim-pin-{}.toml", std::process::id()));
+    std::fs::write(&file, "duration = \"10ms\"\n[[task]]\nname = \"a\"\nops = [ { run = \"1ms\" } ]\n").unwrap();
+    fails_with(&["run", file.to_str().unwrap(), "--pin-client", "0"], "--pin-client does not apply");
+    let _ = std::fs::remove_file(&file);
 }
 
 #[test]

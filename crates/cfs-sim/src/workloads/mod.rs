@@ -71,6 +71,13 @@ pub struct WorkloadOpts {
     pub duration_ns: Option<u64>,
     /// Policy for every task (`--policy batch`).
     pub policy: Option<Policy>,
+    /// Policy of the client side only (`--client-policy batch`: `chrt -b
+    /// pgbench`); overrides `policy` there.
+    pub client_policy: Option<Policy>,
+    /// Policy of the server side only (`--server-policy batch`: the
+    /// postmaster started under `chrt -b`, so every backend it forks
+    /// inherits it); overrides `policy` there.
+    pub server_policy: Option<Policy>,
     /// Affinity of the client side (pgbench, the benchmark drivers).
     pub pin_client: Option<CpuMask>,
     /// Affinity of the server side (postmaster and backends, servers).
@@ -84,8 +91,12 @@ pub struct WorkloadOpts {
 impl WorkloadOpts {
     /// Task parameters with this policy and an optional pin.
     pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
+        Self::with(self.policy, pin)
+    }
+
+    fn with(policy: Option<Policy>, pin: Option<CpuMask>) -> TaskParams {
         let mut p = TaskParams::normal();
-        if let Some(pol) = self.policy {
+        if let Some(pol) = policy {
             p = p.policy(pol);
         }
         if let Some(m) = pin {
@@ -94,14 +105,16 @@ impl WorkloadOpts {
         p
     }
 
-    /// Task parameters of the client side (`--pin-client`).
+    /// Task parameters of the client side (`--pin-client`,
+    /// `--client-policy`).
     pub fn client_params(&self) -> TaskParams {
-        self.params(self.pin_client)
+        Self::with(self.client_policy.or(self.policy), self.pin_client)
     }
 
-    /// Task parameters of the server side (`--pin-backends`).
+    /// Task parameters of the server side (`--pin-backends`,
+    /// `--server-policy`).
     pub fn server_params(&self) -> TaskParams {
-        self.params(self.pin_server)
+        Self::with(self.server_policy.or(self.policy), self.pin_server)
     }
 }
 
@@ -323,6 +336,14 @@ impl Workload {
             Workload::SysbenchOltp => "sysbench-oltp".into(),
             Workload::File(f) => f.name.clone(),
         }
+    }
+
+    /// Whether it has a server side (a daemon and what it forks) apart
+    /// from its client side: the workloads `--pin-backends` and
+    /// `--server-policy` apply to. The others run every task on the
+    /// client side.
+    pub fn has_server_side(&self) -> bool {
+        matches!(self, Workload::Pgbench(_) | Workload::Tbench | Workload::SysbenchOltp)
     }
 
     /// What it measures.
