@@ -491,8 +491,8 @@ struct Sim<'a> {
     idle_exit_ns: u64,
     /// CONFIG_NO_HZ (tickless idle CPUs).
     nohz: bool,
-    /// See [`Sockets::write_space_wakeups`].
-    write_space_wakeups: bool,
+    /// Socket-layer behaviour ([`Sockets`]).
+    sockets: Sockets,
     ins: Instruments,
     probe: ProbeState,
     /// Re-read every CPU's hrtick after the next scheduler call, not only
@@ -565,7 +565,7 @@ impl<'a> Sim<'a> {
             ctx_ns: costs.cpu(costs.ctx_switch_ns),
             idle_exit_ns: costs.idle_exit_ns.round() as u64,
             nohz: setup.config.nohz,
-            write_space_wakeups: setup.sockets.write_space_wakeups,
+            sockets: setup.sockets,
             ins: setup.instruments.clone(),
             probe: ProbeState::default(),
             full_sync: true,
@@ -1156,6 +1156,8 @@ impl<'a> Sim<'a> {
                 let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, unix_stream: false })?;
                 self.tasks[t].pending = sys + cost;
             }
+            // A unix-stream write: a sync send that can also wake its writer
+            // back (Sockets::write_space_wakeups).
             Action::Write { to, bytes, tag } => {
                 let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, unix_stream: true })?;
                 self.tasks[t].pending = sys + cost;
@@ -1292,7 +1294,7 @@ impl<'a> Sim<'a> {
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
             let writer_sleeps = || self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
-            if self.write_space_wakeups && m.unix_stream && writer_sleeps() {
+            if self.sockets.write_space_wakeups && m.unix_stream && writer_sleeps() {
                 wake_cost += self.wake(c, m.from, true)?;
             }
         }
