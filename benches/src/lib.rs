@@ -115,9 +115,7 @@ impl ModelRun {
         let nr = self.host.nr_cpus();
         let opts = |p: &Part| WorkloadOpts {
             duration_ns: Some(self.duration_ns),
-            policy: self.column.policy,
-            client_policy: self.column.client_policy,
-            server_policy: self.column.server_policy,
+            policies: self.column.policies,
             loops: p.loops,
             ..WorkloadOpts::default()
         };

@@ -34,7 +34,7 @@ use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
 use cfs_sim::engine::{self, Instruments, Limits, RunSetup, Sockets};
 use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, TaskRef, TaskSpec};
-use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
+use cfs_sim::workloads::{MAX_SIM_NS, Policies, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
 use libfuzzer_sys::fuzz_target;
 use std::cell::Cell;
@@ -195,6 +195,14 @@ struct Input {
     clock: u8,
     builtin: Option<Builtin>,
     generated: Vec<GenTask>,
+}
+
+/// None for 0 (mod 4), else a policy.
+fn maybe_policy(p: u8) -> Option<Policy> {
+    match p % 4 {
+        0 => None,
+        p => Some(policy(p)),
+    }
 }
 
 fn policy(p: u8) -> Policy {
@@ -376,18 +384,11 @@ fuzz_target!(|input: Input| {
         let opts = WorkloadOpts {
             transactions: None,
             duration_ns: Some(run_ns),
-            policy: match b.policy % 4 {
-                0 => None,
-                p => Some(policy(p)),
-            },
-            // The side policies from the same byte's higher bits.
-            client_policy: match (b.policy >> 2) % 4 {
-                0 => None,
-                p => Some(policy(p)),
-            },
-            server_policy: match (b.policy >> 4) % 4 {
-                0 => None,
-                p => Some(policy(p)),
+            // Every task's policy and the two sides' from one byte's bit pairs.
+            policies: Policies {
+                all: maybe_policy(b.policy),
+                client: maybe_policy(b.policy >> 2),
+                server: maybe_policy(b.policy >> 4),
             },
             pin_client: host_mask(b.pin_client as u16, n).filter(|_| b.pin_client & 0x80 != 0),
             pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),

@@ -115,9 +115,7 @@ impl Case {
         let opts = WorkloadOpts {
             transactions: self.transactions,
             duration_ns: self.duration_ms.map(|d| d * 1_000_000),
-            policy: col.policy,
-            client_policy: col.client_policy,
-            server_policy: col.server_policy,
+            policies: col.policies,
             nice: self.nice.clone(),
             loops: self.loops,
             pin_client: self.pin_client.as_deref().map(CpuMask::parse_list).transpose().map_err(|e| e.to_string())?,

@@ -8,7 +8,7 @@ use crate::dist::parse_duration;
 use crate::experiment::{Plan, Results, SchedSpec, parse_profile, parse_sweep, suggest};
 use crate::report;
 use crate::workfile::parse_workload;
-use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Workload, WorkloadOpts};
+use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Policies, Workload, WorkloadOpts};
 use cfs_core::CpuMask;
 use cfs_topology::{Host, PRESET_NAMES, PRESETS};
 use clap::{Args, Parser, Subcommand};
@@ -446,7 +446,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         specs.push(base);
     }
     let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
-    if let Some(c) = columns.iter().find(|c| c.client_policy.is_some() || c.server_policy.is_some()) {
+    if let Some(c) = columns.iter().find(|c| c.policies.per_side()) {
         if !workload.has_server_side() {
             return Err(format!(
                 "config {:?}: client-policy and server-policy do not apply to {} (pgbench, tbench, sysbench-oltp only; use policy)",
@@ -472,9 +472,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     let opts = WorkloadOpts {
         transactions: a.transactions,
         duration_ns,
-        policy: None,
-        client_policy: None,
-        server_policy: None,
+        policies: Policies::default(),
         pin_client: a.pin_client.as_deref().map(|s| parse_cpus(s, &host, "--pin-client")).transpose()?,
         pin_server: a.pin_backends.as_deref().map(|s| parse_cpus(s, &host, "--pin-backends")).transpose()?,
         nice: a.nice.as_deref().map(parse_nice).transpose()?.unwrap_or_default(),

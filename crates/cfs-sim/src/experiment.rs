@@ -9,7 +9,7 @@
 use crate::costs::CostModel;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
-use crate::workloads::{Metric, Workload, WorkloadOpts};
+use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
 use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
 use cfs_topology::{Host, parse_flag_overrides_for};
 use rayon::prelude::*;
@@ -51,12 +51,8 @@ pub struct Column {
     pub config: Config,
     /// Domains with overrides applied.
     pub domains: SchedDomains,
-    /// Policy for every task, if forced.
-    pub policy: Option<Policy>,
-    /// Policy of the client side, if forced (overrides `policy` there).
-    pub client_policy: Option<Policy>,
-    /// Policy of the server side, if forced (overrides `policy` there).
-    pub server_policy: Option<Policy>,
+    /// Policies forced on the tasks, if any.
+    pub policies: Policies,
     /// Socket-layer settings (`--set write_space_wakeups=1`).
     pub sockets: engine::Sockets,
     /// The spec it came from.
@@ -164,16 +160,18 @@ impl SchedSpec {
                 .map(|p| Policy::by_name(p).ok_or_else(|| format!("unknown {key} {p:?} (known: normal, batch, idle)")))
                 .transpose()
         };
-        let client_policy = policy(&self.client_policy, "client-policy")?;
-        let server_policy = policy(&self.server_policy, "server-policy")?;
-        let policy = policy(&self.policy, "policy")?;
+        let policies = Policies {
+            all: policy(&self.policy, "policy")?,
+            client: policy(&self.client_policy, "client-policy")?,
+            server: policy(&self.server_policy, "server-policy")?,
+        };
         let mut domains = host.build_domains(version);
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
             domains.apply_overrides(&ov);
         }
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policy, client_policy, server_policy, sockets, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policies, sockets, spec: self.clone() })
     }
 }
 
@@ -441,15 +439,7 @@ impl Plan {
         let _span = tracing::info_span!(target: "cfs_core", "run", config = %col.label, clients, run).entered();
         let seed = seed_for(self.seed, clients, run);
         let mut opts = self.opts.clone();
-        if col.policy.is_some() {
-            opts.policy = col.policy;
-        }
-        if col.client_policy.is_some() {
-            opts.client_policy = col.client_policy;
-        }
-        if col.server_policy.is_some() {
-            opts.server_policy = col.server_policy;
-        }
+        opts.policies = col.policies.or(opts.policies);
         let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
         let setup = RunSetup {
             host: &self.host,
@@ -558,14 +548,10 @@ mod tests {
             .unwrap()
             .resolve(&host)
             .unwrap();
-        assert_eq!((col.policy, col.client_policy, col.server_policy), (Some(Policy::Idle), Some(Policy::Batch), None));
+        let p = col.policies;
+        assert_eq!((p.all, p.client, p.server), (Some(Policy::Idle), Some(Policy::Batch), None));
         assert_eq!(col.label, "2.6.26-rc4 idle client:batch");
-        let opts = WorkloadOpts {
-            policy: col.policy,
-            client_policy: col.client_policy,
-            server_policy: col.server_policy,
-            ..WorkloadOpts::default()
-        };
+        let opts = WorkloadOpts { policies: col.policies, ..WorkloadOpts::default() };
         assert_eq!(opts.client_params().policy, Policy::Batch);
         assert_eq!(opts.server_params().policy, Policy::Idle);
         let sweep = parse_sweep("[[config]]\nserver_policy = \"batch\"\n", &SchedSpec::profile("2.6.26")).unwrap();

@@ -1056,7 +1056,7 @@ impl FileWorkload {
 
     fn params(&self, def: usize, opts: &WorkloadOpts) -> TaskParams {
         let d = &self.tasks[def];
-        let mut p = TaskParams::normal().nice(d.nice).policy(opts.policy.unwrap_or(d.policy));
+        let mut p = TaskParams::normal().nice(d.nice).policy(opts.policies.all.unwrap_or(d.policy));
         if let Some(m) = d.cpus {
             p = p.allowed(m);
         }

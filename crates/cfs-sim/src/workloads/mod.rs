@@ -62,6 +62,47 @@ pub fn ns(x: f64) -> u64 {
     crate::dist::round_u64(x.max(0.0))
 }
 
+/// Scheduling policies forced on a workload's tasks, as `chrt` would set
+/// them: on every task, or on one side only. A side's policy overrides the
+/// every-task one there; what a task forks inherits its policy (so
+/// `server: batch` is the postmaster started under `chrt -b`, backends
+/// included, and `client: batch` is `chrt -b pgbench`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Policies {
+    /// Every task (`--policy`).
+    pub all: Option<Policy>,
+    /// The client side (`--client-policy`).
+    pub client: Option<Policy>,
+    /// The server side (`--server-policy`).
+    pub server: Option<Policy>,
+}
+
+impl Policies {
+    /// The client side's policy, if forced.
+    pub fn client(&self) -> Option<Policy> {
+        self.client.or(self.all)
+    }
+
+    /// The server side's policy, if forced.
+    pub fn server(&self) -> Option<Policy> {
+        self.server.or(self.all)
+    }
+
+    /// Whether a side is set on its own (only two-sided workloads take that).
+    pub fn per_side(&self) -> bool {
+        self.client.is_some() || self.server.is_some()
+    }
+
+    /// These settings, falling back to `base`'s where unset.
+    pub fn or(self, base: Policies) -> Policies {
+        Policies {
+            all: self.all.or(base.all),
+            client: self.client.or(base.client),
+            server: self.server.or(base.server),
+        }
+    }
+}
+
 /// Options shared by the built-ins (from the command line).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadOpts {
@@ -69,15 +110,9 @@ pub struct WorkloadOpts {
     pub transactions: Option<u64>,
     /// Simulated run time, ns.
     pub duration_ns: Option<u64>,
-    /// Policy for every task (`--policy batch`).
-    pub policy: Option<Policy>,
-    /// Policy of the client side only (`--client-policy batch`: `chrt -b
-    /// pgbench`); overrides `policy` there.
-    pub client_policy: Option<Policy>,
-    /// Policy of the server side only (`--server-policy batch`: the
-    /// postmaster started under `chrt -b`, so every backend it forks
-    /// inherits it); overrides `policy` there.
-    pub server_policy: Option<Policy>,
+    /// Policies forced on the tasks (`--policy`, `--client-policy`,
+    /// `--server-policy`).
+    pub policies: Policies,
     /// Affinity of the client side (pgbench, the benchmark drivers).
     pub pin_client: Option<CpuMask>,
     /// Affinity of the server side (postmaster and backends, servers).
@@ -91,7 +126,7 @@ pub struct WorkloadOpts {
 impl WorkloadOpts {
     /// Task parameters with this policy and an optional pin.
     pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
-        Self::with(self.policy, pin)
+        Self::with(self.policies.all, pin)
     }
 
     fn with(policy: Option<Policy>, pin: Option<CpuMask>) -> TaskParams {
@@ -108,13 +143,13 @@ impl WorkloadOpts {
     /// Task parameters of the client side (`--pin-client`,
     /// `--client-policy`).
     pub fn client_params(&self) -> TaskParams {
-        Self::with(self.client_policy.or(self.policy), self.pin_client)
+        Self::with(self.policies.client(), self.pin_client)
     }
 
     /// Task parameters of the server side (`--pin-backends`,
     /// `--server-policy`).
     pub fn server_params(&self) -> TaskParams {
-        Self::with(self.server_policy.or(self.policy), self.pin_server)
+        Self::with(self.policies.server(), self.pin_server)
     }
 }
 
