@@ -79,6 +79,14 @@ pub struct OutArgs {
     /// Print simulated seconds per wall second and events per second.
     #[arg(long)]
     pub stats: bool,
+    /// Follow each table cell with its run-to-run spread (± half the range
+    /// of its runs, % of the median).
+    #[arg(long)]
+    pub spread: bool,
+    /// Print every column after the first as a ratio to the first (the
+    /// baseline), e.g. x1.52; needs two or more configurations.
+    #[arg(long)]
+    pub relative: bool,
     /// Worker threads (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -521,7 +529,8 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> Result<(), String> {
     let json_stdout = out.json.as_deref() == Some(Path::new("-"));
     if !json_stdout {
-        say(&report::table(plan, res, what))?;
+        let style = report::TableStyle { spread: out.spread, relative: out.relative };
+        say(&report::table_with(plan, res, what, style))?;
     }
     if let Some(p) = &out.csv {
         write_file(p, &report::csv(plan, res))?;
@@ -553,8 +562,19 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
     Ok(())
 }
 
+/// Output options that depend on the plan, checked before anything runs.
+fn check_out(plan: &Plan, out: &OutArgs) -> Result<(), String> {
+    if out.relative && plan.columns.len() < 2 {
+        return Err("--relative compares columns with the first one: give two or more configurations \
+                    (--config or --sweep)"
+            .into());
+    }
+    Ok(())
+}
+
 fn bench(workload: Workload, a: &BenchArgs) -> Result<(), String> {
     let plan = plan_for(workload, a)?;
+    check_out(&plan, &a.out)?;
     let (res, wall) = execute(&plan, a.out.jobs)?;
     output(&plan, &res, &a.out, "cfs-sim", wall)
 }

@@ -381,6 +381,15 @@ impl Results {
         median(&mut v)
     }
 
+    /// The lowest and highest value of a cell's runs.
+    pub fn range(&self, config: usize, clients: u32) -> Option<(f64, f64)> {
+        let v = self.runs.iter().filter(|r| r.config == config && r.clients == clients).map(|r| r.value);
+        v.fold(None, |acc, x| match acc {
+            None => Some((x, x)),
+            Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
+        })
+    }
+
     /// The run with the median value of a cell (the lower middle for an
     /// even count).
     pub fn median_run(&self, config: usize, clients: u32) -> Option<&RunRecord> {

@@ -15,10 +15,28 @@ fn cell(v: f64) -> String {
     if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") }
 }
 
+/// How the median table shows its cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableStyle {
+    /// Follow each cell with its run-to-run spread: half the range of the
+    /// cell's runs as a percentage of its median (`11258 ±3%`), so that a
+    /// difference between two columns can be read against the noise.
+    pub spread: bool,
+    /// Show every column after the first as the ratio of its median to the
+    /// first column's median at the same client count (`x1.52`): the first
+    /// column is the baseline a change is measured against.
+    pub relative: bool,
+}
+
 /// The median table: a comment line, a header, one row per client count.
 pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
+    table_with(plan, res, what, TableStyle::default())
+}
+
+/// [`table`] with cells shown as `style` asks.
+pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> String {
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
         "# {what}: {} on {}, median {} of {} run(s) per cell",
         plan.workload.name(),
@@ -26,21 +44,51 @@ pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
         res.metric.name,
         plan.runs
     );
-    let width = plan.columns.iter().map(|c| c.label.len()).max().unwrap_or(8).max(8);
+    if style.relative {
+        let _ = write!(s, "; columns after the first as a ratio to it");
+    }
+    if style.spread {
+        let _ = write!(s, "; ± half the range of the runs, % of the median");
+    }
+    s.push('\n');
+    let cells: Vec<Vec<String>> = plan
+        .clients
+        .iter()
+        .map(|&n| (0..plan.columns.len()).map(|ci| cell_text(res, ci, n, style)).collect())
+        .collect();
+    let widest_cell = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(0);
+    let width = plan.columns.iter().map(|c| c.label.chars().count()).max().unwrap_or(8).max(8).max(widest_cell);
     let _ = write!(s, "{:>7}", "clients");
     for c in &plan.columns {
         let _ = write!(s, "  {:>width$}", c.label);
     }
     s.push('\n');
-    for &n in &plan.clients {
+    for (&n, row) in plan.clients.iter().zip(&cells) {
         let _ = write!(s, "{n:>7}");
-        for ci in 0..plan.columns.len() {
-            let v = res.median(ci, n).map_or("-".into(), cell);
+        for v in row {
             let _ = write!(s, "  {v:>width$}");
         }
         s.push('\n');
     }
     s
+}
+
+/// One cell of the table: the median (or its ratio to column 0's), then
+/// the spread if asked for; `-` for a cell without runs.
+fn cell_text(res: &Results, ci: usize, n: u32, style: TableStyle) -> String {
+    let Some(m) = res.median(ci, n) else { return "-".into() };
+    let mut t = match (style.relative && ci > 0, res.median(0, n)) {
+        (true, Some(base)) if base > 0.0 => format!("x{:.2}", m / base),
+        (true, _) => "-".into(),
+        (false, _) => cell(m),
+    };
+    match res.range(ci, n) {
+        Some((lo, hi)) if style.spread && m > 0.0 => {
+            let _ = write!(t, " ±{:.0}%", (hi - lo) / 2.0 / m * 100.0);
+        }
+        _ => {}
+    }
+    t
 }
 
 /// The long-form CSV: one line per run.

@@ -179,6 +179,9 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--plot", "/tmp/cfs-sim-plot.gif"], ".svg or .png");
     fails_with(&["pgbench", "--no-such-flag"], "--no-such-flag");
     fails_with(&["pgbench", "--transactions", "5", "--duration", "1s"], "cannot be used with");
+    // A ratio to the first column needs a second column.
+    fails(&["--relative"], "--relative compares columns");
+    fails(&["--relative", "--config", "features=895"], "two or more configurations");
 }
 
 #[test]

@@ -66,6 +66,51 @@ fn table_cells_print_small_values_with_decimals_and_empty_cells_as_a_dash() {
     assert_eq!(rows[1][2], "-");
 }
 
+#[test]
+fn spread_and_relative_cells_are_computed_from_the_runs() {
+    use report::TableStyle;
+    let (plan, mut res) = small();
+    // Known values: at 1 client column 0 (the baseline) ran 1000 / 1100 /
+    // 1200 and column 1 ran 2400 / 3000 / 2100; at 3 clients every run of
+    // both columns gave 500.
+    let mut k = [0usize; 2];
+    for r in res.runs.iter_mut() {
+        r.value = match (r.clients, r.config) {
+            (1, 0) => [1000.0, 1100.0, 1200.0][k[0]],
+            (1, _) => [2400.0, 3000.0, 2100.0][k[1]],
+            _ => 500.0,
+        };
+        if r.clients == 1 {
+            k[r.config] += 1;
+        }
+    }
+    let rows = |style| -> Vec<Vec<String>> {
+        report::table_with(&plan, &res, "t", style)
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .collect()
+    };
+    // Spread: half the range over the median. Column 0 at 1 client:
+    // (1200 - 1000) / 2 / 1100 = 9.1% -> "9%"; column 1: (3000 - 2100) / 2 /
+    // 2400 = 18.75% -> "19%"; identical runs -> "0%".
+    let spread = rows(TableStyle { spread: true, relative: false });
+    assert_eq!(spread[0], ["1", "1100", "±9%", "2400", "±19%"]);
+    assert_eq!(spread[1], ["3", "500", "±0%", "500", "±0%"]);
+    // Relative: the first column as measured, the others over it: 2400 /
+    // 1100 = 2.1818 -> "x2.18"; 500 / 500 -> "x1.00".
+    let relative = rows(TableStyle { spread: false, relative: true });
+    assert_eq!(relative[0], ["1", "1100", "x2.18"]);
+    assert_eq!(relative[1], ["3", "500", "x1.00"]);
+    // Both together, and the header says what the cells are.
+    let both = report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true });
+    assert!(both.lines().next().unwrap().contains("ratio to it"), "{both}");
+    assert!(both.lines().next().unwrap().contains("half the range"), "{both}");
+    assert_eq!(rows(TableStyle { spread: true, relative: true })[0], ["1", "1100", "±9%", "x2.18", "±19%"]);
+    // The plain table is unchanged by the style type's default.
+    assert_eq!(report::table_with(&plan, &res, "t", TableStyle::default()), report::table(&plan, &res, "t"));
+}
+
 /// Splits one CSV line into fields, honouring double quotes.
 fn fields(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];
