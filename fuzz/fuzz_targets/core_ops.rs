@@ -2,13 +2,15 @@
 //! arbitrary small host, profile, feature mask and patch set, with the
 //! online invariants on. A panic or an invariant violation is a finding;
 //! refusals (`SchedError` other than `Invariant`) are expected answers.
-//! Bit 7 of `patches` (no patch has it, so the committed corpus decodes as
-//! before) switches NO_HZ on; then after every call one CPU in turn runs the
+//! The calls include the run-time settings (features mask, tunables, domain
+//! flags, patches switched on and off). Bit 7 of `patches` (no patch has it)
+//! switches NO_HZ on; then after every call one CPU in turn runs the
 //! idle loop's `nohz_stop_sched_tick`, as a driver would.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use cfs_core::{Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams};
+use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
 const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s2c2t"];
@@ -26,7 +28,24 @@ enum Op {
     SetPolicy { task: u8, policy: u8 },
     SetAffinity { task: u8, mask: u16 },
     Rebalance { cpu: u8 },
+    // Settings written mid-run (cfs_core::sysctl); invalid ones are refused.
+    SetFeatures { mask: u32 },
+    SetTunable { which: u8, value: i32 },
+    SetDomainFlags { level: u8, set: u32, clear: u32 },
+    SetPatch { patch: u8, on: bool },
 }
+
+const TUNABLES: [&str; 9] = [
+    "sched_latency_ns",
+    "sched_min_granularity_ns",
+    "sched_wakeup_granularity_ns",
+    "sched_migration_cost",
+    "sched_nr_migrate",
+    "sched_child_runs_first",
+    "sched_compat_yield",
+    "sched_nr_latency",
+    "sched_bogus",
+];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -100,6 +119,18 @@ fuzz_target!(|input: Input| {
                 s.set_affinity(now, task(t, &s), CpuMask::from_cpus((0..16).filter(|b| mask & (1 << b) != 0)))
             }
             Op::Rebalance { cpu } => s.rebalance(now, cpu as usize % n),
+            Op::SetFeatures { mask } => s.set_features_mask(mask),
+            Op::SetTunable { which, value } => {
+                s.set_tunable(TUNABLES[which as usize % TUNABLES.len()], value as i64 * 1_000)
+            }
+            Op::SetDomainFlags { level, set, clear } => {
+                let levels =
+                    [DomainLevel::Sibling, DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node, DomainLevel::AllNodes];
+                let level = levels[level as usize % levels.len()];
+                s.set_domain_flags(level, SdFlags::from_bits_truncate(set), SdFlags::from_bits_truncate(clear))
+                    .map(|_| ())
+            }
+            Op::SetPatch { patch, on } => s.set_patch(Patch::ALL[patch as usize % Patch::ALL.len()], on),
         };
         if let Err(SchedError::Invariant(v)) = r {
             panic!("{v}");

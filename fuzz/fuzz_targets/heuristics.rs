@@ -219,7 +219,6 @@ fn host_mask(bits: u16, n: usize) -> Option<CpuMask> {
     (!m.is_empty()).then_some(m)
 }
 
-
 /// What the generated programs of a run share.
 struct Gen {
     defs: Vec<GenTask>,

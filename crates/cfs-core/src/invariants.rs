@@ -12,13 +12,15 @@
 
 use crate::entity::{TaskId, TaskState};
 use crate::observe::Observer;
+use crate::patches::Patch;
 use crate::sched::{Deschedule, Scheduler};
+use crate::tunables::Tunables;
 use crate::weights::Policy;
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use cfs_topology::{CpuId, CpuMask};
+use cfs_topology::{CpuId, CpuMask, DomainLevel, SdFlags};
 use core::fmt;
 
 /// How many calls a violation report carries.
@@ -39,6 +41,10 @@ pub enum ApiCall {
     SetAffinity { now: u64, task: TaskId, mask: CpuMask },
     Rebalance { now: u64, cpu: CpuId },
     NohzIdle { now: u64, cpu: CpuId },
+    SetFeatures { mask: u32 },
+    SetTunables { tunables: Tunables },
+    SetDomainFlags { level: DomainLevel, set: SdFlags, clear: SdFlags },
+    SetPatch { patch: Patch, on: bool },
 }
 
 /// The last calls, oldest first.

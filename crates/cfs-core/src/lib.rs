@@ -16,6 +16,7 @@
 //! | [`patches`] | the seed threads' patches as switchable variants |
 //! | [`profile`] | the code-path differences between kernel releases |
 //! | [`config`] | all of the above, validated together |
+//! | [`sysctl`] | the same knobs written on a running scheduler (`/proc/sys/kernel/sched_*`) |
 //! | [`entity`] | `sched_entity`, tasks, `update_avg` |
 //! | [`cfs_rq`] | the vruntime timeline, min_vruntime, buddies |
 //! | [`rq`] | the per-CPU runqueue and `cpu_load[]` decay |
@@ -87,6 +88,7 @@ pub mod patches;
 pub mod profile;
 pub mod rq;
 pub mod sched;
+pub mod sysctl;
 pub mod tunables;
 pub mod v2_6_32;
 pub mod wakeup;
@@ -103,5 +105,6 @@ pub use observe::TracingObserver;
 pub use observe::{Event, MigrateReason, Observer, PreemptReason, WakeReason};
 pub use patches::{Patch, Patches};
 pub use sched::{Deschedule, DomainState, ForkOutcome, SchedError, Scheduler, Switch, WakeOutcome};
+pub use sysctl::SettingError;
 pub use tunables::Tunables;
 pub use weights::Policy;

@@ -124,6 +124,12 @@ impl Patches {
         self
     }
 
+    /// Removes a patch.
+    pub fn without(mut self, p: Patch) -> Self {
+        self.0 &= !p.bit();
+        self
+    }
+
     /// Whether `p` is applied.
     pub fn has(&self, p: Patch) -> bool {
         self.0 & p.bit() != 0

@@ -12,6 +12,7 @@ use crate::nohz::Nohz;
 use crate::observe::{Event, MigrateReason, Observer};
 use crate::profile::Rules;
 use crate::rq::Rq;
+use crate::sysctl::SettingError;
 use crate::weights::{Policy, clamp_nice, set_load_weight};
 use alloc::boxed::Box;
 use alloc::format;
@@ -58,6 +59,8 @@ pub enum SchedError {
     TickStopped(CpuId),
     /// An online invariant failed; the report names the calls that led to it.
     Invariant(Box<InvariantViolation>),
+    /// A run-time setting was refused (see [`crate::sysctl`]).
+    Setting(SettingError),
 }
 
 impl fmt::Display for SchedError {
@@ -71,6 +74,7 @@ impl fmt::Display for SchedError {
             SchedError::TooManyTasks => write!(f, "task id space exhausted"),
             SchedError::TickStopped(c) => write!(f, "CPU {c} has stopped its tick (NO_HZ idle)"),
             SchedError::Invariant(v) => write!(f, "{v}"),
+            SchedError::Setting(e) => write!(f, "{e}"),
         }
     }
 }

@@ -21,7 +21,7 @@
 mod common;
 
 use cfs_core::{Deschedule, KernelVersion, Patch, Policy, SchedError, TaskId, TaskParams, TaskState};
-use cfs_topology::{CpuMask, Host};
+use cfs_topology::{CpuMask, DomainLevel, Host, SdFlags};
 use common::*;
 
 const US: u64 = 1_000;
@@ -89,6 +89,7 @@ fn expect_refusal(what: &str, r: Result<(), SchedError>, allowed: &[&str]) {
             SchedError::EmptyAffinity => "empty",
             SchedError::TooManyTasks => "toomany",
             SchedError::TickStopped(_) => "tickstopped",
+            SchedError::Setting(_) => "setting",
             SchedError::Invariant(v) => panic!("{what}: invariant violated:\n{v}"),
         };
         assert!(allowed.contains(&kind), "{what}: refusal {e:?} not expected here");
@@ -149,7 +150,7 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
         // One call in ten is checked for "a refusal changes nothing" (the digest
         // walks every task, as costly as the invariants themselves).
         let before = if rng.chance(100) { Some(digest(&sim.s)) } else { None };
-        match rng.below(14) {
+        match rng.below(15) {
             0 | 1 => {
                 // fork from the running task of `cpu` (or a random task: WrongState).
                 if live >= live_cap {
@@ -228,6 +229,47 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
                 }
                 let r = sim.s.spawn(now, cpu, random_params(&mut rng, n)).map(|_| ());
                 expect_refusal_unchanged("spawn", r, &["badcpu", "empty"], before, &sim.s);
+            }
+            14 => {
+                // A setting written mid-run (sysctl, a domain's flags, a
+                // patch), sometimes an invalid one that must be refused.
+                if !rng.chance(200) {
+                    continue; // not a call
+                }
+                let valid = sim.s.config().feature_table().valid_bits();
+                let r = match rng.below(4) {
+                    0 => {
+                        let mask = if rng.chance(900) { rng.next() as u32 & valid } else { !valid };
+                        sim.s.set_features_mask(mask)
+                    }
+                    1 => {
+                        let names = [
+                            "sched_latency_ns",
+                            "min_granularity",
+                            "wakeup_granularity",
+                            "migration_cost",
+                            "nr_migrate",
+                            "child_runs_first",
+                            "nr_latency",
+                            "bogus",
+                        ];
+                        let name = names[rng.below(names.len() as u64) as usize];
+                        let value = rng.below(80_000_000) as i64 - 2;
+                        sim.s.set_tunable(name, value)
+                    }
+                    2 => {
+                        let levels = [DomainLevel::Sibling, DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node];
+                        let level = levels[rng.below(4) as usize];
+                        let set = SdFlags::from_bits_truncate(rng.next() as u32);
+                        let clear = SdFlags::from_bits_truncate(rng.next() as u32);
+                        sim.s.set_domain_flags(level, set, clear).map(|_| ())
+                    }
+                    _ => {
+                        let p = Patch::ALL[rng.below(Patch::ALL.len() as u64) as usize];
+                        sim.s.set_patch(p, rng.chance(500))
+                    }
+                };
+                expect_refusal_unchanged("setting", r, &["setting"], before, &sim.s);
             }
             _ => {
                 let r = sim.s.hrtick(now, cpu).map(|_| ());
