@@ -152,6 +152,7 @@ impl ModelRun {
             trace: false,
             instruments: Instruments::default(),
             sockets: self.column.sockets,
+            changes: Vec::new(),
         };
         engine::run(&setup, instance).expect("bench run completes")
     }

@@ -9,7 +9,9 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cfs_core::{Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams};
+use cfs_core::{
+    Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams, Tunables,
+};
 use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
@@ -35,17 +37,10 @@ enum Op {
     SetPatch { patch: u8, on: bool },
 }
 
-const TUNABLES: [&str; 9] = [
-    "sched_latency_ns",
-    "sched_min_granularity_ns",
-    "sched_wakeup_granularity_ns",
-    "sched_migration_cost",
-    "sched_nr_migrate",
-    "sched_child_runs_first",
-    "sched_compat_yield",
-    "sched_nr_latency",
-    "sched_bogus",
-];
+/// Every tunable, and one name no kernel has.
+fn tunable(i: u8) -> &'static str {
+    Tunables::NAMES.get(i as usize % (Tunables::NAMES.len() + 1)).copied().unwrap_or("sched_bogus")
+}
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -120,9 +115,7 @@ fuzz_target!(|input: Input| {
             }
             Op::Rebalance { cpu } => s.rebalance(now, cpu as usize % n),
             Op::SetFeatures { mask } => s.set_features_mask(mask),
-            Op::SetTunable { which, value } => {
-                s.set_tunable(TUNABLES[which as usize % TUNABLES.len()], value as i64 * 1_000)
-            }
+            Op::SetTunable { which, value } => s.set_tunable(tunable(which), value as i64 * 1_000),
             Op::SetDomainFlags { level, set, clear } => {
                 let levels =
                     [DomainLevel::Sibling, DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node, DomainLevel::AllNodes];

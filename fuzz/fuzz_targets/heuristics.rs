@@ -12,7 +12,9 @@
 //! (the generated tasks then come after the built-in's and talk only among
 //! themselves, their children and their parents).
 //!
-//! The engine's instruments are fuzzed too: a clock offset (none, just
+//! Settings are also written mid-run (the engine's `changes`, `--switch`),
+//! dropping those the scheduler would refuse. The engine's instruments are
+//! fuzzed too: a clock offset (none, just
 //! below 2^64 so the scheduler's clock wraps mid-run, or arbitrary), the
 //! wait / idle-gap probe and the 1:N waker watch; so is NO_HZ.
 //!
@@ -195,6 +197,51 @@ struct Input {
     clock: u8,
     builtin: Option<Builtin>,
     generated: Vec<GenTask>,
+    /// Settings written mid-run (`--switch`); last, so that the committed
+    /// corpus decodes as before (with none).
+    changes: Vec<FuzzChange>,
+}
+
+/// One mid-run write: at `at` x 100 ns, of kind `kind % 4` (features mask,
+/// tunable, a level's domain flags, a patch on or off) with operands `a`,
+/// `b`. Writes the scheduler would refuse are dropped before the run.
+#[derive(Arbitrary, Debug, Clone)]
+struct FuzzChange {
+    at: u16,
+    kind: u8,
+    a: u32,
+    b: u32,
+}
+
+/// The input's changes as engine changes, in time order, keeping only those
+/// a scheduler of this configuration accepts (one after the other).
+fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> Vec<engine::Change> {
+    use cfs_topology::{DomainLevel, SdFlags};
+    use engine::{Change, Setting};
+    let mut all: Vec<Change> = input
+        .changes
+        .iter()
+        .take(8)
+        .map(|c| {
+            let setting = match c.kind % 4 {
+                0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
+                1 => Setting::Tunable(
+                    cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
+                    c.b as i64 % 100_000_000 - 1,
+                ),
+                2 => {
+                    let levels = [DomainLevel::Sibling, DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node];
+                    let level = levels[c.a as usize % levels.len()];
+                    Setting::DomainFlags(level, SdFlags::from_bits_truncate(c.b), SdFlags::from_bits_truncate(c.a >> 8))
+                }
+                _ => Setting::Patch(Patch::ALL[c.a as usize % Patch::ALL.len()], c.b & 1 != 0),
+            };
+            Change { at_ns: c.at as u64 * 100, setting }
+        })
+        .collect();
+    all.sort_by_key(|c| c.at_ns);
+    let Ok(mut probe) = cfs_core::Scheduler::new(config, domains.clone()) else { return Vec::new() };
+    all.into_iter().filter(|c| c.setting.apply(&mut probe).is_ok()).collect()
 }
 
 /// None for 0 (mod 4), else a policy.
@@ -438,6 +485,7 @@ fuzz_target!(|input: Input| {
     budget.wrap_all(&mut tasks);
 
     // Run.
+    let changes = changes(&input, config, &domains);
     let setup = RunSetup {
         host: &host,
         costs: &costs,
@@ -458,6 +506,7 @@ fuzz_target!(|input: Input| {
                 .then(|| if input.builtin.is_some() { "pgbench" } else { "gen0" }.into()),
         },
         sockets: Sockets { write_space_wakeups: input.clock & 32 != 0 },
+        changes,
     };
     let inst = engine::Instance { tasks, finish, conds: NR_CONDS };
     let r = engine::run(&setup, inst);
@@ -472,6 +521,17 @@ fuzz_target!(|input: Input| {
     assert!(out.end_ns <= run_ns, "ran to {} past the {run_ns} ns end", out.end_ns);
     for (c, &busy) in out.cpu_busy_ns.iter().enumerate() {
         assert!(busy <= out.end_ns, "CPU {c} busy {busy} ns in a {} ns run", out.end_ns);
+    }
+    // The phases between changes tile the measured run.
+    if !out.phases.is_empty() {
+        assert_eq!(out.phases.iter().map(|p| p.units).sum::<u64>(), out.units, "phase units");
+        assert_eq!(out.phases.last().map(|p| p.end_ns), Some(out.end_ns), "last phase end");
+        for w in out.phases.windows(2) {
+            // In order, never overlapping (a phase inside the warm-up is
+            // measured from its end).
+            assert!(w[0].end_ns <= w[1].start_ns, "phases out of order: {:?}", out.phases);
+        }
+        assert!(out.phases.iter().all(|p| p.start_ns <= p.end_ns), "{:?}", out.phases);
     }
     // The probe measures stretches of engine time within the run.
     let p = &out.probe;

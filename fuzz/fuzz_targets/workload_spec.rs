@@ -96,6 +96,7 @@ fuzz_target!(|data: &[u8]| {
         trace: false,
         instruments: Default::default(),
         sockets: Default::default(),
+        changes: Vec::new(),
     };
     let r = engine::run(&setup, built.instance);
     if debug {

@@ -131,6 +131,18 @@ impl Tunables {
         Ok(())
     }
 
+    /// The `/proc/sys/kernel` names [`Tunables::set_by_name`] takes.
+    pub const NAMES: [&'static str; 8] = [
+        "sched_latency_ns",
+        "sched_min_granularity_ns",
+        "sched_wakeup_granularity_ns",
+        "sched_migration_cost",
+        "sched_nr_migrate",
+        "sched_child_runs_first",
+        "sched_compat_yield",
+        "sched_nr_latency",
+    ];
+
     /// Sets a tunable by its `/proc` name (`sched_latency_ns`, `latency`,
     /// `sched_nr_migrate`, ...). Returns `Ok(false)` for an unknown name.
     pub fn set_by_name(&mut self, name: &str, value: i64) -> Result<bool, TunableError> {

@@ -136,6 +136,7 @@ impl Case {
             trace: false,
             instruments: ins,
             sockets: col.sockets,
+            changes: Vec::new(),
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }

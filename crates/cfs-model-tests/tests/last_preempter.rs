@@ -33,6 +33,7 @@ fn run(workload: &str, clients: &[u32], opts: WorkloadOpts) -> Results {
         runs: 3,
         seed: 5,
         trace: false,
+        changes: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

@@ -36,6 +36,7 @@ fn seed_tx(configs: &[&str], clients: &[u32], tx: u64) -> Results {
         runs: 3,
         seed: 11,
         trace: false,
+        changes: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

@@ -5,7 +5,9 @@
 use crate::calibration;
 use crate::costs::CostModel;
 use crate::dist::parse_duration;
-use crate::experiment::{Plan, Results, SchedSpec, parse_profile, parse_sweep, suggest};
+use crate::experiment::{
+    Plan, Results, SchedSpec, check_changes, fmt_ns, parse_profile, parse_sweep, parse_switch, suggest,
+};
 use crate::report;
 use crate::workfile::parse_workload;
 use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Policies, Workload, WorkloadOpts};
@@ -189,6 +191,13 @@ pub struct BenchArgs {
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
     #[arg(long, value_name = "LIST")]
     pub sd_flags: Option<String>,
+    /// Write settings into the running scheduler at a simulated time, as
+    /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
+    /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
+    /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker. The
+    /// table then shows each column's throughput before and after.
+    #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
+    pub switches: Vec<String>,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub nice: Option<String>,
@@ -486,7 +495,31 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         nice: a.nice.as_deref().map(parse_nice).transpose()?.unwrap_or_default(),
         loops: a.loops,
     };
-    Ok(Plan { host, costs, workload, opts, columns, clients, runs: a.runs, seed: a.seed, trace: a.out.trace.is_some() })
+    let mut changes = Vec::new();
+    for sw in &a.switches {
+        changes.extend(parse_switch(sw)?);
+    }
+    changes.sort_by_key(|c| c.at_ns);
+    if let (Some(d), Some(late)) = (duration_ns, changes.iter().find(|c| Some(c.at_ns) >= duration_ns)) {
+        return Err(format!(
+            "--switch at {} is not before the end of the run (--duration {})",
+            fmt_ns(late.at_ns),
+            fmt_ns(d)
+        ));
+    }
+    check_changes(&columns, &changes)?;
+    Ok(Plan {
+        host,
+        costs,
+        workload,
+        opts,
+        columns,
+        clients,
+        runs: a.runs,
+        seed: a.seed,
+        trace: a.out.trace.is_some(),
+        changes,
+    })
 }
 
 // ----- running and output --------------------------------------------------------
@@ -619,6 +652,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         runs: a.runs,
         seed: a.seed,
         trace: a.out.trace.is_some(),
+        changes: Vec::new(),
     })
 }
 
@@ -687,6 +721,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         runs: a.runs,
         seed: a.seed,
         trace: false,
+        changes: Vec::new(),
     };
     let (res, wall) = execute(&plan, a.jobs)?;
     let mut all = Vec::new();

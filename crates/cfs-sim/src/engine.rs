@@ -47,8 +47,9 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
+use cfs_core::Patch;
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
-use cfs_topology::Host;
+use cfs_topology::{DomainLevel, Host, SdFlags};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
@@ -147,6 +148,74 @@ pub struct RunSetup<'a> {
     pub instruments: Instruments,
     /// What the simulated kernel's socket layer does besides the scheduler.
     pub sockets: Sockets,
+    /// Settings written during the run, in time order.
+    pub changes: Vec<Change>,
+}
+
+/// A setting written on the running scheduler (cfs-core's `sysctl`
+/// module), as `echo … > /proc/sys/kernel/sched_*` would be mid-run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `sched_features`: a numeric mask (`863`, `0x35f`) or debugfs-style
+    /// names applied to the value current at that moment
+    /// (`NO_SYNC_WAKEUPS`).
+    Features(String),
+    /// A `sched_*` tunable by its `/proc` name.
+    Tunable(String, i64),
+    /// Flags of every domain at a level: set, then clear.
+    DomainFlags(DomainLevel, SdFlags, SdFlags),
+    /// A seed patch switched on (`true`) or off.
+    Patch(Patch, bool),
+}
+
+/// A [`Setting`] written at a simulated time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// When, ns from the start of the run.
+    pub at_ns: u64,
+    /// What.
+    pub setting: Setting,
+}
+
+impl Setting {
+    /// Writes the setting to `s` at its next decision.
+    pub fn apply<O: cfs_core::Observer>(&self, s: &mut Scheduler<O>) -> Result<(), SchedError> {
+        match self {
+            Setting::Features(text) => {
+                let t = text.trim();
+                let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
+                    None => t.parse::<u32>().ok(),
+                };
+                let mask = match mask {
+                    Some(m) => m,
+                    None => s
+                        .config()
+                        .features
+                        .apply_names(t)
+                        .map_err(|e| SchedError::Setting(cfs_core::SettingError::Features(e)))?
+                        .mask(),
+                };
+                s.set_features_mask(mask)
+            }
+            Setting::Tunable(name, v) => s.set_tunable(name, *v),
+            Setting::DomainFlags(level, set, clear) => s.set_domain_flags(*level, *set, *clear).map(|_| ()),
+            Setting::Patch(p, on) => s.set_patch(*p, *on),
+        }
+    }
+}
+
+/// Throughput bookkeeping between two setting changes: the run is cut into
+/// phases at each distinct change time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Start of the phase's measured part, ns (a phase that starts within
+    /// the warm-up is measured from its end).
+    pub start_ns: u64,
+    /// End, ns (the next change, or the end of the run).
+    pub end_ns: u64,
+    /// Progress units counted within it.
+    pub units: u64,
 }
 
 /// Socket-layer behaviour of the simulated kernel that changes who is
@@ -262,6 +331,8 @@ pub struct RunOutcome {
     pub trace: Option<serde_json::Value>,
     /// The instruments' measurements (zero unless asked for).
     pub probe: Probe,
+    /// The run cut at each change time (empty without changes).
+    pub phases: Vec<Phase>,
 }
 
 // ----- the event queue -------------------------------------------------------
@@ -275,6 +346,7 @@ enum Ev {
     Resched(u32),
     Hrtick(u32, u64),
     Timer(u32, u64),
+    Change(u32),
     End,
 }
 
@@ -502,6 +574,10 @@ struct Sim<'a> {
     busy_cpus: usize,
     /// Resched events in flight.
     resched_in_flight: usize,
+    /// Settings to write during the run ([`RunSetup::changes`]).
+    changes: Vec<Change>,
+    /// (time, units counted so far) at each distinct change time.
+    marks: Vec<(u64, u64)>,
 }
 
 /// Hosts up to this size re-read every CPU's hrtick after each scheduler
@@ -571,6 +647,8 @@ impl<'a> Sim<'a> {
             full_sync: true,
             busy_cpus: 0,
             resched_in_flight: 0,
+            changes: setup.changes.clone(),
+            marks: Vec::new(),
         };
         sim.boot(inst.tasks)?;
         Ok(sim)
@@ -598,7 +676,40 @@ impl<'a> Sim<'a> {
         if let Some(d) = self.limits.duration_ns {
             self.push(d, Ev::End);
         }
+        let times: Vec<u64> = self.changes.iter().map(|c| c.at_ns).collect();
+        for (i, at) in times.into_iter().enumerate() {
+            self.push(at, Ev::Change(i as u32));
+        }
         Ok(())
+    }
+
+    /// Writes change `i` to the scheduler; the first change at each time
+    /// closes a throughput phase.
+    fn on_change(&mut self, i: usize) -> Result<(), SimError> {
+        if self.marks.last().is_none_or(|&(t, _)| t != self.now) {
+            self.marks.push((self.now, self.units));
+        }
+        let setting = self.changes[i].setting.clone();
+        setting.apply(&mut self.sched)?;
+        Ok(())
+    }
+
+    /// The phases between the change times (none without changes).
+    fn phases(&self, end: u64) -> Vec<Phase> {
+        if self.marks.is_empty() {
+            return Vec::new();
+        }
+        let warm = self.limits.warmup_ns;
+        let mut bounds = vec![(0, 0)];
+        bounds.extend(self.marks.iter().copied().filter(|&(t, _)| t > 0));
+        bounds.push((end, self.units));
+        bounds
+            .windows(2)
+            .map(|w| {
+                let start = w[0].0.max(warm).min(w[1].0);
+                Phase { start_ns: start, end_ns: w[1].0, units: w[1].1 - w[0].1 }
+            })
+            .collect()
     }
 
     /// The time as the scheduler sees it (with the instruments' offset).
@@ -738,6 +849,7 @@ impl<'a> Sim<'a> {
                 }
                 Ev::Hrtick(c, e) => self.on_hrtick(c as usize, e)?,
                 Ev::Timer(t, g) => self.on_timer(t as usize, g)?,
+                Ev::Change(i) => self.on_change(i as usize)?,
             }
             if self.ins.watch {
                 self.probe_gap();
@@ -1387,6 +1499,7 @@ impl<'a> Sim<'a> {
             .collect();
         let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
         let trace = self.trace.take().map(|tr| tr.into_json(&names, end));
+        let phases = self.phases(end);
         RunOutcome {
             units: self.units,
             window_ns: end.saturating_sub(self.limits.warmup_ns),
@@ -1399,6 +1512,7 @@ impl<'a> Sim<'a> {
             tasks,
             trace,
             probe: std::mem::take(&mut self.probe.out),
+            phases,
         }
     }
 }
@@ -1421,6 +1535,7 @@ mod tests {
             trace: true,
             instruments: Instruments::default(),
             sockets: Sockets::default(),
+            changes: Vec::new(),
         }
     }
 

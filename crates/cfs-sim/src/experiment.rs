@@ -7,11 +7,12 @@
 //! (common random numbers); only the scheduler differs.
 
 use crate::costs::CostModel;
+use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
 use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
-use cfs_topology::{Host, parse_flag_overrides_for};
+use cfs_topology::{FlagOverride, Host, parse_flag_overrides, parse_flag_overrides_for};
 use rayon::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -70,17 +71,7 @@ impl SchedSpec {
     /// `self`. An item without `=` continues the previous one (so the
     /// comma-separated sd-flags list needs no quoting).
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
-        let mut items: Vec<String> = Vec::new();
-        for part in s.split(',') {
-            match items.last_mut() {
-                Some(last) if !part.contains('=') && !part.trim().is_empty() => {
-                    last.push(',');
-                    last.push_str(part);
-                }
-                _ if part.trim().is_empty() => {}
-                _ => items.push(part.to_string()),
-            }
-        }
+        let items = split_items(s);
         let mut spec = self.clone();
         for item in items {
             let (k, v) = item.split_once('=').ok_or_else(|| format!("config item {item:?} is not key=value"))?;
@@ -253,6 +244,123 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
     Ok(())
 }
 
+/// Splits `key=value` items at commas; a part without `=` continues the
+/// previous item (so a comma-separated sd-flags list needs no quoting).
+fn split_items(s: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for part in s.split(',') {
+        match items.last_mut() {
+            Some(last) if !part.contains('=') && !part.trim().is_empty() => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ if part.trim().is_empty() => {}
+            _ => items.push(part.to_string()),
+        }
+    }
+    items
+}
+
+/// Settings fixed at boot, which `--switch` cannot write mid-run.
+const BOOT_ONLY: [&str; 6] = ["hz", "hres_timers", "hres", "nohz", "check_invariants", "write_space_wakeups"];
+
+/// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
+/// `500ms`) write each of `SETTINGS` in order, as `echo … >
+/// /proc/sys/kernel/sched_*` would on the running kernel:
+/// `features=MASK` or `features=NAMES` (applied to the mask of that
+/// moment), `set=NAME=VALUE` (a `sched_*` tunable), `sd-flags=LEVEL:±FLAG,…`,
+/// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
+/// running kernel can do). An item without `=` continues the previous one,
+/// as in `--config`.
+pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
+    use engine::{Change, Setting};
+    let (at, spec) =
+        s.split_once(':').ok_or_else(|| format!("--switch {s:?}: expected AT:SETTINGS, e.g. 2s:features=863"))?;
+    let at_ns = parse_duration(at).map_err(|e| format!("--switch {s:?}: {e}"))?;
+    let items = split_items(spec);
+    if items.is_empty() {
+        return Err(format!("--switch {s:?}: no setting after {at:?}"));
+    }
+    let patch = |name: &str| {
+        Patch::by_name(name.trim()).ok_or_else(|| {
+            let known: Vec<&str> = Patch::ALL.iter().map(|p| p.name()).collect();
+            format!("--switch {s:?}: unknown patch {name:?} (known: {})", known.join(", "))
+        })
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let (k, v) = item.split_once('=').ok_or_else(|| format!("--switch {s:?}: {item:?} is not key=value"))?;
+        let v = v.trim();
+        let mut push = |setting| out.push(Change { at_ns, setting });
+        match k.trim() {
+            "features" | "f" => push(Setting::Features(v.to_string())),
+            "set" => {
+                let (n, x) = v.split_once('=').ok_or_else(|| format!("--switch {s:?}: set {v:?} is not NAME=VALUE"))?;
+                let n = n.trim();
+                if BOOT_ONLY.contains(&n) {
+                    return Err(format!("--switch {s:?}: {n} is fixed at boot; give it with --set instead"));
+                }
+                let value = x.trim().parse::<i64>().map_err(|_| format!("--switch {s:?}: {x:?} is not an integer"))?;
+                push(Setting::Tunable(n.to_string(), value));
+            }
+            "sd-flags" | "sd_flags" | "sd" => {
+                for o in parse_flag_overrides(v).map_err(|e| format!("--switch {s:?}: {e}"))? {
+                    push(Setting::DomainFlags(o.level, o.set, o.clear));
+                }
+            }
+            "patch" | "patches" => {
+                for name in v.split('+') {
+                    push(Setting::Patch(patch(name)?, true));
+                }
+            }
+            "no-patch" | "no_patch" | "unpatch" => {
+                for name in v.split('+') {
+                    push(Setting::Patch(patch(name)?, false));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch)"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that every change can be written, in time order, on every
+/// column's scheduler (the mask and flags exist in its kernel, the value is
+/// in range, the patch applies), so a bad `--switch` fails before any run.
+pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(), String> {
+    for col in columns {
+        let mut s = cfs_core::Scheduler::new(col.config, col.domains.clone()).map_err(|e| e.to_string())?;
+        for c in changes {
+            if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
+                FlagOverride { level, set, clear }
+                    .check_version(col.config.version)
+                    .map_err(|e| format!("--switch at {}: {e}", fmt_ns(c.at_ns)))?;
+            }
+            c.setting
+                .apply(&mut s)
+                .map_err(|e| format!("--switch at {}: config {:?}: {e}", fmt_ns(c.at_ns), col.label))?;
+        }
+    }
+    Ok(())
+}
+
+/// A simulated time for labels: `2s`, `500ms`, `1.5s`.
+pub fn fmt_ns(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
 /// A TOML sweep file: `[[config]]` tables with the `--config` keys.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -329,6 +437,8 @@ pub struct Plan {
     pub seed: u64,
     /// Record a trace of the first run.
     pub trace: bool,
+    /// Settings written during every run (`--switch`), in time order.
+    pub changes: Vec<engine::Change>,
 }
 
 /// One run's numbers.
@@ -344,6 +454,9 @@ pub struct RunRecord {
     pub seed: u64,
     /// Throughput in the workload's metric.
     pub value: f64,
+    /// Throughput in each phase between setting changes (empty without
+    /// `--switch`): (phase start, phase end, value), times in ns.
+    pub phases: Vec<(u64, u64, f64)>,
     /// Run length, simulated ns.
     pub end_ns: u64,
     /// Busy fraction of each CPU.
@@ -379,6 +492,19 @@ impl Results {
         let mut v: Vec<f64> =
             self.runs.iter().filter(|r| r.config == config && r.clients == clients).map(|r| r.value).collect();
         median(&mut v)
+    }
+
+    /// A cell's run values: the whole run's (`phase` None) or those of one
+    /// phase between setting changes (runs that ended before it have none).
+    pub fn values(&self, config: usize, clients: u32, phase: Option<usize>) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.config == config && r.clients == clients)
+            .filter_map(|r| match phase {
+                None => Some(r.value),
+                Some(k) => r.phases.get(k).map(|p| p.2).filter(|v| v.is_finite()),
+            })
+            .collect()
     }
 
     /// The lowest and highest value of a cell's runs.
@@ -460,6 +586,7 @@ impl Plan {
             trace,
             instruments: engine::Instruments::default(),
             sockets: col.sockets,
+            changes: self.changes.clone(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();
@@ -497,6 +624,15 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
     let (config, clients, run) = job;
     let secs = out.window_ns as f64 / 1e9;
     let value = if secs > 0.0 { out.units as f64 / secs * metric.scale } else { 0.0 };
+    let phases = out
+        .phases
+        .iter()
+        .map(|p| {
+            let secs = p.end_ns.saturating_sub(p.start_ns) as f64 / 1e9;
+            let v = if secs > 0.0 { p.units as f64 / secs * metric.scale } else { f64::NAN };
+            (p.start_ns, p.end_ns, v)
+        })
+        .collect();
     let end = out.end_ns.max(1) as f64;
     let total: u64 = out.cpu_busy_ns.iter().sum();
     let max = out.cpu_busy_ns.iter().copied().max().unwrap_or(0);
@@ -506,6 +642,7 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
         run,
         seed,
         value,
+        phases,
         end_ns: out.end_ns,
         cpu_util: out.cpu_busy_ns.iter().map(|&b| b as f64 / end).collect(),
         max_cpu_share: if total > 0 { max as f64 / total as f64 } else { 0.0 },

@@ -95,6 +95,7 @@
 //!     runs: 1,
 //!     seed: 1,
 //!     trace: false,
+//!     changes: vec![],
 //! };
 //! let res = plan.execute(&|| {}).unwrap();
 //! assert!(res.median(0, 2).unwrap() > 1000.0);

@@ -4,7 +4,7 @@
 //! Every number is printed with fixed precision, so the same results give
 //! byte-identical files.
 
-use crate::experiment::{Plan, Results, RunRecord};
+use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -33,7 +33,9 @@ pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
     table_with(plan, res, what, TableStyle::default())
 }
 
-/// [`table`] with cells shown as `style` asks.
+/// [`table`] with cells shown as `style` asks. A plan with `--switch`
+/// changes gets one column per configuration and phase (`895 @0s`,
+/// `895 @2s`): the throughput between one change time and the next.
 pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> String {
     let mut s = String::new();
     let _ = write!(
@@ -44,6 +46,10 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         res.metric.name,
         plan.runs
     );
+    let starts = phase_starts(plan);
+    if starts.len() > 1 {
+        let _ = write!(s, "; @T: from the setting change at T to the next");
+    }
     if style.relative {
         let _ = write!(s, "; columns after the first as a ratio to it");
     }
@@ -51,16 +57,34 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         let _ = write!(s, "; ± half the range of the runs, % of the median");
     }
     s.push('\n');
+    // (column, phase) pairs; a plain table is one phase per column.
+    let phases = if starts.len() > 1 { starts.len() } else { 1 };
+    let keys: Vec<(usize, Option<usize>)> =
+        (0..plan.columns.len()).flat_map(|ci| (0..phases).map(move |k| (ci, (phases > 1).then_some(k)))).collect();
+    let labels: Vec<String> = keys
+        .iter()
+        .map(|&(ci, k)| match k {
+            Some(k) => format!("{} @{}", plan.columns[ci].label, fmt_ns(starts[k])),
+            None => plan.columns[ci].label.clone(),
+        })
+        .collect();
     let cells: Vec<Vec<String>> = plan
         .clients
         .iter()
-        .map(|&n| (0..plan.columns.len()).map(|ci| cell_text(res, ci, n, style)).collect())
+        .map(|&n| {
+            keys.iter()
+                .map(|&(ci, k)| {
+                    let base = if ci > 0 { res.values(0, n, k) } else { Vec::new() };
+                    cell_text(&res.values(ci, n, k), &base, ci > 0 && style.relative, style.spread)
+                })
+                .collect()
+        })
         .collect();
     let widest_cell = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(0);
-    let width = plan.columns.iter().map(|c| c.label.chars().count()).max().unwrap_or(8).max(8).max(widest_cell);
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(8).max(8).max(widest_cell);
     let _ = write!(s, "{:>7}", "clients");
-    for c in &plan.columns {
-        let _ = write!(s, "  {:>width$}", c.label);
+    for l in &labels {
+        let _ = write!(s, "  {l:>width$}");
     }
     s.push('\n');
     for (&n, row) in plan.clients.iter().zip(&cells) {
@@ -73,20 +97,31 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     s
 }
 
-/// One cell of the table: the median (or its ratio to column 0's), then
-/// the spread if asked for; `-` for a cell without runs.
-fn cell_text(res: &Results, ci: usize, n: u32, style: TableStyle) -> String {
-    let Some(m) = res.median(ci, n) else { return "-".into() };
-    let mut t = match (style.relative && ci > 0, res.median(0, n)) {
-        (true, Some(base)) if base > 0.0 => format!("x{:.2}", m / base),
+/// The start of each phase: 0 and every distinct change time after it
+/// (just `[0]` without changes).
+pub fn phase_starts(plan: &Plan) -> Vec<u64> {
+    let mut v = vec![0];
+    for c in &plan.changes {
+        if c.at_ns > *v.last().unwrap_or(&0) {
+            v.push(c.at_ns);
+        }
+    }
+    v
+}
+
+/// One cell: the median of `vals` (or its ratio to the median of `base`),
+/// then the spread if asked for; `-` for a cell without values.
+fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String {
+    let Some(m) = median(&mut vals.to_vec()) else { return "-".into() };
+    let mut t = match (relative, median(&mut base.to_vec())) {
+        (true, Some(b)) if b > 0.0 => format!("x{:.2}", m / b),
         (true, _) => "-".into(),
         (false, _) => cell(m),
     };
-    match res.range(ci, n) {
-        Some((lo, hi)) if style.spread && m > 0.0 => {
-            let _ = write!(t, " ±{:.0}%", (hi - lo) / 2.0 / m * 100.0);
-        }
-        _ => {}
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if spread && m > 0.0 {
+        let _ = write!(t, " ±{:.0}%", (hi - lo) / 2.0 / m * 100.0);
     }
     t
 }
@@ -101,8 +136,17 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
     }
     s.push_str(
         ",max_cpu_share,migrations,preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,\
-         switches,balance_passes,events\n",
+         switches,balance_passes,events",
     );
+    // With --switch: the throughput of each phase, `tps@0s,tps@2s`.
+    let starts = phase_starts(plan);
+    let phased = starts.len() > 1;
+    if phased {
+        for &t in &starts {
+            let _ = write!(s, ",{}@{}", res.metric.name, fmt_ns(t));
+        }
+    }
+    s.push('\n');
     for r in &res.runs {
         let label = csv_field(&plan.columns[r.config].label);
         let _ = write!(s, "{label},{},{},{},{:.3},{:.6}", r.clients, r.run, r.seed, r.value, r.end_ns as f64 / 1e9);
@@ -110,7 +154,7 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
             let _ = write!(s, ",{u:.4}");
         }
         let k = &r.counters;
-        let _ = writeln!(
+        let _ = write!(
             s,
             ",{:.4},{},{},{},{},{},{},{},{},{},{}",
             r.max_cpu_share,
@@ -125,6 +169,17 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
             k.balance_passes,
             r.events
         );
+        if phased {
+            for k in 0..starts.len() {
+                match r.phases.get(k).map(|p| p.2).filter(|v| v.is_finite()) {
+                    Some(v) => {
+                        let _ = write!(s, ",{v:.3}");
+                    }
+                    None => s.push(','),
+                }
+            }
+        }
+        s.push('\n');
     }
     s
 }
@@ -148,6 +203,11 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "preemptions": r.preemptions,
         "events": r.events,
         "tasks": r.tasks,
+        "phases": r.phases.iter().map(|&(from, to, v)| json!({
+            "from_s": from as f64 / 1e9,
+            "to_s": to as f64 / 1e9,
+            "value": v.is_finite().then_some(v),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -189,6 +249,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "runs_per_cell": plan.runs,
         "seed": plan.seed,
         "configs": configs,
+        "switches": plan.changes.iter().map(|c| json!({"at_s": c.at_ns as f64 / 1e9, "setting": format!("{:?}", c.setting)})).collect::<Vec<_>>(),
         "medians": medians,
         "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
     })

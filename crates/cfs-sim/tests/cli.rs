@@ -179,6 +179,20 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--plot", "/tmp/cfs-sim-plot.gif"], ".svg or .png");
     fails_with(&["pgbench", "--no-such-flag"], "--no-such-flag");
     fails_with(&["pgbench", "--transactions", "5", "--duration", "1s"], "cannot be used with");
+    // --switch: a time, then settings that every column's kernel accepts.
+    fails(&["--switch", "2s"], "expected AT:SETTINGS");
+    fails(&["--switch", "soon:features=863"], "--switch");
+    fails(&["--switch", "1s:"], "no setting");
+    fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
+    fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
+    fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");
+    fails(&["--switch", "1s:set=sched_bogus=1"], "unknown tunable");
+    fails(&["--switch", "1s:features=99999"], "sched_features mask");
+    fails(&["--switch", "1s:patch=wakr"], "unknown patch");
+    fails(&["--switch", "1s:patch=affinity-fix"], "b3137bc8e77");
+    fails(&["--switch", "1s:sd-flags=NODE:-WAKE_AFFINE"], "no Node sched domain");
+    fails(&["--switch", "1s:sd-flags=MC:-PREFER_LOCAL"], "PREFER_LOCAL");
+    fails_with(&["pgbench", "--duration", "1s", "--switch", "2s:features=863"], "not before the end of the run");
     // A ratio to the first column needs a second column.
     fails(&["--relative"], "--relative compares columns");
     fails(&["--relative", "--config", "features=895"], "two or more configurations");

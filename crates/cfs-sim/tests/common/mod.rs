@@ -23,6 +23,7 @@ pub fn pgbench_plan(configs: &[&str], clients: &[u32], transactions: u64, runs: 
         runs,
         seed,
         trace: false,
+        changes: Vec::new(),
     }
 }
 

@@ -1,0 +1,105 @@
+//! `--switch`: settings written into the running scheduler at a simulated
+//! time, and the throughput of each phase between two changes.
+
+mod common;
+
+use cfs_sim::engine::{Change, Setting};
+use cfs_sim::experiment::{Plan, parse_switch};
+use cfs_sim::report;
+use common::{pgbench_plan, run};
+
+/// A pgbench plan over a fixed simulated duration (so phases have a known
+/// length) with the given changes.
+fn timed(configs: &[&str], clients: u32, duration_ms: u64, runs: u32, changes: Vec<Change>) -> Plan {
+    let mut plan = pgbench_plan(configs, &[clients], 1, runs, 3);
+    plan.opts.transactions = None;
+    plan.opts.duration_ns = Some(duration_ms * 1_000_000);
+    plan.changes = changes;
+    plan
+}
+
+#[test]
+fn a_switch_at_time_zero_runs_like_the_configured_column() {
+    // 895 and 863 differ only in SYNC_WAKEUPS, which nothing reads before
+    // the first wakeup, so writing 863 at 0 s must give the very runs of a
+    // column built with it.
+    let switched = run(&timed(&["name=895"], 6, 300, 2, parse_switch("0s:features=863").unwrap()));
+    let built = run(&timed(&["name=863,features=863"], 6, 300, 2, Vec::new()));
+    let v = |r: &cfs_sim::experiment::Results| r.runs.iter().map(|x| x.value).collect::<Vec<_>>();
+    assert_eq!(v(&switched), v(&built));
+    // One change time at 0 s: a single phase, so no phase columns.
+    assert!(switched.runs.iter().all(|r| r.phases.len() == 1));
+}
+
+#[test]
+fn the_phases_add_up_to_the_run() {
+    let plan = timed(&["name=895"], 8, 400, 2, parse_switch("150ms:features=863").unwrap());
+    let res = run(&plan);
+    for r in &res.runs {
+        assert_eq!(r.phases.len(), 2, "{:?}", r.phases);
+        let (a, b) = (r.phases[0], r.phases[1]);
+        // Phase 0 runs from the end of the warm-up to the change, phase 1
+        // from the change to the end.
+        assert_eq!((a.1, b.0, b.1), (150_000_000, 150_000_000, r.end_ns));
+        // Throughput x time, summed over the phases, is the run's units:
+        // value x window.
+        let window = (r.end_ns - a.0) as f64 / 1e9;
+        let sum = a.2 * (a.1 - a.0) as f64 / 1e9 + b.2 * (b.1 - b.0) as f64 / 1e9;
+        assert!((sum - r.value * window).abs() < 1e-6 * r.value * window, "{sum} vs {}", r.value * window);
+    }
+}
+
+/// The thread: "as soon as the load jams up it avalanches into a
+/// serialized mess". Writing 895 into a running 863 pgbench at 15 clients
+/// brings the pile-up back within the next phase. The published steady
+/// states at 15 clients are 28,651 (863) and 11,414 (895) TPS
+/// (pgbench-q6600-features.csv), a ratio of 0.40; the phase after the
+/// change must fall at least to 0.6 of the one before it.
+#[test]
+fn writing_895_into_a_running_863_load_piles_it_up_again() {
+    let plan = timed(&["name=863,features=863"], 15, 1_200, 3, parse_switch("600ms:features=895").unwrap());
+    let res = run(&plan);
+    let before = cfs_sim::experiment::median(&mut res.values(0, 15, Some(0))).unwrap();
+    let after = cfs_sim::experiment::median(&mut res.values(0, 15, Some(1))).unwrap();
+    assert!(after <= 0.6 * before, "863 -> 895 at 600 ms: {before:.0} then {after:.0} TPS");
+}
+
+#[test]
+fn the_table_csv_and_json_show_each_phase() {
+    let plan = timed(&["name=895", "name=861,features=861"], 4, 300, 1, parse_switch("100ms:features=863").unwrap());
+    let res = run(&plan);
+    let text = report::table(&plan, &res, "t");
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["clients", "895", "@0s", "895", "@100ms", "861", "@0s", "861", "@100ms"]);
+    // Each cell is the phase's value of the single run.
+    let row: Vec<f64> = text.lines().nth(2).unwrap().split_whitespace().skip(1).map(|c| c.parse().unwrap()).collect();
+    let want: Vec<f64> = res.runs.iter().flat_map(|r| r.phases.iter().map(|p| p.2.round())).collect();
+    assert_eq!(row, want);
+    let csv = report::csv(&plan, &res);
+    assert!(csv.lines().next().unwrap().ends_with(",events,tps@0s,tps@100ms"), "{csv}");
+    for (line, r) in csv.lines().skip(1).zip(&res.runs) {
+        let f: Vec<&str> = line.rsplit(',').take(2).collect();
+        assert_eq!(f[0].parse::<f64>().unwrap(), (r.phases[1].2 * 1000.0).round() / 1000.0);
+        assert_eq!(f[1].parse::<f64>().unwrap(), (r.phases[0].2 * 1000.0).round() / 1000.0);
+    }
+    let json = report::json(&plan, &res);
+    assert_eq!(json["runs"][0]["phases"].as_array().unwrap().len(), 2);
+    assert_eq!(json["switches"][0]["at_s"].as_f64(), Some(0.1));
+}
+
+#[test]
+fn switch_specs_parse_in_order() {
+    let c = parse_switch("2s:features=NO_SYNC_WAKEUPS,set=sched_migration_cost=0,sd-flags=MC:-WAKE_AFFINE,CPU:-WAKE_AFFINE,patch=waker,no-patch=affinity-fix").unwrap();
+    assert!(c.iter().all(|c| c.at_ns == 2_000_000_000));
+    let kinds: Vec<&str> = c
+        .iter()
+        .map(|c| match &c.setting {
+            Setting::Features(_) => "features",
+            Setting::Tunable(..) => "tunable",
+            Setting::DomainFlags(..) => "flags",
+            Setting::Patch(_, true) => "patch",
+            Setting::Patch(_, false) => "no-patch",
+        })
+        .collect();
+    assert_eq!(kinds, ["features", "tunable", "flags", "flags", "patch", "no-patch"]);
+}
