@@ -205,6 +205,28 @@ impl Setting {
     }
 }
 
+impl Change {
+    /// The change as JSON: `{"at_s": 1.0, "features": "863"}`,
+    /// `{"at_s": 1.0, "tunable": NAME, "value": V}`, `{"at_s": 1.0, "level":
+    /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
+    /// NAME, "on": true}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let at_s = self.at_ns as f64 / 1e9;
+        match &self.setting {
+            Setting::Features(f) => json!({"at_s": at_s, "features": f}),
+            Setting::Tunable(n, v) => json!({"at_s": at_s, "tunable": n, "value": v}),
+            Setting::DomainFlags(level, set, clear) => json!({
+                "at_s": at_s,
+                "level": level.name(),
+                "set": set.names().collect::<Vec<_>>(),
+                "clear": clear.names().collect::<Vec<_>>(),
+            }),
+            Setting::Patch(p, on) => json!({"at_s": at_s, "patch": p.name(), "on": on}),
+        }
+    }
+}
+
 /// Throughput bookkeeping between two setting changes: the run is cut into
 /// phases at each distinct change time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

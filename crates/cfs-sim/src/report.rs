@@ -249,7 +249,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "runs_per_cell": plan.runs,
         "seed": plan.seed,
         "configs": configs,
-        "switches": plan.changes.iter().map(|c| json!({"at_s": c.at_ns as f64 / 1e9, "setting": format!("{:?}", c.setting)})).collect::<Vec<_>>(),
+        "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "medians": medians,
         "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
     })

@@ -84,7 +84,7 @@ fn the_table_csv_and_json_show_each_phase() {
     }
     let json = report::json(&plan, &res);
     assert_eq!(json["runs"][0]["phases"].as_array().unwrap().len(), 2);
-    assert_eq!(json["switches"][0]["at_s"].as_f64(), Some(0.1));
+    assert_eq!(json["switches"][0], serde_json::json!({"at_s": 0.1, "features": "863"}));
 }
 
 #[test]
@@ -102,4 +102,7 @@ fn switch_specs_parse_in_order() {
         })
         .collect();
     assert_eq!(kinds, ["features", "tunable", "flags", "flags", "patch", "no-patch"]);
+    // As JSON (cfs-sim --json "switches"): the flags by name.
+    assert_eq!(c[2].to_json(), serde_json::json!({"at_s": 2.0, "level": "MC", "set": [], "clear": ["SD_WAKE_AFFINE"]}));
+    assert_eq!(c[5].to_json(), serde_json::json!({"at_s": 2.0, "patch": "affinity-fix", "on": false}));
 }
