@@ -11,7 +11,25 @@
 //! in the kernel, the new value is read by the next decision that looks
 //! at it (the next wakeup, tick, pick or balance pass). Each is recorded
 //! in the call history like any other API call, and the invariants run
-//! after it when they are on.
+//! after it when they are on. A [`Scheduler`] is `Clone` (with a cloneable
+//! observer), so a driver can also fork a run at any moment and write a
+//! different setting into each copy.
+//!
+//! ```
+//! use cfs_core::{Config, KernelVersion, Patch, Scheduler};
+//! use cfs_topology::{DomainLevel, Host, SdFlags};
+//!
+//! let host = Host::preset("q6600").unwrap();
+//! let v = KernelVersion::V2_6_26Rc4;
+//! let mut s = Scheduler::new(Config::new(v, 4), host.build_domains(v)).unwrap();
+//! s.set_features_mask(863).unwrap(); // echo 863 > /proc/sys/kernel/sched_features
+//! s.set_tunable("sched_wakeup_granularity_ns", 5_000_000).unwrap();
+//! // Four CPUs, one MC domain each.
+//! assert_eq!(s.set_domain_flags(DomainLevel::Mc, SdFlags::empty(), SdFlags::WAKE_AFFINE).unwrap(), 4);
+//! s.set_patch(Patch::Waker, true).unwrap();
+//! assert_eq!(s.config().features.mask(), 863);
+//! assert!(s.set_features_mask(1 << 20).is_err()); // no such bit in 2.6.26
+//! ```
 //!
 //! Kernel references (2.6.26, bce7f793):
 //! - `sched_features` is a plain integer sysctl (kernel/sysctl.c,
