@@ -205,6 +205,29 @@ impl Setting {
     }
 }
 
+impl fmt::Display for Setting {
+    /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
+    /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Setting::Features(m) => write!(f, "features={m}"),
+            Setting::Tunable(n, v) => write!(f, "set={n}={v}"),
+            Setting::DomainFlags(level, set, clear) => {
+                write!(f, "sd-flags={}:", level.name())?;
+                for n in set.names() {
+                    write!(f, "+{n}")?;
+                }
+                for n in clear.names() {
+                    write!(f, "-{n}")?;
+                }
+                Ok(())
+            }
+            Setting::Patch(p, true) => write!(f, "patch={}", p.name()),
+            Setting::Patch(p, false) => write!(f, "no-patch={}", p.name()),
+        }
+    }
+}
+
 impl Change {
     /// The change as JSON: `{"at_s": 1.0, "features": "863"}`,
     /// `{"at_s": 1.0, "tunable": NAME, "value": V}`, `{"at_s": 1.0, "level":
@@ -713,6 +736,9 @@ impl<'a> Sim<'a> {
         }
         let setting = self.changes[i].setting.clone();
         setting.apply(&mut self.sched)?;
+        if let Some(tr) = &mut self.trace {
+            tr.mark(self.now, setting.to_string());
+        }
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! Chrome / Perfetto trace events in simulated time: one track per CPU, a
-//! slice per stretch a task ran, and a flow arrow from each wakeup to the
-//! woken task's next slice. Open the file in chrome://tracing or
+//! slice per stretch a task ran, a flow arrow from each wakeup to the
+//! woken task's next slice, and a machine-wide instant at each setting
+//! written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
 
 use crate::program::TaskRef;
@@ -19,6 +20,8 @@ pub struct TraceBuf {
     pending_flows: BTreeMap<TaskRef, (u64, usize, u64)>,
     flows: Vec<(u64, usize, u64, usize, u64)>,
     next_flow: u64,
+    /// Machine-wide instants: (time, what), e.g. a `--switch` setting.
+    marks: Vec<(u64, String)>,
 }
 
 impl TraceBuf {
@@ -30,6 +33,7 @@ impl TraceBuf {
             pending_flows: BTreeMap::new(),
             flows: Vec::new(),
             next_flow: 0,
+            marks: Vec::new(),
         }
     }
 
@@ -63,6 +67,12 @@ impl TraceBuf {
         self.pending_flows.insert(task, (self.next_flow, cpu, now));
     }
 
+    /// A machine-wide instant, drawn across every track (a setting written
+    /// mid-run).
+    pub fn mark(&mut self, now: u64, what: String) {
+        self.marks.push((now, what));
+    }
+
     /// The Chrome trace JSON.
     pub fn into_json(mut self, names: &[&str], end: u64) -> Value {
         for cpu in 0..self.open.len() {
@@ -82,6 +92,9 @@ impl TraceBuf {
         for &(id, from, t0, to, t1) in &self.flows {
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "s", "id": id, "ts": us(t0), "pid": 0, "tid": from}));
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "f", "bp": "e", "id": id, "ts": us(t1), "pid": 0, "tid": to}));
+        }
+        for (t, what) in &self.marks {
+            ev.push(json!({"name": what, "cat": "setting", "ph": "i", "s": "g", "ts": us(*t), "pid": 0, "tid": 0}));
         }
         json!({"traceEvents": ev, "displayTimeUnit": "ns"})
     }

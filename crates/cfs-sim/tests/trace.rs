@@ -79,3 +79,20 @@ fn every_wakeup_flow_ends_where_the_woken_task_starts() {
         assert!(starts.contains(&end), "flow {} ends at {end:?}, where no slice starts", b["id"]);
     }
 }
+
+/// A `--switch` setting shows as one machine-wide instant at its time,
+/// named in the `--switch` form; a run without switches has none.
+#[test]
+fn a_setting_written_mid_run_is_an_instant_across_the_tracks() {
+    assert!(events(&traced().0, "i").is_empty());
+    let mut plan = pgbench_plan(&["name=895"], &[4], 400, 1, 3);
+    plan.trace = true;
+    plan.changes =
+        cfs_sim::experiment::parse_switch("5ms:features=863,sd-flags=MC:-WAKE_AFFINE,no-patch=waker").unwrap();
+    let t = run(&plan).trace.expect("a trace");
+    let marks = events(&t, "i");
+    let names: Vec<&str> = marks.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["features=863", "sd-flags=MC:-SD_WAKE_AFFINE", "no-patch=waker"]);
+    // 5 ms in the format's microseconds; "s": "g" draws it across every track.
+    assert!(marks.iter().all(|e| e["ts"].as_f64() == Some(5_000.0) && e["s"] == "g"));
+}
