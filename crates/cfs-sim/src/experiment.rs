@@ -507,15 +507,6 @@ impl Results {
             .collect()
     }
 
-    /// The lowest and highest value of a cell's runs.
-    pub fn range(&self, config: usize, clients: u32) -> Option<(f64, f64)> {
-        let v = self.runs.iter().filter(|r| r.config == config && r.clients == clients).map(|r| r.value);
-        v.fold(None, |acc, x| match acc {
-            None => Some((x, x)),
-            Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
-        })
-    }
-
     /// The run with the median value of a cell (the lower middle for an
     /// even count).
     pub fn median_run(&self, config: usize, clients: u32) -> Option<&RunRecord> {
@@ -523,6 +514,14 @@ impl Results {
         v.sort_by(|a, b| a.value.total_cmp(&b.value));
         v.get(v.len().saturating_sub(1) / 2).copied()
     }
+}
+
+/// The lowest and highest of a list (None when it is empty).
+pub fn range(v: &[f64]) -> Option<(f64, f64)> {
+    v.iter().fold(None, |acc, &x| match acc {
+        None => Some((x, x)),
+        Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
+    })
 }
 
 /// The median of a list (mean of the middle two for an even count).
@@ -786,5 +785,7 @@ mod tests {
         assert!((0..8).all(|r| !a.contains(&seed_for(2, 15, r))));
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(range(&[3.0, 1.0, 2.0]), Some((1.0, 3.0)));
+        assert_eq!(range(&[]), None);
     }
 }

@@ -4,7 +4,7 @@
 //! Every number is printed with fixed precision, so the same results give
 //! byte-identical files.
 
-use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median};
+use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median, range};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -97,15 +97,13 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     s
 }
 
-/// The start of each phase: 0 and every distinct change time after it
-/// (just `[0]` without changes).
+/// The start of each phase: 0 and every distinct change time after it, in
+/// time order (just `[0]` without changes), as the engine cuts the runs.
 pub fn phase_starts(plan: &Plan) -> Vec<u64> {
-    let mut v = vec![0];
-    for c in &plan.changes {
-        if c.at_ns > *v.last().unwrap_or(&0) {
-            v.push(c.at_ns);
-        }
-    }
+    let mut v: Vec<u64> = plan.changes.iter().map(|c| c.at_ns).filter(|&t| t > 0).collect();
+    v.push(0);
+    v.sort_unstable();
+    v.dedup();
     v
 }
 
@@ -118,9 +116,7 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
         (true, _) => "-".into(),
         (false, _) => cell(m),
     };
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if spread && m > 0.0 {
+    if let (true, Some((lo, hi))) = (spread && m > 0.0, range(vals)) {
         let _ = write!(t, " ±{:.0}%", (hi - lo) / 2.0 / m * 100.0);
     }
     t
