@@ -162,7 +162,8 @@ pub enum Setting {
     Features(String),
     /// A `sched_*` tunable by its `/proc` name.
     Tunable(String, i64),
-    /// Flags of every domain at a level: set, then clear.
+    /// Flags of every domain at a level: set, then clear (nothing on a
+    /// host without that level, as with `--sd-flags`).
     DomainFlags(DomainLevel, SdFlags, SdFlags),
     /// A seed patch switched on (`true`) or off.
     Patch(Patch, bool),
@@ -199,7 +200,15 @@ impl Setting {
                 s.set_features_mask(mask)
             }
             Setting::Tunable(name, v) => s.set_tunable(name, *v),
-            Setting::DomainFlags(level, set, clear) => s.set_domain_flags(*level, *set, *clear).map(|_| ()),
+            // As with --sd-flags at boot, a level this host does not build
+            // (CPU on a NUMA Nehalem, NODE on a Q6600) is skipped, so one
+            // list serves every host.
+            Setting::DomainFlags(level, set, clear) => {
+                if !s.domains().per_cpu.iter().flatten().any(|d| d.level == *level) {
+                    return Ok(());
+                }
+                s.set_domain_flags(*level, *set, *clear).map(|_| ())
+            }
             Setting::Patch(p, on) => s.set_patch(*p, *on),
         }
     }

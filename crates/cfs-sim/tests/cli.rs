@@ -190,7 +190,6 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "1s:features=99999"], "sched_features mask");
     fails(&["--switch", "1s:patch=wakr"], "unknown patch");
     fails(&["--switch", "1s:patch=affinity-fix"], "b3137bc8e77");
-    fails(&["--switch", "1s:sd-flags=NODE:-WAKE_AFFINE"], "no Node sched domain");
     fails(&["--switch", "1s:sd-flags=MC:-PREFER_LOCAL"], "PREFER_LOCAL");
     fails_with(&["pgbench", "--duration", "1s", "--switch", "2s:features=863"], "not before the end of the run");
     // A ratio to the first column needs a second column.

@@ -106,3 +106,38 @@ fn switch_specs_parse_in_order() {
     assert_eq!(c[2].to_json(), serde_json::json!({"at_s": 2.0, "level": "MC", "set": [], "clear": ["SD_WAKE_AFFINE"]}));
     assert_eq!(c[5].to_json(), serde_json::json!({"at_s": 2.0, "patch": "affinity-fix", "on": false}));
 }
+
+/// Thread 2's fix as one list for every host: on Nehalem-EP, 2.6.32-rc1
+/// builds SIBLING, MC and NODE but no CPU level, so `CPU:-PREFER_LOCAL`
+/// is skipped there, as `--sd-flags` skips it at boot; written at 0 s the
+/// list gives the runs of the column built with it.
+#[test]
+fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
+    use cfs_sim::costs::CostModel;
+    use cfs_sim::experiment::SchedSpec;
+    use cfs_sim::workloads::{Workload, WorkloadOpts};
+    use cfs_topology::Host;
+    let list = "MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL";
+    let plan = |item: &str, changes: Vec<Change>| {
+        let host = Host::preset("nehalem-ep").unwrap();
+        let col = SchedSpec::profile("2.6.32-rc1").with_items(item).unwrap().resolve(&host).unwrap();
+        Plan {
+            costs: CostModel::preset("nehalem-ep").unwrap(),
+            host,
+            workload: Workload::builtin("tbench").unwrap(),
+            opts: WorkloadOpts { duration_ns: Some(60_000_000), ..WorkloadOpts::default() },
+            columns: vec![col],
+            clients: vec![8],
+            runs: 2,
+            seed: 9,
+            trace: false,
+            changes,
+        }
+    };
+    let at_boot = run(&plan(&format!("sd-flags={list}"), Vec::new()));
+    let switched = run(&plan("name=x", parse_switch(&format!("0s:sd-flags={list}")).unwrap()));
+    let plain = run(&plan("name=x", Vec::new()));
+    let v = |r: &cfs_sim::experiment::Results| r.runs.iter().map(|x| x.value).collect::<Vec<_>>();
+    assert_eq!(v(&switched), v(&at_boot));
+    assert_ne!(v(&switched), v(&plain), "clearing PREFER_LOCAL in MC changes nothing here");
+}
