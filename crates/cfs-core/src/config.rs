@@ -1,4 +1,5 @@
-//! [`Config`]: everything switchable at run time, validated once.
+//! [`Config`]: everything chosen when a scheduler is built, validated once (the
+//! [`crate::sysctl`] calls change some of it on a running scheduler).
 
 use crate::features::{FeatureTable, Features};
 use crate::patches::{Patch, Patches};
