@@ -47,8 +47,9 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
-use cfs_core::Patch;
+use cfs_core::features::FeatureError;
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
+use cfs_core::{Features, Patch, SettingError};
 use cfs_topology::{DomainLevel, Host, SdFlags};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -183,34 +184,35 @@ impl Setting {
     pub fn apply<O: cfs_core::Observer>(&self, s: &mut Scheduler<O>) -> Result<(), SchedError> {
         match self {
             Setting::Features(text) => {
-                let t = text.trim();
-                let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                    Some(h) => u32::from_str_radix(h, 16).ok(),
-                    None => t.parse::<u32>().ok(),
-                };
-                let mask = match mask {
-                    Some(m) => m,
-                    None => s
-                        .config()
-                        .features
-                        .apply_names(t)
-                        .map_err(|e| SchedError::Setting(cfs_core::SettingError::Features(e)))?
-                        .mask(),
-                };
-                s.set_features_mask(mask)
+                let f = features_from_text(s.config().features, text)
+                    .map_err(|e| SchedError::Setting(SettingError::Features(e)))?;
+                s.set_features_mask(f.mask())
             }
             Setting::Tunable(name, v) => s.set_tunable(name, *v),
             // As with --sd-flags at boot, a level this host does not build
             // (CPU on a NUMA Nehalem, NODE on a Q6600) is skipped, so one
             // list serves every host.
-            Setting::DomainFlags(level, set, clear) => {
-                if !s.domains().per_cpu.iter().flatten().any(|d| d.level == *level) {
-                    return Ok(());
-                }
-                s.set_domain_flags(*level, *set, *clear).map(|_| ())
-            }
+            Setting::DomainFlags(level, set, clear) => match s.set_domain_flags(*level, *set, *clear) {
+                Err(SchedError::Setting(SettingError::NoSuchLevel(_))) => Ok(()),
+                r => r.map(|_| ()),
+            },
             Setting::Patch(p, on) => s.set_patch(*p, *on),
         }
+    }
+}
+
+/// `sched_features` as text, as written to `/proc` (a numeric mask of
+/// `current`'s table: `863`, `0x35f`) or to debugfs (names applied to
+/// `current`: `NO_SYNC_WAKEUPS WAKEUP_PREEMPT`).
+pub fn features_from_text(current: Features, text: &str) -> Result<Features, FeatureError> {
+    let t = text.trim();
+    let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => t.parse::<u32>().ok(),
+    };
+    match mask {
+        Some(m) => Features::from_mask(current.table(), m),
+        None => current.apply_names(t),
     }
 }
 

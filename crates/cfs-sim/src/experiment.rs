@@ -11,6 +11,7 @@ use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
+use cfs_core::features::FeatureError;
 use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
 use cfs_topology::{FlagOverride, Host, parse_flag_overrides, parse_flag_overrides_for};
 use rayon::prelude::*;
@@ -166,24 +167,16 @@ impl SchedSpec {
     }
 }
 
-fn apply_features(cfg: Config, f: &str) -> Result<Config, String> {
+fn apply_features(mut cfg: Config, f: &str) -> Result<Config, String> {
     let t = f.trim();
-    let num = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u32::from_str_radix(h, 16).ok()
-    } else {
-        t.parse::<u32>().ok()
+    // Something like `0x` or `-5` is a mistyped mask, not a feature name.
+    let looks_numeric = t.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'x');
+    cfg.features = match engine::features_from_text(cfg.features, t) {
+        Ok(f) => f,
+        Err(FeatureError::UnknownName(_)) if looks_numeric => return Err(format!("bad sched_features mask {t:?}")),
+        Err(e) => return Err(format!("bad sched_features {t:?}: {e}")),
     };
-    match num {
-        Some(mask) => cfg.with_features_mask(mask).map_err(|e| format!("bad sched_features mask {t:?}: {e}")),
-        None if t.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'x') => {
-            Err(format!("bad sched_features mask {t:?}"))
-        }
-        None => {
-            let mut cfg = cfg;
-            cfg.features = cfg.features.apply_names(t).map_err(|e| format!("bad sched_features {t:?}: {e}"))?;
-            Ok(cfg)
-        }
-    }
+    Ok(cfg)
 }
 
 /// The candidate closest to a mistyped `word` (case-insensitive
