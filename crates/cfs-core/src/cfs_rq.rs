@@ -223,4 +223,27 @@ mod tests {
         assert_eq!(max_vruntime(b, a), b);
         assert_eq!(INITIAL_MIN_VRUNTIME, u64::MAX - (1 << 20) + 1);
     }
+
+    #[test]
+    fn the_tree_holds_queued_entities_in_vruntime_order() {
+        // __enqueue_entity: equal keys go right; the first insert below the
+        // leftmost raises min_vruntime only with max_vruntime (2.6.25/26).
+        let mut rq = CfsRq::with_min_vruntime(1_000);
+        let mut ses: alloc::vec::Vec<SchedEntity> =
+            [3_000u64, 2_000, 2_000].iter().map(|&v| SchedEntity { vruntime: v, ..SchedEntity::default() }).collect();
+        let vr: alloc::vec::Vec<u64> = ses.iter().map(|s| s.vruntime).collect();
+        for (i, se) in ses.iter_mut().enumerate() {
+            rq.insert(TaskId(i as u32), se, true, |t| vr[t.0 as usize], |_, _| {});
+        }
+        assert_eq!(rq.tree_len(), 3);
+        let order: alloc::vec::Vec<TaskId> = rq.timeline().collect();
+        assert_eq!(order, [TaskId(1), TaskId(2), TaskId(0)]);
+        assert_eq!(rq.leftmost, Some(TaskId(1)));
+        // T0 went first into the empty tree: max_vruntime(1000, 3000) = 3000; T1 then
+        // became leftmost at 2000, and max_vruntime(3000, 2000) keeps 3000.
+        assert_eq!(rq.min_vruntime, 3_000);
+        assert_eq!((rq.entity_key(&ses[0]), rq.entity_key(&ses[1])), (0, -1_000));
+        rq.remove(TaskId(1), &mut ses[1], true, |t| vr[t.0 as usize]);
+        assert_eq!((rq.tree_len(), rq.leftmost), (2, Some(TaskId(2))));
+    }
 }

@@ -143,3 +143,38 @@ impl Config {
         1_000_000_000 / self.hz.max(1) as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_checks_hz_patches_and_the_feature_table() {
+        let base = Config::new(KernelVersion::V2_6_26, 2);
+        assert_eq!(base.validate(), Ok(()));
+        // HZ: 1..=10000 (a jiffy of 100 µs at most 10,000 times a second).
+        for (hz, ok) in [(0, false), (1, true), (250, true), (10_000, true), (10_001, false)] {
+            let c = Config { hz, ..base };
+            assert_eq!(c.validate(), if ok { Ok(()) } else { Err(ConfigError::BadHz(hz)) }, "hz {hz}");
+        }
+        // A patch the kernel already carries: 2.6.26 final has b3137bc8e77.
+        let c = Config { patches: Patches::none().with(Patch::AffinityFix), ..base };
+        assert!(matches!(
+            c.validate(),
+            Err(ConfigError::PatchNotApplicable { patch: Patch::AffinityFix, version: KernelVersion::V2_6_26, .. })
+        ));
+        // The same patch on rc4, which lacks it, is fine.
+        let rc4 = Config::new(KernelVersion::V2_6_26Rc4, 2);
+        assert_eq!(Config { patches: Patches::none().with(Patch::AffinityFix), ..rc4 }.validate(), Ok(()));
+        // A features value of 2.6.32's table on a 2.6.26 config.
+        let c = Config { features: Config::new(KernelVersion::V2_6_32, 2).features, ..base };
+        assert_eq!(c.validate(), Err(ConfigError::FeatureTableMismatch));
+        // Scheduler::new refuses what validate refuses.
+        let domains =
+            cfs_topology::SchedDomains { version: KernelVersion::V2_6_26, per_cpu: alloc::vec![alloc::vec![]] };
+        let one = Config::new(KernelVersion::V2_6_26, 1);
+        assert!(crate::Scheduler::new(one, domains.clone()).is_ok());
+        let bad = crate::Scheduler::new(Config { hz: 0, ..one }, domains);
+        assert!(matches!(bad, Err(ConfigError::BadHz(0))));
+    }
+}

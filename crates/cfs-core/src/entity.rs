@@ -163,4 +163,12 @@ mod tests {
         update_avg(&mut a, 0);
         assert_eq!(a, 87);
     }
+
+    #[test]
+    fn task_ids_print_as_t_and_the_number() {
+        // The form every decision log and error message uses.
+        assert_eq!(alloc::format!("{}", TaskId(7)), "T7");
+        assert_eq!(alloc::format!("{:?}", TaskId(12)), "T12");
+        assert_eq!(alloc::format!("{:?}", Some(TaskId(0))), "Some(T0)");
+    }
 }

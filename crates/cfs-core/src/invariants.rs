@@ -236,3 +236,60 @@ impl<O: Observer> Scheduler<O> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The checker must catch what it claims to: each test corrupts one
+    //! piece of a valid state the way a porting bug would, and expects the
+    //! matching report.
+    use crate::config::Config;
+    use crate::entity::{TaskId, TaskParams};
+    use crate::sched::{Deschedule, Scheduler};
+    use alloc::string::String;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use cfs_topology::{KernelVersion, SchedDomains};
+
+    /// One CPU: a running task and two queued ones, in timeline order.
+    fn three() -> (Scheduler<()>, TaskId, TaskId) {
+        let v = KernelVersion::V2_6_26;
+        let mut s = Scheduler::new(Config::new(v, 1), SchedDomains { version: v, per_cpu: vec![vec![]] }).unwrap();
+        for _ in 0..3 {
+            s.spawn(0, 0, TaskParams::normal()).unwrap();
+        }
+        s.do_schedule(0, 0, Deschedule::Preempt);
+        let q: Vec<TaskId> = s.rqs[0].cfs.timeline().collect();
+        assert_eq!(q.len(), 2);
+        s.check_invariants().unwrap();
+        (s, q[0], q[1])
+    }
+
+    fn report(s: &mut Scheduler<()>) -> String {
+        s.check_invariants().expect_err("a corrupt state").what
+    }
+
+    #[test]
+    fn a_tree_key_that_points_nowhere_is_reported() {
+        let (mut s, a, _) = three();
+        let k = s.t(a).se.tree_key.unwrap();
+        s.tm(a).se.tree_key = Some((k.0 + 1, k.1));
+        assert!(report(&mut s).contains("stale tree key"), "{}", report(&mut s));
+    }
+
+    #[test]
+    fn a_vruntime_changed_behind_the_trees_back_is_reported() {
+        // The first queued task's vruntime moves 1 ms past the second's without a
+        // re-insert: walking the tree in key order, entity_key goes down.
+        let (mut s, a, b) = three();
+        let vb = s.t(b).se.vruntime;
+        s.tm(a).se.vruntime = vb + 1_000_000;
+        assert!(report(&mut s).contains("out of order"), "{}", report(&mut s));
+    }
+
+    #[test]
+    fn a_tree_entry_of_another_cpu_or_state_is_reported() {
+        let (mut s, a, _) = three();
+        s.tm(a).state = crate::entity::TaskState::Sleeping;
+        assert!(report(&mut s).contains("in the tree but"), "{}", report(&mut s));
+    }
+}

@@ -482,10 +482,12 @@ fn yield_normal_batch_and_compat() {
 // ---------------------------------------------------------------------
 
 /// Runs a fixed 1-CPU workload for `ms` milliseconds with the cfs_rq's
-/// min_vruntime starting at `origin` and returns the sequence of picks.
+/// min_vruntime starting at `origin` and returns the sequence of picks and
+/// how far min_vruntime moved from `origin` (the same from every origin; a
+/// run that ignored the origin would not match).
 /// Workload: three hogs (nice 0, 5, -5) and two sleepers that alternate
 /// 3 ms of work with 7 ms / 13 ms of sleep, periodic tick at HZ=1000.
-fn pick_trace(v: KernelVersion, origin: u64, ms: u64) -> Vec<(u64, Option<TaskId>)> {
+fn pick_trace(v: KernelVersion, origin: u64, ms: u64) -> (Vec<(u64, Option<TaskId>)>, u64) {
     let mut s = sched(v, None);
     s.rqs[0].cfs = CfsRq::with_min_vruntime(origin);
     s.cfg.hz = 1000;
@@ -521,7 +523,9 @@ fn pick_trace(v: KernelVersion, origin: u64, ms: u64) -> Vec<(u64, Option<TaskId
         }
         s.check_invariants().unwrap();
     }
-    trace
+    let moved = s.rqs[0].cfs.min_vruntime.wrapping_sub(origin);
+    assert!((moved as i64) > 0, "min_vruntime advanced by {moved} from {origin:#x}");
+    (trace, moved)
 }
 
 #[test]
@@ -531,7 +535,7 @@ fn vruntime_origin_does_not_change_any_decision() {
     // just below the s64 sign flip, just below the u64 wrap.
     for v in [RC4, V26] {
         let reference = pick_trace(v, INITIAL_MIN_VRUNTIME, 2_000);
-        assert!(reference.len() > 300, "{v}: the workload switches often ({})", reference.len());
+        assert!(reference.0.len() > 300, "{v}: the workload switches often ({})", reference.0.len());
         for origin in [0, (1u64 << 63) - 3 * MS, u64::MAX - 7 * MS, 1u64 << 63] {
             assert_eq!(pick_trace(v, origin, 2_000), reference, "{v} origin {origin:#x}");
         }
@@ -540,7 +544,7 @@ fn vruntime_origin_does_not_change_any_decision() {
     // check_preempt_wakeup_2_6_25_unsigned_compare), so only origins whose run
     // never crosses 2^64 are comparable: 0, and either side of the s64 sign flip.
     let reference = pick_trace(V25, 0, 2_000);
-    assert!(reference.len() > 300);
+    assert!(reference.0.len() > 300);
     for origin in [(1u64 << 63) - 3 * MS, 1u64 << 63, 1u64 << 40] {
         assert_eq!(pick_trace(V25, origin, 2_000), reference, "2.6.25 origin {origin:#x}");
     }

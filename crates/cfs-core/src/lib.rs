@@ -92,6 +92,8 @@ pub mod sysctl;
 pub mod tunables;
 pub mod v2_6_32;
 pub mod wakeup;
+#[cfg(test)]
+mod wakeup_pins;
 pub mod weights;
 
 pub use cfs_topology::{CpuId, CpuMask, KernelVersion, SchedDomains};

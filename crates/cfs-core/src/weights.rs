@@ -180,6 +180,22 @@ mod tests {
     const V26: KernelVersion = KernelVersion::V2_6_26;
 
     #[test]
+    fn policies_parse_by_their_chrt_and_kernel_names() {
+        for (names, want) in [
+            (&["normal", "other", "SCHED_NORMAL", "sched_other", " Other "][..], Policy::Normal),
+            (&["batch", "SCHED_BATCH"][..], Policy::Batch),
+            (&["idle", "sched_idle"][..], Policy::Idle),
+        ] {
+            for n in names {
+                assert_eq!(Policy::by_name(n), Some(want), "{n}");
+            }
+        }
+        for bad in ["", "fifo", "sched_rr", "batchy"] {
+            assert_eq!(Policy::by_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn wmult_is_rounded_inverse_of_weight() {
         // prio_to_wmult[i] = round(2^32 / prio_to_weight[i]).
         for i in 0..40 {

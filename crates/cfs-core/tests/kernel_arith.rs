@@ -189,6 +189,17 @@ fn sched_period_stretches_past_nr_latency() {
     let t = Tunables::defaults(V26, 16);
     assert_eq!(sched_period(5, &t), 100_000_000);
     assert_eq!(sched_period(7, &t), 140_000_000);
+    // At the defaults latency = nr_latency * min_granularity, so nr = nr_latency gives
+    // the same period on either side of the test. A latency of 10 ms over a 4 ms
+    // minimum granularity does not: sched_nr_latency_handler sets nr_latency =
+    // DIV_ROUND_UP(10, 4) = 3, so 3 tasks get the latency (10 ms, not 3 * 4 = 12 ms)
+    // and 4 tasks get 4 * 4 = 16 ms.
+    let mut t = Tunables::defaults(V26, 1);
+    t.set_min_granularity(4_000_000).unwrap();
+    t.set_latency(10_000_000).unwrap();
+    assert_eq!(t.nr_latency, 3);
+    assert_eq!(sched_period(3, &t), 10_000_000);
+    assert_eq!(sched_period(4, &t), 16_000_000);
 }
 
 /// sched_slice for the queue {nice 0, nice 5, nice -5} (W = 4480, nr = 3).
@@ -276,6 +287,10 @@ fn sched_vslice_add_per_profile() {
     let t25 = Tunables::defaults(V25, 1);
     assert_eq!(sched_vslice_add(3, 4480, 1024, false, &t25, &rules(V25)), 3_720_930);
     assert_eq!(sched_vslice_add(3, 4480, 1024, true, &t25, &rules(V25)), 3_720_930);
+    // 2.6.25 into a 5-task queue (W = 5120): nr + 1 = 6 > 5 -> period(6) = 24 ms,
+    // 24e6 * 1024 / (5120 + 1024) = 24_576_000_000 / 6144 = 4_000_000 (period(5) would
+    // give 20 ms and 3_333_333).
+    assert_eq!(sched_vslice_add(5, 5120, 1024, false, &t25, &rules(V25)), 4_000_000);
     // Into a 5-task queue, 2.6.26 (n' = 6 > 5 -> period 24 ms), W = 5 * 1024, nice 5 child:
     // 24e6 * 1024 / (5120 + 335) = 24_576_000_000 / 5455 = 4_505_224.5 -> 4_505_224.
     assert_eq!(sched_vslice_add(5, 5120, 335, false, &t, &rules(V26)), 4_505_224);
