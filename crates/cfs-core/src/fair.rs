@@ -320,7 +320,7 @@ impl<O: Observer> Scheduler<O> {
     /// The buddy test of `pick_next` (2.6.26): the next buddy wins unless
     /// it is right of the leftmost by more than its wakeup_gran.
     /// 2.6.25 uses the queue-scaled granularity `gran * 1024 / W`.
-    fn buddy_wins(&mut self, cpu: CpuId, next: TaskId, left: TaskId) -> bool {
+    pub(crate) fn buddy_wins(&mut self, cpu: CpuId, next: TaskId, left: TaskId) -> bool {
         let rules = self.rules;
         let t = self.cfg.tunables;
         let left_v = self.t(left).se.vruntime;
@@ -395,9 +395,12 @@ impl<O: Observer> Scheduler<O> {
         }
         let now = self.rqs[cpu].clock;
         // hrtimer_active: armed and not yet expired (wrap-safe: the expiry may
-        // lie past 2^64 while `now` does not).
+        // lie past 2^64 while `now` does not). The kernel asks the timer, not
+        // hrtick_enabled(): a timer armed before HRTICK was switched off
+        // (sysctl) still holds the periodic tick off until schedule() clears
+        // it or it fires (2.6.26 sched_fair.c:791-796).
         let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| (e.wrapping_sub(now) as i64) > 0);
-        if self.hrtick_enabled() && !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
+        if !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
             return;
         }
         if self.rqs[cpu].cfs.nr_running > 1 || !self.cfg.features.has(Feature::WakeupPreempt) {

@@ -575,3 +575,205 @@ fn last_preempter_is_forgotten_at_tick_preemption_and_sleep() {
     s.deactivate_task(0, q, true);
     assert_eq!(s.t(q).se.last_preempter, None, "cleared when it sleeps");
 }
+
+// ---------------------------------------------------------------------
+// entity_tick and the hrtick (2.6.26 sched_fair.c:776-802, sched.c:1040-1110)
+// ---------------------------------------------------------------------
+
+/// 2.6.26 with high-resolution timers: A runs 30 ms past T0 (more than any
+/// slice below), B is queued when `competition`. need_resched cleared, and
+/// no hrtick armed (the enqueue of B may have armed one).
+fn hrtick_scene(competition: bool) -> (Scheduler<()>, TaskId) {
+    let mut s = sched(V26, None);
+    s.cfg.hres_timers = true;
+    let a = running(&mut s, 0, 0);
+    if competition {
+        queued(&mut s, 0, Policy::Normal, 0);
+    }
+    let se = &mut s.tm(a).se;
+    se.sum_exec_runtime = se.prev_sum_exec_runtime + 30 * MS;
+    s.rqs[0].need_resched = false;
+    s.rqs[0].hrtick_expire = None;
+    (s, a)
+}
+
+#[test]
+fn the_periodic_tick_defers_to_an_armed_hrtick_unless_double_tick() {
+    // entity_tick: `if (!sched_feat(DOUBLE_TICK) && hrtimer_active(&rq->hrtick_timer))
+    // return;` before check_preempt_tick. A has used 30 ms of a ~10 ms slice (two
+    // nice-0 tasks: period 20 ms / 2), so any check reschedules.
+    use crate::features::Feature;
+    let now = T0 + MS;
+    for (expiry, double_tick, hrtick_bit, want_resched) in [
+        (None, false, true, true),            // no timer: checked
+        (Some(now + MS), false, true, false), // armed ahead: deferred
+        (Some(now + MS), true, true, true),   // DOUBLE_TICK: checked anyway
+        (Some(now), false, true, true),       // expiring now: no longer active
+        (Some(now - 1), false, true, true),   // expired
+        (Some(now + MS), false, false, false), // HRTICK switched off after arming:
+                                              // the timer is still active
+    ] {
+        let (mut s, _a) = hrtick_scene(true);
+        s.cfg.features.set(Feature::DoubleTick, double_tick).unwrap();
+        s.cfg.features.set(Feature::Hrtick, hrtick_bit).unwrap();
+        s.rqs[0].hrtick_expire = expiry;
+        s.scheduler_tick(now, 0);
+        assert_eq!(s.rqs[0].need_resched, want_resched, "expiry {expiry:?} double {double_tick} hrtick {hrtick_bit}");
+    }
+}
+
+#[test]
+fn a_lone_task_is_checked_at_the_tick_only_without_wakeup_preemption() {
+    // entity_tick: `if (cfs_rq->nr_running > 1 || !sched_feat(WAKEUP_PREEMPT))
+    // check_preempt_tick`. Alone, A's slice is the whole period (20 ms) and it ran 30:
+    // with 895 nothing happens, with 893 (WAKEUP_PREEMPT off) the tick reschedules.
+    for (mask, want) in [(895, false), (893, true)] {
+        let (mut s, _a) = hrtick_scene(false);
+        s.cfg = s.cfg.with_features_mask(mask).unwrap();
+        s.cfg.hres_timers = true;
+        s.scheduler_tick(T0 + MS, 0);
+        assert_eq!(s.rqs[0].need_resched, want, "features {mask}");
+    }
+    // With competition both check.
+    for mask in [895, 893] {
+        let (mut s, _a) = hrtick_scene(true);
+        s.cfg = s.cfg.with_features_mask(mask).unwrap();
+        s.scheduler_tick(T0 + MS, 0);
+        assert!(s.rqs[0].need_resched, "features {mask}");
+    }
+}
+
+#[test]
+fn hrtick_start_fair_reschedules_an_overrun_and_floors_short_slices() {
+    // hrtick_start_fair (2.6.26 sched_fair.c:852-880): delta = slice - ran; delta < 0
+    // -> resched_task, no timer; from the pick path (requeue = 0) delta = max(10 µs,
+    // delta). Two nice-0 tasks, 2.6.26 final's sched_slice (period * w, do_div by the
+    // queue weight): 20 ms * 1024 / 2048 = 10 ms.
+    let slice = 10_000_000;
+    for (ran, want) in [
+        (slice + 1, None),
+        (slice, Some(10_000)), // delta = 0 is not an overrun: floored to 10 µs
+        (slice - 5_000, Some(10_000)),
+        (slice - 2_000_000, Some(2_000_000)),
+    ] {
+        let (mut s, a) = hrtick_scene(true);
+        let se = &mut s.tm(a).se;
+        se.sum_exec_runtime = se.prev_sum_exec_runtime + ran;
+        s.hrtick_start_fair(0, false);
+        let clock = s.rqs[0].clock;
+        assert_eq!(s.rqs[0].hrtick_expire.map(|e| e - clock), want, "ran {ran}");
+        assert_eq!(s.rqs[0].need_resched, want.is_none(), "ran {ran}");
+    }
+}
+
+#[test]
+fn v2_6_25_next_buddy_wins_a_vruntime_tie() {
+    // 2.6.25 pick_next (4b119e21 sched_fair.c:630-648): diff = next - leftmost;
+    // `if (diff < 0) return se;` then `if (diff > gran) return se;` -> next. The queue
+    // holds three nice-0 tasks (curr counts): gran = calc_delta_fair(2.6.25's
+    // wakeup_granularity 5 ms on one CPU, load 3072) ~ 5 ms * 1024 / 3072 = 1.67 ms. A
+    // buddy at the leftmost's own vruntime (diff = 0) wins, one 1 ns or 1.6 ms right of
+    // it wins, 1.7 ms right loses.
+    for (offset, wins) in [(0, true), (1, true), (1_600_000, true), (1_700_000, false)] {
+        let mut s = sched(V25, None);
+        let _c = running(&mut s, 0, 100 * MS);
+        let l = queued(&mut s, 0, Policy::Normal, 50 * MS);
+        let n = queued(&mut s, 0, Policy::Normal, 50 * MS + offset);
+        s.rqs[0].cfs.next = Some(n);
+        assert_eq!(s.rqs[0].cfs.load.weight, 3072);
+        assert_eq!(s.buddy_wins(0, n, l), wins, "next {offset} ns right of the leftmost");
+    }
+}
+
+#[test]
+fn last_preempter_holds_the_cpu_against_a_second_lighter_or_equal_wakee() {
+    // patches.md §4 in check_preempt_wakeup, after the vruntime test said "preempt":
+    //   if (se->last_preempter && se->last_preempter != pse && se->load.weight >=
+    //       pse->load.weight && curr ran < sysctl_sched_migration_cost) -> no preemption.
+    // P (nice `p_nice`) leads curr C by 100 ms; C has run `exec` ns since it was picked.
+    use crate::patches::Patch;
+    let x = 5_000 * MS;
+    let other = TaskId(999);
+    for (last, p_nice, exec, preempt) in [
+        (None, 0, 0, true),         // nobody preempted C yet
+        (Some(other), 0, 0, false), // a second wakee within 500 µs: held
+        (Some(other), 0, 499_999, false),
+        (Some(other), 0, 500_000, true), // C ran its migration cost: preempted
+        (Some(other), -5, 0, true),      // a heavier wakee (3121 > 1024) always wins
+        (Some(other), 5, 0, false),      // a lighter one is held too
+        (Some(TaskId(u32::MAX)), 0, 0, false),
+    ] {
+        let mut s = sched(RC4, None);
+        s.cfg = s.cfg.with_patch(Patch::LastPreempter).unwrap();
+        s.rules = s.cfg.rules();
+        let c = running(&mut s, 0, x);
+        let p = queued(&mut s, p_nice, Policy::Normal, x - 100 * MS);
+        let se = &mut s.tm(c).se;
+        se.last_preempter = last;
+        se.sum_exec_runtime = se.prev_sum_exec_runtime + exec;
+        s.rqs[0].need_resched = false;
+        s.check_preempt_wakeup(0, p, false, None, false);
+        assert_eq!(s.rqs[0].need_resched, preempt, "{last:?} nice {p_nice} exec {exec}");
+    }
+    // The wakee is C's own last preempter: preempted at once.
+    let mut s = sched(RC4, None);
+    s.cfg = s.cfg.with_patch(Patch::LastPreempter).unwrap();
+    s.rules = s.cfg.rules();
+    let c = running(&mut s, 0, x);
+    let p = queued(&mut s, 0, Policy::Normal, x - 100 * MS);
+    s.tm(c).se.last_preempter = Some(p);
+    s.rqs[0].need_resched = false;
+    s.check_preempt_wakeup(0, p, false, None, false);
+    assert!(s.rqs[0].need_resched);
+}
+
+/// Keeps the last PreemptCheck event.
+#[derive(Default)]
+struct LastCheck(Option<(bool, crate::observe::PreemptReason)>);
+
+impl crate::observe::Observer for LastCheck {
+    fn event(&mut self, _: u64, e: &crate::observe::Event) {
+        if let crate::observe::Event::PreemptCheck { preempt, reason, .. } = e {
+            self.0 = Some((*preempt, *reason));
+        }
+    }
+}
+
+#[test]
+fn a_check_that_does_not_preempt_reports_only_a_forks_own_resched() {
+    // The PreemptCheck event says whether this wakeup (or fork) leaves the CPU
+    // rescheduling. For a fork, task_new_fair has already called resched_task, so a
+    // check that declines still reports the pending reschedule; for a wakeup, a
+    // need_resched somebody else set earlier is not this wakeup's doing.
+    use crate::observe::PreemptReason::{BatchWakee, FeatureOff, LastPreempterHold, WithinGranularity};
+    use crate::patches::Patch;
+    let x = 5_000 * MS;
+    for (v, mask, policy, lead, reason) in [
+        (V26, 895, Policy::Batch, 100 * MS, BatchWakee),
+        (V26, 893, Policy::Normal, 100 * MS, FeatureOff),
+        (V26, 895, Policy::Normal, 0, WithinGranularity),
+        // rc4 + last_preempter, curr preempted by another task 0 ns ago (see above).
+        (RC4, 895, Policy::Normal, 100 * MS, LastPreempterHold),
+    ] {
+        for fork in [false, true] {
+            let mut c = Config::new(v, 1).with_features_mask(mask).unwrap();
+            if reason == LastPreempterHold {
+                c = c.with_patch(Patch::LastPreempter).unwrap();
+            }
+            c.hres_timers = false;
+            let domains = SchedDomains { version: v, per_cpu: vec![vec![]] };
+            let mut s = Scheduler::with_observer(c, domains, LastCheck::default()).unwrap();
+            let curr = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+            s.do_schedule(T0, 0, Deschedule::Preempt);
+            s.tm(curr).se.vruntime = x;
+            s.tm(curr).se.last_preempter = Some(TaskId(999));
+            let p = s.spawn(T0, 0, TaskParams::normal().policy(policy)).unwrap();
+            s.dequeue_tree(0, p);
+            s.tm(p).se.vruntime = x - lead;
+            s.enqueue_tree(0, p);
+            s.rqs[0].need_resched = true;
+            s.check_preempt_wakeup(0, p, fork, None, false);
+            assert_eq!(s.observer().0, Some((fork, reason)), "{reason:?} fork {fork}");
+        }
+    }
+}
