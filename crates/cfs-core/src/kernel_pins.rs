@@ -469,6 +469,9 @@ fn yield_normal_batch_and_compat() {
     assert_eq!(setup(Policy::Normal, true, x), x + 9 * MS + 1);
     // Already right of the rightmost: unchanged.
     assert_eq!(setup(Policy::Batch, false, x + 20 * MS), x + 20 * MS);
+    // Level with the rightmost: `if (unlikely(rightmost->vruntime < se->vruntime))
+    // return;` does not fire, so it still moves one past it.
+    assert_eq!(setup(Policy::Batch, false, x + 9 * MS), x + 9 * MS + 1);
     // Alone on the queue: nothing.
     let mut s = sched(V26, None);
     let c = running(&mut s, 0, x);
@@ -776,4 +779,72 @@ fn a_check_that_does_not_preempt_reports_only_a_forks_own_resched() {
             assert_eq!(s.observer().0, Some((fork, reason)), "{reason:?} fork {fork}");
         }
     }
+}
+
+#[test]
+fn renice_reschedules_for_a_heavier_queued_task_or_a_lighter_running_one() {
+    // set_user_nice (2.6.26 sched.c:4553-4565): requeue with the new weight, then
+    // `if (delta < 0 || (delta > 0 && task_running(rq, p))) resched_task(rq->curr)`,
+    // delta = new prio - old prio (a lower nice is a lower prio).
+    let x = 5_000 * MS;
+    for (target_running, old, new, resched) in [
+        (false, 0, -5, true), // a queued task got heavier
+        (false, 0, 5, false), // a queued task got lighter: curr keeps the CPU
+        (true, 0, 5, true),   // the running task got lighter
+        (true, 0, -5, true),  // the running task got heavier (delta < 0 reschedules too)
+        (false, 3, 3, false), // no change
+        (true, 3, 3, false),
+    ] {
+        let mut s = sched(V26, None);
+        let c = running(&mut s, old, x);
+        let q = queued(&mut s, old, Policy::Normal, x + MS);
+        s.rqs[0].need_resched = false;
+        let id = if target_running { c } else { q };
+        s.set_nice(T0, id, new).unwrap();
+        assert_eq!(s.t(id).se.load.weight, crate::weights::PRIO_TO_WEIGHT[(new + 20) as usize]);
+        assert_eq!(s.rqs[0].need_resched, resched, "running {target_running}: nice {old} -> {new}");
+    }
+    // A sleeping task is not on a runqueue: only its weight changes.
+    let mut s = sched(V26, None);
+    running(&mut s, 0, x);
+    let z = sleeping(&mut s, 0, x);
+    s.rqs[0].need_resched = false;
+    s.set_nice(T0, z, -10).unwrap();
+    assert!(!s.rqs[0].need_resched);
+}
+
+/// Records the tasks of Exit events.
+#[derive(Default)]
+struct Exits(Vec<TaskId>);
+
+impl crate::observe::Observer for Exits {
+    fn event(&mut self, _: u64, e: &crate::observe::Event) {
+        if let crate::observe::Event::Exit { task } = e {
+            self.0.push(*task);
+        }
+    }
+}
+
+#[test]
+fn schedule_counts_switches_and_reports_exits() {
+    // rq->nr_switches counts context switches (prev != next); an exiting task's last
+    // schedule() is reported once, a sleeping one's not at all.
+    let c = Config::new(V26, 1);
+    let mut s =
+        Scheduler::with_observer(c, SchedDomains { version: V26, per_cpu: vec![vec![]] }, Exits::default()).unwrap();
+    let a = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    let b = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    let first = s.do_schedule(T0, 0, Deschedule::Preempt).next.unwrap();
+    assert_eq!(s.rqs[0].nr_switches, 1);
+    s.do_schedule(T0 + MS, 0, Deschedule::Sleep);
+    assert_eq!(s.rqs[0].nr_switches, 2);
+    let second = s.rqs[0].curr.unwrap();
+    assert_ne!(first, second);
+    assert!([a, b].contains(&second));
+    s.do_schedule(T0 + 2 * MS, 0, Deschedule::Exit);
+    assert_eq!(s.rqs[0].nr_switches, 3, "to the idle task");
+    assert_eq!(s.observer().0, vec![second]);
+    // Nothing runnable: schedule() again keeps idle, no switch.
+    s.do_schedule(T0 + 3 * MS, 0, Deschedule::Preempt);
+    assert_eq!(s.rqs[0].nr_switches, 3);
 }

@@ -395,3 +395,21 @@ fn fork_balancing_stops_at_a_power_savings_domain() {
         assert_eq!(s.sched_balance_fork(0, parent), want, "power savings on {level:?}");
     }
 }
+
+#[test]
+fn set_task_cpu_renormalises_vruntime_and_counts_only_real_moves() {
+    // set_task_cpu (2.6.26 sched.c:1796-1827): `p->se.vruntime -= old_cfsrq->min_vruntime
+    // - new_cfsrq->min_vruntime`, and nr_migrations counts a different CPU only.
+    let mut s = on("q6600", V26);
+    let p = asleep_on(&mut s, 0);
+    s.rqs[0].cfs.min_vruntime = 10 * MS;
+    s.rqs[2].cfs.min_vruntime = 4 * MS;
+    s.tm(p).se.vruntime = 13 * MS;
+    s.set_task_cpu(p, 0);
+    assert_eq!((s.t(p).se.vruntime, s.t(p).nr_migrations), (13 * MS, 0));
+    s.set_task_cpu(p, 2);
+    // 3 ms ahead of CPU 0's min stays 3 ms ahead of CPU 2's.
+    assert_eq!((s.t(p).se.vruntime, s.t(p).nr_migrations, s.t(p).cpu), (7 * MS, 1, 2));
+    s.set_task_cpu(p, 0);
+    assert_eq!((s.t(p).se.vruntime, s.t(p).nr_migrations), (13 * MS, 2));
+}
