@@ -332,7 +332,7 @@ impl<O: Observer> Scheduler<O> {
     /// `can_migrate_task`: allowed on this CPU, not running, and cache
     /// cold or past cache_nice_tries failures. `exec_cpu` is the CPU running
     /// the balancer (`this_rq()` in task_hot).
-    fn can_migrate_task(
+    pub(crate) fn can_migrate_task(
         &self,
         p: TaskId,
         busiest: CpuId,

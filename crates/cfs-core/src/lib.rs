@@ -72,6 +72,8 @@
 extern crate alloc;
 
 pub mod balance;
+#[cfg(test)]
+mod balance_pins;
 pub mod cfs_rq;
 pub mod config;
 pub mod entity;

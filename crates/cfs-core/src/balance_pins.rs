@@ -1,0 +1,274 @@
+//! Unit pins of find_busiest_group's arithmetic (test-only module): the
+//! per-group totals, the "balanced" exits, calculate_imbalance and the
+//! small-imbalance step, on figures set by hand, against the kernel's
+//! expressions. 2.6.26 bce7f793 sched.c:2922-3215 (find_busiest_group, the
+//! small_imbalance label at :3148-3205); 2.6.32 22763c5c sched.c:3801-3860
+//! (update_sd_lb_stats), :3868-3925 (fix_small_imbalance), :3932-3965
+//! (calculate_imbalance), :3993-4068 (find_busiest_group).
+//!
+//! Mutation testing of balance.rs found these decided by no test of the
+//! crate: the scenario tests reach them only through whole balance passes,
+//! whose outcome rarely hinges on one comparison.
+
+use crate::balance::{SdLbStats, SgLbStats};
+use crate::wakeup::sg_div_cpu_power;
+
+/// SCHED_LOAD_SCALE_FUZZ (2.6.26 include/linux/sched.h:701) =
+/// SCHED_LOAD_SCALE: 2.6.25/26's slack in the small-imbalance test.
+const FUZZ: u64 = 1024;
+
+fn group(avg_load: u64, nr: u64, capacity: u64, imb: bool) -> SgLbStats {
+    SgLbStats {
+        avg_load,
+        group_load: avg_load,
+        sum_nr_running: nr,
+        sum_weighted_load: nr * 1024,
+        sum_avg_load_per_task: 0,
+        max_cpu_load: 0,
+        min_cpu_load: u64::MAX,
+        group_capacity: capacity,
+        group_imb: imb,
+    }
+}
+
+#[test]
+fn the_busiest_group_is_the_first_highest_overloaded_one() {
+    // `if (avg_load > max_load && (sum_nr_running > group_capacity || group_imb))`:
+    // strictly higher, so of two equal groups the first stays; a higher group within
+    // its capacity is skipped unless its CPUs are unbalanced among themselves.
+    let mut s = SdLbStats::default();
+    s.update(0, true, 1024, &group(512, 1, 1, false));
+    s.update(1, false, 1024, &group(2048, 2, 1, false));
+    s.update(2, false, 1024, &group(2048, 2, 1, false));
+    s.update(3, false, 1024, &group(4096, 1, 1, false));
+    assert_eq!((s.this, s.busiest, s.max_load), (Some(0), Some(1), 2048));
+    s.update(4, false, 1024, &group(3000, 1, 1, true));
+    assert_eq!((s.busiest, s.max_load, s.group_imb), (Some(4), 3000, true));
+    // Totals over every group: 512 + 2048 + 2048 + 4096 + 3000; 5 x 1024 of power.
+    assert_eq!((s.total_load, s.total_pwr), (11_704, 5_120));
+}
+
+/// A domain with the local group at `this` and the busiest at `max`.
+fn pair(this: u64, max: u64, busiest_nr: u64, total_load: u64, total_pwr: u64) -> SdLbStats {
+    SdLbStats {
+        busiest: Some(1),
+        this: Some(0),
+        total_load,
+        total_pwr,
+        this_load: this,
+        this_nr_running: 1,
+        this_load_per_task: 1024,
+        this_pwr: 1024,
+        max_load: max,
+        busiest_nr_running: busiest_nr,
+        busiest_load_per_task: busiest_nr * 1024,
+        busiest_pwr: 1024,
+        ..SdLbStats::default()
+    }
+}
+
+#[test]
+fn a_domain_is_balanced_below_the_imbalance_margin_or_the_average() {
+    // imbalance_pct 125. avg_load = SCHED_LOAD_SCALE * total_load / total_pwr.
+    let pct = 125;
+    // Busiest at or below the local group, or running nothing: balanced.
+    assert_eq!(pair(2000, 2000, 2, 8000, 2048).busiest_if_imbalanced(pct), None);
+    assert_eq!(pair(1000, 3000, 0, 8000, 2048).busiest_if_imbalanced(pct), None);
+    // this_load >= avg_load: 1024 * 2000 / 1024 = 2000 <= this 2000.
+    assert_eq!(pair(2000, 3000, 3, 2000, 1024).busiest_if_imbalanced(pct), None);
+    // 100 * max_load <= 125 * this_load: 1250 against 1000 is exactly the margin.
+    assert_eq!(pair(1000, 1250, 2, 8000, 2048).busiest_if_imbalanced(pct), None);
+    let mut s = pair(1000, 1251, 1, 8000, 2048);
+    // 1251 is past it, but one task of 1024 is all the busiest group has: max_load
+    // 1251 > 1024, so it is imbalanced.
+    assert_eq!(s.busiest_if_imbalanced(pct), Some(1));
+    assert_eq!((s.avg_load, s.busiest_load_per_task), (4000, 1024));
+    // Per task: 3 tasks of 1024 -> 1024; max_load 1024 <= 1024 -> balanced.
+    assert_eq!(pair(100, 1024, 3, 8000, 2048).busiest_if_imbalanced(pct), None);
+    // An imbalanced group's per-task load is capped at the average (2.6.32): 2 tasks
+    // of 4096 weigh 4096 each, capped at avg 1024 * 3000 / 1024 = 3000 < max 3500.
+    let mut s = pair(1000, 3500, 2, 3000, 1024);
+    s.busiest_load_per_task = 8192;
+    s.group_imb = true;
+    assert_eq!(s.busiest_if_imbalanced(pct), Some(1));
+    assert_eq!(s.busiest_load_per_task, 3000);
+}
+
+#[test]
+fn calculate_imbalance_pulls_no_group_past_the_average() {
+    // max_pull = min(max_load - avg_load, max_load - busiest_load_per_task);
+    // imbalance = min(max_pull * busiest_pwr, (avg_load - this_load) * this_pwr) / 1024;
+    // the small step follows when imbalance < busiest_load_per_task.
+    let s = |max, avg, this, blpt, bp, tp| SdLbStats {
+        max_load: max,
+        avg_load: avg,
+        this_load: this,
+        busiest_load_per_task: blpt,
+        busiest_pwr: bp,
+        this_pwr: tp,
+        ..SdLbStats::default()
+    };
+    // Busiest below the average: nothing, and look at the small step.
+    assert_eq!(s(1000, 2000, 500, 1024, 1024, 1024).calculate_imbalance(), (0, true));
+    // max - avg binds: min(3072 - 2560, 3072 - 1024) = 512; min(512, 2560 - 1024) -> 512.
+    assert_eq!(s(3072, 2560, 1024, 1024, 1024, 1024).calculate_imbalance(), (512, true));
+    // avg - this binds: min(4096 - 2048, 4096 - 1024) = 2048 at power 2048, against
+    // (2048 - 1536) * 1024: 512 * 1024 / 1024 = 512.
+    assert_eq!(s(4096, 2048, 1536, 1024, 2048, 1024).calculate_imbalance(), (512, true));
+    // Exactly one task's worth: 1024, and 1024 < 1024 is false (no small step).
+    assert_eq!(s(3072, 2048, 1024, 1024, 1024, 1024).calculate_imbalance(), (1024, false));
+}
+
+/// The figures fix_small_imbalance reads.
+#[allow(clippy::too_many_arguments)]
+fn small(max: u64, this: u64, blpt: u64, this_sum: u64, this_nr: u64, bp: u64, tp: u64) -> SdLbStats {
+    SdLbStats {
+        max_load: max,
+        this_load: this,
+        busiest_load_per_task: blpt,
+        this_load_per_task: this_sum,
+        this_nr_running: this_nr,
+        busiest_pwr: bp,
+        this_pwr: tp,
+        ..SdLbStats::default()
+    }
+}
+
+/// 2.6.25/26's operands: the FUZZ slack, SCHED_LOAD_SCALE for an empty
+/// local group, sg_div_cpu_power. `IMB` stands for the imbalance
+/// calculate_imbalance found, returned when no task is worth moving.
+fn fix_26(s: &SdLbStats) -> u64 {
+    s.fix_small_imbalance(IMB, FUZZ, || 1024, |p, l| sg_div_cpu_power(p as u32, l))
+}
+
+const IMB: u64 = 7;
+
+#[test]
+fn small_imbalance_moves_one_task_when_the_gap_covers_it() {
+    // `if (max_load - this_load + SCHED_LOAD_SCALE_FUZZ >= busiest_load_per_task *
+    // imbn)`, imbn = 1 when the busiest group's tasks are heavier than the local
+    // ones (this_load_per_task = sum / nr), else 2.
+    // Equal tasks (1024 each), imbn 2: 2048 - 1024 + 1024 = 2048 >= 2048 -> move.
+    assert_eq!(fix_26(&small(2048, 1024, 1024, 1024, 1, 1024, 1024)), 1024);
+    // Heavier busiest tasks (1500 > 1024), imbn 1: 2500 - 1024 + 1024 >= 1500 -> move.
+    // (With imbn 2 it would be 2500 >= 3000: no; the power test below then gives
+    // pwr_now = 1500 + 1024 = 2524 against pwr_move = (1024 * min(1500, 2500 - 1500)
+    // + 1024 * min(1024, 1024 + 1500)) / 1024 = 2024: stay.)
+    assert_eq!(fix_26(&small(2500, 1024, 1500, 1024, 1, 1024, 1024)), 1500);
+}
+
+#[test]
+fn small_imbalance_moves_one_task_when_that_uses_more_cpu_power() {
+    // The power test (2.6.26 sched.c:3175-3204):
+    //   pwr_now  = (bp * min(blpt, max) + tp * min(this_lpt, this)) / 1024
+    //   tmp      = blpt * 1024 / bp;  pwr_move  = max > tmp ? bp * min(blpt, max - tmp) : 0
+    //   tmp      = max * bp < blpt * 1024 ? max * bp / tp : blpt * 1024 / tp
+    //   pwr_move = (pwr_move + tp * min(this_lpt, this + tmp)) / 1024;  move if pwr_move > pwr_now.
+    // Busiest: one CPU (power 1024) with two nice-0 tasks: max 2048, blpt 1024. Local:
+    // a two-CPU group (power 2048) running one nice -5 task (3121): this_load =
+    // 3121 * 1024 / 2048 = 1560, this_lpt = 3121, imbn 2: 2048 - 1560 + 1024 = 1512 <
+    // 2048. pwr_now = (1024 * 1024 + 2048 * 1560) / 1024 = 4144; pwr_move =
+    // (1024 * min(1024, 2048 - 1024) + 2048 * min(3121, 1560 + 512)) / 1024 = 5168 -> move.
+    assert_eq!(fix_26(&small(2048, 1560, 1024, 3121, 1, 1024, 2048)), 1024);
+    // Two-CPU groups (power 2048) with three and two nice-0 tasks: max 1536, this 1024,
+    // 1536 - 1024 + 1024 < 2048; pwr_now = (2048 * 1024 + 2048 * 1024) / 1024 = 4096;
+    // pwr_move = (2048 * min(1024, 1536 - 512) + 2048 * min(1024, 1024 + 512)) / 1024
+    // = 4096: no gain, keep the imbalance found.
+    assert_eq!(fix_26(&small(1536, 1024, 1024, 2048, 2, 2048, 2048)), IMB);
+}
+
+#[test]
+fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
+    // this_nr_running = 0: 2.6.26 takes this_load_per_task = SCHED_LOAD_SCALE; 2.6.32
+    // cpu_avg_load_per_task(this_cpu). Busiest one CPU with a nice -5 task and a bit
+    // more (max 3500, blpt 3121), local idle: 3500 + 1024 < 6242. pwr_now = 3121;
+    // pwr_move = 1024 * min(3121, 3500 - 3121) + 1024 * min(this_lpt, 0 + 3121):
+    //   this_lpt 1024 -> (388,096 + 1,048,576) / 1024 = 1403: stay;
+    //   this_lpt 3121 -> (388,096 + 3,195,904) / 1024 = 3500 > 3121: move.
+    let s = small(3500, 0, 3121, 0, 0, 1024, 1024);
+    assert_eq!(fix_26(&s), IMB);
+    let per_power = |p: u64, l: u64| sg_div_cpu_power(p as u32, l);
+    assert_eq!(s.fix_small_imbalance(IMB, FUZZ, || 3121, per_power), 3121);
+    // The closure is not asked when the local group runs tasks (here one of 1024:
+    // imbn 1, 3500 - 100 + 1024 >= 3121 -> move).
+    let s = small(3500, 100, 3121, 1024, 1, 1024, 1024);
+    assert_eq!(s.fix_small_imbalance(IMB, FUZZ, || unreachable!(), per_power), 3121);
+}
+
+// ---------------------------------------------------------------------
+// task_hot and can_migrate_task
+// ---------------------------------------------------------------------
+
+use crate::config::Config;
+use crate::entity::{TaskId, TaskParams};
+use crate::sched::{Deschedule, Scheduler};
+use cfs_topology::{Host, KernelVersion};
+
+const MS: u64 = 1_000_000;
+const T0: u64 = 7_000_000_000;
+
+/// A Q6600 with C running on CPU 0 and P queued behind it as the next
+/// buddy, P last ran 10 ms ago (cold by the clock); `busy1` puts a task on
+/// CPU 1, the puller.
+fn buddy_scene(v: KernelVersion, busy1: bool) -> (Scheduler<()>, TaskId) {
+    let h = Host::preset("q6600").unwrap();
+    let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
+    let c = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    while s.rqs[0].curr != Some(c) {
+        s.do_schedule(T0, 0, Deschedule::Preempt);
+    }
+    let p = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    s.tm(p).se.exec_start = T0 - 10 * MS;
+    s.rqs[0].cfs.next = Some(p);
+    if busy1 {
+        s.spawn(T0, 1, TaskParams::normal()).unwrap();
+    }
+    (s, p)
+}
+
+#[test]
+fn task_hot_by_clock_and_the_migration_cost_extremes() {
+    // task_hot (2.6.26 sched.c:1677-1700): a buddy is hot (CACHE_HOT_BUDDY); then
+    // sysctl_sched_migration_cost -1 -> always hot, 0 -> never; else
+    // now - exec_start < cost. P is not a buddy here.
+    let (mut s, p) = buddy_scene(KernelVersion::V2_6_26, false);
+    s.rqs[0].cfs.next = None;
+    let ran = T0 - 10 * MS;
+    for (cost, delta, hot) in
+        [(500_000, 499_999, true), (500_000, 500_000, false), (-1, 10 * MS, true), (0, 0, false), (1, 0, true)]
+    {
+        s.cfg.tunables.migration_cost = cost;
+        assert_eq!(s.task_hot(p, ran + delta, false), hot, "cost {cost} delta {delta}");
+    }
+}
+
+#[test]
+fn can_migrate_task_weighs_the_buddy_rule_and_the_failure_count() {
+    // can_migrate_task (2.6.26 sched.c:2736-2776): allowed, not running, then
+    // `if (!task_hot(p, rq->clock, sd) || sd->nr_balance_failed > sd->cache_nice_tries)`.
+    // P, the next buddy, is hot in 2.6.26 whatever the puller does. 2.6.32's task_hot
+    // (22763c5c sched.c:2033-2043) counts a buddy hot only while this_rq()->nr_running
+    // is non-zero; 2.6.32-rc1 (17d857be) always. Pulling from CPU 0 to CPU 1 at MC
+    // level (cache_nice_tries 1), the balancer running on CPU 1 unless said.
+    let pull = |s: &Scheduler<()>, p, exec_cpu| s.can_migrate_task(p, 0, 1, (1, 0), &mut true, exec_cpu);
+    for (v, busy1, exec_cpu, ok) in [
+        (KernelVersion::V2_6_26, false, 1, false),
+        (KernelVersion::V2_6_32, false, 1, true), // puller idle: the buddy rule is off
+        (KernelVersion::V2_6_32, true, 1, false), // puller busy
+        (KernelVersion::V2_6_32, false, 0, false), // active balancing runs on busiest
+        (KernelVersion::V2_6_32Rc1, false, 1, false),
+    ] {
+        let (s, p) = buddy_scene(v, busy1);
+        assert_eq!(pull(&s, p, exec_cpu), ok, "{v} CPU 1 busy {busy1} balancer on {exec_cpu}");
+    }
+    // Past cache_nice_tries failures a hot task goes anyway: 1 failure is not past 1.
+    let (mut s, p) = buddy_scene(KernelVersion::V2_6_26, false);
+    assert_eq!(s.domains.of(1)[0].params.cache_nice_tries, 1);
+    s.dstate[1][0].nr_balance_failed = 1;
+    assert!(!pull(&s, p, 1));
+    s.dstate[1][0].nr_balance_failed = 2;
+    assert!(pull(&s, p, 1));
+    // The running task never moves this way.
+    let c = s.rqs[0].curr.unwrap();
+    assert!(!pull(&s, c, 1));
+}
