@@ -170,6 +170,14 @@ fn small_imbalance_moves_one_task_when_that_uses_more_cpu_power() {
     // 2048. pwr_now = (1024 * 1024 + 2048 * 1560) / 1024 = 4144; pwr_move =
     // (1024 * min(1024, 2048 - 1024) + 2048 * min(3121, 1560 + 512)) / 1024 = 5168 -> move.
     assert_eq!(fix_26(&small(2048, 1560, 1024, 3121, 1, 1024, 2048)), 1024);
+    // Two-CPU groups (power 2048): three nice-0 tasks against one nice -4 task (2501):
+    // max 1536, blpt 1024, this = 2501 * 1024 / 2048 = 1250, this_lpt 2501, imbn 2,
+    // 1536 - 1250 + 1024 < 2048. pwr_now = (2048 * 1024 + 2048 * 1250) / 1024 = 4548;
+    // the busiest group keeps running one CPU's worth after the move (tmp = 512:
+    // 2048 * min(1024, 1536 - 512) = 2,097,152) and the local group gains
+    // 2048 * min(2501, 1250 + 512) = 3,608,576: (2,097,152 + 3,608,576) / 1024 = 5572 > 4548.
+    // Without the first part the move would not pay (3524).
+    assert_eq!(fix_26(&small(1536, 1250, 1024, 2501, 1, 2048, 2048)), 1024);
     // Two-CPU groups (power 2048) with three and two nice-0 tasks: max 1536, this 1024,
     // 1536 - 1024 + 1024 < 2048; pwr_now = (2048 * 1024 + 2048 * 1024) / 1024 = 4096;
     // pwr_move = (2048 * min(1024, 1536 - 512) + 2048 * min(1024, 1024 + 512)) / 1024
