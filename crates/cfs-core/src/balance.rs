@@ -374,7 +374,7 @@ impl<O: Observer> Scheduler<O> {
 
     /// `balance_tasks` + `move_tasks`: pull up to `max_load_move` weighted
     /// load, examining at most sched_nr_migrate + 1 candidates.
-    fn move_tasks(
+    pub(crate) fn move_tasks(
         &mut self,
         this_cpu: CpuId,
         busiest: CpuId,

@@ -280,3 +280,62 @@ fn can_migrate_task_weighs_the_buddy_rule_and_the_failure_count() {
     let c = s.rqs[0].curr.unwrap();
     assert!(!pull(&s, c, 1));
 }
+
+// ---------------------------------------------------------------------
+// balance_tasks: how many tasks one pass pulls
+// ---------------------------------------------------------------------
+
+/// 2.6.26 on a Q6600: CPU 0 runs a nice-0 task with `queued` tasks of nice
+/// `nice` behind it, all cache-cold (last ran at 0) and no buddy; CPU 1, the
+/// puller, runs one task of nice `this_nice`.
+fn pull_scene(queued: usize, nice: i32, this_nice: i32) -> Scheduler<()> {
+    let v = KernelVersion::V2_6_26;
+    let h = Host::preset("q6600").unwrap();
+    let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
+    for (cpu, n) in [(0, 0), (1, this_nice)] {
+        let t = s.spawn(T0, cpu, TaskParams::normal().nice(n)).unwrap();
+        while s.rqs[cpu].curr != Some(t) {
+            s.do_schedule(T0, cpu, Deschedule::Preempt);
+        }
+    }
+    for _ in 0..queued {
+        let t = s.spawn(T0, 0, TaskParams::normal().nice(nice)).unwrap();
+        s.tm(t).se.exec_start = 0;
+    }
+    s.rqs[0].cfs.next = None;
+    s
+}
+
+fn pull(s: &mut Scheduler<()>, max_load_move: u64) -> u32 {
+    s.move_tasks(1, 0, max_load_move, (1, 0), crate::observe::MigrateReason::Periodic, &mut false)
+}
+
+#[test]
+fn balance_tasks_examines_nr_migrate_plus_one_tasks() {
+    // balance_tasks (2.6.26 sched.c:2790-2850): `if (!p || loops++ >
+    // sysctl_sched_nr_migrate) goto out;` -- the post-increment lets nr_migrate + 1
+    // tasks be examined. Four cold nice-0 tasks queued on CPU 0 (the iterator offers
+    // them; the running one and, in 2.6.26, the list's oldest entry are not pulled),
+    // room for all: nr_migrate 0 pulls 1, 1 pulls 2, the default 32 all 4.
+    for (nr_migrate, want) in [(0, 1), (1, 2), (32, 4)] {
+        let mut s = pull_scene(4, 0, 0);
+        s.cfg.tunables.nr_migrate = nr_migrate;
+        assert_eq!(pull(&mut s, 100_000), want, "nr_migrate {nr_migrate}");
+    }
+    // It stops once the weight pulled reaches the imbalance: 2048 -> two tasks.
+    let mut s = pull_scene(4, 0, 0);
+    assert_eq!(pull(&mut s, 2048), 2);
+    assert_eq!(pull(&mut pull_scene(4, 0, 0), 2049), 3);
+}
+
+#[test]
+fn balance_tasks_skips_a_heavy_task_unless_it_would_lead_the_new_queue() {
+    // skip_for_load = (weight >> 1) > rem_load_move + SCHED_LOAD_SCALE_FUZZ, and a
+    // skipped task still moves if its prio is below this_best_prio (the puller's
+    // current task). nice -5 tasks weigh 3121: 1560 > rem + 1024 from rem = 535.
+    // Puller running nice -5 (prio 115): 115 >= 115 -> the skip applies.
+    assert_eq!(pull(&mut pull_scene(2, -5, -5), 536), 1, "1560 > 1560 is false: pulled");
+    assert_eq!(pull(&mut pull_scene(2, -5, -5), 535), 0, "1560 > 1559: skipped");
+    // Puller running nice 0 (prio 120): a nice -5 task would lead it, so it moves.
+    assert_eq!(pull(&mut pull_scene(2, -5, 0), 535), 1);
+}
