@@ -586,7 +586,7 @@ impl<O: Observer> Scheduler<O> {
 
     /// `load_balance(this_cpu, sd, idle, &balance)` (2.6.26 sched.c:3262).
     /// Returns >0 when tasks moved, -1 for the SMT "busy" answer, 0 else.
-    fn load_balance(&mut self, this_cpu: CpuId, sd_i: usize, idle: CpuIdleType, balance: &mut bool) -> i32 {
+    pub(crate) fn load_balance(&mut self, this_cpu: CpuId, sd_i: usize, idle: CpuIdleType, balance: &mut bool) -> i32 {
         let (flags, cache_nice_tries, min_int, max_int) = {
             let sd = &self.domains.of(this_cpu)[sd_i];
             (sd.flags, sd.params.cache_nice_tries, sd.params.min_interval, sd.params.max_interval)

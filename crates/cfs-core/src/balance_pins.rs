@@ -339,3 +339,29 @@ fn balance_tasks_skips_a_heavy_task_unless_it_would_lead_the_new_queue() {
     // Puller running nice 0 (prio 120): a nice -5 task would lead it, so it moves.
     assert_eq!(pull(&mut pull_scene(2, -5, 0), 535), 1);
 }
+
+#[test]
+fn a_hot_task_moves_once_the_failures_pass_cache_nice_tries() {
+    // load_balance (2.6.26 sched.c:3262-3392) from idle CPU 1 at MC level
+    // (cache_nice_tries 1) against CPU 0, which runs A with B queued. B is cache-hot
+    // (the next buddy, queued just now), so can_migrate_task refuses it until
+    // `sd->nr_balance_failed > sd->cache_nice_tries`: the first two passes fail and
+    // count (nr_balance_failed 1, 2), the third moves B and resets the count. With no
+    // active balancing started, each pass sets balance_interval to min_interval (1).
+    use crate::balance::CpuIdleType;
+    let mut s = pull_scene(1, 0, 0);
+    let b = s.rqs[0].cfs.timeline().next().unwrap();
+    s.tm(b).se.exec_start = T0;
+    s.rqs[0].cfs.next = Some(b);
+    s.do_schedule(T0, 1, Deschedule::Sleep); // CPU 1 goes idle
+    assert_eq!(s.rqs[1].curr, None);
+    let pass = |s: &mut Scheduler<()>| {
+        let moved = s.load_balance(1, 0, CpuIdleType::Idle, &mut true);
+        (moved, s.dstate[1][0].nr_balance_failed, s.dstate[1][0].balance_interval)
+    };
+    s.dstate[1][0].balance_interval = 4;
+    assert_eq!(pass(&mut s), (0, 1, 1));
+    assert_eq!(pass(&mut s), (0, 2, 1));
+    assert_eq!(pass(&mut s), (1, 0, 1));
+    assert_eq!(s.t(b).cpu, 1);
+}
