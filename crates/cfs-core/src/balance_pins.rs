@@ -207,24 +207,19 @@ fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
 // task_hot and can_migrate_task
 // ---------------------------------------------------------------------
 
-use crate::config::Config;
 use crate::entity::{TaskId, TaskParams};
 use crate::sched::{Deschedule, Scheduler};
-use cfs_topology::{Host, KernelVersion};
+use crate::wakeup_pins::{T0, on, running_with};
+use cfs_topology::KernelVersion;
 
 const MS: u64 = 1_000_000;
-const T0: u64 = 7_000_000_000;
 
 /// A Q6600 with C running on CPU 0 and P queued behind it as the next
 /// buddy, P last ran 10 ms ago (cold by the clock); `busy1` puts a task on
 /// CPU 1, the puller.
 fn buddy_scene(v: KernelVersion, busy1: bool) -> (Scheduler<()>, TaskId) {
-    let h = Host::preset("q6600").unwrap();
-    let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
-    let c = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-    while s.rqs[0].curr != Some(c) {
-        s.do_schedule(T0, 0, Deschedule::Preempt);
-    }
+    let mut s = on("q6600", v);
+    running_with(&mut s, 0, TaskParams::normal());
     let p = s.spawn(T0, 0, TaskParams::normal()).unwrap();
     s.tm(p).se.exec_start = T0 - 10 * MS;
     s.rqs[0].cfs.next = Some(p);
@@ -289,15 +284,9 @@ fn can_migrate_task_weighs_the_buddy_rule_and_the_failure_count() {
 /// `nice` behind it, all cache-cold (last ran at 0) and no buddy; CPU 1, the
 /// puller, runs one task of nice `this_nice`.
 fn pull_scene(queued: usize, nice: i32, this_nice: i32) -> Scheduler<()> {
-    let v = KernelVersion::V2_6_26;
-    let h = Host::preset("q6600").unwrap();
-    let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
-    for (cpu, n) in [(0, 0), (1, this_nice)] {
-        let t = s.spawn(T0, cpu, TaskParams::normal().nice(n)).unwrap();
-        while s.rqs[cpu].curr != Some(t) {
-            s.do_schedule(T0, cpu, Deschedule::Preempt);
-        }
-    }
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    running_with(&mut s, 1, TaskParams::normal().nice(this_nice));
     for _ in 0..queued {
         let t = s.spawn(T0, 0, TaskParams::normal().nice(nice)).unwrap();
         s.tm(t).se.exec_start = 0;

@@ -29,24 +29,31 @@ const V26: KernelVersion = KernelVersion::V2_6_26;
 const V32RC1: KernelVersion = KernelVersion::V2_6_32Rc1;
 const V32: KernelVersion = KernelVersion::V2_6_32;
 const MS: u64 = 1_000_000;
-const T0: u64 = 7_000_000_000;
+pub(crate) const T0: u64 = 7_000_000_000;
 /// sysctl_sched_migration_cost: 500 µs in every profile.
 const COST: u64 = 500_000;
 
-fn on(host: &str, v: KernelVersion) -> Scheduler<()> {
+/// A scheduler for a preset or spec host under `v`, periodic ticks only
+/// (shared with `balance_pins`).
+pub(crate) fn on(host: &str, v: KernelVersion) -> Scheduler<()> {
     let h = Host::preset(host).or_else(|_| Host::from_spec(host)).unwrap();
     let mut c = Config::new(v, h.nr_cpus());
     c.hres_timers = false;
     Scheduler::new(c, h.build_domains(v)).unwrap()
 }
 
-/// A task spawned on `cpu` and made its current task.
-fn running_on(s: &mut Scheduler<()>, cpu: usize) -> TaskId {
-    let id = s.spawn(T0, cpu, TaskParams::normal()).unwrap();
+/// A task spawned on `cpu` at T0 and made its current task.
+pub(crate) fn running_with(s: &mut Scheduler<()>, cpu: usize, params: TaskParams) -> TaskId {
+    let id = s.spawn(T0, cpu, params).unwrap();
     while s.rqs[cpu].curr != Some(id) {
         s.do_schedule(T0, cpu, Deschedule::Preempt);
     }
     id
+}
+
+/// A nice-0 task spawned on `cpu` and made its current task.
+fn running_on(s: &mut Scheduler<()>, cpu: usize) -> TaskId {
+    running_with(s, cpu, TaskParams::normal())
 }
 
 /// A task queued (runnable, not running) on `cpu`.
