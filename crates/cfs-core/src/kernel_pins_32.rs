@@ -28,6 +28,7 @@ use crate::observe::{Event, Observer};
 use crate::sched::{Deschedule, Scheduler};
 use crate::weights::Policy;
 use alloc::vec;
+use alloc::vec::Vec;
 use cfs_topology::{CpuMask, DomainLevel, Host, KernelVersion, SchedDomains, SdFlags};
 
 const RC1: KernelVersion = KernelVersion::V2_6_32Rc1;
@@ -61,14 +62,14 @@ fn sched(v: KernelVersion, n: usize, mask: u32) -> Scheduler<()> {
 }
 
 /// Forgets what the setup calls left behind: buddies and need_resched.
-fn quiet(s: &mut Scheduler<()>, cpu: usize) {
+fn quiet<O: Observer>(s: &mut Scheduler<O>, cpu: usize) {
     s.rqs[cpu].cfs.next = None;
     s.rqs[cpu].cfs.last = None;
     s.rqs[cpu].need_resched = false;
 }
 
 /// A running task on `cpu` at vruntime `v` (accounted up to T0).
-fn running(s: &mut Scheduler<()>, cpu: usize, nice: i32, v: u64) -> TaskId {
+fn running<O: Observer>(s: &mut Scheduler<O>, cpu: usize, nice: i32, v: u64) -> TaskId {
     assert!(s.rqs[cpu].curr.is_none());
     let id = s.spawn(T0, cpu, TaskParams::normal().nice(nice)).unwrap();
     s.do_schedule(T0, cpu, Deschedule::Preempt);
@@ -79,7 +80,7 @@ fn running(s: &mut Scheduler<()>, cpu: usize, nice: i32, v: u64) -> TaskId {
 }
 
 /// A queued task on `cpu` at vruntime `v` (re-keyed in the tree).
-fn queued(s: &mut Scheduler<()>, cpu: usize, nice: i32, policy: Policy, v: u64) -> TaskId {
+fn queued<O: Observer>(s: &mut Scheduler<O>, cpu: usize, nice: i32, policy: Policy, v: u64) -> TaskId {
     let id = s.spawn(T0, cpu, TaskParams::normal().nice(nice).policy(policy)).unwrap();
     s.dequeue_tree(cpu, id);
     s.tm(id).se.vruntime = v;
@@ -89,7 +90,7 @@ fn queued(s: &mut Scheduler<()>, cpu: usize, nice: i32, policy: Policy, v: u64) 
 }
 
 /// A sleeping task whose CPU is `cpu`, at vruntime `v`.
-fn sleeping(s: &mut Scheduler<()>, cpu: usize, nice: i32, policy: Policy, v: u64) -> TaskId {
+fn sleeping<O: Observer>(s: &mut Scheduler<O>, cpu: usize, nice: i32, policy: Policy, v: u64) -> TaskId {
     let id = s.spawn(T0, cpu, TaskParams::normal().nice(nice).policy(policy)).unwrap();
     s.deactivate_task(cpu, id, false);
     let t = s.tm(id);
@@ -456,7 +457,9 @@ fn pick(ver: KernelVersion, dn: u64, db: u64) -> (char, bool, bool) {
     let n = queued(&mut s, 0, 0, Policy::Normal, x + dn);
     let b = queued(&mut s, 0, 0, Policy::Normal, x + db);
     (s.rqs[0].cfs.next, s.rqs[0].cfs.last) = (Some(n), Some(b));
-    let (chosen, _) = s.pick_next_entity_32(0).unwrap();
+    let (chosen, buddy) = s.pick_next_entity_32(0).unwrap();
+    // The flag the Pick event carries: a buddy was taken over the leftmost.
+    assert_eq!(buddy, chosen != l);
     let name = if chosen == l {
         'L'
     } else if chosen == n {
@@ -870,4 +873,284 @@ fn wake_affine_sync_less_compares_overlaps_with_an_unsigned_cost() {
         let p = sleeping(&mut s, 1, 0, Policy::Normal, 0);
         assert_eq!(s.wake_affine_32(0, p, 0, true), affine, "cost {cost} mask {mask}");
     }
+}
+
+// ---------------------------------------------------------------------
+// boundaries of the wakeup-preemption modes, fork and yield ties
+// ---------------------------------------------------------------------
+
+#[test]
+fn overlap_and_running_modes_compare_strictly() {
+    let x = 5_000 * MS;
+    // WAKEUP_OVERLAP (sched_fair.c:1644-1647): both avg_overlap < migration_cost
+    // (500_000); the wakee sits 10 ms right of curr, so no other rule preempts.
+    let cost = Config::new(V32, 1).tunables.migration_cost as u64;
+    assert_eq!(cost, 500_000);
+    for (oc, op, want) in [(cost - 1, cost - 1, true), (cost, 0, false), (0, cost, false)] {
+        let mut s = sched(V32, 1, DEF + WAKEUP_OVERLAP);
+        let c = running(&mut s, 0, 0, x);
+        s.tm(c).se.avg_overlap = oc;
+        let p = queued(&mut s, 0, 0, Policy::Normal, x + 10 * MS);
+        s.tm(p).se.avg_overlap = op;
+        s.check_preempt_wakeup_32(0, p, false, false);
+        assert_eq!(s.rqs[0].need_resched, want, "overlaps {oc} / {op}");
+    }
+    // WAKEUP_RUNNING (:1649-1653): p->se.avg_running < curr->se.avg_running, and
+    // only with the feature on.
+    for (mask, ap, want) in [(DEF + WAKEUP_RUNNING, 1_000, false), (DEF, 999, false), (DEF + WAKEUP_RUNNING, 999, true)]
+    {
+        let mut s = sched(V32, 1, mask);
+        let c = running(&mut s, 0, 0, x);
+        s.tm(c).se.avg_running = 1_000;
+        let p = queued(&mut s, 0, 0, Policy::Normal, x + 10 * MS);
+        s.tm(p).se.avg_running = ap;
+        s.check_preempt_wakeup_32(0, p, false, false);
+        assert_eq!(s.rqs[0].need_resched, want, "mask {mask} avg_running {ap}");
+        assert_eq!(s.rqs[0].cfs.next == Some(p), want);
+    }
+}
+
+#[test]
+fn child_runs_first_and_compat_yield_at_equal_vruntimes() {
+    // task_new_fair (:1895-1899) swaps only if entity_before(curr, se): strictly left.
+    // Without START_DEBIT the child is placed at max(curr's vruntime, min_vruntime) =
+    // curr's, so there is no swap and no resched.
+    let m = 1_000 * MS;
+    let mut s = sched(V32, 1, DEF - START_DEBIT);
+    s.cfg.tunables.child_runs_first = true;
+    let p = running(&mut s, 0, 0, m + 2 * MS);
+    s.rqs[0].cfs.min_vruntime = m;
+    let c = s.fork(T0, p, None).unwrap().child;
+    assert_eq!((v(&s, p), v(&s, c)), (m + 2 * MS, m + 2 * MS));
+    assert!(!s.rqs[0].need_resched);
+    // yield_task_fair (:1082-1089): returns only if entity_before(rightmost, se); a
+    // rightmost level with curr still moves curr to rightmost + 1.
+    let x = 5_000 * MS;
+    let mut s = sched(V32, 1, DEF);
+    s.cfg.tunables.compat_yield = true;
+    let c = running(&mut s, 0, 0, x);
+    let _r = queued(&mut s, 0, 0, Policy::Normal, x);
+    s.yield_task_fair(0);
+    assert_eq!(v(&s, c), x + 1);
+}
+
+// ---------------------------------------------------------------------
+// wake_affine and select_task_rq_fair on the X2 (one MC domain {0,1},
+// groups {0} and {1}, wake_idx = forkexec_idx = 0, imbalance_pct 125)
+// ---------------------------------------------------------------------
+
+const AFFINE_WAKEUPS: u32 = 1 << 11;
+const SYNC_MORE: u32 = 1 << 13;
+
+/// The X2 under 2.6.32 with `mask`, its MC domain edited by `edit`.
+fn x2_32(mask: u32, edit: impl Fn(&mut SdFlags)) -> Scheduler<Scans> {
+    let mut d = Host::preset("x2").unwrap().build_domains(V32);
+    for cpu in 0..2 {
+        edit(&mut d.per_cpu[cpu][0].flags);
+    }
+    let c = Config::new(V32, 2).with_features_mask(mask).unwrap();
+    let mut s = Scheduler::with_observer(c, d, Scans::default()).unwrap();
+    for cpu in 0..2 {
+        s.set_clock(cpu, T0);
+    }
+    s
+}
+
+/// wake_affine(MC, p, sync) from CPU 0 for a task p that slept on CPU 1. CPU 0 runs a
+/// task of nice `w0` (none if `None`) with `q0` nice-0 tasks queued behind it; CPU 1
+/// runs a task of nice `w1` (none if `None`). `overlaps` = (curr's, p's) avg_overlap.
+fn affine(mask: u32, sync: bool, w0: Option<i32>, q0: usize, w1: Option<i32>, overlaps: (u64, u64)) -> bool {
+    let mut s = x2_32(mask, |_| {});
+    if let Some(n) = w0 {
+        let w = running(&mut s, 0, n, 0);
+        s.tm(w).se.avg_overlap = overlaps.0;
+    }
+    for _ in 0..q0 {
+        queued(&mut s, 0, 0, Policy::Normal, 0);
+    }
+    if let Some(n) = w1 {
+        running(&mut s, 1, n, 0);
+    }
+    let p = sleeping(&mut s, 1, 0, Policy::Normal, 0);
+    s.tm(p).se.avg_overlap = overlaps.1;
+    s.wake_affine_32(0, p, 0, sync)
+}
+
+#[test]
+fn wake_affine_sync_less_and_sync_more_boundaries() {
+    // imbalance = 100 + 25 / 2 = 112. W (nice 0) runs on CPU 0, CPU 1 is empty: load 0.
+    // Sync kept: this_load = 1024 - 1024 = 0 -> balanced -> affine. Sync dropped or never
+    // given: 100 * (1024 + 1024) <= 112 * 0 fails and 1024 <= 0 fails -> not affine.
+    let c = 500_000;
+    // SYNC_LESS (:1200-1203) drops the hint only for an overlap strictly above the cost.
+    assert!(affine(DEF, true, Some(0), 0, None, (c, c)));
+    assert!(!affine(DEF, true, Some(0), 0, None, (c + 1, 0)));
+    assert!(!affine(DEF, true, Some(0), 0, None, (0, c + 1)));
+    // SYNC_MORE (:1205-1208, off by default) makes a plain wakeup sync when both
+    // overlaps are strictly below the cost.
+    assert!(!affine(DEF, false, Some(0), 0, None, (0, 0)));
+    assert!(affine(DEF + SYNC_MORE, false, Some(0), 0, None, (0, 0)));
+    assert!(affine(DEF + SYNC_MORE, false, Some(0), 0, None, (c - 1, c - 1)));
+    assert!(!affine(DEF + SYNC_MORE, false, Some(0), 0, None, (c, 0)));
+    assert!(!affine(DEF + SYNC_MORE, false, Some(0), 0, None, (0, c)));
+}
+
+#[test]
+fn wake_affine_balanced_compares_the_previous_cpu_load_without_the_wakee() {
+    // balanced = !this_load || 100 * (this_load + eff(this, w, w)) <= imbalance * (load +
+    // eff(prev, 0, w)) (:1238-1240). Without group scheduling eff() returns wl: w on this
+    // side, 0 on prev's. Plain wakeup, W nice 0 on CPU 0 (this_load 1024), a task X on
+    // CPU 1: 100 * 2048 = 204_800 <= 112 * load needs load >= 1829.
+    // - X nice -3 (1991): 112 * 1991 = 222_992 -> balanced -> affine.
+    // - X nice -2 (1586): 177_632 < 204_800; the fallback needs 1024 + 1586 <= tl_per_task
+    //   = 1024 -> not affine. (Adding w to load as well, 112 * 2610 = 292_320, would
+    //   call it balanced.)
+    // - X nice 0: not affine either (load 1024).
+    assert!(affine(DEF, false, Some(0), 0, Some(-3), (0, 0)));
+    assert!(!affine(DEF, false, Some(0), 0, Some(-2), (0, 0)));
+    assert!(!affine(DEF, false, Some(0), 0, Some(0), (0, 0)));
+    // An idle CPU 0 (this_load 0) is balanced by the first clause alone: X nice 10
+    // (110) on CPU 1 fails the product (102_400 > 112 * 110) and the fallback
+    // (tl_per_task of an empty rq is 0 < 0 + 110), yet the wakeup is affine.
+    assert!(affine(DEF, false, None, 0, Some(10), (0, 0)));
+    // sync and not balanced, fallback failing: W and Q (nice 0) on CPU 0, CPU 1 empty:
+    // this_load = 2048 - 1024 = 1024, 204_800 > 0, 1024 > 0 -> not affine.
+    assert!(!affine(DEF, true, Some(0), 1, None, (0, 0)));
+    // The fallback (:1253-1255) at its edge: W nice -5 (3121) and Q on CPU 0, sync:
+    // this_load = 4145 - 3121 = 1024, tl_per_task = 4145 / 2 = 2072. X nice 0 on CPU 1:
+    // not balanced (204_800 > 114_688) but 1024 <= 1024 and 1024 + 1024 <= 2072 ->
+    // affine; X nice -1 (1277): 1024 + 1277 = 2301 > 2072 -> not affine.
+    assert!(affine(DEF, true, Some(-5), 1, Some(0), (0, 0)));
+    assert!(!affine(DEF, true, Some(-5), 1, Some(-1), (0, 0)));
+}
+
+/// A wakeup (or with `fork`, a fork) on the X2 under `mask` with MC's flags edited by
+/// `edit`: the waker W (nice 0) runs on CPU `this` with `q` nice-0 tasks queued behind
+/// it; p slept on CPU 1; CPU `other` has `o` nice-0 tasks. Returns select_task_rq_fair's
+/// CPU, whether it reported a balancing move, and the Scan event sizes.
+fn select(mask: u32, edit: impl Fn(&mut SdFlags), this: usize, q: usize, o: usize) -> (usize, bool, Vec<u32>) {
+    let mut s = x2_32(mask, edit);
+    running(&mut s, this, 0, 0);
+    load(&mut s, this, q);
+    load(&mut s, 1 - this, o);
+    let p = sleeping(&mut s, 1, 0, Policy::Normal, 0);
+    s.observer_mut().0.clear();
+    let (cpu, reason) = s.select_task_rq_fair_32(p, this, true, false);
+    (cpu, reason == crate::observe::WakeReason::Balance, s.observer_mut().0.clone())
+}
+
+#[test]
+fn select_task_rq_fair_affine_needs_the_feature_and_an_allowed_cpu() {
+    // :1368-1373: want_affine = AFFINE_WAKEUPS && this CPU in p's mask. W on CPU 0,
+    // CPU 1 empty, sync: wake_affine says yes (this_load 0), so p comes to CPU 0.
+    let sync = |mask: u32, allowed: Option<CpuMask>| {
+        let mut s = x2_32(mask, |_| {});
+        running(&mut s, 0, 0, 0);
+        let p = sleeping(&mut s, 1, 0, Policy::Normal, 0);
+        if let Some(m) = allowed {
+            s.tm(p).allowed = m;
+        }
+        s.select_task_rq_fair_32(p, 0, true, true).0
+    };
+    assert_eq!(sync(DEF, None), 0);
+    assert_eq!(sync(DEF - AFFINE_WAKEUPS, None), 1);
+    assert_eq!(sync(DEF, Some(CpuMask::single(1))), 1);
+}
+
+#[test]
+fn select_task_rq_fair_prefer_local_and_power_savings_capacity() {
+    // :1381-1399 with SD_BALANCE_WAKE on MC and AFFINE_WAKEUPS off (so only the
+    // balancing walk can move p): W on CPU 1 (p's CPU), q tasks queued behind it, CPU 0
+    // idle. The domain's power is 1024 + 1024 -> capacity DIV_ROUND_CLOSEST(2048, 1024)
+    // = 2; nr_running sums cfs.nr_running over {0,1} = 1 + q.
+    // Walking: find_idlest_group from CPU 1: {1} = (1 + q) * 1024, {0} = 0 -> CPU 0.
+    let off = DEF - AFFINE_WAKEUPS;
+    let prefer = |f: &mut SdFlags| f.insert(SdFlags::BALANCE_WAKE | SdFlags::PREFER_LOCAL);
+    let power = |f: &mut SdFlags| f.insert(SdFlags::BALANCE_WAKE | SdFlags::POWERSAVINGS_BALANCE);
+    let wake_only = |f: &mut SdFlags| f.insert(SdFlags::BALANCE_WAKE);
+    // PREFER_LOCAL: nr 1 < 2 -> want_sd = 0 -> prev CPU; nr 2 is not < 2 -> balance.
+    // The capacity sum scans both CPUs (Scan 2); the walk scans MC's span (Scan 2).
+    assert_eq!(select(off, prefer, 1, 0, 0), (1, false, vec![2]));
+    assert_eq!(select(off, prefer, 1, 1, 0), (0, true, vec![2, 2]));
+    assert_eq!(select(off, wake_only, 1, 0, 0), (0, true, vec![2]));
+    // POWERSAVINGS_BALANCE halves nr_running first: nr 2 -> 1 < 2 stays, nr 3 -> 1 stays,
+    // nr 4 -> 2 balances.
+    assert_eq!(select(off, power, 1, 1, 0).0, 1);
+    assert_eq!(select(off, power, 1, 2, 0).0, 1);
+    assert_eq!(select(off, power, 1, 3, 0), (0, true, vec![2, 2]));
+    // Neither flag nor SD_BALANCE_WAKE (the X2's 2.6.32 MC as built): no scan at all.
+    assert_eq!(select(DEF, |_| {}, 0, 0, 0), (1, false, vec![]));
+}
+
+#[test]
+fn fork_balancing_divides_group_load_by_power() {
+    // find_idlest_group (:1307-1319) with forkexec_idx 0: avg = load * 1024 / 1024.
+    // The parent W on CPU 0 (1024); CPU 1 with 2 tasks: 100 * 1024 < 112 * 2048 -> no
+    // idlest group, the child stays; CPU 1 empty: 100 * 1024 >= 112 * 0 -> CPU 1.
+    let fork = |o: usize| {
+        let mut s = x2_32(DEF, |_| {});
+        let w = running(&mut s, 0, 0, 0);
+        load(&mut s, 1, o);
+        s.select_task_rq_fair_32(w, 0, false, false).0
+    };
+    assert_eq!(fork(2), 0);
+    assert_eq!(fork(0), 1);
+}
+
+#[test]
+fn busiest_queue_skips_a_lone_task_above_the_imbalance_only_with_capacity() {
+    // find_busiest_queue (sched.c:4074-4103): `if (capacity && rq->nr_running == 1 && wl >
+    // imbalance) continue;` with wl = 1024 * 1024 / power. Nehalem thread (589): wl = 1780.
+    let mut s = nehalem(V32, |_| {});
+    load(&mut s, 0, 1);
+    let all = CpuMask::first_n(16);
+    let core = CpuMask::from_cpus([0, 8]);
+    assert_eq!(s.find_busiest_queue_32(&core, 1780, &all), Some(0));
+    assert_eq!(s.find_busiest_queue_32(&core, 1779, &all), None);
+    // Four threads per core: power 1178 / 4 = 294, capacity DIV_ROUND_CLOSEST(294, 1024)
+    // = 0, so even a lone task far above the imbalance (wl 3566) counts.
+    let host = Host::from_spec("1s1c4t").unwrap();
+    let c = Config::new(V32, 4);
+    let mut s = Scheduler::new(c, host.build_domains(V32)).unwrap();
+    assert_eq!(s.power_of(0), 294);
+    s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.find_busiest_queue_32(&CpuMask::first_n(4), 100, &CpuMask::first_n(4)), Some(0));
+}
+
+#[test]
+fn node_level_small_imbalance_moves_when_cpu_power_use_grows() {
+    // Nehalem NODE (two sockets of power 4712, capacity clamped to 1), CPU 4 newly idle.
+    // Socket 0: one nice-0 task on each of CPUs 0-3 and 8 (5120); socket 1: on 5, 6, 7.
+    //   max_load = 5120 * 1024 / 4712 = 1112; this_load = 3072 * 1024 / 4712 = 667;
+    //   avg = 1024 * 8192 / 9424 = 890; 100 * 1112 > 125 * 667; busiest_lpt = 1024;
+    //   no group_imb (1024 - 0 <= 2 * 1112); load_above_capacity = 4 * 1024^2 / 4712 =
+    //   890; max_pull = min(222, 890) = 222; imbalance = 222 * 4712 / 1024 = 1021 < 1024.
+    // fix_small_imbalance (:3868-3925): this_lpt = 3072 / 3 = 1024, imbn 2;
+    //   1112 - 667 + 1024 = 1469 < 2048, so compare CPU power use:
+    //   pwr_now = 4712 * (min(1024, 1112) + min(1024, 667)) / 1024 = 7781;
+    //   tmp = 1024 * 1024 / 4712 = 222: pwr_move = 4712 * (min(1024, 1112 - 222) +
+    //   min(1024, 667 + 222)) / 1024 = 4712 * (890 + 889) / 1024 = 8186 > 7781 -> 1024.
+    let mut s = nehalem(V32, |_| {});
+    for cpu in [0, 1, 2, 3, 8, 5, 6, 7] {
+        load(&mut s, cpu, 1);
+    }
+    let socket0 = CpuMask::from_cpus([0, 1, 2, 3, 8, 9, 10, 11]);
+    assert_eq!(fbg(&s, 4, NODE), Some((socket0, 1024)));
+    // Socket 0 with 7 (CPUs 0-3, 8-10), socket 1 with 5 (CPUs 5-7, 12, 13): max 1557,
+    // this 1112, avg 1335, load_above_capacity 6 * 1024^2 / 4712 = 1335; imbalance =
+    // min(222, 223) * 4712 / 1024 = 1021; this_lpt 1024, 1557 - 1112 + 1024 < 2048;
+    // pwr_now = 4712 * (1024 + 1024) / 1024 = 9424 = pwr_move (min(1024, 1335) and
+    // min(1024, 1334)): no gain -> 1021 stays.
+    let mut s = nehalem(V32, |_| {});
+    for cpu in [0, 1, 2, 3, 8, 9, 10, 5, 6, 7, 12, 13] {
+        load(&mut s, cpu, 1);
+    }
+    assert_eq!(fbg(&s, 4, NODE), Some((socket0, 1021)));
+    // Socket 0 with 3, socket 1 with 1: max_load = 667 <= busiest_lpt 1024, which
+    // find_busiest_group (sched.c:4051) calls balanced before any imbalance is computed.
+    let mut s = nehalem(V32, |_| {});
+    for cpu in [0, 1, 2, 5] {
+        load(&mut s, cpu, 1);
+    }
+    assert_eq!(fbg(&s, 4, NODE), None);
 }

@@ -557,10 +557,15 @@ impl<O: Observer> Scheduler<O> {
             this_load = this_load.wrapping_sub(curr_w);
             load = load.wrapping_add(0);
         }
+        // `100*(this_load + effective_load(tg, this_cpu, weight, weight)) <=
+        // imbalance*(load + effective_load(tg, prev_cpu, 0, weight))`
+        // (22763c5c sched_fair.c:1238-1240): without group scheduling (or for
+        // the root group) effective_load returns its `wl`, which is the
+        // wakee's weight on this CPU's side and 0 on the previous CPU's, so
+        // the previous CPU's load is compared as it is, as in 2.6.26.
         let w = self.t(p).se.load.weight;
         let imbalance = crate::wakeup::half_imbalance(pct);
-        let balanced = this_load == 0
-            || 100u64.wrapping_mul(this_load.wrapping_add(w)) <= imbalance.wrapping_mul(load.wrapping_add(w));
+        let balanced = this_load == 0 || 100u64.wrapping_mul(this_load.wrapping_add(w)) <= imbalance.wrapping_mul(load);
         if sync && balanced {
             return true;
         }
