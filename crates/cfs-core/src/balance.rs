@@ -599,17 +599,20 @@ impl<O: Observer> Scheduler<O> {
         let mut moved;
         let mut active = false;
         let reason = if idle == CpuIdleType::NewlyIdle { MigrateReason::NewIdle } else { MigrateReason::Periodic };
+        // `all_pinned` lives across the `redo:` passes (sched.c:3266): when a
+        // pass found every task of its busiest CPU pinned and the next finds
+        // no busiest group or queue, out_balanced still backs off as pinned.
         let busiest = loop {
             self.emit_scan(this_cpu, sd_i);
             let Some(bg) = self.find_busiest_group(this_cpu, sd_i, idle, &mut sd_idle, &cpus, balance) else {
-                return self.out_balanced(this_cpu, sd_i, false, sd_idle);
+                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
             let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
-                return self.out_balanced(this_cpu, sd_i, false, sd_idle);
+                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
             };
             if busiest == this_cpu {
-                return self.out_balanced(this_cpu, sd_i, false, sd_idle);
+                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
             }
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {

@@ -210,7 +210,7 @@ fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
 use crate::entity::{TaskId, TaskParams};
 use crate::sched::{Deschedule, Scheduler};
 use crate::wakeup_pins::{T0, on, running_with};
-use cfs_topology::KernelVersion;
+use cfs_topology::{CpuMask, KernelVersion};
 
 const MS: u64 = 1_000_000;
 
@@ -353,4 +353,85 @@ fn a_hot_task_moves_once_the_failures_pass_cache_nice_tries() {
     assert_eq!(pass(&mut s), (0, 2, 1));
     assert_eq!(pass(&mut s), (1, 0, 1));
     assert_eq!(s.t(b).cpu, 1);
+}
+
+// ---------------------------------------------------------------------
+// load_balance's way out: active balancing and the interval back-off
+// ---------------------------------------------------------------------
+
+/// 2.6.26 on a Q6600 with CPU 1 idle: CPU 0 runs A and has B queued, B
+/// allowed only on CPU 0. `b_older` makes B the older entry of CPU 0's
+/// task list, which 2.6.26's iterator never returns.
+fn pinned_scene(b_older: bool) -> Scheduler<()> {
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    let a = running_with(&mut s, 0, TaskParams::normal());
+    let b = s.spawn(T0, 0, TaskParams::normal().allowed(CpuMask::single(0))).unwrap();
+    if b_older {
+        let (sa, sb) = (s.t(a).se.group_seq, s.t(b).se.group_seq);
+        (s.tm(a).se.group_seq, s.tm(b).se.group_seq) = (sb, sa);
+    }
+    s.rqs[0].cfs.next = None;
+    s.rqs[0].need_resched = false;
+    s
+}
+
+/// One load_balance pass of idle CPU 1 at MC: (return, nr_balance_failed,
+/// balance_interval).
+fn mc_pass(s: &mut Scheduler<()>) -> (i32, u32, u32) {
+    let moved = s.load_balance(1, 0, crate::balance::CpuIdleType::Idle, &mut true);
+    (moved, s.dstate[1][0].nr_balance_failed, s.dstate[1][0].balance_interval)
+}
+
+#[test]
+fn active_balancing_starts_after_cache_nice_tries_plus_two_failures() {
+    // load_balance (2.6.26 sched.c:3262-3392) at MC: cache_nice_tries 1, min_interval
+    // 1, max_interval 4. With B the older entry only A is offered: allowed on CPU 1
+    // (all_pinned = 0) but running, so nothing moves and every pass fails. The fourth
+    // failure passes cache_nice_tries + 2 = 3: A may run on CPU 1, so CPU 0's
+    // migration thread is kicked (active_balance, push_cpu = 1, a resched of CPU 0),
+    // the count drops to cache_nice_tries + 1 = 2, and the interval doubles instead
+    // of being reset to min_interval. No SMT: the answer stays 0, never -1.
+    let mut s = pinned_scene(true);
+    assert_eq!(mc_pass(&mut s), (0, 1, 1));
+    assert_eq!(mc_pass(&mut s), (0, 2, 1));
+    assert_eq!(mc_pass(&mut s), (0, 3, 1));
+    assert!(!s.rqs[0].active_balance);
+    assert_eq!(mc_pass(&mut s), (0, 2, 2));
+    assert!(s.rqs[0].active_balance && s.rqs[0].push_cpu == 1 && s.rqs[0].need_resched);
+    // The kick still pending: the next failure (3) is not past 3 and resets the
+    // interval; the one after (4) finds active_balance already set, starts nothing,
+    // and so resets the interval as well.
+    assert_eq!(mc_pass(&mut s), (0, 3, 1));
+    assert_eq!(mc_pass(&mut s), (0, 2, 1));
+    // Starting active balancing at max_interval leaves the interval there.
+    let mut s = pinned_scene(true);
+    (s.dstate[1][0].nr_balance_failed, s.dstate[1][0].balance_interval) = (3, 4);
+    assert_eq!(mc_pass(&mut s), (0, 2, 4));
+}
+
+#[test]
+fn an_all_pinned_pass_backs_off_to_max_pinned_interval() {
+    // B the newer entry: the iterator offers only B, which may not run on CPU 1, so
+    // move_tasks leaves all_pinned = 1; CPU 0 leaves `cpus` and the redo finds no
+    // busiest group. out_balanced keeps all_pinned from that earlier pass and
+    // out_one_pinned doubles the interval while it is below MAX_PINNED_INTERVAL (512),
+    // even past max_interval (4).
+    for (from, to) in [(1, 2), (4, 8), (256, 512), (512, 512)] {
+        let mut s = pinned_scene(false);
+        s.dstate[1][0].balance_interval = from;
+        assert_eq!(mc_pass(&mut s), (0, 0, to), "from {from}");
+    }
+    // Nothing to pull (CPU 0 runs A alone): plain out_balanced doubles only below
+    // max_interval.
+    for (from, to) in [(2, 4), (4, 4), (8, 8)] {
+        let mut s = on("q6600", KernelVersion::V2_6_26);
+        running_with(&mut s, 0, TaskParams::normal());
+        s.dstate[1][0].balance_interval = from;
+        assert_eq!(mc_pass(&mut s), (0, 0, to), "from {from}");
+    }
+    // A busy SMT thread that finds nothing answers -1 (sched.c:3383-3386): Nehalem
+    // CPU 0 (sibling 8) at SIBLING, not idle.
+    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    assert_eq!(s.load_balance(0, 0, crate::balance::CpuIdleType::NotIdle, &mut true), -1);
 }
