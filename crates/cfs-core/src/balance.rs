@@ -688,7 +688,7 @@ impl<O: Observer> Scheduler<O> {
     /// `load_balance_newidle` (2.6.26 sched.c:3400): the same search with
     /// CPU_NEWLY_IDLE, no active balancing, no interval back-off.
     #[allow(clippy::while_let_loop)] // mirrors the kernel's `redo:` label
-    fn load_balance_newidle(&mut self, this_cpu: CpuId, sd_i: usize) -> i32 {
+    pub(crate) fn load_balance_newidle(&mut self, this_cpu: CpuId, sd_i: usize) -> i32 {
         let flags = self.domains.of(this_cpu)[sd_i].flags;
         let mut sd_idle =
             flags.contains(SdFlags::SHARE_CPUPOWER) && !self.parent_has(this_cpu, sd_i, SdFlags::POWERSAVINGS_BALANCE);

@@ -435,3 +435,121 @@ fn an_all_pinned_pass_backs_off_to_max_pinned_interval() {
     running_with(&mut s, 0, TaskParams::normal());
     assert_eq!(s.load_balance(0, 0, crate::balance::CpuIdleType::NotIdle, &mut true), -1);
 }
+
+// ---------------------------------------------------------------------
+// idle_balance and load_balance_newidle
+// ---------------------------------------------------------------------
+
+/// 2.6.26 on a Q6600 at jiffy 10 (HZ 250): CPU 0 runs A with `queued` cold
+/// tasks behind it, CPU 1 has never run anything. MC's last balance was at
+/// jiffy `mc`, the CPU domain's at `cpu`, both with a 1 ms (1 jiffy)
+/// interval; CPU 1's next_balance is `next`.
+fn idle_scene(queued: usize, mc: u64, cpu: u64, next: u64) -> Scheduler<()> {
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    for _ in 0..queued {
+        let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        s.tm(t).se.exec_start = 0;
+    }
+    s.rqs[0].cfs.next = None;
+    s.advance(T0 + 10 * 4_000_000);
+    assert_eq!(s.jiffies(), 10);
+    s.dstate[1][0].last_balance = mc;
+    s.dstate[1][1].last_balance = cpu;
+    s.rqs[1].next_balance = next;
+    s
+}
+
+#[test]
+fn idle_balance_sets_next_balance_from_the_levels_it_walked() {
+    // idle_balance (2.6.26 sched.c:3497-3528): next_balance starts at jiffies + HZ and
+    // takes the earliest last_balance + msecs_to_jiffies(balance_interval) of each
+    // level walked; it is stored if a task was pulled or `time_after(jiffies,
+    // this_rq->next_balance)`.
+    // Nothing to pull (A alone): min(10 + 250, 100 + 1, 50 + 1) = 51, stored because
+    // 10 is after 5 ...
+    let mut s = idle_scene(0, 100, 50, 5);
+    assert_eq!(s.idle_balance(1), 0);
+    assert_eq!(s.rqs[1].next_balance, 51);
+    // ... but not when jiffies has only reached next_balance.
+    let mut s = idle_scene(0, 100, 50, 10);
+    s.idle_balance(1);
+    assert_eq!(s.rqs[1].next_balance, 10);
+    // Both levels due only at jiffy 1001: jiffies + HZ = 260 is the earliest.
+    let mut s = idle_scene(0, 1_000, 1_000, 5);
+    s.idle_balance(1);
+    assert_eq!(s.rqs[1].next_balance, 260);
+    // A cold task queued behind A: MC pulls it, the walk stops there (the CPU level's
+    // 50 + 1 is never read) and next_balance = min(260, 101) is stored although
+    // jiffies is not past the old 1000.
+    let mut s = idle_scene(1, 100, 50, 1_000);
+    assert_eq!(s.idle_balance(1), 1);
+    assert_eq!(s.rqs[1].next_balance, 101);
+}
+
+#[test]
+fn newidle_answers_minus_one_for_a_busy_sibling_and_in_2_6_32_for_a_failed_pull() {
+    // load_balance_newidle (2.6.26 sched.c:3400-3475): a CPU going idle whose SMT
+    // sibling is busy (find_busiest_group clears sd_idle on seeing a running task)
+    // answers -1 when it finds nothing. Nehalem CPU 8 with CPU 0 running A alone.
+    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    assert_eq!(s.load_balance_newidle(8, 0), -1);
+    // A pass that finds a busiest queue but moves nothing (B hot: it ran just now,
+    // and nr_balance_failed 0 <= cache_nice_tries 1): 0 without SMT in 2.6.26; -1 in
+    // 2.6.32, whose load_balance_newidle also returns -1 with power savings off
+    // (22763c5c sched.c:4342-4351).
+    for (v, want) in [(KernelVersion::V2_6_26, 0), (KernelVersion::V2_6_32, -1)] {
+        let mut s = on("q6600", v);
+        running_with(&mut s, 0, TaskParams::normal());
+        let b = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        s.tm(b).se.exec_start = T0;
+        s.rqs[0].cfs.next = None;
+        s.rqs[0].cfs.last = None;
+        assert_eq!(s.load_balance_newidle(1, 0), want, "{v}");
+        assert_eq!(s.t(b).cpu, 0);
+    }
+}
+
+// ---------------------------------------------------------------------
+// rebalance_domains: when each level is due
+// ---------------------------------------------------------------------
+
+/// An empty 2.6.26 Q6600 at jiffy `j` (HZ 250, 4 ms a jiffy), CPU 1's MC and
+/// CPU domains last balanced at `last` with a balance_interval of `ms`, and
+/// CPU 1's next_balance at the sentinel 7. Runs rebalance_domains(1) and
+/// returns (MC's last_balance, CPU 1's next_balance).
+fn rebalance(j: u64, ms: u32, last: u64, idle: bool) -> (u64, u64) {
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    s.advance(T0);
+    s.advance(T0 + j * 4_000_000);
+    for sd in 0..2 {
+        s.dstate[1][sd].balance_interval = ms;
+        s.dstate[1][sd].last_balance = last;
+    }
+    s.rqs[1].next_balance = 7;
+    s.rebalance_domains(1, idle);
+    (s.dstate[1][0].last_balance, s.rqs[1].next_balance)
+}
+
+#[test]
+fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
+    // rebalance_domains (2.6.26 sched.c:3666-3733): interval = balance_interval,
+    // × busy_factor (64) unless idle, in jiffies (rounded up), at least 1, at most
+    // HZ * NR_CPUS / 10 (here 250 * 1024 / 10 = 25_600); a level runs when
+    // time_after_eq(jiffies, last_balance + interval), and next_balance starts at
+    // jiffies + 60 * HZ and is stored only if some level is due before it.
+    // Busy, 1 ms: 64 ms = 16 jiffies. Due at 16, not at 15.
+    assert_eq!(rebalance(16, 1, 0, false).0, 16);
+    assert_eq!(rebalance(15, 1, 0, false).0, 0);
+    // Idle, 1 ms: 1 jiffy.
+    assert_eq!(rebalance(1, 1, 0, true).0, 1);
+    // Busy, 10 s: 640 s = 160_000 jiffies, clamped to 25_600: not yet at 1000, due at
+    // 30_000.
+    assert_eq!(rebalance(1_000, 10_000, 0, false).0, 0);
+    assert_eq!(rebalance(30_000, 10_000, 0, false).0, 30_000);
+    // next_balance: both levels due at 1000 + 1 (idle) -> 1001 < 10 + 15_000, stored;
+    // due at 20_001 only -> nothing before 15_010, the sentinel stays.
+    assert_eq!(rebalance(10, 1, 1_000, true).1, 1_001);
+    assert_eq!(rebalance(10, 1, 20_000, true).1, 7);
+}

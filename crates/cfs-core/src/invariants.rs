@@ -292,4 +292,24 @@ mod tests {
         s.tm(a).state = crate::entity::TaskState::Sleeping;
         assert!(report(&mut s).contains("in the tree but"), "{}", report(&mut s));
     }
+
+    #[test]
+    fn an_api_call_with_the_checker_on_returns_the_violation_and_its_history() {
+        // Scheduler::finish runs the checker after every call when
+        // Config::check_invariants is set, and hands back what it found with
+        // the calls that led there; off, the same state goes unreported.
+        for check in [true, false] {
+            let (mut s, a, _) = three();
+            s.cfg.check_invariants = check;
+            s.tm(a).state = crate::entity::TaskState::Sleeping;
+            match s.tick(1_000, 0) {
+                Err(crate::sched::SchedError::Invariant(v)) => {
+                    assert!(check);
+                    assert!(v.what.contains("in the tree but"), "{}", v.what);
+                    assert!(matches!(v.history.last(), Some(crate::invariants::ApiCall::Tick { .. })));
+                }
+                other => assert!(!check && other.is_ok(), "{other:?}"),
+            }
+        }
+    }
 }
