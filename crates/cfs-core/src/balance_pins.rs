@@ -553,3 +553,60 @@ fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
     assert_eq!(rebalance(10, 1, 1_000, true).1, 1_001);
     assert_eq!(rebalance(10, 1, 20_000, true).1, 7);
 }
+
+#[test]
+fn an_all_pinned_busiest_cpu_is_dropped_and_the_search_redone() {
+    // load_balance's redo (2.6.26 sched.c:3317-3330): CPU 2 (idle) balances the Q6600's
+    // CPU domain, groups {0,1} and {2,3}, idle_idx 1. Each die group has cpu_power
+    // SCHED_LOAD_SCALE (init_sched_groups_power: its MC children share the package),
+    // so capacity 1. CPU 0 runs A with B queued, both nice -5 (3121), B allowed only
+    // on CPU 0 and the newer; CPU 1 runs C with D and E queued, nice 0, cold.
+    // Pass 1: die {0,1} holds 9314 over 5 tasks: max_load 9314, avg = 9314 * 1024 /
+    //   2048 = 4657, busiest_lpt = 1862; imbalance = min(min(4657, 7452), 4657) = 4657.
+    //   The busiest queue is CPU 0 (6242 > 3072); the iterator offers only B (A is the
+    //   oldest entry), B is pinned, so all_pinned: CPU 0 leaves `cpus`, and redo.
+    // Pass 2: die {0,1} counts CPU 1 only: 3072 over 3 tasks; avg 1536, busiest_lpt
+    //   1024, max_pull = min(1536, 2048); imbalance 1536. From CPU 1 the newest, E, then
+    //   D (512 left: (1024 >> 1) > 512 + 1024 is false, so D is not skipped) move.
+    // Without the redo the pass would end at pass 1 with nothing moved.
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    let a = running_with(&mut s, 0, TaskParams::normal().nice(-5));
+    let b = s.spawn(T0, 0, TaskParams::normal().nice(-5).allowed(CpuMask::single(0))).unwrap();
+    let c = running_with(&mut s, 1, TaskParams::normal());
+    for _ in 0..2 {
+        let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
+        s.tm(t).se.exec_start = 0;
+    }
+    // The CPU domain balances an idle CPU by cpu_load[idle_idx - 1] = cpu_load[0]
+    // (source_load = min(it, now), target_load = max): settled loads, as after
+    // enough ticks at these weights.
+    for cpu in 0..2 {
+        s.rqs[cpu].cfs.next = None;
+        s.rqs[cpu].cpu_load = [s.rqs[cpu].load.weight; 5];
+    }
+    assert_eq!(s.load_balance(2, 1, crate::balance::CpuIdleType::Idle, &mut true), 2);
+    let cpus: alloc::vec::Vec<usize> = s.tasks().iter().map(|t| t.cpu).collect();
+    assert_eq!((s.t(a).cpu, s.t(b).cpu, s.t(c).cpu), (0, 0, 1));
+    assert_eq!(cpus[3..], [2, 2]);
+}
+
+#[test]
+fn a_busy_smt_thread_reports_moves_and_answers_minus_one_for_none() {
+    // load_balance at the Nehalem SIBLING level {0,8} (2.6.26 sched.c:3383-3392), run
+    // by CPU 8 while busy (X runs there): sd_idle is 0, so a pass that found a busiest
+    // queue but moved nothing answers -1; one that moved answers the count. CPU 0 runs
+    // A with B and C queued: cold, one moves (imbalance = min(max_load - avg,
+    // max_load - busiest_lpt) = 1024); hot (they ran just now, and nr_balance_failed 0
+    // is not past cache_nice_tries 0), none does.
+    for (cold, want) in [(true, 1), (false, -1)] {
+        let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+        running_with(&mut s, 8, TaskParams::normal());
+        running_with(&mut s, 0, TaskParams::normal());
+        for _ in 0..2 {
+            let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+            s.tm(t).se.exec_start = if cold { 0 } else { T0 };
+        }
+        s.rqs[0].cfs.next = None;
+        assert_eq!(s.load_balance(8, 0, crate::balance::CpuIdleType::NotIdle, &mut true), want, "cold {cold}");
+    }
+}
