@@ -33,7 +33,7 @@ const MAX_PINNED_INTERVAL: u32 = 512;
 const MAX_PRIO: i32 = 140;
 
 /// `enum cpu_idle_type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CpuIdleType {
     /// CPU_IDLE: balancing from an idle tick.
     Idle,
@@ -41,16 +41,6 @@ pub enum CpuIdleType {
     NotIdle,
     /// CPU_NEWLY_IDLE: from schedule() about to go idle.
     NewlyIdle,
-}
-
-impl CpuIdleType {
-    fn code(self) -> u8 {
-        match self {
-            CpuIdleType::NotIdle => 0,
-            CpuIdleType::Idle => 1,
-            CpuIdleType::NewlyIdle => 2,
-        }
-    }
 }
 
 /// What find_busiest_group decided.
@@ -664,7 +654,7 @@ impl<O: Observer> Scheduler<O> {
             st.balance_interval *= 2;
         }
         let level = self.domains.of(this_cpu)[sd_i].level;
-        self.emit(Event::Balance { cpu: this_cpu, level, moved, idle: idle.code() });
+        self.emit(Event::Balance { cpu: this_cpu, level, moved, idle });
         if moved == 0 && self.smt_busy_return(this_cpu, sd_i, sd_idle) {
             return -1;
         }
@@ -726,7 +716,7 @@ impl<O: Observer> Scheduler<O> {
                 }
             }
             let level = self.domains.of(this_cpu)[sd_i].level;
-            self.emit(Event::Balance { cpu: this_cpu, level, moved, idle: 2 });
+            self.emit(Event::Balance { cpu: this_cpu, level, moved, idle: CpuIdleType::NewlyIdle });
             if moved == 0 {
                 // 2.6.32 also answers -1 when power savings are off
                 // (sched_mc_power_savings < POWERSAVINGS_BALANCE_WAKEUP),

@@ -610,3 +610,32 @@ fn a_busy_smt_thread_reports_moves_and_answers_minus_one_for_none() {
         assert_eq!(s.load_balance(8, 0, crate::balance::CpuIdleType::NotIdle, &mut true), want, "cold {cold}");
     }
 }
+
+#[test]
+fn each_kind_of_balancing_reads_its_own_cpu_load_index() {
+    // find_busiest_group's load_idx (2.6.26 sched.c:2942-2947): busy_idx when not
+    // idle, newidle_idx when newly idle, idle_idx when idle; source_load(i, idx) =
+    // min(cpu_load[idx - 1], now). The Q6600's CPU domain has idle_idx 1, busy_idx 2
+    // and newidle_idx 2. CPU 0 runs A with B and C queued (cold), CPU 1 runs D;
+    // cpu_load[0] holds those loads, cpu_load[1] still 0 (as if they had just
+    // arrived). CPU 2 balances: by cpu_load[0] die {0,1} is busiest (4096 over 4
+    // tasks) and a task moves; by cpu_load[1] both dies look empty and nothing does.
+    use crate::balance::CpuIdleType;
+    let scene = || {
+        let mut s = on("q6600", KernelVersion::V2_6_26);
+        running_with(&mut s, 0, TaskParams::normal());
+        running_with(&mut s, 1, TaskParams::normal());
+        for _ in 0..2 {
+            let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+            s.tm(t).se.exec_start = 0;
+        }
+        for cpu in 0..2 {
+            s.rqs[cpu].cfs.next = None;
+            s.rqs[cpu].cpu_load = [s.rqs[cpu].load.weight, 0, 0, 0, 0];
+        }
+        s
+    };
+    assert!(scene().load_balance(2, 1, CpuIdleType::Idle, &mut true) > 0);
+    assert_eq!(scene().load_balance(2, 1, CpuIdleType::NotIdle, &mut true), 0);
+    assert_eq!(scene().load_balance_newidle(2, 1), 0);
+}

@@ -98,6 +98,7 @@ pub mod wakeup;
 mod wakeup_pins;
 pub mod weights;
 
+pub use balance::CpuIdleType;
 pub use cfs_topology::{CpuId, CpuMask, KernelVersion, SchedDomains};
 pub use config::{Config, ConfigError};
 pub use entity::{Task, TaskId, TaskParams, TaskState};

@@ -4,6 +4,7 @@
 //! them at no cost. With the `tracing` feature, `TracingObserver` emits
 //! each as a `tracing` event at TRACE level.
 
+use crate::balance::CpuIdleType;
 use crate::entity::TaskId;
 use cfs_topology::{CpuId, DomainLevel};
 
@@ -139,8 +140,8 @@ pub enum Event {
         level: DomainLevel,
         /// Tasks moved.
         moved: u32,
-        /// The idle type: 0 = not idle, 1 = idle, 2 = newly idle.
-        idle: u8,
+        /// What the balancing CPU was doing (the kernel's `cpu_idle_type`).
+        idle: CpuIdleType,
     },
     /// A task was created.
     Fork {
