@@ -494,7 +494,7 @@ impl<O: Observer> Scheduler<O> {
     /// update_sd_lb_stats, calculate_imbalance and fix_small_imbalance; the
     /// parts that stayed the same are shared under those names
     /// ([`Scheduler::update_sg_lb_stats`], [`SdLbStats`]).
-    fn find_busiest_group(
+    pub(crate) fn find_busiest_group(
         &self,
         this_cpu: CpuId,
         sd_i: usize,
@@ -537,7 +537,7 @@ impl<O: Observer> Scheduler<O> {
 
     /// `find_busiest_queue`: the most loaded CPU of the group, skipping
     /// CPUs whose single task outweighs the imbalance.
-    fn find_busiest_queue(&self, cpus_of_group: &CpuMask, imbalance: u64, cpus: &CpuMask) -> Option<CpuId> {
+    pub(crate) fn find_busiest_queue(&self, cpus_of_group: &CpuMask, imbalance: u64, cpus: &CpuMask) -> Option<CpuId> {
         if self.rules.is_2_6_32() {
             return self.find_busiest_queue_32(cpus_of_group, imbalance, cpus);
         }

@@ -429,7 +429,7 @@ fn an_all_pinned_pass_backs_off_to_max_pinned_interval() {
         s.dstate[1][0].balance_interval = from;
         assert_eq!(mc_pass(&mut s), (0, 0, to), "from {from}");
     }
-    // A busy SMT thread that finds nothing answers -1 (sched.c:3383-3386): Nehalem
+    // A busy SMT thread that finds nothing answers -1 (sched.c:3403-3405): Nehalem
     // CPU 0 (sibling 8) at SIBLING, not idle.
     let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
     running_with(&mut s, 0, TaskParams::normal());
@@ -552,6 +552,9 @@ fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
     // due at 20_001 only -> nothing before 15_010, the sentinel stays.
     assert_eq!(rebalance(10, 1, 1_000, true).1, 1_001);
     assert_eq!(rebalance(10, 1, 20_000, true).1, 7);
+    // Due exactly at the horizon (15_009 + 1 = 10 + 15_000): `time_after` is strict, so
+    // nothing is stored either.
+    assert_eq!(rebalance(10, 1, 15_009, true).1, 7);
 }
 
 #[test]
@@ -592,7 +595,7 @@ fn an_all_pinned_busiest_cpu_is_dropped_and_the_search_redone() {
 
 #[test]
 fn a_busy_smt_thread_reports_moves_and_answers_minus_one_for_none() {
-    // load_balance at the Nehalem SIBLING level {0,8} (2.6.26 sched.c:3383-3392), run
+    // load_balance at the Nehalem SIBLING level {0,8} (2.6.26 sched.c:3387-3390), run
     // by CPU 8 while busy (X runs there): sd_idle is 0, so a pass that found a busiest
     // queue but moved nothing answers -1; one that moved answers the count. CPU 0 runs
     // A with B and C queued: cold, one moves (imbalance = min(max_load - avg,
@@ -638,4 +641,92 @@ fn each_kind_of_balancing_reads_its_own_cpu_load_index() {
     assert!(scene().load_balance(2, 1, CpuIdleType::Idle, &mut true) > 0);
     assert_eq!(scene().load_balance(2, 1, CpuIdleType::NotIdle, &mut true), 0);
     assert_eq!(scene().load_balance_newidle(2, 1), 0);
+}
+
+#[test]
+fn a_2_6_26_group_is_imbalanced_when_its_cpus_spread_by_more_than_one_task() {
+    // find_busiest_group (2.6.26 sched.c:2986-3031): a non-local group's CPUs give
+    // max_cpu_load and min_cpu_load (source loads); `(max_cpu_load - min_cpu_load) >
+    // SCHED_LOAD_SCALE` makes it imbalanced, and an imbalanced group may be busiest
+    // within its capacity (power / SCHED_LOAD_SCALE = 1 for a Q6600 die, whose
+    // cpu_power is SCHED_LOAD_SCALE). CPU 2 balances the CPU domain (idle_idx 1) with
+    // one task on CPU 0 and none on CPU 1.
+    use crate::balance::CpuIdleType;
+    let fbg = |nice: i32| {
+        let mut s = on("q6600", KernelVersion::V2_6_26);
+        running_with(&mut s, 0, TaskParams::normal().nice(nice));
+        s.rqs[0].cpu_load = [s.rqs[0].load.weight; 5];
+        let (mut sd_idle, mut balance) = (false, true);
+        let all = CpuMask::first_n(4);
+        let bg = s.find_busiest_group(2, 1, CpuIdleType::Idle, &mut sd_idle, &all, &mut balance);
+        let q = bg.and_then(|b| s.find_busiest_queue(&CpuMask::from_cpus([0, 1]), b.imbalance, &all));
+        (bg.map(|b| (b.group, b.imbalance)), q)
+    };
+    // Nice 0: spread 1024, not more than 1024; 1 task, not over capacity: balanced.
+    assert_eq!(fbg(0), (None, None));
+    // Nice -3 (1991): spread 1991 > 1024 -> imbalanced. max_load 1991, avg = 1991 * 1024 /
+    // 2048 = 995, busiest_lpt = min(1991, 995) = 995 (imbalanced group); max_pull =
+    // min(996, 996); imbalance = min(996, 995 - 0) * 1024 / 1024 = 995. The group is
+    // busiest ({0,1} is CPU 2's second group), but its queue holds one task of 1991 >
+    // 995, which find_busiest_queue skips.
+    assert_eq!(fbg(-3), (Some((1, 995)), None));
+}
+
+#[test]
+fn power_savings_on_the_parent_lets_an_idle_smt_thread_count_as_idle() {
+    // test_sd_parent(sd, SD_POWERSAVINGS_BALANCE) (2.6.26 sched.c:3387-3389): with power
+    // savings on the parent MC domain, the busy SMT thread of the scene above that moves
+    // nothing answers 0, not -1.
+    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    for cpu in 0..16 {
+        if let Some(mc) = s.domains.per_cpu[cpu].get_mut(1) {
+            mc.flags.insert(cfs_topology::SdFlags::POWERSAVINGS_BALANCE);
+        }
+    }
+    running_with(&mut s, 8, TaskParams::normal());
+    running_with(&mut s, 0, TaskParams::normal());
+    for _ in 0..2 {
+        let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        s.tm(t).se.exec_start = T0;
+    }
+    s.rqs[0].cfs.next = None;
+    assert_eq!(s.load_balance(8, 0, crate::balance::CpuIdleType::NotIdle, &mut true), 0);
+}
+
+#[test]
+fn the_2_6_32_heavy_task_skip_has_no_fuzz_and_no_exemption() {
+    // balance_tasks (22763c5c sched.c:3248): skip when (weight >> 1) > rem_load_move.
+    // Nice -5 (3121): 1560 > 1560 is false at rem 1560 (pulled), true at 1559 (skipped),
+    // although the task would lead the idle puller's queue.
+    for (rem, want) in [(1560, 1), (1559, 0)] {
+        let mut s = on("q6600", KernelVersion::V2_6_32);
+        running_with(&mut s, 0, TaskParams::normal());
+        for _ in 0..2 {
+            let t = s.spawn(T0, 0, TaskParams::normal().nice(-5)).unwrap();
+            s.tm(t).se.exec_start = 0;
+        }
+        s.rqs[0].cfs.next = None;
+        s.rqs[0].cfs.last = None;
+        let moved = s.move_tasks(1, 0, rem, (1, 0), crate::observe::MigrateReason::Periodic, &mut false);
+        assert_eq!(moved, want, "rem {rem}");
+    }
+}
+
+#[test]
+fn newidle_does_not_try_to_move_a_lone_running_task() {
+    // load_balance_newidle (2.6.26 sched.c:3459-3482) calls move_tasks only when the
+    // busiest runqueue has more than one task. Nehalem MC (cores as groups, each of
+    // cpu_power SCHED_LOAD_SCALE, capacity 1), CPU 1 newly idle; core {0,8} runs A on
+    // CPU 0 and B on CPU 8, one each: 2 > capacity, max_load 2048, avg 512, busiest_lpt
+    // 1024; imbalance = min(1024, 512) = 512 < 1024, and the small-imbalance step gives
+    // 1024 (2048 - 0 + FUZZ >= 2 * 1024). CPU 0's lone task is not above that, so CPU 0
+    // is the busiest queue; with one task nothing is tried, and the pass ends failed
+    // without touching nr_balance_failed (it is reset only after a move, or when no
+    // busiest group or queue is found).
+    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    let a = running_with(&mut s, 0, TaskParams::normal());
+    running_with(&mut s, 8, TaskParams::normal());
+    s.dstate[1][1].nr_balance_failed = 5;
+    assert_eq!(s.load_balance_newidle(1, 1), 0);
+    assert_eq!((s.t(a).cpu, s.dstate[1][1].nr_balance_failed), (0, 5));
 }
