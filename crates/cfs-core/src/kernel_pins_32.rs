@@ -856,7 +856,7 @@ fn wake_affine_sync_less_compares_overlaps_with_an_unsigned_cost() {
     // x2 (one MC domain {0,1}, wake_idx 0, imbalance 100 + 25 / 2 = 112). W runs on CPU 0
     // with avg_overlap 1 ms; P slept on CPU 1. Sync wakeup from CPU 0:
     // - cost 0.5 ms: SYNC_LESS drops the hint (1 ms > cost): this_load 1024, load 0:
-    //   100 * (1024 + 1024) <= 112 * (0 + 1024) fails, 1024 <= 0 fails -> not affine.
+    //   100 * (1024 + 1024) <= 112 * 0 fails, 1024 <= 0 fails -> not affine.
     // - cost -1 = 4_294_967_295 as the unsigned int it is: 1 ms is not above it, sync
     //   stays: this_load = 1024 - 1024 = 0 -> balanced -> affine.
     // - SYNC_LESS off (mask - 4096): affine as well.

@@ -62,7 +62,7 @@ fn a_cpu_number_is_checked_against_the_machine() {
     assert!(matches!(s.spawn(T0, 4, TaskParams::normal()), Err(SchedError::BadCpu(4))));
     assert!(matches!(s.tick(T0, 4), Err(SchedError::BadCpu(4))));
     assert!(s.spawn(T0, 3, TaskParams::normal()).is_ok());
-    assert!(s.tasks().len() == 1);
+    assert_eq!(s.tasks().len(), 1);
 }
 
 #[test]
