@@ -804,6 +804,17 @@ fn renice_reschedules_for_a_heavier_queued_task_or_a_lighter_running_one() {
         assert_eq!(s.t(id).se.load.weight, crate::weights::PRIO_TO_WEIGHT[(new + 20) as usize]);
         assert_eq!(s.rqs[0].need_resched, resched, "running {target_running}: nice {old} -> {new}");
     }
+    // sched_setscheduler between the fair policies (sched.c:4850-4864) keeps the prio,
+    // so the requeue sees delta 0: the running task is not rescheduled, and a queued
+    // one only gets check_preempt_curr, where a SCHED_BATCH wakee never preempts.
+    for target_running in [true, false] {
+        let mut s = sched(V26, None);
+        let c = running(&mut s, 0, x);
+        let q = queued(&mut s, 0, Policy::Normal, x + MS);
+        s.rqs[0].need_resched = false;
+        s.set_policy(T0, if target_running { c } else { q }, Policy::Batch).unwrap();
+        assert!(!s.rqs[0].need_resched, "running {target_running}");
+    }
     // A sleeping task is not on a runqueue: only its weight changes.
     let mut s = sched(V26, None);
     running(&mut s, 0, x);
