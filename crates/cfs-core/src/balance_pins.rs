@@ -280,6 +280,20 @@ fn can_migrate_task_weighs_the_buddy_rule_and_the_failure_count() {
 // balance_tasks: how many tasks one pass pulls
 // ---------------------------------------------------------------------
 
+/// `n` tasks of `params` queued on `cpu` that last ran at `last_ran` (0:
+/// cache-cold; T0: hot, they ran just now), with no buddy pointing at them.
+fn queue(s: &mut Scheduler<()>, cpu: usize, n: usize, params: TaskParams, last_ran: u64) -> alloc::vec::Vec<TaskId> {
+    let ids = (0..n)
+        .map(|_| {
+            let t = s.spawn(T0, cpu, params).unwrap();
+            s.tm(t).se.exec_start = last_ran;
+            t
+        })
+        .collect();
+    (s.rqs[cpu].cfs.next, s.rqs[cpu].cfs.last) = (None, None);
+    ids
+}
+
 /// 2.6.26 on a Q6600: CPU 0 runs a nice-0 task with `queued` tasks of nice
 /// `nice` behind it, all cache-cold (last ran at 0) and no buddy; CPU 1, the
 /// puller, runs one task of nice `this_nice`.
@@ -287,11 +301,7 @@ fn pull_scene(queued: usize, nice: i32, this_nice: i32) -> Scheduler<()> {
     let mut s = on("q6600", KernelVersion::V2_6_26);
     running_with(&mut s, 0, TaskParams::normal());
     running_with(&mut s, 1, TaskParams::normal().nice(this_nice));
-    for _ in 0..queued {
-        let t = s.spawn(T0, 0, TaskParams::normal().nice(nice)).unwrap();
-        s.tm(t).se.exec_start = 0;
-    }
-    s.rqs[0].cfs.next = None;
+    queue(&mut s, 0, queued, TaskParams::normal().nice(nice), 0);
     s
 }
 
@@ -447,11 +457,7 @@ fn an_all_pinned_pass_backs_off_to_max_pinned_interval() {
 fn idle_scene(queued: usize, mc: u64, cpu: u64, next: u64) -> Scheduler<()> {
     let mut s = on("q6600", KernelVersion::V2_6_26);
     running_with(&mut s, 0, TaskParams::normal());
-    for _ in 0..queued {
-        let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-        s.tm(t).se.exec_start = 0;
-    }
-    s.rqs[0].cfs.next = None;
+    queue(&mut s, 0, queued, TaskParams::normal(), 0);
     s.advance(T0 + 10 * 4_000_000);
     assert_eq!(s.jiffies(), 10);
     s.dstate[1][0].last_balance = mc;
@@ -502,10 +508,7 @@ fn newidle_answers_minus_one_for_a_busy_sibling_and_in_2_6_32_for_a_failed_pull(
     for (v, want) in [(KernelVersion::V2_6_26, 0), (KernelVersion::V2_6_32, -1)] {
         let mut s = on("q6600", v);
         running_with(&mut s, 0, TaskParams::normal());
-        let b = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-        s.tm(b).se.exec_start = T0;
-        s.rqs[0].cfs.next = None;
-        s.rqs[0].cfs.last = None;
+        let b = queue(&mut s, 0, 1, TaskParams::normal(), T0)[0];
         assert_eq!(s.load_balance_newidle(1, 0), want, "{v}");
         assert_eq!(s.t(b).cpu, 0);
     }
@@ -576,10 +579,7 @@ fn an_all_pinned_busiest_cpu_is_dropped_and_the_search_redone() {
     let a = running_with(&mut s, 0, TaskParams::normal().nice(-5));
     let b = s.spawn(T0, 0, TaskParams::normal().nice(-5).allowed(CpuMask::single(0))).unwrap();
     let c = running_with(&mut s, 1, TaskParams::normal());
-    for _ in 0..2 {
-        let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
-        s.tm(t).se.exec_start = 0;
-    }
+    queue(&mut s, 1, 2, TaskParams::normal(), 0);
     // The CPU domain balances an idle CPU by cpu_load[idle_idx - 1] = cpu_load[0]
     // (source_load = min(it, now), target_load = max): settled loads, as after
     // enough ticks at these weights.
@@ -602,16 +602,19 @@ fn a_busy_smt_thread_reports_moves_and_answers_minus_one_for_none() {
     // max_load - busiest_lpt) = 1024); hot (they ran just now, and nr_balance_failed 0
     // is not past cache_nice_tries 0), none does.
     for (cold, want) in [(true, 1), (false, -1)] {
-        let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
-        running_with(&mut s, 8, TaskParams::normal());
-        running_with(&mut s, 0, TaskParams::normal());
-        for _ in 0..2 {
-            let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-            s.tm(t).se.exec_start = if cold { 0 } else { T0 };
-        }
-        s.rqs[0].cfs.next = None;
+        let mut s = smt_scene(if cold { 0 } else { T0 });
         assert_eq!(s.load_balance(8, 0, crate::balance::CpuIdleType::NotIdle, &mut true), want, "cold {cold}");
     }
+}
+
+/// 2.6.26 on the Nehalem: CPU 8 runs X; its sibling CPU 0 runs A with two
+/// tasks queued that last ran at `last_ran`.
+fn smt_scene(last_ran: u64) -> Scheduler<()> {
+    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    running_with(&mut s, 8, TaskParams::normal());
+    running_with(&mut s, 0, TaskParams::normal());
+    queue(&mut s, 0, 2, TaskParams::normal(), last_ran);
+    s
 }
 
 #[test]
@@ -628,12 +631,8 @@ fn each_kind_of_balancing_reads_its_own_cpu_load_index() {
         let mut s = on("q6600", KernelVersion::V2_6_26);
         running_with(&mut s, 0, TaskParams::normal());
         running_with(&mut s, 1, TaskParams::normal());
-        for _ in 0..2 {
-            let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-            s.tm(t).se.exec_start = 0;
-        }
+        queue(&mut s, 0, 2, TaskParams::normal(), 0);
         for cpu in 0..2 {
-            s.rqs[cpu].cfs.next = None;
             s.rqs[cpu].cpu_load = [s.rqs[cpu].load.weight, 0, 0, 0, 0];
         }
         s
@@ -677,19 +676,12 @@ fn power_savings_on_the_parent_lets_an_idle_smt_thread_count_as_idle() {
     // test_sd_parent(sd, SD_POWERSAVINGS_BALANCE) (2.6.26 sched.c:3387-3389): with power
     // savings on the parent MC domain, the busy SMT thread of the scene above that moves
     // nothing answers 0, not -1.
-    let mut s = on("nehalem-ep", KernelVersion::V2_6_26);
+    let mut s = smt_scene(T0);
     for cpu in 0..16 {
         if let Some(mc) = s.domains.per_cpu[cpu].get_mut(1) {
             mc.flags.insert(cfs_topology::SdFlags::POWERSAVINGS_BALANCE);
         }
     }
-    running_with(&mut s, 8, TaskParams::normal());
-    running_with(&mut s, 0, TaskParams::normal());
-    for _ in 0..2 {
-        let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
-        s.tm(t).se.exec_start = T0;
-    }
-    s.rqs[0].cfs.next = None;
     assert_eq!(s.load_balance(8, 0, crate::balance::CpuIdleType::NotIdle, &mut true), 0);
 }
 
@@ -701,12 +693,7 @@ fn the_2_6_32_heavy_task_skip_has_no_fuzz_and_no_exemption() {
     for (rem, want) in [(1560, 1), (1559, 0)] {
         let mut s = on("q6600", KernelVersion::V2_6_32);
         running_with(&mut s, 0, TaskParams::normal());
-        for _ in 0..2 {
-            let t = s.spawn(T0, 0, TaskParams::normal().nice(-5)).unwrap();
-            s.tm(t).se.exec_start = 0;
-        }
-        s.rqs[0].cfs.next = None;
-        s.rqs[0].cfs.last = None;
+        queue(&mut s, 0, 2, TaskParams::normal().nice(-5), 0);
         let moved = s.move_tasks(1, 0, rem, (1, 0), crate::observe::MigrateReason::Periodic, &mut false);
         assert_eq!(moved, want, "rem {rem}");
     }

@@ -642,15 +642,22 @@ impl Observer for Scans {
     }
 }
 
-fn nehalem(ver: KernelVersion, edit: impl FnOnce(&mut SchedDomains)) -> Scheduler<Scans> {
-    let mut d = Host::preset("nehalem-ep").unwrap().build_domains(ver);
+/// A preset host under `ver` with sched_features `mask`, its domains edited
+/// by `edit`, recording Scan events; every clock at T0.
+fn preset(name: &str, ver: KernelVersion, mask: u32, edit: impl FnOnce(&mut SchedDomains)) -> Scheduler<Scans> {
+    let mut d = Host::preset(name).unwrap().build_domains(ver);
     edit(&mut d);
-    let c = Config::new(ver, 16);
+    let n = d.nr_cpus();
+    let c = Config::new(ver, n).with_features_mask(mask).unwrap();
     let mut s = Scheduler::with_observer(c, d, Scans::default()).unwrap();
-    for cpu in 0..16 {
+    for cpu in 0..n {
         s.set_clock(cpu, T0);
     }
     s
+}
+
+fn nehalem(ver: KernelVersion, edit: impl FnOnce(&mut SchedDomains)) -> Scheduler<Scans> {
+    preset("nehalem-ep", ver, DEF, edit)
 }
 
 /// `k` queued nice-0 tasks on `cpu`, never run (cache cold: exec_start 0).
@@ -944,16 +951,7 @@ const SYNC_MORE: u32 = 1 << 13;
 
 /// The X2 under 2.6.32 with `mask`, its MC domain edited by `edit`.
 fn x2_32(mask: u32, edit: impl Fn(&mut SdFlags)) -> Scheduler<Scans> {
-    let mut d = Host::preset("x2").unwrap().build_domains(V32);
-    for cpu in 0..2 {
-        edit(&mut d.per_cpu[cpu][0].flags);
-    }
-    let c = Config::new(V32, 2).with_features_mask(mask).unwrap();
-    let mut s = Scheduler::with_observer(c, d, Scans::default()).unwrap();
-    for cpu in 0..2 {
-        s.set_clock(cpu, T0);
-    }
-    s
+    preset("x2", V32, mask, |d| d.per_cpu.iter_mut().for_each(|doms| edit(&mut doms[0].flags)))
 }
 
 /// wake_affine(MC, p, sync) from CPU 0 for a task p that slept on CPU 1. CPU 0 runs a
