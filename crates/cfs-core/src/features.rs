@@ -354,6 +354,8 @@ impl fmt::Debug for Features {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
+    use alloc::string::ToString;
 
     #[test]
     fn default_masks() {
@@ -391,6 +393,51 @@ mod tests {
         assert!(!patched.has(SyncWakeups), "back-port default off");
         let f32 = Features::default_for(FeatureTable::V2_6_32);
         assert!(f32.has(NewFairSleepers), "alias of FAIR_SLEEPERS");
+    }
+
+    #[test]
+    fn a_mask_with_undefined_bits_is_refused_naming_them() {
+        // 2.6.26 defines 10 bits (sched_features.h, NEW_FAIR_SLEEPERS .. DEADLINE): valid
+        // 0x3ff. 895 | 1024 | 4096 sets bits 0x1400 beyond them.
+        let t = FeatureTable::V2_6_26;
+        let err = Features::from_mask(t, 895 | 1024 | 4096).unwrap_err();
+        assert_eq!(err, FeatureError::UnknownBits { bits: 0x1400, valid: 0x3ff });
+        assert_eq!(
+            err.to_string(),
+            "sched_features mask sets bits 0x1400 this kernel does not define (valid bits: 0x3ff)"
+        );
+        let name = Features::default_for(t).apply_names("NO_BOGUS").unwrap_err();
+        assert_eq!(name.to_string(), "unknown sched feature \"NO_BOGUS\" for this kernel");
+    }
+
+    #[test]
+    fn names_set_bits_as_well_as_clear_them() {
+        // From 861 (SYNC_WAKEUPS 32 and WAKEUP_PREEMPT 2 off), naming both sets them
+        // again: 861 + 32 + 2 = 895; a bit already on stays on.
+        let t = FeatureTable::V2_6_26;
+        let f = Features::from_mask(t, 861).unwrap().apply_names("SYNC_WAKEUPS,WAKEUP_PREEMPT HRTICK").unwrap();
+        assert_eq!(f.mask(), 895);
+    }
+
+    #[test]
+    fn fair_sleepers_is_new_fair_sleepers_before_2_6_32() {
+        // 2.6.32 renamed bit 0 FAIR_SLEEPERS (and added GENTLE_FAIR_SLEEPERS); the
+        // earlier kernels' NEW_FAIR_SLEEPERS is the same code path. 894 clears bit 0.
+        let t = FeatureTable::V2_6_26;
+        assert!(!Features::from_mask(t, 894).unwrap().has(FairSleepers));
+        assert!(Features::from_mask(t, 895).unwrap().has(FairSleepers));
+        assert!(!Features::from_mask(FeatureTable::V2_6_25, 14).unwrap().has(FairSleepers));
+    }
+
+    #[test]
+    fn display_is_the_mask_then_the_debugfs_words() {
+        // sched_feat_read (2.6.26 sched.c): every name in bit order, NO_ before those
+        // off. 893 = 895 - 2 (WAKEUP_PREEMPT off); DOUBLE_TICK (128) is off by default.
+        let f = Features::from_mask(FeatureTable::V2_6_26, 893).unwrap();
+        let words = "NEW_FAIR_SLEEPERS NO_WAKEUP_PREEMPT START_DEBIT AFFINE_WAKEUPS CACHE_HOT_BUDDY \
+                     SYNC_WAKEUPS HRTICK NO_DOUBLE_TICK NORMALIZED_SLEEPER DEADLINE";
+        assert_eq!(f.to_string(), format!("893 ({words})"));
+        assert_eq!(format!("{f:?}"), f.to_string());
     }
 
     #[test]

@@ -145,13 +145,20 @@ impl Tunables {
 
     /// Sets a tunable by its `/proc` name (`sched_latency_ns`, `latency`,
     /// `sched_nr_migrate`, ...). Returns `Ok(false)` for an unknown name.
+    ///
+    /// The three granularities are `proc_dointvec_minmax` knobs (2.6.26
+    /// kernel/sysctl.c:226-265): a value below the minimum, a negative one
+    /// included, is refused (-EINVAL) and reported as written.
     pub fn set_by_name(&mut self, name: &str, value: i64) -> Result<bool, TunableError> {
         let n = name.trim().trim_start_matches("sched_").trim_end_matches("_ns");
-        let pos = |v: i64| if v < 0 { 0 } else { v as u64 };
+        let granularity = |name: &'static str, lo: u64| match u64::try_from(value) {
+            Ok(v) => Ok(v),
+            Err(_) => Err(TunableError { name, value, range: (lo as i64, SYSCTL_MAX_GRAN as i64) }),
+        };
         match n {
-            "latency" => self.set_latency(pos(value))?,
-            "min_granularity" => self.set_min_granularity(pos(value))?,
-            "wakeup_granularity" => self.set_wakeup_granularity(pos(value))?,
+            "latency" => self.set_latency(granularity("sched_latency_ns", SYSCTL_MIN_GRAN)?)?,
+            "min_granularity" => self.set_min_granularity(granularity("sched_min_granularity_ns", SYSCTL_MIN_GRAN)?)?,
+            "wakeup_granularity" => self.set_wakeup_granularity(granularity("sched_wakeup_granularity_ns", 0)?)?,
             "migration_cost" => self.set_migration_cost(value)?,
             "nr_migrate" => {
                 if !(0..=u32::MAX as i64).contains(&value) {
@@ -176,6 +183,7 @@ impl Tunables {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     #[test]
     fn scaling_table_of_the_reference() {
@@ -205,5 +213,79 @@ mod tests {
         assert!(t.set_by_name("sched_wakeup_granularity_ns", 0).unwrap());
         assert!(!t.set_by_name("bogus", 1).unwrap());
         assert!(t.set_migration_cost(-2).is_err());
+    }
+
+    #[test]
+    fn granularity_bounds_are_inclusive_and_negatives_are_refused_as_written() {
+        // 2.6.26 kernel/sysctl.c:226-229: min_sched_granularity_ns 100000 and
+        // max 1 s for latency and min_granularity; 0 to 1 s for wakeup granularity.
+        let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
+        t.set_latency(SYSCTL_MAX_GRAN).unwrap();
+        t.set_latency(SYSCTL_MIN_GRAN).unwrap();
+        let err = t.set_latency(SYSCTL_MAX_GRAN + 1).unwrap_err();
+        assert_eq!(
+            err,
+            TunableError { name: "sched_latency_ns", value: 1_000_000_001, range: (100_000, 1_000_000_000) }
+        );
+        assert_eq!(err.to_string(), "sched_latency_ns = 1000000001 is out of range 100000..=1000000000");
+        assert!(t.set_latency(SYSCTL_MIN_GRAN - 1).is_err());
+        let neg = t.set_by_name("sched_wakeup_granularity_ns", -5).unwrap_err();
+        assert_eq!(neg, TunableError { name: "sched_wakeup_granularity_ns", value: -5, range: (0, 1_000_000_000) });
+        let neg = t.set_by_name("latency", -1).unwrap_err();
+        assert_eq!((neg.value, neg.range.0), (-1, 100_000));
+        assert!(t.set_by_name("sched_wakeup_granularity_ns", 0).unwrap());
+        assert_eq!(t.wakeup_granularity, 0);
+    }
+
+    #[test]
+    fn min_granularity_recomputes_nr_latency() {
+        // sched_nr_latency_handler: nr_latency = DIV_ROUND_UP(latency, min_granularity).
+        // 2.6.26 at 4 CPUs boots 60 ms / 12 ms; min_granularity 4 ms gives
+        // DIV_ROUND_UP(60, 4) = 15, and 7 ms DIV_ROUND_UP(60, 7) = 9.
+        let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
+        t.set_min_granularity(4_000_000).unwrap();
+        assert_eq!((t.min_granularity, t.nr_latency), (4_000_000, 15));
+        assert!(t.set_by_name("sched_min_granularity_ns", 7_000_000).unwrap());
+        assert_eq!((t.min_granularity, t.nr_latency), (7_000_000, 9));
+    }
+
+    #[test]
+    fn migration_cost_takes_minus_one_and_up() {
+        // proc_dointvec: -1 is the kernel's "always cache hot" (task_hot returns 1),
+        // 0 "never"; below -1 the port refuses, naming its range.
+        let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
+        t.set_migration_cost(-1).unwrap();
+        assert_eq!(t.migration_cost, -1);
+        t.set_migration_cost(0).unwrap();
+        assert_eq!(t.migration_cost, 0);
+        let err = t.set_migration_cost(-2).unwrap_err();
+        assert_eq!(err.range, (-1, i64::MAX));
+    }
+
+    #[test]
+    fn every_name_reaches_its_knob() {
+        // Each /proc name (with or without the sched_ prefix and _ns suffix) writes its
+        // own field; a value differing from the 2.6.26 defaults shows which.
+        let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
+        assert!(t.set_by_name("sched_nr_migrate", 7).unwrap());
+        assert_eq!(t.nr_migrate, 7);
+        assert!(t.set_by_name("nr_migrate", 0).unwrap());
+        assert_eq!(t.nr_migrate, 0);
+        assert!(t.set_by_name("sched_nr_migrate", -1).is_err());
+        assert!(t.set_by_name("sched_child_runs_first", 0).unwrap());
+        assert!(!t.child_runs_first);
+        assert!(t.set_by_name("sched_child_runs_first", 2).unwrap());
+        assert!(t.child_runs_first);
+        assert!(t.set_by_name("sched_compat_yield", 1).unwrap());
+        assert!(t.compat_yield);
+        assert!(t.set_by_name("sched_compat_yield", 0).unwrap());
+        assert!(!t.compat_yield);
+        assert!(t.set_by_name("sched_nr_latency", 3).unwrap());
+        assert_eq!(t.nr_latency, 3);
+        assert!(t.set_by_name("sched_nr_latency", 1).unwrap());
+        assert_eq!(t.nr_latency, 1);
+        assert!(t.set_by_name("sched_nr_latency", 0).is_err());
+        assert!(t.set_by_name(" sched_migration_cost ", 250_000).unwrap());
+        assert_eq!(t.migration_cost, 250_000);
     }
 }

@@ -193,3 +193,56 @@ fn a_tickless_cpu_leaving_nohz_mode_keeps_the_owner() {
     assert_eq!(sim.s.nohz().load_balancer, Some(0));
     assert_eq!(sim.s.nohz().cpu_mask.iter().collect::<Vec<_>>(), vec![0, 1]);
 }
+
+#[test]
+fn the_ilb_comes_back_when_the_earliest_tickless_cpu_is_due() {
+    // run_rebalance_domains (2.6.26 sched.c:3740-3779): after balancing each tickless CPU
+    // the owner takes `rq->next_balance` when it is earlier than its own, so it wakes for
+    // whichever CPU is due first. HZ=1000, one hog on CPU 0 (a lone task: nothing to pull),
+    // CPUs 1-3 idle: CPU 1 owns the ILB role, 2 and 3 stop their ticks. CPU 1's domains
+    // are set to an 8 ms interval (as writing min_interval / max_interval under
+    // /proc/sys/kernel/sched_domain/cpu1/ does); CPUs 2 and 3 keep SD_*_INIT's 1-4 ms.
+    // Each of their passes finds nothing and doubles balance_interval (up to max_interval
+    // 4) after the pass, so the intervals run 1, 2, 4, 4 ms (= jiffies) and the passes
+    // fall at jiffies 1, 1 + 2 = 3, 3 + 4 = 7 and 7 + 4 = 11. CPU 1's own first pass is
+    // due at 0 + 8 = 8. Taking the larger next_balance, or keeping its own, the owner
+    // would sleep to jiffy 8 and balance 2 and 3 there only.
+    let mut c = cfg(V26, 4);
+    c.hres_timers = false;
+    c.nohz = true;
+    c.hz = 1000;
+    let mut d = q6600(V26);
+    for sd in &mut d.per_cpu[1] {
+        sd.params.min_interval = 8;
+        sd.params.max_interval = 8;
+        sd.params.balance_interval = 8;
+    }
+    let mut sim = Sim::new(c, d, 0);
+    sim.spawn(0, TaskParams::normal());
+    let now = sim.now();
+    for cpu in 1..4 {
+        sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
+    }
+    assert_eq!(sim.s.nohz().load_balancer, Some(1));
+    let mut passes: [Vec<u64>; 4] = Default::default();
+    for j in 1..=12u64 {
+        sim.clear_events();
+        sim.run_to(j * sim.tick_ns);
+        for (_, e) in sim.events() {
+            if let Event::Scan { cpu, .. } = e {
+                if passes[*cpu].last() != Some(&j) {
+                    passes[*cpu].push(j);
+                }
+            }
+        }
+        if j == 1 {
+            // min(own 8, CPU 2's 1 + 1, CPU 3's 1 + 1)
+            assert_eq!(sim.s.rq(1).unwrap().next_balance, 2);
+        }
+    }
+    assert_eq!(passes[1], vec![8]);
+    assert_eq!(passes[2], vec![1, 3, 7, 11]);
+    assert_eq!(passes[3], vec![1, 3, 7, 11]);
+    // CPU 0 balances as a busy CPU (1 ms x busy_factor 64): not in these 12 jiffies.
+    assert!(passes[0].is_empty());
+}
