@@ -486,6 +486,9 @@ fuzz_target!(|input: Input| {
 
     // Run.
     let changes = changes(&input, config, &domains);
+    if debug {
+        eprintln!("changes accepted: {changes:?}");
+    }
     let setup = RunSetup {
         host: &host,
         costs: &costs,
