@@ -181,7 +181,7 @@ pub struct BenchArgs {
     /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
-    /// A TOML sweep file of [[config]] tables (name, profile, features,
+    /// A TOML sweep file of `[[config]]` tables (name, profile, features,
     /// patches, policy, client_policy, server_policy, set, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,

@@ -4,8 +4,8 @@
 //! One parameter set per host ([`CostModel::preset`]); the same set serves
 //! every kernel configuration and every workload. Each field's doc says
 //! where its value comes from, with the tags of
-//! `../shared/reference/hosts-and-costs.md`: **[P]** published, **[R]**
-//! recalled publication, **[D]** derived, **[E]** estimate. The physical
+//! `../shared/reference/hosts-and-costs.md`: **\[P\]** published, **\[R\]**
+//! recalled publication, **\[D\]** derived, **\[E\]** estimate. The physical
 //! derivation is written out in `docs/CALIBRATION.md`.
 //!
 //! Two kinds of cost:
@@ -65,63 +65,63 @@ pub struct CostModel {
     /// Which parameter set this is.
     pub name: String,
     /// CPU work multiplier against the 2.4 GHz Core 2 baseline (Q6600 and
-    /// X2 clock; hosts-and-costs.md §5 [E]: Tigerton X7350 0.82, Harpertown
+    /// X2 clock; hosts-and-costs.md §5 \[E\]: Tigerton X7350 0.82, Harpertown
     /// 0.78, Nehalem X5570 0.72; K8 1.06 from its 70 vs 66 µs pgbench
     /// backend in §5.1).
     pub clock_factor: f64,
-    /// Entering and leaving any system call, ns (baseline). [R] tsuna blog:
+    /// Entering and leaving any system call, ns (baseline). \[R\] tsuna blog:
     /// a null syscall is 50-100 ns; the work inside socket calls is part of
     /// each workload's run times.
     pub syscall_ns: f64,
     /// Direct cost of a switch between two processes: switch_mm, TLB
     /// flush, register state and the L1 refill of the incoming task, ns
-    /// (baseline). [R] Sigoure 2010: 1.2-2 µs pinned on Core 2 / Nehalem;
+    /// (baseline). \[R\] Sigoure 2010: 1.2-2 µs pinned on Core 2 / Nehalem;
     /// §5.1 gives 1.8 µs for the Q6600.
     pub ctx_switch_ns: f64,
     /// try_to_wake_up of a task onto the waker's own CPU: enqueue plus the
-    /// preemption check, ns (baseline). [E] §2 notes, "well under 1 µs".
+    /// preemption check, ns (baseline). \[E\] §2 notes, "well under 1 µs".
     pub wake_local_ns: f64,
     /// Sending a reschedule IPI (APIC ICR write and the send path), ns
     /// (baseline), charged to the waker on top of the remote runqueue lock
-    /// transfer. [E] §5.1's 1.5 / 2.5 µs remote wake minus the lock lines.
+    /// transfer. \[E\] §5.1's 1.5 / 2.5 µs remote wake minus the lock lines.
     pub ipi_send_ns: f64,
     /// Cache lines of the remote runqueue (lock, rq fields, the task's
-    /// entity) a remote wakeup pulls over, each at `dirty_line_ns`. [E]
+    /// entity) a remote wakeup pulls over, each at `dirty_line_ns`. \[E\]
     pub rq_lock_lines: f64,
     /// Scheduler overhead per CPU whose runqueue a wakeup or balance pass
     /// reads (source_load/target_load of a remote rq is a shared-line miss
-    /// plus the arithmetic), ns (baseline). [E]
+    /// plus the arithmetic), ns (baseline). \[E\]
     pub scan_ns_per_cpu: f64,
     /// From an IPI being sent to its handler running on the target, ns.
-    /// [E] §2: ~1-2 µs on FSB-era xAPIC; farther targets are slower.
+    /// \[E\] §2: ~1-2 µs on FSB-era xAPIC; farther targets are slower.
     pub ipi_latency_ns: ReachTable,
     /// Leaving the idle state when work arrives (C1E on the desktop parts,
-    /// deeper C-states on Nehalem), ns. [E] §2 C1E 5-15 µs; chosen within
+    /// deeper C-states on Nehalem), ns. \[E\] §2 C1E 5-15 µs; chosen within
     /// that range so the cross-CPU ping-pong of one pgbench client under
-    /// sched_features 863 matches its published 9.2K TPS [D].
+    /// sched_features 863 matches its published 9.2K TPS \[D\].
     pub idle_exit_ns: f64,
     /// Moving one *dirty* cache line from a cache at this reach: the
     /// latency-bound cost of reading data another CPU just wrote (socket
-    /// buffers, wait queues, a message), ns per line. [E] §2: 10-25 ns same
-    /// die, 100-150 ns across the FSB; [R] Molka PACT'09 for Nehalem.
+    /// buffers, wait queues, a message), ns per line. \[E\] §2: 10-25 ns same
+    /// die, 100-150 ns across the FSB; \[R\] Molka PACT'09 for Nehalem.
     pub dirty_line_ns: ReachTable,
     /// Refilling a *working set* from a cache at this reach, ns per line,
     /// with the hardware's memory-level parallelism (prefetchers, several
-    /// outstanding misses): the per-line cost of a bulk refill. [E]: a
+    /// outstanding misses): the per-line cost of a bulk refill. \[E\]: a
     /// same-die move refills only the private L1 from the shared L2 (L2 hit
     /// ~6 ns, two or three misses in flight); a cross-die move pulls
     /// modified lines over the FSB (~100-150 ns each, ~6 in flight), so a
     /// 128 KB backend pays ~40 µs, inside §5.1's 30-50 µs.
     pub xfer_line_ns: ReachTable,
-    /// Refilling one line from DRAM in bulk, ns. [E] ~75 ns DRAM latency
+    /// Refilling one line from DRAM in bulk, ns. \[E\] ~75 ns DRAM latency
     /// (§2) over ~6 outstanding misses.
     pub mem_line_ns: f64,
     /// Lines of kernel communication state a message drags along besides
     /// its payload (skb head, socket, wait queue, the sender's task), each
-    /// at `dirty_line_ns`. [E] §5.1: ~30-60 lines.
+    /// at `dirty_line_ns`. \[E\] §5.1: ~30-60 lines.
     pub msg_base_lines: f64,
     /// Coefficient of variation of every run time (cache and branch luck,
-    /// interrupts not modelled). [E]
+    /// interrupts not modelled). \[E\]
     pub jitter_cv: f64,
 }
 
@@ -237,7 +237,7 @@ fn q6600() -> CostModel {
 }
 
 /// The Athlon 64 X2 (§1.1): no shared cache, so the two cores talk through
-/// the on-die crossbar (dirty lines ~50-70 ns [E]); the on-die memory
+/// the on-die crossbar (dirty lines ~50-70 ns \[E\]); the on-die memory
 /// controller makes DRAM refills cheaper than on the FSB parts.
 fn x2() -> CostModel {
     CostModel {
@@ -254,7 +254,7 @@ fn x2() -> CostModel {
 
 /// Tigerton 4x4 (§1.3): Q6600-like dies, one FSB per socket to an MCH with
 /// a snoop filter; cross-die and cross-socket within 20% of each other
-/// (§5.2); FB-DIMM makes DRAM slower (~100-130 ns [E]).
+/// (§5.2); FB-DIMM makes DRAM slower (~100-130 ns \[E\]).
 fn tigerton() -> CostModel {
     CostModel {
         name: "tigerton".into(),
@@ -282,8 +282,8 @@ fn stoakley() -> CostModel {
 }
 
 /// Nehalem-EP 2x4x2 (§1.5): SMT siblings share L1/L2, the socket shares an
-/// inclusive L3 (~25-40 ns per dirty line [R] Molka), QPI to the other
-/// socket (~100-120 ns [R]); on-die DDR3 (~65 ns local); deeper C-states
+/// inclusive L3 (~25-40 ns per dirty line \[R\] Molka), QPI to the other
+/// socket (~100-120 ns \[R\]); on-die DDR3 (~65 ns local); deeper C-states
 /// (§5.1: 5-20 µs).
 fn nehalem_ep() -> CostModel {
     CostModel {

@@ -101,8 +101,6 @@
 //! assert!(res.median(0, 2).unwrap() > 1000.0);
 //! ```
 #![forbid(unsafe_code)]
-// Source tags such as [E] and [P] (hosts-and-costs.md's) are literal text.
-#![allow(rustdoc::broken_intra_doc_links)]
 #![warn(missing_docs)]
 
 pub mod calibration;

@@ -35,12 +35,12 @@ use std::sync::Arc;
 type Registry = Rc<RefCell<Arc<[TaskRef]>>>;
 
 /// CPU work per step at the 2.4 GHz Core 2 baseline, and data sizes.
-/// Values are [E] estimates anchored on hosts-and-costs.md §3.2/§5.1 (see
+/// Values are \[E\] estimates anchored on hosts-and-costs.md §3.2/§5.1 (see
 /// docs/CALIBRATION.md): the client ≈ 22 µs per transaction (§5.1's
 /// "client µs/txn (base)"; with its cross-CPU costs it then saturates near
 /// the best published 36.5K TPS, as §3.2 derives) and the backend ≈ 63 µs,
 /// so that with two context switches one client co-located with its
-/// backend takes the 90.6 µs of the published 11,043 TPS [P].
+/// backend takes the 90.6 µs of the published 11,043 TPS \[P\].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PgbenchCosts {
     /// Reading a reply: recv, PQconsumeInput, PQgetResult, PQclear.
