@@ -236,3 +236,89 @@ fn llc_wider_than_node_is_clipped() {
     let h = Host::new(desc).unwrap();
     assert_eq!(layout(&h.build_domains(V::V2_6_32))[3], "MC 2-3: 3 2 | NODE 0-3: 2-3@2048 0-1@2048");
 }
+
+/// `__build_sched_domains` adds ALLNODES only when the machine has *more*
+/// than SD_NODES_PER_DOMAIN (16) times this node's CPUs (2.6.26 sched.c
+/// 6978-6979: `cpus_weight(*cpu_map) > SD_NODES_PER_DOMAIN*cpus_weight(*nodemask)`).
+/// 16 one-CPU nodes: 16 > 16 is false, so the top level is NODE; 17: ALLNODES.
+#[test]
+fn allnodes_needs_more_than_sixteen_nodes_worth_of_cpus() {
+    for v in V::ALL {
+        let top = |s: &str| *levels(&spec(s).build_domains(v), 0).last().unwrap();
+        assert_eq!(top("16n1c"), L::Node, "{v}");
+        assert_eq!(top("17n1c"), L::AllNodes, "{v}");
+    }
+}
+
+mod degenerate {
+    use cfs_topology::builder::{initialiser, sd_degenerate, sd_parent_degenerate};
+    use cfs_topology::{CpuMask, DomainLevel as L, KernelVersion as V, SchedDomain, SchedGroup, SdFlags as F};
+
+    /// A domain over CPUs 0-1 with the given flags and `groups` groups (one
+    /// of both CPUs, or one per CPU).
+    fn sd(flags: F, groups: usize) -> SchedDomain {
+        let cpus: Vec<CpuMask> =
+            if groups == 1 { vec![CpuMask::first_n(2)] } else { vec![CpuMask::single(0), CpuMask::single(1)] };
+        SchedDomain {
+            level: L::Cpu,
+            span: CpuMask::first_n(2),
+            groups: cpus.into_iter().map(|cpus| SchedGroup { cpus, cpu_power: 1024 }).collect(),
+            flags,
+            params: initialiser(L::Cpu, V::V2_6_26, 2).1,
+        }
+    }
+
+    /// sd_degenerate (2.6.26 sched.c:6302-6325): balancing flags count only
+    /// with two or more groups; the wakeup flags (WAKE_IDLE, WAKE_AFFINE,
+    /// WAKE_BALANCE; 2.6.32 WAKE_AFFINE alone) keep even a one-group domain.
+    #[test]
+    fn a_one_group_domain_lives_only_by_its_wakeup_flags() {
+        let v = V::V2_6_26;
+        assert!(sd_degenerate(v, &sd(F::LOAD_BALANCE | F::BALANCE_NEWIDLE, 1)));
+        assert!(!sd_degenerate(v, &sd(F::LOAD_BALANCE | F::BALANCE_NEWIDLE, 2)));
+        // Two groups but no flag that uses them, and no wakeup flag.
+        assert!(sd_degenerate(v, &sd(F::SERIALIZE, 2)));
+        for wake in [F::WAKE_IDLE, F::WAKE_AFFINE, F::WAKE_BALANCE] {
+            assert!(!sd_degenerate(v, &sd(F::LOAD_BALANCE | wake, 1)), "{wake:?}");
+        }
+        // 2.6.32 (sched.c:7855-7876): only WAKE_AFFINE counts.
+        assert!(sd_degenerate(V::V2_6_32, &sd(F::LOAD_BALANCE | F::WAKE_IDLE, 1)));
+        assert!(!sd_degenerate(V::V2_6_32, &sd(F::LOAD_BALANCE | F::WAKE_AFFINE, 1)));
+    }
+
+    /// sd_parent_degenerate (2.6.26 sched.c:6328-6355): "WAKE_BALANCE is a
+    /// subset of WAKE_AFFINE" — a parent over the same span whose only extra
+    /// flag is WAKE_BALANCE adds nothing to a WAKE_AFFINE child, but does
+    /// to a child without it. 2.6.32 has no such exemption.
+    #[test]
+    fn wake_balance_is_covered_by_a_wake_affine_child() {
+        let base = F::LOAD_BALANCE | F::BALANCE_NEWIDLE;
+        let parent = sd(base | F::WAKE_AFFINE | F::WAKE_BALANCE, 2);
+        let affine_child = sd(base | F::WAKE_AFFINE, 2);
+        let plain_child = sd(base, 2);
+        assert!(sd_parent_degenerate(V::V2_6_26, &affine_child, &parent, 1));
+        assert!(!sd_parent_degenerate(V::V2_6_26, &plain_child, &parent, 1));
+        assert!(!sd_parent_degenerate(V::V2_6_32, &affine_child, &parent, 1));
+    }
+}
+
+/// `SdFlags::from_kernel_value` reads a `flags` integer as
+/// /proc/sys/kernel/sched_domain/cpuN/domainM/flags shows it. 2.6.26 MC:
+/// LB 1 + NEWIDLE 2 + EXEC 4 + FORK 8 + WAKE_AFFINE 32 + SHARE_PKG 512 = 559;
+/// 2.6.32 renumbered them (include/linux/sched.h): the same set plus
+/// PREFER_SIBLING 0x1000 is 0x122f = 4655. A bit the kernel does not define
+/// (2.6.26: 4096 and up) is refused.
+#[test]
+fn kernel_flag_values_decode_both_numberings() {
+    use cfs_topology::SdFlags as F;
+    let mc = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_EXEC | F::BALANCE_FORK | F::WAKE_AFFINE;
+    let mc26 = mc | F::SHARE_PKG_RESOURCES;
+    assert_eq!(F::from_kernel_value(V::V2_6_26, 559), Some(mc26));
+    assert_eq!(mc26.kernel_value(V::V2_6_26), 559);
+    assert_eq!(F::from_kernel_value(V::V2_6_26, 1), Some(F::LOAD_BALANCE));
+    assert_eq!(F::from_kernel_value(V::V2_6_26, 0), Some(F::empty()));
+    assert_eq!(F::from_kernel_value(V::V2_6_26, 559 | 4096), None);
+    let mc32 = mc26 | F::PREFER_SIBLING;
+    assert_eq!(F::from_kernel_value(V::V2_6_32, 0x122f), Some(mc32));
+    assert_eq!(mc32.kernel_value(V::V2_6_32), 0x122f);
+}

@@ -69,3 +69,19 @@ fn symmetric_on_every_pair() {
 fn out_of_range_panics() {
     Host::preset("q6600").unwrap().distance(9, 9);
 }
+
+#[test]
+fn labels_are_the_documented_short_names() {
+    let labels: Vec<String> = [
+        D::SameCpu,
+        D::SameCore,
+        D::SharedCache { level: 2 },
+        D::SamePackage,
+        D::SameNode,
+        D::RemoteNode { distance: 21 },
+    ]
+    .into_iter()
+    .map(D::label)
+    .collect();
+    assert_eq!(labels, ["same-cpu", "smt", "L2", "package", "node", "remote:21"]);
+}
