@@ -238,6 +238,35 @@ mod tests {
     }
 
     #[test]
+    fn clear_removes_one_cpu_in_any_word() {
+        // Bits 0, 63 | 64, 65 | 1023: word boundaries and the last CPU.
+        let all = [0, 63, 64, 65, 1023];
+        for &gone in &all {
+            let mut m = CpuMask::from_cpus(all);
+            m.clear(gone);
+            let left: alloc::vec::Vec<_> = m.iter().collect();
+            let want: alloc::vec::Vec<_> = all.iter().copied().filter(|&c| c != gone).collect();
+            assert_eq!(left, want, "clear({gone})");
+            assert!(!m.contains(gone));
+            m.clear(gone);
+            assert_eq!(m.weight(), 4, "clearing a clear bit changes nothing");
+        }
+    }
+
+    #[test]
+    fn cpus_past_the_limit_are_ignored() {
+        // MAX_CPUS is the first CPU number a mask cannot hold: set, clear and
+        // contains take it (and anything larger) without touching the bitmap.
+        let mut m = CpuMask::single(MAX_CPUS - 1);
+        m.set(MAX_CPUS);
+        m.set(usize::MAX);
+        m.clear(MAX_CPUS);
+        assert_eq!(m, CpuMask::single(MAX_CPUS - 1));
+        assert!(m.contains(MAX_CPUS - 1) && !m.contains(MAX_CPUS) && !m.contains(usize::MAX));
+        assert_eq!(CpuMask::first_n(MAX_CPUS + 5).weight(), MAX_CPUS);
+    }
+
+    #[test]
     fn iter_ascending_across_words() {
         let m = CpuMask::from_cpus([700, 3, 64, 63]);
         let v: alloc::vec::Vec<_> = m.iter().collect();
