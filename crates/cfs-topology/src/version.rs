@@ -88,3 +88,22 @@ impl FromStr for KernelVersion {
             .ok_or_else(|| UnknownVersion(alloc::string::String::from(t)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn every_profile_name_parses_back_to_itself() {
+        for v in KernelVersion::ALL {
+            assert_eq!(v.name().parse::<KernelVersion>(), Ok(v));
+            assert_eq!(format_args!(" {v} ").to_string().parse::<KernelVersion>(), Ok(v), "surrounding blanks");
+        }
+        let err = "2.6.27".parse::<KernelVersion>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown kernel profile \"2.6.27\" (known: 2.6.25, 2.6.26-rc4, 2.6.26, 2.6.32-rc1, 2.6.32)"
+        );
+    }
+}

@@ -70,6 +70,23 @@ fn spec_options() {
 }
 
 #[test]
+fn spec_limits_and_defaults() {
+    // Exactly the CPU limit in one count is fine.
+    assert_eq!(Host::from_spec("1024c").unwrap().nr_cpus(), 1024);
+    // The last vendor word wins.
+    assert_eq!(Host::from_spec("2c,amd,intel").unwrap().vendor(), Vendor::Intel);
+    // A cache scope without a size: 256 KB for a core-private cache, 2 MB per
+    // core sharing it otherwise (2 cores per die: 4 MB; 2 dies of 2: 8 MB).
+    let kb = |spec: &str, level: u8| {
+        Host::from_spec(spec).unwrap().caches().iter().find(|c| c.level == level).map(|c| c.size_kb)
+    };
+    assert_eq!(kb("1s2d2c,l2=core", 2), Some(256));
+    assert_eq!(kb("1s2d2c,l2=die", 2), Some(4096));
+    assert_eq!(kb("1s2d2c,l3=socket", 3), Some(8192));
+    assert_eq!(kb("1s2d2c,l3=none", 3), None);
+}
+
+#[test]
 fn spec_errors_name_the_problem() {
     let cases = [
         ("", "empty host spec"),
@@ -87,6 +104,12 @@ fn spec_errors_name_the_problem() {
         ("2c,order=random", "smt-last or linear"),
         ("2n2c,dist=5", "remote distance 11..=255"),
         ("2c,", "unknown host spec option \"\""),
+        // One count past the CPU limit is refused where it is read...
+        ("1025c", "count too large (the CPU limit is 1024)"),
+        // ...and a product past it (2^30, 2^50 CPUs) before any CPU is built.
+        ("1024s1024d1024c", "1073741824 logical CPUs; the limit is 1024"),
+        ("1024n1024s1024d1024c1024t", "1125899906842624 logical CPUs; the limit is 1024"),
+        ("2c,l2=die:0K", "option `l2`: expected core, die or socket"),
     ];
     for (spec, needle) in cases {
         let msg = err_text(Host::from_spec(spec));
@@ -196,6 +219,8 @@ fn toml_errors_name_the_problem() {
         ("spec = \"2q\"", "unknown unit"),
         ("[[cpu]]\nid = 3\npackage = 0\ncore = 0", "id 3 is out of range"),
         ("[[cpu]]\nid = 0\npackage = 0\ncore = 0\n[[cpu]]\npackage = 0\ncore = 1", "every [[cpu]] has an `id` or none"),
+        // Mixed ids are refused at the first entry, before its id is used.
+        ("[[cpu]]\nid = 5\npackage = 0\ncore = 0\n[[cpu]]\npackage = 0\ncore = 1", "every [[cpu]] has an `id` or none"),
         (
             "[[cpu]]\npackage = 0\ncore = 0\n[[cpu]]\npackage = 0\ncore = 0",
             "CPU 1 and CPU 0 are both package 0 die 0 core 0 thread 0",

@@ -167,3 +167,56 @@ fn empty_tree_is_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(msg.contains("devices/system/cpu: cannot list"), "{msg}");
 }
+
+/// The L2 of a Q6600 tree as read back.
+fn l2_kb(h: &Host) -> u32 {
+    h.caches().iter().find(|c| c.level == 2).map(|c| c.size_kb).unwrap()
+}
+
+#[test]
+fn cache_sizes_take_k_m_and_g_suffixes() {
+    // sysfs writes "4096K"; other trees (and hand-made copies) use M or G.
+    let s = Scratch::new("q6600", "sizes");
+    for (text, kb) in [("4096K", 4096), ("4M", 4096), ("4m", 4096), ("1G", 1024 * 1024), ("512", 512)] {
+        for cpu in 0..4 {
+            s.write(&format!("{CPU}/cpu{cpu}/cache/index2/size"), &format!("{text}\n"));
+        }
+        assert_eq!(l2_kb(&Host::from_sysfs(&s.0).unwrap()), kb, "{text}");
+    }
+}
+
+#[test]
+fn without_an_online_list_the_cpu_directories_count() {
+    // count_cpus falls back to the cpuN directories that have a topology/.
+    let s = Scratch::new("q6600", "no-online");
+    s.remove(&format!("{CPU}/online"));
+    let h = Host::from_sysfs(&s.0).unwrap();
+    assert_eq!(h.nr_cpus(), 4);
+}
+
+#[test]
+fn cpufreq_gives_the_clock_and_a_zero_mhz_reading_is_ignored() {
+    // cpuinfo_max_freq is in kHz: 2403000 -> 2403 MHz. Below 1 MHz (999 kHz
+    // rounds down to 0) the reading is unusable and the default clock is kept.
+    let s = Scratch::new("q6600", "mhz");
+    std::fs::create_dir_all(s.0.join(format!("{CPU}/cpu0/cpufreq"))).unwrap();
+    s.write(&format!("{CPU}/cpu0/cpufreq/cpuinfo_max_freq"), "2403000\n");
+    assert_eq!(Host::from_sysfs(&s.0).unwrap().mhz(), 2403);
+    s.write(&format!("{CPU}/cpu0/cpufreq/cpuinfo_max_freq"), "999\n");
+    assert_eq!(Host::from_sysfs(&s.0).unwrap().mhz(), Host::from_sysfs(&fixture("q6600")).unwrap().mhz());
+}
+
+#[test]
+fn more_node_directories_than_max_nodes_are_refused() {
+    // 1025 empty nodeN directories: refused by count before any is read.
+    let s = Scratch::new("q6600", "many-nodes");
+    for n in 0..1025 {
+        std::fs::create_dir_all(s.0.join(format!("devices/system/node/node{n}"))).unwrap();
+    }
+    let msg = s.error();
+    assert!(msg.contains("1025 nodes; the limit is 1024"), "{msg}");
+    // 1024 pass the count, and the first node's missing cpulist is reported.
+    s.remove("devices/system/node/node1024");
+    let msg = s.error();
+    assert!(msg.contains("node0/cpulist"), "{msg}");
+}
