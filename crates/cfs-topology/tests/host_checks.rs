@@ -27,10 +27,16 @@ fn node_ids_stay_below_max_nodes() {
     assert_eq!(Host::new(desc.clone()).unwrap().nr_nodes(), MAX_NODES);
     desc.cpus[1].node = MAX_NODES as u32;
     assert_eq!(Host::new(desc).unwrap_err(), TopologyError::NodeIdTooLarge { cpu: 1, node: MAX_NODES as u64 });
-    // A distance table of MAX_NODES + 1 rows names its last node id, MAX_NODES.
+    // A distance table of MAX_NODES rows is the largest taken; one more row
+    // names its last node id, MAX_NODES.
+    let table = |n: usize| -> Vec<Vec<u32>> {
+        (0..n).map(|a| (0..n).map(|b| if a == b { 10 } else { 20 }).collect()).collect()
+    };
     let mut desc = flat(2, 0);
-    let n = MAX_NODES + 1;
-    desc.node_distances = (0..n).map(|a| (0..n).map(|b| if a == b { 10 } else { 20 }).collect()).collect();
+    desc.node_distances = table(MAX_NODES);
+    assert_eq!(Host::new(desc).unwrap().nr_nodes(), MAX_NODES);
+    let mut desc = flat(2, 0);
+    desc.node_distances = table(MAX_NODES + 1);
     assert_eq!(Host::new(desc).unwrap_err(), TopologyError::NodeIdTooLarge { cpu: 0, node: MAX_NODES as u64 });
 }
 

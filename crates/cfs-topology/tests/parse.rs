@@ -84,6 +84,9 @@ fn spec_limits_and_defaults() {
     assert_eq!(kb("1s2d2c,l2=die", 2), Some(4096));
     assert_eq!(kb("1s2d2c,l3=socket", 3), Some(8192));
     assert_eq!(kb("1s2d2c,l3=none", 3), None);
+    assert_eq!(kb("1s2d2c,l2=none", 2), None);
+    // The spec parser itself refuses a product past the CPU limit.
+    assert_eq!(parse_spec("1024s1024d1024c").unwrap_err(), TopologyError::TooManyCpus(1 << 30));
 }
 
 #[test]
