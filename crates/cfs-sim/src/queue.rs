@@ -230,6 +230,23 @@ mod tests {
         );
     }
 
+    /// A key at the exact start of the next slot belongs to that slot: pushed
+    /// while an equal time with a lower seq already waits in the ring, it
+    /// still pops second (random times almost never hit the boundary).
+    #[test]
+    fn a_key_at_a_slot_boundary_waits_in_its_own_slot() {
+        let slot = 1u64 << SLOT_SHIFT;
+        let mut q = EventQueue::new();
+        q.push(It(2 * slot, 1));
+        q.push(It(slot + 5, 0));
+        // Slot 1 is now current; its limit is 2 * slot.
+        assert_eq!(q.pop(), Some(It(slot + 5, 0)));
+        q.push(It(2 * slot, 2));
+        assert_eq!(q.pop(), Some(It(2 * slot, 1)));
+        assert_eq!(q.pop(), Some(It(2 * slot, 2)));
+        assert_eq!(q.pop(), None);
+    }
+
     /// Random pushes (mostly ahead of the last pop, some far ahead, some
     /// early, some at equal times) interleaved with pops: the same order as
     /// a binary heap.
