@@ -1652,6 +1652,143 @@ mod tests {
         assert!(same_cpu < same_die && same_die < cross_die, "{same_cpu} {same_die} {cross_die}");
     }
 
+    /// The engine's price of one ping-pong round, worked out from the
+    /// Q6600 cost set (no jitter, so every figure is exact). The runs stay
+    /// inside the first 4 ms, before any tick, and the difference between
+    /// 60 and 20 rounds leaves out the start (first refills from DRAM).
+    ///
+    /// Same CPU: each side runs 10 µs, sends (a system call, a local wakeup
+    /// and the two runqueue loads wake_affine reads), enters the wait (a
+    /// system call) and switches to the other (the direct switch cost; the
+    /// 16 KB working sets stay in the L2, so no refill).
+    ///
+    /// Across CPUs the sender's own send and wait overlap the wakee's
+    /// start; the round trip is two hops of: the reschedule IPI's flight,
+    /// the idle wakee's C-state exit, its switch in, reading the message
+    /// (its 64 bytes plus the kernel's communication lines, dirty in the
+    /// sender's cache), its 10 µs, and the newly-idle balancing its CPU did
+    /// when it went idle (six runqueue reads: the die's two CPUs in the MC
+    /// domain, all four in the CPU domain), which the CPU owes as debt.
+    #[test]
+    fn round_trips_cost_what_the_model_charges() {
+        let c = CostModel::preset("q6600").unwrap();
+        let per_round = |a: usize, b: usize| (ping_pong(a, b, 60) - ping_pong(a, b, 20)) / 40;
+        let side = 10_000.0
+            + c.syscall_ns
+            + c.wake_cost(Reach::SameCpu)
+            + 2.0 * c.scan_ns_per_cpu
+            + c.syscall_ns
+            + c.ctx_switch_ns;
+        // 2 x (10,000 + 100 + 500 + 200 + 100 + 1,800) = 25,400 ns.
+        assert_eq!(per_round(0, 0), round_u64(2.0 * side));
+        for (b, reach) in [(1, Reach::SharedCache), (2, Reach::Package)] {
+            let hop = c.ipi_latency_ns[reach as usize]
+                + c.idle_exit_ns
+                + c.ctx_switch_ns
+                + c.handoff_cost(reach, 64)
+                + 10_000.0
+                + 6.0 * c.scan_ns_per_cpu;
+            // Same die: 2 x (1,000 + 5,000 + 1,800 + 41 x 15 + 10,000 + 600)
+            // = 38,030 ns; across the dies: 2 x (1,500 + 5,000 + 1,800 +
+            // 41 x 125 + 10,000 + 600) = 48,050 ns.
+            assert_eq!(per_round(0, b), round_u64(2.0 * hop), "{reach:?}");
+        }
+    }
+
+    /// A Q6600 simulation booted with one 128 KB task that only exits, for
+    /// poking at the cost helpers directly.
+    fn q6600_sim<'a>(host: &'a Host, costs: &'a CostModel) -> Sim<'a> {
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
+        let exit = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
+        let inst = Instance { tasks: vec![pinned("t", Box::new(exit), 0, 128)], finish: vec![0], conds: 0 };
+        Sim::new(&setup(host, costs, limits), inst).unwrap()
+    }
+
+    /// The refill formula of docs/CALIBRATION.md section 1, case by case, for a
+    /// 128 KB working set (2,048 lines) on the Q6600 (4 MB L2 per die, 32 KB
+    /// L1d per core; DRAM 12 ns a line, L2 to L1 3 ns, cross-die 20 ns).
+    /// A line survives P bytes loaded into a cache of S with exp(-P/S).
+    #[test]
+    fn refill_prices_the_working_set_by_where_it_was_left() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let mut sim = q6600_sim(&host, &costs);
+        let (die0, die1) = (sim.geom.llc[0], sim.geom.llc[2]);
+        assert_eq!(sim.geom.llc[1], die0);
+        assert_ne!(die0, die1);
+        let s = 4.0 * 1024.0 * 1024.0;
+        assert_eq!(sim.geom.llc_bytes[die0], s);
+        assert_eq!(sim.geom.private_bytes[1], 32.0 * 1024.0);
+        let (ws, lines) = (128.0 * 1024.0, 2048.0);
+        let close = |got: f64, want: f64| assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} against {want}");
+
+        // Never ran: the whole set from DRAM, 2,048 x 12 = 24,576 ns, and the
+        // die's cache now holds it.
+        sim.tasks[0].last_cpu = None;
+        let before = sim.pressure[die1];
+        close(sim.refill(0, 2), lines * 12.0);
+        close(sim.pressure[die1] - before, ws);
+
+        // Back on its own CPU after one cache's worth was loaded there:
+        // 1 - e^-1 = 63.2% of it comes again from DRAM.
+        sim.tasks[0].last_cpu = Some(0);
+        sim.tasks[0].stamp = sim.pressure[die0] - s;
+        let f = 1.0 - (-1.0f64).exp();
+        let before = sim.pressure[die0];
+        close(sim.refill(0, 0), f * lines * 12.0);
+        close(sim.pressure[die0] - before, f * ws);
+
+        // The other core of the die, nothing loaded since: only the 512
+        // lines of L1d refill from the shared L2, 512 x 3 = 1,536 ns.
+        sim.tasks[0].last_cpu = Some(1);
+        sim.tasks[0].stamp = sim.pressure[die0];
+        close(sim.refill(0, 0), 512.0 * 3.0);
+
+        // Across the dies after half a cache was loaded on the old one: the
+        // surviving 1 - (1 - e^-0.5) comes over the FSB at 20 ns, the rest
+        // from DRAM, and the new die's cache takes the whole set.
+        sim.tasks[0].last_cpu = Some(2);
+        sim.tasks[0].stamp = sim.pressure[die1] - s / 2.0;
+        let f = 1.0 - (-0.5f64).exp();
+        let before = sim.pressure[die0];
+        close(sim.refill(0, 0), (1.0 - f) * lines * 20.0 + f * lines * 12.0);
+        close(sim.pressure[die0] - before, ws);
+
+        // Nothing to refill without a working set.
+        sim.tasks[0].ws_bytes = 0.0;
+        assert_eq!(sim.refill(0, 0), 0.0);
+    }
+
+    /// Run-time jitter: the host's clock factor times a normal factor of
+    /// the cost set's CV (0.03 on the Q6600), clamped to 0.2-3; without
+    /// jitter the work is exact and draws nothing.
+    #[test]
+    fn work_is_scaled_and_jittered_by_the_cost_set() {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.clock_factor = 0.5;
+        let mut sim = q6600_sim(&host, &costs);
+        let xs: Vec<f64> = (0..4000).map(|_| sim.work(20_000) as f64).collect();
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let sd = (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt();
+        // 20 us at half the baseline's time: mean 10,000 ns, sd 300 ns; the
+        // sample's standard errors are 5 ns and ~1.1%.
+        assert!((mean - 10_000.0).abs() < 25.0, "{mean}");
+        assert!((sd - 300.0).abs() < 15.0, "{sd}");
+        costs.jitter_cv = 0.0;
+        let mut sim = q6600_sim(&host, &costs);
+        let twin = sim.rng.clone();
+        assert_eq!(sim.work(20_000), 10_000);
+        assert_eq!(sim.rng, twin);
+        // The clamp: a CV so large that the normal factor leaves 0.2-3.
+        costs.jitter_cv = 10.0;
+        let mut sim = q6600_sim(&host, &costs);
+        let xs: Vec<u64> = (0..4000).map(|_| sim.work(20_000)).collect();
+        assert!(xs.iter().all(|&x| (2_000..=30_000).contains(&x)));
+        assert!(xs.contains(&2_000) && xs.contains(&30_000));
+    }
+
     /// Runs `tasks` on the Q6600 without jitter until all have exited.
     fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
         let host = Host::preset("q6600").unwrap();
