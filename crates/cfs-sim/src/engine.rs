@@ -1964,6 +1964,104 @@ mod tests {
         assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::Stalled { .. })));
     }
 
+    /// A sleeper (CPU 0) and a task (CPU 2) that computes 1 ms and signals
+    /// it; the sleeper's program after the signal is `then`.
+    fn interrupted_sleep(then: Action) -> Result<RunOutcome, SimError> {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
+        let mut n = 0;
+        let mut then = Some(then);
+        let sleeper = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            match n {
+                1 => Action::Sleep { ns: 10_000_000, interruptible: true },
+                2 => then.take().unwrap_or(Action::Exit),
+                _ => Action::Exit,
+            }
+        });
+        let mut m = 0;
+        let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            match m {
+                1 => Action::Run(1_000_000),
+                2 => Action::Send { to: 0, sync: false, bytes: 0, tag: 0 },
+                _ => Action::Exit,
+            }
+        });
+        let tasks = vec![pinned("sleeper", Box::new(sleeper), 0, 0), pinned("signaller", Box::new(signaller), 2, 0)];
+        run(&setup(&host, &costs, limits), Instance { tasks, finish: vec![0, 1], conds: 0 })
+    }
+
+    /// A signal ends an interruptible sleep and cancels its timer for good:
+    /// a second sleep of 20 ms from ~1 ms lasts its 20 ms (the cancelled
+    /// timer's expiry at 10 ms must not end it), and a sleeper that then
+    /// waits for a message nobody sends is a stall as soon as a tick looks
+    /// (4 ms at HZ=250), not a run that idles on to its cap.
+    #[test]
+    fn a_signal_cancels_the_sleep_it_ends() {
+        let out = interrupted_sleep(Action::Sleep { ns: 20_000_000, interruptible: false }).unwrap();
+        assert!((21_000_000..21_100_000).contains(&out.end_ns), "{}", out.end_ns);
+        match interrupted_sleep(Action::Wait { all: true }) {
+            Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
+            other => panic!("{:?}", other.map(|o| o.end_ns)),
+        }
+    }
+
+    /// What the CLI prints when a run fails, and how an instance shows in
+    /// a debug log (programs are closures: only their count).
+    #[test]
+    fn errors_and_instances_say_what_they_hold() {
+        let stalled = SimError::Stalled { at: 1_500_000_000 }.to_string();
+        assert_eq!(stalled, "workload stalled at 1.500000 s: every task waits and no timer is armed");
+        let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
+        assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
+        let exit = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
+        let inst = Instance { tasks: vec![pinned("t", Box::new(exit), 0, 0)], finish: vec![0], conds: 0 };
+        assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
+    }
+
+    /// The signaller's CPU time when it signals a condition after 1 ms on
+    /// CPU 0, with or without a waiter blocked on it on CPU 2.
+    fn signaller_runtime(with_waiter: bool) -> u64 {
+        let mut m = 0;
+        let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            match m {
+                1 => Action::Run(1_000_000),
+                2 => Action::CondSignal { cond: 0, all: false },
+                _ => Action::Exit,
+            }
+        });
+        let mut n = 0;
+        let waiter = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            if n == 1 { Action::CondWait(0) } else { Action::Exit }
+        });
+        let mut tasks = vec![pinned("signaller", Box::new(signaller), 0, 0)];
+        if with_waiter {
+            tasks.push(pinned("waiter", Box::new(waiter), 2, 0));
+        }
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
+        let finish = (0..tasks.len()).collect();
+        let out = run(&setup(&host, &costs, limits), Instance { tasks, finish, conds: 1 }).unwrap();
+        out.tasks[0].runtime_ns
+    }
+
+    /// Signalling a waiter costs the signaller a wakeup across the dies
+    /// (500 + 700 + 8 x 125 = 2,200 ns) and wake_affine's two runqueue
+    /// reads (200 ns); a signal nobody waits for is only counted.
+    #[test]
+    fn a_condition_signal_charges_the_wakeup_to_the_signaller() {
+        let c = CostModel::preset("q6600").unwrap();
+        let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
+        assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+    }
+
     #[test]
     fn a_run_that_never_finishes_hits_the_cap() {
         let host = Host::preset("x2").unwrap();

@@ -141,3 +141,18 @@ fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
     assert_eq!(v(&switched), v(&at_boot));
     assert_ne!(v(&switched), v(&plain), "clearing PREFER_LOCAL in MC changes nothing here");
 }
+
+/// Several settings written at one time close one phase, not one each: two
+/// at 100 ms and one at 200 ms make three phases, each starting where the
+/// last ended.
+#[test]
+fn settings_written_at_one_time_close_one_phase() {
+    let mut changes = parse_switch("100ms:features=863,set=sched_migration_cost=0").unwrap();
+    changes.extend(parse_switch("200ms:features=895").unwrap());
+    let res = run(&timed(&["name=895"], 6, 300, 1, changes));
+    let r = &res.runs[0];
+    let bounds: Vec<(u64, u64)> = r.phases.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(bounds.len(), 3, "{bounds:?}");
+    assert_eq!((bounds[0].1, bounds[1]), (100_000_000, (100_000_000, 200_000_000)));
+    assert_eq!(bounds[2], (200_000_000, r.end_ns));
+}
