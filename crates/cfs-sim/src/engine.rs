@@ -1606,6 +1606,11 @@ mod tests {
     /// A ping task on `a` and a pong task on `b` for `rounds` round trips
     /// of 10 µs each side; returns the run's end time.
     fn ping_pong(a: usize, b: usize, rounds: u64) -> u64 {
+        ping_pong_run(a, b, rounds).end_ns
+    }
+
+    /// [`ping_pong`]'s whole outcome.
+    fn ping_pong_run(a: usize, b: usize, rounds: u64) -> RunOutcome {
         let host = Host::preset("q6600").unwrap();
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
@@ -1639,7 +1644,7 @@ mod tests {
         };
         let out = run(&setup(&host, &costs, limits), inst).unwrap();
         assert!(out.trace.is_some());
-        out.end_ns
+        out
     }
 
     #[test]
@@ -2060,6 +2065,146 @@ mod tests {
         let c = CostModel::preset("q6600").unwrap();
         let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
         assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+    }
+
+    /// Two CPU hogs pinned to CPU 0 under 2.6.26 (sched_latency 20 ms x
+    /// (1 + log2 4) = 60 ms, so each of the two gets a 30 ms slice). Returns
+    /// when the second first runs, i.e. when the first lost the CPU.
+    fn first_slice_end(hrtick: bool) -> u64 {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: Some(50_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let mut s = setup(&host, &costs, limits);
+        s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap();
+        let started = Rc::new(Cell::new(None));
+        let hog = |seen: Option<Rc<Cell<Option<u64>>>>| {
+            FnProgram(move |cx: &mut StepCx<'_>| {
+                if let Some(seen) = &seen
+                    && seen.get().is_none()
+                {
+                    seen.set(Some(cx.now));
+                }
+                Action::Run(1_000_000)
+            })
+        };
+        let tasks =
+            vec![pinned("a", Box::new(hog(None)), 0, 0), pinned("b", Box::new(hog(Some(started.clone()))), 0, 0)];
+        run(&s, Instance { tasks, finish: Vec::new(), conds: 0 }).unwrap();
+        started.get().unwrap()
+    }
+
+    /// With HRTICK the first hog is preempted when its 30 ms slice is used
+    /// up (hrtick_start_fair arms the timer for the rest of the slice, and
+    /// the hrtick's entity_tick reschedules at once); without it, at the
+    /// first tick after that, 32 ms (HZ=250). The second starts after the
+    /// switch (1.8 us; the tick's own scheduler work is the first's).
+    #[test]
+    fn hrtick_ends_a_slice_on_time_and_the_tick_late() {
+        let ctx = round_u64(CostModel::preset("q6600").unwrap().ctx_switch_ns);
+        assert_eq!(first_slice_end(true), 30_000_000 + ctx);
+        assert_eq!(first_slice_end(false), 32_000_000 + ctx);
+    }
+
+    /// A timer that ends a sleep disarms it: a task that sleeps 1 ms and
+    /// then waits for a message nobody sends is a stall at the next tick.
+    #[test]
+    fn a_finished_sleep_leaves_no_timer_armed() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
+        let mut n = 0;
+        let p = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            if n == 1 { Action::Sleep { ns: 1_000_000, interruptible: false } } else { Action::Wait { all: true } }
+        });
+        let inst = Instance { tasks: vec![pinned("s", Box::new(p), 0, 0)], finish: vec![0], conds: 0 };
+        match run(&setup(&host, &costs, limits), inst) {
+            Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
+            other => panic!("{:?}", other.map(|o| o.end_ns)),
+        }
+    }
+
+    /// Without tasks whose exit ends the run, the run ends when every task
+    /// has exited (at the first tick that finds nothing to do), without an
+    /// error; a task spec's CPU beyond the host starts on its last CPU.
+    #[test]
+    fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
+        let mut n = 0;
+        let p = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            if n == 1 { Action::Run(1_000_000) } else { Action::Exit }
+        });
+        let spec = TaskSpec { name: "t".into(), program: Box::new(p), params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
+        let out =
+            run(&setup(&host, &costs, limits), Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }).unwrap();
+        assert_eq!(out.end_ns, 4_000_000);
+        assert!(
+            out.cpu_busy_ns[3] >= 1_000_000 && out.cpu_busy_ns[..3].iter().all(|&b| b == 0),
+            "{:?}",
+            out.cpu_busy_ns
+        );
+        assert!(out.events >= out.switches && out.switches >= 2, "{} {}", out.events, out.switches);
+    }
+
+    /// The simulated-time cap is inclusive: a run whose last event falls
+    /// exactly on it finishes.
+    #[test]
+    fn a_run_may_use_all_of_its_cap() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let limits = Limits { duration_ns: Some(8_000_000), warmup_ns: 0, max_ns: 8_000_000 };
+        let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
+        let inst = Instance { tasks: vec![pinned("h", Box::new(hog), 0, 0)], finish: Vec::new(), conds: 0 };
+        assert_eq!(run(&setup(&host, &costs, limits), inst).unwrap().end_ns, 8_000_000);
+    }
+
+    /// How work lands on a CPU: an idle CPU absorbs a charge; a charge to a
+    /// segment in flight lengthens it (and supersedes its end event); one
+    /// between segments waits as debt for the next. Every new or cut
+    /// segment takes a new epoch, so a superseded end event is ignored.
+    #[test]
+    fn charges_lengthen_the_segment_in_flight_or_wait_as_debt() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let mut sim = q6600_sim(&host, &costs);
+        assert!(sim.cpus[3].curr.is_none());
+        sim.charge(3, 500);
+        assert_eq!(sim.cpus[3].debt, 0);
+        let seg = sim.cpus[0].seg.expect("the booted task runs");
+        let g = sim.cpus[0].epoch;
+        sim.charge(0, 500);
+        assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500);
+        assert!(sim.cpus[0].epoch > g);
+        // Cut the segment 100 ns in: the rest is the task's pending work.
+        let g = sim.cpus[0].epoch;
+        sim.now = seg.start + 100;
+        sim.interrupt_segment(0);
+        assert!(sim.cpus[0].seg.is_none() && sim.cpus[0].epoch > g);
+        assert_eq!(sim.tasks[0].pending, seg.len + 500 - 100);
+        sim.charge(0, 700);
+        assert_eq!(sim.cpus[0].debt, 700);
+        let g = sim.cpus[0].epoch;
+        sim.start_segment(0, 0);
+        assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500 - 100 + 700);
+        assert_eq!((sim.cpus[0].debt, sim.tasks[0].pending), (0, 0));
+        assert!(sim.cpus[0].epoch > g);
+    }
+
+    /// Switch counting in the same-CPU ping-pong: two switches a round,
+    /// none of them a preemption (wakeup granularity is far above the
+    /// 10 us the wakee is behind).
+    #[test]
+    fn blocking_switches_are_not_preemptions() {
+        let out = ping_pong_run(0, 0, 20);
+        assert_eq!(out.preemptions, 0);
+        assert!((40..=42).contains(&out.switches), "{}", out.switches);
     }
 
     #[test]
