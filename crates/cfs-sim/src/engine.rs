@@ -2207,6 +2207,41 @@ mod tests {
         assert!((40..=42).contains(&out.switches), "{}", out.switches);
     }
 
+    /// Two hogs sharing CPU 0 for 100 ms under 2.6.26 take turns every
+    /// 30 ms slice (HRTICK on): preempted at 30, 60 and 90 ms.
+    #[test]
+    fn hogs_sharing_a_cpu_are_preempted_once_a_slice() {
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        let limits = Limits { duration_ns: Some(100_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let hog = || FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
+        let tasks = vec![pinned("a", Box::new(hog()), 0, 0), pinned("b", Box::new(hog()), 0, 0)];
+        let out = run(&setup(&host, &costs, limits), Instance { tasks, finish: Vec::new(), conds: 0 }).unwrap();
+        assert_eq!(out.preemptions, 3);
+    }
+
+    /// With NO_HZ an idle CPU stops its tick when it goes idle, except the
+    /// one that takes the idle load balancer's role; without it every CPU
+    /// ticks.
+    #[test]
+    fn tickless_idle_cpus_stop_their_ticks() {
+        let host = Host::preset("q6600").unwrap();
+        let costs = CostModel::preset("q6600").unwrap();
+        let stopped = |nohz: bool| {
+            let limits = Limits { duration_ns: Some(20_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+            let mut s = setup(&host, &costs, limits);
+            s.config.nohz = nohz;
+            let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
+            let inst = Instance { tasks: vec![pinned("h", Box::new(hog), 0, 0)], finish: Vec::new(), conds: 0 };
+            let mut sim = Sim::new(&s, inst).unwrap();
+            sim.main_loop().unwrap();
+            (0..4).filter(|&c| sim.sched.tick_stopped(c)).count()
+        };
+        assert_eq!(stopped(false), 0);
+        assert_eq!(stopped(true), 2);
+    }
+
     #[test]
     fn a_run_that_never_finishes_hits_the_cap() {
         let host = Host::preset("x2").unwrap();
