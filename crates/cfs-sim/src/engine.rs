@@ -2242,6 +2242,45 @@ mod tests {
         assert_eq!(stopped(true), 2);
     }
 
+    /// CPU time of a task on CPU 0 that reads 10 lines of each of `peers`
+    /// and exits, beside a task on CPU 2 that runs 1 ms (task 1) and one
+    /// that has exited by then (task 2).
+    fn toucher_runtime(peers: &[TaskRef]) -> u64 {
+        let peers: std::sync::Arc<[TaskRef]> = peers.into();
+        let mut n = 0;
+        let toucher = FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            match n {
+                1 => Action::Run(100_000),
+                2 => Action::Touch { peers: peers.clone(), lines: 10.0 },
+                _ => Action::Exit,
+            }
+        });
+        let mut m = 0;
+        let busy = FnProgram(move |_cx: &mut StepCx<'_>| {
+            m += 1;
+            if m == 1 { Action::Run(1_000_000) } else { Action::Exit }
+        });
+        let gone = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
+        let tasks = vec![
+            pinned("toucher", Box::new(toucher), 0, 0),
+            pinned("busy", Box::new(busy), 2, 0),
+            pinned("gone", Box::new(gone), 3, 0),
+        ];
+        run_to_exit(tasks, Sockets::default()).tasks[0].runtime_ns
+    }
+
+    /// Reading a live peer's lines costs a dirty line each from where it
+    /// runs (across the dies: 10 x 125 ns); the task's own lines and an
+    /// exited peer's cost nothing.
+    #[test]
+    fn touching_shared_lines_costs_by_where_each_peer_ran() {
+        let c = CostModel::preset("q6600").unwrap();
+        let base = toucher_runtime(&[]);
+        assert_eq!(toucher_runtime(&[0, 2]), base);
+        assert_eq!(toucher_runtime(&[0, 1, 2]) - base, round_u64(10.0 * c.dirty_line_ns[Reach::Package as usize]));
+    }
+
     #[test]
     fn a_run_that_never_finishes_hits_the_cap() {
         let host = Host::preset("x2").unwrap();
