@@ -1603,6 +1603,12 @@ mod tests {
         TaskSpec { name: name.into(), program, params: TaskParams::normal().allowed(CpuMask::single(cpu)), cpu, ws_kb }
     }
 
+    /// A program that plays `actions` in order, then exits.
+    fn script(actions: Vec<Action>) -> Box<dyn Program> {
+        let mut it = actions.into_iter();
+        Box::new(FnProgram(move |_cx: &mut StepCx<'_>| it.next().unwrap_or(Action::Exit)))
+    }
+
     /// A ping task on `a` and a pong task on `b` for `rounds` round trips
     /// of 10 µs each side; returns the run's end time.
     fn ping_pong(a: usize, b: usize, rounds: u64) -> u64 {
@@ -1887,21 +1893,13 @@ mod tests {
     /// The reader's CPU time for taking a 6,400-byte message written on
     /// CPU 0, reading it on `cpu`.
     fn reader_time(cpu: usize) -> u64 {
-        let mut n = 0;
-        let writer = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            match n {
-                1 => Action::Run(20_000),
-                2 => Action::Send { to: 1, sync: true, bytes: 6_400, tag: 0 },
-                _ => Action::Exit,
-            }
-        });
+        let writer = script(vec![Action::Run(20_000), Action::Send { to: 1, sync: true, bytes: 6_400, tag: 0 }]);
         let mut m = 0;
         let reader = FnProgram(move |_cx: &mut StepCx<'_>| {
             m += 1;
             if m == 1 { Action::Wait { all: false } } else { Action::Exit }
         });
-        let tasks = vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), cpu, 0)];
+        let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", Box::new(reader), cpu, 0)];
         run_to_exit(tasks, Sockets::default()).tasks[1].runtime_ns
     }
 
@@ -1976,26 +1974,9 @@ mod tests {
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
         let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
-        let mut n = 0;
-        let mut then = Some(then);
-        let sleeper = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            match n {
-                1 => Action::Sleep { ns: 10_000_000, interruptible: true },
-                2 => then.take().unwrap_or(Action::Exit),
-                _ => Action::Exit,
-            }
-        });
-        let mut m = 0;
-        let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
-            m += 1;
-            match m {
-                1 => Action::Run(1_000_000),
-                2 => Action::Send { to: 0, sync: false, bytes: 0, tag: 0 },
-                _ => Action::Exit,
-            }
-        });
-        let tasks = vec![pinned("sleeper", Box::new(sleeper), 0, 0), pinned("signaller", Box::new(signaller), 2, 0)];
+        let sleeper = script(vec![Action::Sleep { ns: 10_000_000, interruptible: true }, then]);
+        let signaller = script(vec![Action::Run(1_000_000), Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }]);
+        let tasks = vec![pinned("sleeper", sleeper, 0, 0), pinned("signaller", signaller, 2, 0)];
         run(&setup(&host, &costs, limits), Instance { tasks, finish: vec![0, 1], conds: 0 })
     }
 
@@ -2030,23 +2011,10 @@ mod tests {
     /// The signaller's CPU time when it signals a condition after 1 ms on
     /// CPU 0, with or without a waiter blocked on it on CPU 2.
     fn signaller_runtime(with_waiter: bool) -> u64 {
-        let mut m = 0;
-        let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
-            m += 1;
-            match m {
-                1 => Action::Run(1_000_000),
-                2 => Action::CondSignal { cond: 0, all: false },
-                _ => Action::Exit,
-            }
-        });
-        let mut n = 0;
-        let waiter = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            if n == 1 { Action::CondWait(0) } else { Action::Exit }
-        });
-        let mut tasks = vec![pinned("signaller", Box::new(signaller), 0, 0)];
+        let signaller = script(vec![Action::Run(1_000_000), Action::CondSignal { cond: 0, all: false }]);
+        let mut tasks = vec![pinned("signaller", signaller, 0, 0)];
         if with_waiter {
-            tasks.push(pinned("waiter", Box::new(waiter), 2, 0));
+            tasks.push(pinned("waiter", script(vec![Action::CondWait(0)]), 2, 0));
         }
         let host = Host::preset("q6600").unwrap();
         let mut costs = CostModel::preset("q6600").unwrap();
@@ -2115,12 +2083,8 @@ mod tests {
         let host = Host::preset("q6600").unwrap();
         let costs = CostModel::preset("q6600").unwrap();
         let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
-        let mut n = 0;
-        let p = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            if n == 1 { Action::Sleep { ns: 1_000_000, interruptible: false } } else { Action::Wait { all: true } }
-        });
-        let inst = Instance { tasks: vec![pinned("s", Box::new(p), 0, 0)], finish: vec![0], conds: 0 };
+        let p = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Wait { all: true }]);
+        let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], conds: 0 };
         match run(&setup(&host, &costs, limits), inst) {
             Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
             other => panic!("{:?}", other.map(|o| o.end_ns)),
@@ -2136,12 +2100,8 @@ mod tests {
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
         let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
-        let mut n = 0;
-        let p = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            if n == 1 { Action::Run(1_000_000) } else { Action::Exit }
-        });
-        let spec = TaskSpec { name: "t".into(), program: Box::new(p), params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
+        let p = script(vec![Action::Run(1_000_000)]);
+        let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
         let out =
             run(&setup(&host, &costs, limits), Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }).unwrap();
         assert_eq!(out.end_ns, 4_000_000);
@@ -2247,25 +2207,11 @@ mod tests {
     /// that has exited by then (task 2).
     fn toucher_runtime(peers: &[TaskRef]) -> u64 {
         let peers: std::sync::Arc<[TaskRef]> = peers.into();
-        let mut n = 0;
-        let toucher = FnProgram(move |_cx: &mut StepCx<'_>| {
-            n += 1;
-            match n {
-                1 => Action::Run(100_000),
-                2 => Action::Touch { peers: peers.clone(), lines: 10.0 },
-                _ => Action::Exit,
-            }
-        });
-        let mut m = 0;
-        let busy = FnProgram(move |_cx: &mut StepCx<'_>| {
-            m += 1;
-            if m == 1 { Action::Run(1_000_000) } else { Action::Exit }
-        });
-        let gone = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
+        let toucher = script(vec![Action::Run(100_000), Action::Touch { peers, lines: 10.0 }]);
         let tasks = vec![
-            pinned("toucher", Box::new(toucher), 0, 0),
-            pinned("busy", Box::new(busy), 2, 0),
-            pinned("gone", Box::new(gone), 3, 0),
+            pinned("toucher", toucher, 0, 0),
+            pinned("busy", script(vec![Action::Run(1_000_000)]), 2, 0),
+            pinned("gone", script(Vec::new()), 3, 0),
         ];
         run_to_exit(tasks, Sockets::default()).tasks[0].runtime_ns
     }
