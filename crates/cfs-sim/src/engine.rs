@@ -1709,10 +1709,8 @@ mod tests {
     /// A Q6600 simulation booted with one 128 KB task that only exits, for
     /// poking at the cost helpers directly.
     fn q6600_sim<'a>(host: &'a Host, costs: &'a CostModel) -> Sim<'a> {
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
-        let exit = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
-        let inst = Instance { tasks: vec![pinned("t", Box::new(exit), 0, 128)], finish: vec![0], conds: 0 };
-        Sim::new(&setup(host, costs, limits), inst).unwrap()
+        let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 128)], finish: vec![0], conds: 0 };
+        Sim::new(&setup(host, costs, limits(None, 1_000)), inst).unwrap()
     }
 
     /// The refill formula of docs/CALIBRATION.md section 1, case by case, for a
@@ -1802,14 +1800,30 @@ mod tests {
 
     /// Runs `tasks` on the Q6600 without jitter until all have exited.
     fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
+        let finish = (0..tasks.len()).collect();
+        q6600_run(Instance { tasks, finish, conds: 0 }, limits(None, 1_000), |s| s.sockets = sockets).unwrap()
+    }
+
+    /// Limits for a run of `duration_ms` (or until its tasks finish) capped
+    /// at `max_ms` of simulated time.
+    fn limits(duration_ms: Option<u64>, max_ms: u64) -> Limits {
+        Limits { duration_ns: duration_ms.map(|d| d * 1_000_000), warmup_ns: 0, max_ns: max_ms * 1_000_000 }
+    }
+
+    /// Runs `inst` on the Q6600 without jitter, under [`setup`] as `edit`
+    /// changes it.
+    fn q6600_run(inst: Instance, limits: Limits, edit: impl FnOnce(&mut RunSetup<'_>)) -> Result<RunOutcome, SimError> {
         let host = Host::preset("q6600").unwrap();
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
-        let finish = (0..tasks.len()).collect();
         let mut s = setup(&host, &costs, limits);
-        s.sockets = sockets;
-        run(&s, Instance { tasks, finish, conds: 0 }).unwrap()
+        edit(&mut s);
+        run(&s, inst)
+    }
+
+    /// A CPU hog: 1 ms of work at a time, for ever.
+    fn hog() -> Box<dyn Program> {
+        Box::new(FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000)))
     }
 
     /// What one exchange measured.
@@ -1970,14 +1984,10 @@ mod tests {
     /// A sleeper (CPU 0) and a task (CPU 2) that computes 1 ms and signals
     /// it; the sleeper's program after the signal is `then`.
     fn interrupted_sleep(then: Action) -> Result<RunOutcome, SimError> {
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
         let sleeper = script(vec![Action::Sleep { ns: 10_000_000, interruptible: true }, then]);
         let signaller = script(vec![Action::Run(1_000_000), Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }]);
         let tasks = vec![pinned("sleeper", sleeper, 0, 0), pinned("signaller", signaller, 2, 0)];
-        run(&setup(&host, &costs, limits), Instance { tasks, finish: vec![0, 1], conds: 0 })
+        q6600_run(Instance { tasks, finish: vec![0, 1], conds: 0 }, limits(None, 100), |_| {})
     }
 
     /// A signal ends an interruptible sleep and cancels its timer for good:
@@ -2003,8 +2013,7 @@ mod tests {
         assert_eq!(stalled, "workload stalled at 1.500000 s: every task waits and no timer is armed");
         let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
         assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
-        let exit = FnProgram(|_cx: &mut StepCx<'_>| Action::Exit);
-        let inst = Instance { tasks: vec![pinned("t", Box::new(exit), 0, 0)], finish: vec![0], conds: 0 };
+        let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
         assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
     }
 
@@ -2016,12 +2025,8 @@ mod tests {
         if with_waiter {
             tasks.push(pinned("waiter", script(vec![Action::CondWait(0)]), 2, 0));
         }
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
         let finish = (0..tasks.len()).collect();
-        let out = run(&setup(&host, &costs, limits), Instance { tasks, finish, conds: 1 }).unwrap();
+        let out = q6600_run(Instance { tasks, finish, conds: 1 }, limits(None, 100), |_| {}).unwrap();
         out.tasks[0].runtime_ns
     }
 
@@ -2041,12 +2046,6 @@ mod tests {
     fn first_slice_end(hrtick: bool) -> u64 {
         use std::cell::Cell;
         use std::rc::Rc;
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: Some(50_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
-        let mut s = setup(&host, &costs, limits);
-        s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap();
         let started = Rc::new(Cell::new(None));
         let hog = |seen: Option<Rc<Cell<Option<u64>>>>| {
             FnProgram(move |cx: &mut StepCx<'_>| {
@@ -2060,7 +2059,9 @@ mod tests {
         };
         let tasks =
             vec![pinned("a", Box::new(hog(None)), 0, 0), pinned("b", Box::new(hog(Some(started.clone()))), 0, 0)];
-        run(&s, Instance { tasks, finish: Vec::new(), conds: 0 }).unwrap();
+        let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+        q6600_run(inst, limits(Some(50), 1_000), |s| s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap())
+            .unwrap();
         started.get().unwrap()
     }
 
@@ -2080,12 +2081,9 @@ mod tests {
     /// then waits for a message nobody sends is a stall at the next tick.
     #[test]
     fn a_finished_sleep_leaves_no_timer_armed() {
-        let host = Host::preset("q6600").unwrap();
-        let costs = CostModel::preset("q6600").unwrap();
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
         let p = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Wait { all: true }]);
         let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], conds: 0 };
-        match run(&setup(&host, &costs, limits), inst) {
+        match q6600_run(inst, limits(None, 100), |_| {}) {
             Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
             other => panic!("{:?}", other.map(|o| o.end_ns)),
         }
@@ -2096,14 +2094,10 @@ mod tests {
     /// error; a task spec's CPU beyond the host starts on its last CPU.
     #[test]
     fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 100_000_000 };
         let p = script(vec![Action::Run(1_000_000)]);
         let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
         let out =
-            run(&setup(&host, &costs, limits), Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }).unwrap();
+            q6600_run(Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }, limits(None, 100), |_| {}).unwrap();
         assert_eq!(out.end_ns, 4_000_000);
         assert!(
             out.cpu_busy_ns[3] >= 1_000_000 && out.cpu_busy_ns[..3].iter().all(|&b| b == 0),
@@ -2117,12 +2111,8 @@ mod tests {
     /// exactly on it finishes.
     #[test]
     fn a_run_may_use_all_of_its_cap() {
-        let host = Host::preset("q6600").unwrap();
-        let costs = CostModel::preset("q6600").unwrap();
-        let limits = Limits { duration_ns: Some(8_000_000), warmup_ns: 0, max_ns: 8_000_000 };
-        let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
-        let inst = Instance { tasks: vec![pinned("h", Box::new(hog), 0, 0)], finish: Vec::new(), conds: 0 };
-        assert_eq!(run(&setup(&host, &costs, limits), inst).unwrap().end_ns, 8_000_000);
+        let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
+        assert_eq!(q6600_run(inst, limits(Some(8), 8), |_| {}).unwrap().end_ns, 8_000_000);
     }
 
     /// How work lands on a CPU: an idle CPU absorbs a charge; a charge to a
@@ -2171,13 +2161,9 @@ mod tests {
     /// 30 ms slice (HRTICK on): preempted at 30, 60 and 90 ms.
     #[test]
     fn hogs_sharing_a_cpu_are_preempted_once_a_slice() {
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: Some(100_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
-        let hog = || FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
-        let tasks = vec![pinned("a", Box::new(hog()), 0, 0), pinned("b", Box::new(hog()), 0, 0)];
-        let out = run(&setup(&host, &costs, limits), Instance { tasks, finish: Vec::new(), conds: 0 }).unwrap();
+        let tasks = vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)];
+        let out =
+            q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(100), 1_000), |_| {}).unwrap();
         assert_eq!(out.preemptions, 3);
     }
 
@@ -2189,11 +2175,9 @@ mod tests {
         let host = Host::preset("q6600").unwrap();
         let costs = CostModel::preset("q6600").unwrap();
         let stopped = |nohz: bool| {
-            let limits = Limits { duration_ns: Some(20_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
-            let mut s = setup(&host, &costs, limits);
+            let mut s = setup(&host, &costs, limits(Some(20), 1_000));
             s.config.nohz = nohz;
-            let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
-            let inst = Instance { tasks: vec![pinned("h", Box::new(hog), 0, 0)], finish: Vec::new(), conds: 0 };
+            let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
             let mut sim = Sim::new(&s, inst).unwrap();
             sim.main_loop().unwrap();
             (0..4).filter(|&c| sim.sched.tick_stopped(c)).count()
