@@ -461,3 +461,87 @@ impl Workload {
 /// given: 20,000 transactions (see docs/CALIBRATION.md for why this is
 /// enough: the run-to-run spread at this length is a few percent).
 pub const DEFAULT_PGBENCH_TRANSACTIONS: u64 = 20_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: [&str; 7] = ["pgbench", "tbench", "hogs", "messaging", "volanomark", "starve", "sysbench-oltp"];
+
+    #[test]
+    fn builtins_resolve_by_name_and_back() {
+        for name in NAMES {
+            assert_eq!(Workload::builtin(name).map(|w| w.name()), Some(name.to_string()));
+        }
+        assert!(Workload::builtin("dbench").is_none());
+    }
+
+    #[test]
+    fn default_client_counts_follow_the_seed_runs() {
+        // selecttest.sh's counts with the 5 and 60 of some tables (seeds/README.md);
+        // tbench at 2 x CPUs as thread 2 ran it; one hog more than CPUs; sysbench's
+        // doubling sweep; one room, group or pair for the rest.
+        let d = |name: &str| Workload::builtin(name).unwrap().default_clients(4);
+        assert_eq!(d("pgbench"), [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60]);
+        assert_eq!(d("tbench"), [8]);
+        assert_eq!(d("hogs"), [5]);
+        assert_eq!(d("sysbench-oltp"), [1, 2, 4, 8, 16, 32]);
+        for name in ["messaging", "volanomark", "starve"] {
+            assert_eq!(d(name), [1], "{name}");
+        }
+    }
+
+    #[test]
+    fn timed_builtins_leave_out_their_warm_up() {
+        // A 500 ms run: tbench discards its first 20%, sysbench 10%, hogs nothing;
+        // pgbench counts from the start, as pgbench's TPS "including connections
+        // establishing" does.
+        let opts = WorkloadOpts { duration_ns: Some(500_000_000), ..WorkloadOpts::default() };
+        let warm = |name: &str| Workload::builtin(name).unwrap().build(2, 4, &opts, 1).limits.warmup_ns;
+        assert_eq!(warm("tbench"), 100_000_000);
+        assert_eq!(warm("sysbench-oltp"), 50_000_000);
+        assert_eq!(warm("hogs"), 0);
+        assert_eq!(warm("pgbench"), 0);
+        // Without a duration the timed built-ins run 1 s of simulated time.
+        let tbench = Workload::builtin("tbench").unwrap().build(2, 4, &WorkloadOpts::default(), 1);
+        assert_eq!(tbench.limits.duration_ns, Some(1_000_000_000));
+    }
+
+    #[test]
+    fn launchers_and_listeners_show_their_state() {
+        let launcher = Launcher::new(3, |_: u32| -> ForkSpec { unreachable!() });
+        assert_eq!(format!("{launcher:?}"), "Launcher { workers: 3, forked: 0, .. }");
+        let listener = Listener::new(150_000.0, |_: TaskRef| -> ForkSpec { unreachable!() });
+        assert_eq!(format!("{listener:?}"), "Listener { fork_ns: 150000.0, .. }");
+    }
+
+    #[test]
+    fn policies_fall_back_side_by_side() {
+        let set = Policies { all: None, client: Some(Policy::Batch), server: None };
+        let base = Policies { all: Some(Policy::Normal), client: Some(Policy::Normal), server: Some(Policy::Batch) };
+        let p = set.or(base);
+        assert_eq!(p, Policies { all: Some(Policy::Normal), client: Some(Policy::Batch), server: Some(Policy::Batch) });
+        assert_eq!((p.client(), p.server()), (Some(Policy::Batch), Some(Policy::Batch)));
+    }
+
+    #[test]
+    fn start_cpus_come_from_the_pin_within_the_host() {
+        // A pin naming CPUs 2, 4 and 9 on a 4-CPU host can only start on CPU 2; a
+        // pin with no CPU of the host falls back to CPU 0.
+        for seed in 0..20 {
+            let opts = WorkloadOpts {
+                pin_client: Some(CpuMask::from_cpus([2, 4, 9])),
+                pin_server: Some(CpuMask::single(7)),
+                ..WorkloadOpts::default()
+            };
+            let s = StartCpus::draw(seed, 4, &opts);
+            assert_eq!((s.server, s.client), (0, 2), "seed {seed}");
+        }
+        // Unpinned, every CPU is drawn for some seed.
+        let mut seen = [false; 4];
+        for seed in 0..64 {
+            seen[StartCpus::draw(seed, 4, &WorkloadOpts::default()).client] = true;
+        }
+        assert_eq!(seen, [true; 4]);
+    }
+}
