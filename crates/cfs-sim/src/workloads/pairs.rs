@@ -225,3 +225,111 @@ impl Planner for PairClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{Msg, Program};
+    use rand::SeedableRng;
+
+    /// Steps `p` once with `received` delivered.
+    fn step(p: &mut dyn Program, received: &[Msg]) -> Action {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut cx = StepCx { now: 0, me: 9, rng: &mut rng, received, blocked: true, forked: None, parent: None };
+        p.step(&mut cx)
+    }
+
+    fn msg(from: TaskRef, bytes: u32, tag: u32) -> Msg {
+        Msg { from, cpu: 0, bytes, tag, unix_stream: false }
+    }
+
+    /// What `n` request/reply exchanges between a connected client (task 9)
+    /// and its server (task 5) cost: (client ns, server ns, progress units,
+    /// request bytes, reply bytes).
+    fn exchange(kind: Kind, first_op: usize, n: usize) -> (u64, u64, u64, u64, u64) {
+        let mut client = Queued::new(PairClient { kind, server: None, op: first_op });
+        let mut server = Queued::new(Server { kind, client: 9, started: true });
+        let (mut c_ns, mut s_ns, mut units, mut req, mut rep) = (0, 0, 0, 0, 0);
+        let mut inbox = vec![msg(5, 64, Tag::Ready as u32)];
+        for _ in 0..n {
+            // The client: (progress,) work, the request, then a wait.
+            let request = loop {
+                match step(&mut client, &std::mem::take(&mut inbox)) {
+                    Action::Run(ns) => c_ns += ns,
+                    Action::Progress(u) => units += u,
+                    Action::Send { to: 5, bytes, tag, .. } => break msg(9, bytes, tag),
+                    a => panic!("client: {a:?}"),
+                }
+            };
+            assert!(matches!(step(&mut client, &[]), Action::Wait { all: true }));
+            req += request.bytes as u64;
+            // The server answers it and waits again.
+            let mut got = vec![request];
+            let reply = loop {
+                match step(&mut server, &std::mem::take(&mut got)) {
+                    Action::Run(ns) => s_ns += ns,
+                    Action::Send { to: 9, bytes, tag, .. } => break msg(5, bytes, tag),
+                    a => panic!("server: {a:?}"),
+                }
+            };
+            assert!(matches!(step(&mut server, &[]), Action::Wait { all: true }));
+            rep += reply.bytes as u64;
+            inbox = vec![reply];
+        }
+        // The last reply's progress.
+        if let Action::Progress(u) = step(&mut client, &inbox) {
+            units += u;
+        }
+        (c_ns, s_ns, units, req, rep)
+    }
+
+    /// One cycle of the 10-op tbench mix: 2,749 request and 10,154 reply
+    /// bytes; each side spends 5 µs an op plus 0.4 ns a byte copied through
+    /// loopback, 10 x 5,000 + 0.4 x 12,903 = 55,161 ns (rounded per op, to
+    /// the same); the counted payload is the ReadX and WriteX data, 4,096 x
+    /// 2 + 2,048 + 1,024 = 11,264 bytes (~1.1 KB an op, hosts-and-costs.md
+    /// §3.3).
+    #[test]
+    fn a_tbench_cycle_costs_and_counts_its_op_mix() {
+        let (c, s, units, req, rep) = exchange(Kind::Tbench, 0, 10);
+        assert_eq!((req, rep), (2_749, 10_154));
+        assert_eq!((c, s), (55_161, 55_161));
+        assert_eq!(units, 11_264);
+        // Starting elsewhere in the mix changes the order, not the cycle.
+        assert_eq!(exchange(Kind::Tbench, 7, 10), (c, s, units, req, rep));
+    }
+
+    /// One sysbench OLTP read-only transaction: 16 statements of 96 bytes;
+    /// the server spends 10 + 10 x 25 + 60 + 60 + 80 + 80 + 10 = 550 µs and
+    /// returns 11 + 10 x 150 + 12,000 + 60 + 12,000 + 12,000 + 11 = 37,582
+    /// bytes; sysbench 16 x 5 µs; one transaction counted at COMMIT.
+    #[test]
+    fn a_sysbench_transaction_is_sixteen_statements() {
+        let (c, s, units, req, rep) = exchange(Kind::Sysbench, 0, 16);
+        assert_eq!((c, s, units, req, rep), (80_000, 550_000, 1, 16 * 96, 37_582));
+        // 15 statements are not a transaction yet; a connect starts at BEGIN.
+        assert_eq!(exchange(Kind::Sysbench, 5, 15).2, 0);
+    }
+
+    /// The launcher staggers the tbench clients through the op mix: client
+    /// i starts at op 3i mod 10, so clients 0-4 open with ops 0, 3, 6, 9, 2.
+    #[test]
+    fn tbench_clients_start_at_staggered_ops() {
+        let start = StartCpus { server: 0, client: 1 };
+        let mut tasks = tbench(5, &WorkloadOpts::default(), start);
+        assert_eq!((tasks[0].name.as_str(), tasks[1].name.as_str()), ("tbench_srv", "tbench"));
+        let launcher = &mut tasks[1].program;
+        let mut first_ops = Vec::new();
+        for _ in 0..5 {
+            assert!(matches!(step(launcher.as_mut(), &[]), Action::Run(_)));
+            let Action::Fork(spec) = step(launcher.as_mut(), &[]) else { panic!("no fork") };
+            let mut worker = spec.program;
+            while !matches!(step(worker.as_mut(), &[]), Action::Wait { .. }) {}
+            assert!(matches!(step(worker.as_mut(), &[msg(5, 64, Tag::Ready as u32)]), Action::Run(_)));
+            let Action::Send { tag, .. } = step(worker.as_mut(), &[]) else { panic!("no request") };
+            assert_eq!(tag & OP_TAG, OP_TAG);
+            first_ops.push(tag & !OP_TAG);
+        }
+        assert_eq!(first_ops, [0, 3, 6, 9, 2]);
+    }
+}
