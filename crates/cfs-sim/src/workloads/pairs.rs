@@ -245,11 +245,11 @@ mod tests {
 
     /// What `n` request/reply exchanges between a connected client (task 9)
     /// and its server (task 5) cost: (client ns, server ns, progress units,
-    /// request bytes, reply bytes).
-    fn exchange(kind: Kind, first_op: usize, n: usize) -> (u64, u64, u64, u64, u64) {
+    /// request bytes, each reply's bytes).
+    fn exchange(kind: Kind, first_op: usize, n: usize) -> (u64, u64, u64, u64, Vec<u32>) {
         let mut client = Queued::new(PairClient { kind, server: None, op: first_op });
         let mut server = Queued::new(Server { kind, client: 9, started: true });
-        let (mut c_ns, mut s_ns, mut units, mut req, mut rep) = (0, 0, 0, 0, 0);
+        let (mut c_ns, mut s_ns, mut units, mut req, mut rep) = (0, 0, 0, 0, Vec::new());
         let mut inbox = vec![msg(5, 64, Tag::Ready as u32)];
         for _ in 0..n {
             // The client: (progress,) work, the request, then a wait.
@@ -273,7 +273,7 @@ mod tests {
                 }
             };
             assert!(matches!(step(&mut server, &[]), Action::Wait { all: true }));
-            rep += reply.bytes as u64;
+            rep.push(reply.bytes);
             inbox = vec![reply];
         }
         // The last reply's progress.
@@ -283,8 +283,9 @@ mod tests {
         (c_ns, s_ns, units, req, rep)
     }
 
-    /// One cycle of the 10-op tbench mix: 2,749 request and 10,154 reply
-    /// bytes; each side spends 5 µs an op plus 0.4 ns a byte copied through
+    /// One cycle of the 10-op tbench mix, each op answered with its own
+    /// reply (NTCreateX 87 bytes, QPathInfo 71, ReadX 4 KB twice, ...): 2,749
+    /// request and 10,154 reply bytes; each side spends 5 µs an op plus 0.4 ns a byte copied through
     /// loopback, 10 x 5,000 + 0.4 x 12,903 = 55,161 ns (rounded per op, to
     /// the same); the counted payload is the ReadX and WriteX data, 4,096 x
     /// 2 + 2,048 + 1,024 = 11,264 bytes (~1.1 KB an op, hosts-and-costs.md
@@ -292,11 +293,16 @@ mod tests {
     #[test]
     fn a_tbench_cycle_costs_and_counts_its_op_mix() {
         let (c, s, units, req, rep) = exchange(Kind::Tbench, 0, 10);
-        assert_eq!((req, rep), (2_749, 10_154));
+        assert_eq!(rep, [87, 71, 4_155, 4_155, 55, 71, 1_083, 39, 399, 39]);
+        assert_eq!((req, rep.iter().sum::<u32>()), (2_749, 10_154));
         assert_eq!((c, s), (55_161, 55_161));
         assert_eq!(units, 11_264);
-        // Starting elsewhere in the mix changes the order, not the cycle.
-        assert_eq!(exchange(Kind::Tbench, 7, 10), (c, s, units, req, rep));
+        // Starting elsewhere in the mix rotates the order, not the cycle.
+        let (c7, s7, units7, req7, rep7) = exchange(Kind::Tbench, 7, 10);
+        assert_eq!((c7, s7, units7, req7), (c, s, units, req));
+        let mut rotated = rep;
+        rotated.rotate_left(7);
+        assert_eq!(rep7, rotated);
     }
 
     /// One sysbench OLTP read-only transaction: 16 statements of 96 bytes;
@@ -306,7 +312,8 @@ mod tests {
     #[test]
     fn a_sysbench_transaction_is_sixteen_statements() {
         let (c, s, units, req, rep) = exchange(Kind::Sysbench, 0, 16);
-        assert_eq!((c, s, units, req, rep), (80_000, 550_000, 1, 16 * 96, 37_582));
+        assert_eq!((c, s, units, req, rep.iter().sum::<u32>()), (80_000, 550_000, 1, 16 * 96, 37_582));
+        assert_eq!(rep[11], 12_000, "the simple range returns its 100 rows");
         // 15 statements are not a transaction yet; a connect starts at BEGIN.
         assert_eq!(exchange(Kind::Sysbench, 5, 15).2, 0);
     }
