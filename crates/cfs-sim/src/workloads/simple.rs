@@ -102,3 +102,24 @@ impl Program for StarveChild {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// starve.c's child: `KILL_NS` of work, then one SIGUSR1 to its parent,
+    /// for ever, strictly alternating.
+    #[test]
+    fn the_starve_child_works_then_signals_its_parent() {
+        let mut child = StarveChild { parent: 4, sent: false };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut cx =
+            StepCx { now: 0, me: 5, rng: &mut rng, received: &[], blocked: false, forked: None, parent: Some(4) };
+        for _ in 0..3 {
+            assert!(matches!(child.step(&mut cx), Action::Run(ns) if ns == super::ns(KILL_NS)));
+            let signal = child.step(&mut cx);
+            assert!(matches!(signal, Action::Send { to: 4, sync: false, bytes: 0, tag } if tag == Tag::Signal as u32));
+        }
+    }
+}
