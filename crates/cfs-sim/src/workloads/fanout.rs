@@ -271,3 +271,200 @@ impl Planner for Relay {
         q.push_back(Action::Wait { all: true });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Msg;
+    use rand::SeedableRng;
+
+    /// Steps `p` once as task `me` (forked by task 0), with `received`
+    /// delivered and `forked` as the last fork's child.
+    fn step(p: &mut dyn Program, me: TaskRef, received: &[Msg], forked: Option<TaskRef>) -> Action {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut cx = StepCx { now: 0, me, rng: &mut rng, received, blocked: true, forked, parent: Some(0) };
+        p.step(&mut cx)
+    }
+
+    fn msg(from: TaskRef, tag: Tag) -> Msg {
+        Msg { from, cpu: 0, bytes: 100, tag: tag as u32, unix_stream: true }
+    }
+
+    /// A forked child: its name and program.
+    type Child = (String, Box<dyn Program>);
+
+    /// Children get task ids from 100 on, in fork order.
+    const FIRST_CHILD: TaskRef = 100;
+
+    /// Plays the engine for the parent of `kind`: every fork succeeds at
+    /// once with the next task id. Returns the children (name, program) in
+    /// fork order and the parent, left at its first non-fork action.
+    fn fork_all(kind: Kind, groups: u32, loops: u32) -> (Vec<Child>, Box<dyn Program>, Action) {
+        let opts = WorkloadOpts { loops: Some(loops), ..WorkloadOpts::default() };
+        let (mut tasks, waited) = fanout_tasks(kind, groups, &opts);
+        assert_eq!(waited, [0]);
+        let mut parent = tasks.remove(0).program;
+        let mut children = Vec::new();
+        let mut forked = None;
+        for _ in 0..=4 * GROUP * groups as usize {
+            match step(parent.as_mut(), 0, &[], forked) {
+                Action::Fork(spec) => {
+                    forked = Some(FIRST_CHILD + children.len() as TaskRef);
+                    children.push((spec.name, spec.program));
+                }
+                other => return (children, parent, other),
+            }
+        }
+        panic!("the parent forked more than 4 x 20 tasks a group");
+    }
+
+    /// Feeds `n` data messages one at a time to a receiver; returns the
+    /// progress it counted and the task it reported "done" to (if it did),
+    /// checking that it keeps waiting until then and exits after.
+    fn feed(receiver: &mut dyn Program, n: u64) -> (u64, Option<TaskRef>) {
+        let (mut units, mut done_to) = (0, None);
+        for k in 0..n {
+            let mut inbox = vec![msg(7, Tag::Data)];
+            loop {
+                match step(receiver, 50, &std::mem::take(&mut inbox), None) {
+                    Action::Run(_) => {}
+                    Action::Progress(u) => units += u,
+                    Action::Wait { all: true } => break,
+                    Action::Send { to, tag, .. } if tag == Tag::Done as u32 => {
+                        assert_eq!(k, n - 1, "done after {} of {n} messages", k + 1);
+                        done_to = Some(to);
+                    }
+                    Action::Exit => return (units, done_to),
+                    a => panic!("receiver: {a:?}"),
+                }
+            }
+        }
+        (units, done_to)
+    }
+
+    fn names(children: &[Child], range: std::ops::Range<usize>) -> Vec<String> {
+        children[range].iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    fn expected(prefix: &str, group: usize) -> Vec<String> {
+        (0..GROUP).map(|i| format!("{prefix}{group}.{i}")).collect()
+    }
+
+    /// hackbench -g 2 -l 3: the parent forks group 0's 20 receivers, then
+    /// its 20 senders, then group 1's, and only then waits; it exits once
+    /// all 2 x 20 receivers have said "done". Each receiver expects one
+    /// message per sender per loop, 20 x 3 = 60, counts each, and tells the
+    /// parent; each sender writes 3 rounds over its own group's receivers in
+    /// order, 2 µs of CPU before each write (sync, 100 bytes), 60 writes.
+    #[test]
+    fn a_messaging_parent_forks_groups_in_turn_and_each_child_does_its_share() {
+        let (mut children, mut parent, after) = fork_all(Kind::Messaging, 2, 3);
+        assert_eq!(children.len(), 2 * 2 * GROUP);
+        assert_eq!(names(&children, 0..20), expected("hb-recv", 0));
+        assert_eq!(names(&children, 20..40), expected("hb-send", 0));
+        assert_eq!(names(&children, 40..60), expected("hb-recv", 1));
+        assert_eq!(names(&children, 60..80), expected("hb-send", 1));
+        assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
+
+        // The receivers: 60 messages each, then "done" to the parent.
+        assert_eq!(feed(children[0].1.as_mut(), 60), (60, Some(0)));
+
+        // A sender of group 1: to task ids 140..160, round-robin, 3 times.
+        // Each write's CPU work comes before it: run, send, run, send, ...
+        let sender = children[60].1.as_mut();
+        let (mut sent, mut ran) = (Vec::new(), false);
+        for _ in 0..=2 * 60 {
+            match step(sender, 160, &[], None) {
+                Action::Run(ns) if !ran => {
+                    assert_eq!(ns, 2_000);
+                    ran = true;
+                }
+                Action::Send { to, sync: true, bytes: 100, tag } if ran && tag == Tag::Data as u32 => {
+                    sent.push(to);
+                    ran = false;
+                }
+                Action::Exit => break,
+                a => panic!("sender, after {} writes (ran: {ran}): {a:?}", sent.len()),
+            }
+        }
+        let group1: Vec<TaskRef> = (FIRST_CHILD + 40..FIRST_CHILD + 60).collect();
+        assert_eq!(sent, group1.repeat(3));
+
+        // The parent counts "done" messages across wake-ups: 39 are not
+        // enough, the 40th (2 groups x 20 receivers) ends it.
+        let dones: Vec<Msg> = (0..39).map(|i| msg(FIRST_CHILD + i, Tag::Done)).collect();
+        assert!(matches!(step(parent.as_mut(), 0, &dones[..20], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &[msg(7, Tag::Data)], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &dones[20..], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &[msg(199, Tag::Done)], None), Action::Exit));
+    }
+
+    /// VolanoMark, 1 room, 2 messages per user: the parent forks the 20
+    /// client receivers, the 20 server senders, the 20 server receivers and
+    /// the 20 client senders, in that order. User i's client sender writes
+    /// to server receiver i; that one wakes the 19 *other* server senders
+    /// and acknowledges; server sender j writes to client receiver j, which
+    /// expects 19 x 2 = 38 messages (one per other user's message).
+    #[test]
+    fn a_volanomark_room_wires_each_user_to_the_other_nineteen() {
+        let (mut children, _parent, after) = fork_all(Kind::Volanomark, 1, 2);
+        assert_eq!(children.len(), 4 * ROOM);
+        assert_eq!(names(&children, 0..20), expected("vm-crecv", 0));
+        assert_eq!(names(&children, 20..40), expected("vm-ssend", 0));
+        assert_eq!(names(&children, 40..60), expected("vm-srecv", 0));
+        assert_eq!(names(&children, 60..80), expected("vm-csend", 0));
+        assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
+        let id = |k: usize| FIRST_CHILD + k as TaskRef;
+
+        // Client sender 3: 8 µs, a sync write to server receiver 3 (id 143),
+        // then a wait for the ack; twice, then exit.
+        let csend = children[63].1.as_mut();
+        let mut to = Vec::new();
+        for _ in 0..=3 * 2 {
+            match step(csend, id(63), &[], None) {
+                Action::Run(ns) => assert_eq!(ns, 8_000),
+                Action::Send { to: t, sync: true, .. } => to.push(t),
+                Action::Wait { all: false } => {}
+                Action::Exit => break,
+                a => panic!("client sender: {a:?}"),
+            }
+        }
+        assert_eq!(to, [id(43), id(43)]);
+
+        // Server receiver 3: one message wakes server senders 0-2 and 4-19
+        // (ids 120-139 but 123), plainly, then acks the client sender.
+        let srecv = children[43].1.as_mut();
+        let mut woken = Vec::new();
+        let mut ack = None;
+        let mut inbox = vec![msg(id(63), Tag::Data)];
+        loop {
+            match step(srecv, id(43), &std::mem::take(&mut inbox), None) {
+                Action::Run(_) => {}
+                Action::Send { to, sync: false, .. } => woken.push(to),
+                Action::Send { to, sync: true, tag, .. } if tag == Tag::Ack as u32 => ack = Some(to),
+                Action::Wait { all: true } => break,
+                a => panic!("server receiver: {a:?}"),
+            }
+        }
+        let others: Vec<TaskRef> = (0..ROOM).filter(|&j| j != 3).map(|j| id(20 + j)).collect();
+        assert_eq!(woken, others);
+        assert_eq!(ack, Some(id(63)));
+
+        // Server sender 5 relays to client receiver 5 (id 105).
+        let relay = children[25].1.as_mut();
+        let mut inbox = vec![msg(id(43), Tag::Data)];
+        let mut relayed = Vec::new();
+        loop {
+            match step(relay, id(25), &std::mem::take(&mut inbox), None) {
+                Action::Run(ns) => assert_eq!(ns, 6_000),
+                Action::Send { to, sync: true, .. } => relayed.push(to),
+                Action::Wait { all: true } => break,
+                a => panic!("server sender: {a:?}"),
+            }
+        }
+        assert_eq!(relayed, [id(5)]);
+
+        // Client receiver 5: 38 messages, then "done".
+        assert_eq!(feed(children[5].1.as_mut(), 38), (38, Some(0)));
+    }
+}
