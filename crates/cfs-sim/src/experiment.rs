@@ -435,7 +435,7 @@ pub struct Plan {
 }
 
 /// One run's numbers.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct RunRecord {
     /// Column index.
     pub config: usize,
