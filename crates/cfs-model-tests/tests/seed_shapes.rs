@@ -91,6 +91,30 @@ fn features_table_shapes() {
 }
 
 #[test]
+fn stock_2_6_25_piles_up_as_its_runs_did() {
+    // pgbench-q6600-runs.csv (Greg Smith 2008-05-21, stock kernels at their
+    // default features): 2.6.25 already piles up, 11,272 TPS at 1 client,
+    // 10,817 at 8, 10,208 at 15 and 8,880 at 30 (medians of 5 runs):
+    // x0.79-x0.96 of one client, where a spread would reach x2.5 and more.
+    // Its wake_affine has rc4's sync shortcut (4b119e21 sched_fair.c:1004:
+    // a sync wakee comes to the waker's CPU when both overlap less than
+    // the migration cost), and 2.6.25 has no SYNC_WAKEUPS bit to turn it
+    // off.
+    let r = seed(&["name=2.6.25,profile=2.6.25"], &[1, 8, 15, 30]);
+    let one = r.median(0, 1).unwrap();
+    for n in [8, 15, 30] {
+        let ratio = r.median(0, n).unwrap() / one;
+        assert!((0.75..=1.25).contains(&ratio), "2.6.25 at {n}: x{ratio:.2} of one client");
+    }
+    // The work is serialised: about one CPU's worth of busy time of four.
+    // Unlike rc4's pile, 2.6.25's wanders: its periodic balancing moves a
+    // task now and then, and the sync wakeups drag the rest after it, so no
+    // single CPU carries most of the run.
+    let busy: f64 = r.median_run(0, 15).unwrap().cpu_util.iter().sum();
+    assert!(busy < 1.3, "2.6.25 at 15: {busy:.2} CPUs busy");
+}
+
+#[test]
 fn affinity_fix_beats_895_from_8_to_20_clients() {
     let r = seed(&["name=895", "name=fix,patch=affinity-fix"], &[8, 15, 20]);
     for n in [8, 15, 20] {
