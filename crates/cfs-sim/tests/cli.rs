@@ -263,3 +263,84 @@ fn plots_are_written_as_svg_and_png() {
     assert!(pixels().any(|p| p[0] != p[1] || p[1] != p[2]), "a coloured line");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn host_names_that_look_like_files_or_inline_settings() {
+    // A `.toml` name is a file name even without a directory part.
+    fails(&["--host", "mine.toml"], "cannot read host file mine.toml: no such file");
+    // A word with `=` that is not a spec (specs start with a count) or with
+    // a line break is neither a preset nor a spec.
+    fails(&["--host", "cores=4"], "not a preset or spec");
+    fails(&["--host", "2s\nx"], "not a preset or spec");
+    // A spec may carry `key=value` settings after its shape.
+    let out = run(&pg(&["--host", "1s2c1t,mhz=2400"]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn client_lists_and_run_counts_at_their_limits() {
+    use cfs_sim::cli::parse_clients;
+    assert_eq!(parse_clients("1,2,4-6").unwrap(), [1, 2, 4, 5, 6]);
+    assert_eq!(parse_clients("4096").unwrap(), [4096]);
+    assert_eq!(parse_clients("3-3").unwrap(), [3]);
+    assert_eq!(parse_clients("1-4096").unwrap().len(), 4096);
+    for bad in ["0", "4097", "5-3", "1-4097", "1-4096,7", "", " , "] {
+        let e = parse_clients(bad).unwrap_err();
+        assert!(e.starts_with("bad client list"), "{bad:?}: {e}");
+    }
+    // --runs takes 1..=1000.
+    let out = run(&["pgbench", "--clients", "1", "--transactions", "10", "--runs", "1000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    fails_with(&["pgbench", "--clients", "1", "--transactions", "10", "--runs", "1001"], "--runs must be 1..=1000");
+}
+
+/// `cfs-sim ... | head`: a reader that goes away ends the command quietly
+/// (exit 0, nothing on stderr), as Unix tools do. The output here (a
+/// 128-CPU host's domains, ~160 KB) is larger than a pipe holds, so the
+/// write fails whether or not it started before the reader left.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cfs-sim"))
+        .args(["topology", "8s8c2t"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Output files go where they are asked to, directories created on the
+/// way; `--stats` reports simulated seconds per wall second as the
+/// quotient of the two figures it prints beside it.
+#[test]
+fn outputs_create_their_directories_and_stats_add_up() {
+    let dir = std::env::temp_dir().join(format!("cfs-sim-out-{}", std::process::id()));
+    let csv = dir.join("a/b/hogs.csv");
+    let json = dir.join("c/hogs.json");
+    let args = ["hogs", "--clients", "2", "--runs", "2", "--duration", "20ms", "--stats", "--csv"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend([csv.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 1 + 2, "a header and one line per run: {text}");
+    assert!(std::fs::read_to_string(&json).unwrap().contains("\"runs\""));
+    // "stats: 2 runs, 0.04 simulated s in W wall s: R sim-s per wall-s, ..."
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("stats: ")).unwrap_or_else(|| panic!("no stats line: {err}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[1..3], ["2", "runs,"], "{line}");
+    let sim: f64 = words[3].parse().unwrap();
+    let wall: f64 = words[7].parse().unwrap();
+    let rate: f64 = words[10].parse().unwrap();
+    assert!((sim - 0.04).abs() < 0.006, "2 runs of 20 ms: {line}");
+    // The printed figures are rounded (to 0.01 s and 0.1): allow for it.
+    let lo = (sim - 0.005) / (wall + 0.005).max(1e-9);
+    let hi = (sim + 0.005) / (wall - 0.005).max(1e-9);
+    assert!(rate >= lo - 0.05 && (wall < 0.006 || rate <= hi + 0.05), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
