@@ -183,3 +183,140 @@ impl Observer for SimObserver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cfs_core::{CpuIdleType, TaskId};
+    use cfs_topology::DomainLevel;
+
+    fn wake(waker_cpu: usize, target: usize, reason: WakeReason) -> Event {
+        Event::Wake { task: TaskId(1), waker_cpu, prev_cpu: 3, target, sync: true, reason }
+    }
+
+    fn check(cpu: usize, curr: Option<u32>, preempt: bool, reason: PreemptReason) -> Event {
+        Event::PreemptCheck { cpu, curr: curr.map(TaskId), wakee: TaskId(2), preempt, reason }
+    }
+
+    /// Each wakeup counts once, by its reason; the sync shortcut is also an
+    /// affine wakeup; a wakee that was still queued is no wakeup at all.
+    /// Every counted one is charged wake_affine's two runqueue reads to the
+    /// waking CPU (2 x 130 ns here), and counts as remote when placed
+    /// elsewhere.
+    #[test]
+    fn wakeups_count_by_reason_and_charge_two_reads() {
+        let mut o = SimObserver::new(130.0);
+        for (cpu, target, reason) in [
+            (0, 0, WakeReason::Affine),
+            (1, 1, WakeReason::AffineSync),
+            (2, 3, WakeReason::PassiveBalance),
+            (0, 2, WakeReason::IdleSibling),
+            (0, 3, WakeReason::Previous),
+            (1, 3, WakeReason::Balance),
+            (2, 2, WakeReason::AlreadyQueued),
+        ] {
+            o.event(0, &wake(cpu, target, reason));
+        }
+        let c = &o.counters;
+        assert_eq!(
+            (c.wakeups, c.wake_affine, c.wake_affine_sync, c.wake_passive, c.wake_idle_sibling, c.wake_remote),
+            (6, 2, 1, 1, 1, 4)
+        );
+        assert_eq!(o.charges, [(0, 260), (1, 260), (2, 260), (0, 260), (0, 260), (1, 260)]);
+        assert_eq!(c.migrations, 0);
+    }
+
+    /// Migrations count by reason and in total.
+    #[test]
+    fn migrations_count_by_reason() {
+        let mut o = SimObserver::new(100.0);
+        let reasons = [
+            MigrateReason::Wakeup,
+            MigrateReason::Wakeup,
+            MigrateReason::Fork,
+            MigrateReason::Periodic,
+            MigrateReason::NewIdle,
+            MigrateReason::Active,
+            MigrateReason::Affinity,
+        ];
+        for reason in reasons {
+            o.event(0, &Event::Migrate { task: TaskId(1), from: 0, to: 1, reason });
+        }
+        let c = &o.counters;
+        assert_eq!(
+            (c.migrations, c.mig_wakeup, c.mig_fork, c.mig_periodic, c.mig_newidle, c.mig_active, c.mig_affinity),
+            (7, 2, 1, 1, 1, 1, 1)
+        );
+        assert!(o.charges.is_empty());
+    }
+
+    /// A wakeup preemption is a check on a busy CPU that preempted for the
+    /// vruntime lead; one held off by last_preempter counts apart; checks on
+    /// an idle CPU and other outcomes count nothing.
+    #[test]
+    fn preemptions_picks_balances_forks_and_exits() {
+        let mut o = SimObserver::new(100.0);
+        for e in [
+            check(0, Some(1), true, PreemptReason::VruntimeLead),
+            check(0, Some(1), false, PreemptReason::VruntimeLead),
+            check(0, Some(1), true, PreemptReason::Fork),
+            check(0, Some(1), false, PreemptReason::LastPreempterHold),
+            check(0, None, true, PreemptReason::VruntimeLead),
+            check(0, None, false, PreemptReason::LastPreempterHold),
+            Event::TickPreempt { cpu: 1, curr: TaskId(1), ran: 5, ideal: 4 },
+            Event::Pick { cpu: 0, prev: None, next: Some(TaskId(1)), buddy: true },
+            Event::Pick { cpu: 0, prev: None, next: Some(TaskId(1)), buddy: false },
+            Event::Balance { cpu: 2, level: DomainLevel::Mc, moved: 3, idle: CpuIdleType::Idle },
+            Event::Balance { cpu: 2, level: DomainLevel::Cpu, moved: 0, idle: CpuIdleType::NewlyIdle },
+            Event::Fork { parent: None, child: TaskId(4), cpu: 1 },
+            Event::Exit { task: TaskId(4) },
+        ] {
+            o.event(0, &e);
+        }
+        let c = &o.counters;
+        assert_eq!((c.preempt_wakeup, c.preempt_held, c.preempt_tick, c.buddy_picks), (1, 1, 1, 1));
+        assert_eq!((c.balance_passes, c.balance_moved, c.forks, c.exits), (2, 3, 1, 1));
+        assert!(o.charges.is_empty());
+    }
+
+    /// Scans are charged per runqueue read, rounded to the ns; a scan that
+    /// costs nothing leaves no charge.
+    #[test]
+    fn scans_are_charged_per_runqueue() {
+        let mut o = SimObserver::new(78.4);
+        o.event(0, &Event::Scan { cpu: 5, cpus: 10 });
+        o.event(0, &Event::Scan { cpu: 6, cpus: 0 });
+        assert_eq!(o.charges, [(5, 784)]);
+        let mut free = SimObserver::new(0.0);
+        free.event(0, &Event::Scan { cpu: 1, cpus: 8 });
+        free.event(0, &wake(0, 1, WakeReason::Affine));
+        assert!(free.charges.is_empty());
+    }
+
+    /// With tracking on, each decision names the CPUs it touched: a
+    /// wakeup its waker's, previous and target CPUs, a migration both ends,
+    /// the rest their one CPU, an exit none.
+    #[test]
+    fn tracking_collects_the_cpus_decisions_name() {
+        let events = [
+            wake(0, 2, WakeReason::Affine),
+            Event::Migrate { task: TaskId(1), from: 4, to: 5, reason: MigrateReason::Periodic },
+            check(6, Some(1), false, PreemptReason::IdleCpu),
+            Event::TickPreempt { cpu: 7, curr: TaskId(1), ran: 5, ideal: 4 },
+            Event::Pick { cpu: 8, prev: None, next: None, buddy: false },
+            Event::Balance { cpu: 9, level: DomainLevel::Mc, moved: 0, idle: CpuIdleType::NotIdle },
+            Event::Fork { parent: None, child: TaskId(4), cpu: 10 },
+            Event::Scan { cpu: 11, cpus: 2 },
+            Event::Exit { task: TaskId(4) },
+        ];
+        let mut on = SimObserver::new(1.0).tracking_cpus(true);
+        let mut off = SimObserver::new(1.0);
+        for e in &events {
+            on.event(0, e);
+            off.event(0, e);
+        }
+        assert_eq!(on.touched, [0, 3, 2, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert!(off.touched.is_empty());
+        assert_eq!(on.counters, off.counters);
+    }
+}
