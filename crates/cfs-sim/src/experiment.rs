@@ -781,4 +781,95 @@ mod tests {
         assert_eq!(range(&[3.0, 1.0, 2.0]), Some((1.0, 3.0)));
         assert_eq!(range(&[]), None);
     }
+
+    /// Ties go to the first candidate; a closer later one still wins.
+    #[test]
+    fn suggestions_break_ties_by_order() {
+        assert_eq!(suggest("abcx", &["abcd", "abce"]), Some("abcd"));
+        assert_eq!(suggest("abcd", &["abcx", "abcd"]), Some("abcd"));
+    }
+
+    /// The largest whole unit: seconds, then ms, us, ns.
+    #[test]
+    fn times_print_in_their_largest_whole_unit() {
+        let cases = [
+            (0, "0s"),
+            (2_000_000_000, "2s"),
+            (1_500_000_000, "1500ms"),
+            (500_000_000, "500ms"),
+            (2_000, "2us"),
+            (1_500, "1500ns"),
+            (7, "7ns"),
+        ];
+        for (ns, text) in cases {
+            assert_eq!(fmt_ns(ns), text);
+        }
+    }
+
+    fn outcome(units: u64, window_ns: u64, busy: Vec<u64>, phases: Vec<engine::Phase>) -> RunOutcome {
+        RunOutcome {
+            units,
+            window_ns,
+            end_ns: 2_000_000_000,
+            cpu_busy_ns: busy,
+            counters: Counters::default(),
+            switches: 0,
+            preemptions: 0,
+            events: 0,
+            tasks: Vec::new(),
+            trace: None,
+            probe: engine::Probe::default(),
+            phases,
+        }
+    }
+
+    /// A run's record: throughput is units per second of the measured
+    /// window times the metric's scale (tbench's bytes to MB/s: x 1e-6);
+    /// each phase likewise; utilisation is busy time over the whole run,
+    /// and the busiest CPU's share is of all busy time. An empty window
+    /// measures 0, an empty phase NaN, an idle machine a share of 0.
+    #[test]
+    fn a_record_turns_counts_into_rates() {
+        let mb_s = Metric { name: "mb_s".into(), scale: 1e-6 };
+        let phases = vec![
+            engine::Phase { start_ns: 0, end_ns: 500_000_000, units: 1_000_000 },
+            engine::Phase { start_ns: 500_000_000, end_ns: 500_000_000, units: 0 },
+        ];
+        let out = outcome(3_000_000, 1_500_000_000, vec![2_000_000_000, 1_000_000_000, 0, 1_000_000_000], phases);
+        let (r, trace) = record((1, 4, 2), 99, &mb_s, out);
+        assert_eq!((r.config, r.clients, r.run, r.seed), (1, 4, 2, 99));
+        assert!((r.value - 2.0).abs() < 1e-12, "3 MB in 1.5 s: {}", r.value);
+        assert!((r.phases[0].2 - 2.0).abs() < 1e-12 && r.phases[1].2.is_nan(), "{:?}", r.phases);
+        assert_eq!(r.cpu_util, [1.0, 0.5, 0.0, 0.5]);
+        assert_eq!(r.max_cpu_share, 0.5);
+        assert!(trace.is_none());
+
+        let tps = Metric { name: "tps".into(), scale: 1.0 };
+        let (idle, _) = record((0, 1, 0), 1, &tps, outcome(5, 0, vec![0, 0], Vec::new()));
+        assert_eq!((idle.value, idle.max_cpu_share), (0.0, 0.0));
+    }
+
+    /// Only the first run of a traced plan keeps its trace; an untraced
+    /// plan keeps none.
+    #[test]
+    fn only_the_first_run_is_traced() {
+        let host = Host::preset("x2").unwrap();
+        let plan = |trace| Plan {
+            costs: crate::costs::CostModel::preset("x2").unwrap(),
+            host: host.clone(),
+            workload: Workload::builtin("hogs").unwrap(),
+            opts: WorkloadOpts { duration_ns: Some(2_000_000), ..WorkloadOpts::default() },
+            columns: vec![SchedSpec::profile("2.6.26").resolve(&host).unwrap()],
+            clients: vec![1, 2],
+            runs: 1,
+            seed: 1,
+            trace,
+            changes: Vec::new(),
+        };
+        assert!(plan(false).execute(&|| {}).unwrap().trace.is_none());
+        let traced = plan(true).execute(&|| {}).unwrap().trace.unwrap();
+        // The first job is 1 hog: its trace shows one task's slices.
+        let first = plan(true).run_job((0, 1, 0), true).unwrap().1.unwrap();
+        assert_eq!(traced, first);
+    }
 }
