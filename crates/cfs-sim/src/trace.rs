@@ -99,3 +99,62 @@ impl TraceBuf {
         json!({"traceEvents": ev, "displayTimeUnit": "ns"})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice per stretch a task ran, closed by the next task, by idle or
+    /// by the end of the trace; a flow from a wakeup to the woken task's
+    /// next start only; a task the names do not cover is "?".
+    #[test]
+    fn slices_flows_and_marks() {
+        let mut t = TraceBuf::new(2);
+        t.begin(0, 0, 1_000);
+        t.wake(1, 0, 1_500);
+        t.begin(1, 1, 2_000);
+        t.begin(0, 5, 3_000);
+        t.idle(1, 4_000);
+        t.wake(0, 1, 4_500);
+        t.mark(5_000, "features=863".into());
+        let v = t.into_json(&["a", "b"], 6_000);
+        let ev = v["traceEvents"].as_array().unwrap();
+        let slices: Vec<(String, u64, f64, f64)> = ev
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| {
+                let name = e["name"].as_str().unwrap().to_string();
+                (name, e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            slices,
+            [("a".into(), 0, 1.0, 2.0), ("b".into(), 1, 2.0, 2.0), ("?".into(), 0, 3.0, 3.0)],
+            "times in µs"
+        );
+        // One flow: task 1 woken from CPU 0 at 1.5 µs, started on CPU 1 at
+        // 2 µs. Task 0's wakeup at 4.5 µs never reaches a start.
+        let flows: Vec<(&str, u64, f64)> = ev
+            .iter()
+            .filter(|e| e["cat"] == "wake")
+            .map(|e| (e["ph"].as_str().unwrap(), e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(flows, [("s", 0, 1.5), ("f", 1, 2.0)]);
+        let marks: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "i").collect();
+        assert_eq!(marks.len(), 1);
+        assert_eq!((marks[0]["name"].as_str(), marks[0]["ts"].as_f64()), (Some("features=863"), Some(5.0)));
+    }
+
+    /// At most MAX_SLICES slices and as many flows are kept.
+    #[test]
+    fn slices_and_flows_are_capped() {
+        let mut t = TraceBuf::new(1);
+        for i in 0..MAX_SLICES as u64 + 2 {
+            t.wake(0, 0, i);
+            t.begin(0, 0, i);
+        }
+        // MAX_SLICES + 2 starts close MAX_SLICES + 1 slices and bind
+        // MAX_SLICES + 2 flows.
+        assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
+    }
+}
