@@ -218,3 +218,32 @@ fn medians_of_odd_and_even_counts() {
     // Even: the mean of the middle two, as a median of 4 runs would be.
     assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
 }
+
+/// Cells with nothing to divide by: a ratio to a baseline of 0 is a dash,
+/// and a cell of 0 has no spread (half its range over 0 is no number).
+/// A plan with a setting change gets one column per phase, named by the
+/// phase's start, and the header says so.
+#[test]
+fn zero_baselines_zero_cells_and_phase_columns() {
+    use report::TableStyle;
+    let (mut plan, mut res) = small();
+    for r in res.runs.iter_mut() {
+        r.value = if r.clients == 3 { 0.0 } else { 1000.0 };
+    }
+    let rows: Vec<Vec<String>> = report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true })
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(rows[0], ["1", "1000", "±0%", "x1.00", "±0%"]);
+    assert_eq!(rows[1], ["3", "0.00", "-"]);
+
+    plan.changes = cfs_sim::experiment::parse_switch("1s:features=863").unwrap();
+    let text = report::table(&plan, &res, "t");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].ends_with("; @T: from the setting change at T to the next"), "{text}");
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["clients", "895", "@0s", "895", "@1s", "861", "@0s", "861", "@1s"]
+    );
+}
