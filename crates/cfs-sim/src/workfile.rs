@@ -1262,6 +1262,154 @@ ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
 }
 
 #[cfg(test)]
+mod value_tests {
+    //! Pins for the value helpers: the kind a message names, integers
+    //! given as floats, booleans, durations with and without units, policies,
+    //! CPU lists at the limits, and the bracket-depth guard.
+    use super::*;
+
+    /// One TOML task `x` with `extra` header lines and `ops`.
+    fn toml(extra: &str, ops: &str) -> String {
+        format!("duration = \"1s\"\n[[task]]\nname = \"x\"\n{extra}\nops = [ {ops} ]\n")
+    }
+
+    fn error(text: &str) -> String {
+        parse_workload(text).unwrap_err().to_string()
+    }
+
+    fn task(text: &str) -> TaskDef {
+        parse_workload(text).unwrap().tasks.remove(0)
+    }
+
+    /// The op list between the implicit loop's begin and its end (without
+    /// the implicit progress count when `progress` is absent).
+    fn body(text: &str) -> Vec<Instr> {
+        let code = task(text).code;
+        code[1..code.len() - 1].to_vec()
+    }
+
+    #[test]
+    fn messages_name_what_was_found() {
+        let cases = [
+            (
+                toml("", "{ run = \"1us\" }").replace("name = \"x\"", "name = 1"),
+                "at task[0].name: expected a string, found an integer",
+            ),
+            (toml("finish = \"yes\"", "\"exit\""), "at task[0].finish: expected true or false, found a string"),
+            (toml("nice = 1.5", "\"exit\""), "at task[0].nice: expected an integer, found a number"),
+            (toml("cpus = true", "\"exit\""), "at task[0].cpus: expected a CPU list such as \"0-3\", found a boolean"),
+            (toml("", "{ run = [1] }"), "at task[0].ops[0].run: expected a duration such as \"20us\", found an array"),
+            (
+                toml("", "{ run = { mean = { a = 1 } } }"),
+                "at task[0].ops[0].run.mean: expected a duration such as \"20us\", found a table",
+            ),
+            (toml("", "3"), "at task[0].ops[0]: expected a table, found an integer"),
+            (
+                "duration = \"1s\"\n[[task]]\nname = \"x\"\nops = 3\n".to_string(),
+                "at task[0].ops: expected an array of ops, found an integer",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(error(&text), want);
+        }
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"run": null}}}"#),
+            "at tasks.a.run: expected a duration such as \"20us\", found null"
+        );
+    }
+
+    /// JSON numbers with no fraction are integers (rt-app writes `2.0`);
+    /// beyond 9e15 a float no longer holds every integer, so it is refused.
+    #[test]
+    fn whole_floats_are_integers_below_9e15() {
+        let w = parse_workload(r#"{"tasks": {"a": {"instance": 2.0, "run": 10}}}"#).unwrap();
+        assert_eq!(w.tasks[0].instances, 2);
+        for bad in ["2.5", "9e15", "-9e15", "1e16"] {
+            let text = format!(r#"{{"tasks": {{"a": {{"instance": {bad}, "run": 10}}}}}}"#);
+            assert_eq!(error(&text), "at tasks.a.instance: expected an integer, found a number", "{bad}");
+        }
+        let text = r#"{"tasks": {"a": {"instance": 8999999999999998.0, "run": 10}}}"#;
+        assert_eq!(error(text), "at tasks.a.instance: 8999999999999998 is out of range 0..=4096");
+    }
+
+    #[test]
+    fn booleans_are_read_as_written() {
+        assert!(task(&toml("finish = true", "\"exit\"")).finish);
+        assert!(!task(&toml("finish = false", "\"exit\"")).finish);
+        let text = "duration = \"1s\"\n[[task]]\nname = \"x\"\nops = [ { send = \"x\", sync = false, bytes = 9 }, { send = \"x\" } ]\n";
+        let send = |sync, bytes| Instr::Send { to: Target::Task { def: 0, instance: None }, sync, bytes };
+        assert_eq!(body(text), [send(false, 9), send(true, 64), Instr::Progress(1)]);
+    }
+
+    /// TOML durations carry a unit; rt-app's bare numbers are µs, integer
+    /// or not, and its strings may carry a unit too.
+    #[test]
+    fn durations_with_and_without_units() {
+        assert_eq!(
+            body(&toml("", "{ sleep = \"2ms\" }, \"exit\"")),
+            [Instr::Sleep(2_000_000), Instr::Exit, Instr::Progress(1)]
+        );
+        assert_eq!(
+            error(&toml("", "{ sleep = 20 }")),
+            "at task[0].ops[0].sleep: expected a duration such as \"20us\", found an integer"
+        );
+        assert_eq!(
+            error(&toml("", "{ sleep = 2.5 }")),
+            "at task[0].ops[0].sleep: expected a duration such as \"20us\", found a number"
+        );
+        let w = parse_workload(r#"{"tasks": {"a": {"run": 1000, "sleep": 1.5, "run1": "2ms", "delay": 3}}}"#).unwrap();
+        let code = &w.tasks[0].code;
+        assert_eq!(
+            code[1..5],
+            [
+                Instr::Run(Dist::Fixed(1_000_000)),
+                Instr::Sleep(1_500),
+                Instr::Run(Dist::Fixed(2_000_000)),
+                Instr::Sleep(3_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn policies_by_name() {
+        assert_eq!(task(&toml("policy = \"batch\"", "\"exit\"")).policy, Policy::Batch);
+        assert_eq!(task(&toml("policy = \"SCHED_IDLE\"", "\"exit\"")).policy, Policy::Idle);
+        assert_eq!(task(&toml("", "\"exit\"")).policy, Policy::Normal);
+        assert!(
+            error(&toml("policy = \"fifo\"", "\"exit\"")).starts_with("at task[0].policy: unknown policy \"fifo\"")
+        );
+    }
+
+    /// A CPU list: a list string, an array of CPU numbers or one number,
+    /// each below the 1024-CPU limit.
+    #[test]
+    fn cpu_lists_in_three_forms_up_to_the_limit() {
+        let mask = |extra: &str| task(&toml(extra, "\"exit\"")).cpus.unwrap();
+        assert_eq!(mask("cpus = \"0-2\""), CpuMask::parse_list("0-2").unwrap());
+        assert_eq!(mask("cpus = [1, 3]"), CpuMask::parse_list("1,3").unwrap());
+        assert_eq!(mask("cpus = 1023"), CpuMask::single(1023));
+        assert_eq!(mask("cpus = [1023]"), CpuMask::single(1023));
+        assert_eq!(error(&toml("cpus = 1024", "\"exit\"")), "at task[0].cpus: 1024 is out of range 0..=1023");
+        assert_eq!(error(&toml("cpus = [0, 1024]", "\"exit\"")), "at task[0].cpus[1]: 1024 is out of range 0..=1023");
+        assert_eq!(error(&toml("cpus = []", "\"exit\"")), "at task[0].cpus: empty CPU list");
+        assert_eq!(body(&toml("", "{ affinity = [2] }")), [Instr::Affinity(CpuMask::single(2)), Instr::Progress(1)]);
+    }
+
+    /// Files nested deeper than 64 brackets are refused before parsing;
+    /// brackets side by side do not add up.
+    #[test]
+    fn bracket_depth_guard() {
+        let nested = |n: usize| format!("a = {}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(bracket_depth(&nested(65)), 65);
+        assert_eq!(error(&nested(65)), "nesting deeper than 64 levels");
+        assert_ne!(error(&nested(64)), "nesting deeper than 64 levels");
+        assert_eq!(bracket_depth("[]{}[{}]"), 2);
+        let many = vec!["{ run = \"1us\" }"; 70].join(", ");
+        assert_eq!(body(&toml("", &many)).len(), 71);
+    }
+}
+
+#[cfg(test)]
 mod fuzz_regressions {
     /// Found by the `workload_spec` fuzz target: rt-app's "run forever"
     /// duration (-1) must not overflow while computing the unused value.
