@@ -1410,6 +1410,348 @@ mod value_tests {
 }
 
 #[cfg(test)]
+mod structure_tests {
+    //! Pins for how a file becomes task code: names and targets, loops and
+    //! their jump indices, run-time distributions, the defaults, the limits,
+    //! and the rt-app events.
+    use super::*;
+
+    fn error(text: &str) -> String {
+        parse_workload(text).unwrap_err().to_string()
+    }
+
+    /// A TOML file with a 1 s duration and these `[[task]]` bodies.
+    fn file(tasks: &[&str]) -> String {
+        let mut s = String::from("duration = \"1s\"\n");
+        for t in tasks {
+            s += &format!("[[task]]\n{t}\n");
+        }
+        s
+    }
+
+    fn code(text: &str, task: usize) -> Vec<Instr> {
+        parse_workload(text).unwrap().tasks[task].code.clone()
+    }
+
+    #[test]
+    fn targets_and_names() {
+        assert_eq!(parse_target("parent"), RawTarget::Parent);
+        assert_eq!(parse_target(" pong#3 "), RawTarget::Name("pong".into(), Some(3)));
+        assert_eq!(parse_target("pong#x"), RawTarget::Name("pong#x".into(), None));
+        assert_eq!(parse_target("a#b#2"), RawTarget::Name("a#b".into(), Some(2)));
+        let mut n = Names::default();
+        assert_eq!((n.cond("a"), n.cond("b"), n.cond("a"), n.cond("b")), (0, 1, 0, 1));
+        assert_eq!(n.conds, ["a", "b"]);
+        let text = file(&[
+            "name = \"a\"\ninstances = 2\nops = [ { send = \"b#1\" }, { broadcast = \"a\", sync = false }, { send = \"parent\" }, { reply = true, bytes = 7 } ]",
+            "name = \"b\"\ninstances = 2\nops = [ { signal = \"q\" }, { broad = \"r\" }, { cond_wait = \"q\" }, { fork = \"a\" } ]",
+        ]);
+        let w = parse_workload(&text).unwrap();
+        let send = |to, sync, bytes| Instr::Send { to, sync, bytes };
+        assert_eq!(
+            w.tasks[0].code[1..5],
+            [
+                send(Target::Task { def: 1, instance: Some(1) }, true, 64),
+                send(Target::All(0), false, 64),
+                send(Target::Parent, true, 64),
+                send(Target::Reply, true, 7)
+            ]
+        );
+        assert_eq!(
+            w.tasks[1].code[1..5],
+            [
+                Instr::CondSignal { cond: 0, all: false },
+                Instr::CondSignal { cond: 1, all: true },
+                Instr::CondWait(0),
+                Instr::Fork(0)
+            ]
+        );
+        assert_eq!(w.conds, ["q", "r"]);
+    }
+
+    #[test]
+    fn unresolvable_targets_are_errors() {
+        let e = error(&file(&["name = \"a\"\nops = [ { send = \"zz\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].send: no task named \"zz\" (tasks: a)");
+        let e = error(&file(&["name = \"a\"\ninstances = 2\nops = [ { send = \"a#2\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].send: task \"a\" has 2 instance(s), no #2");
+        assert!(parse_workload(&file(&["name = \"a\"\ninstances = 2\nops = [ { send = \"a#1\" } ]"])).is_ok());
+        let e = error(&file(&[
+            "name = \"a\"\nops = [ { send = \"b\" } ]",
+            "name = \"b\"\ninstances = 0\nops = [ \"exit\" ]",
+        ]));
+        assert_eq!(e, "at task[0].ops[0].send: task \"b\" has no instances started at t=0 to send to");
+        let e = error(&file(&["name = \"a\"\nops = [ { fork = \"b\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].fork: no task named \"b\" (tasks: a)");
+    }
+
+    /// Loops nest; each LoopBegin holds the index of its LoopEnd and back.
+    /// The task's own loop wraps everything, with one implicit progress per
+    /// pass when no op counts progress.
+    #[test]
+    fn loops_nest_and_know_their_ends() {
+        let text = file(&[
+            "name = \"a\"\nloop = 3\nops = [ { loop = { count = 2, ops = [ { run = \"1us\" }, { loop = { ops = [ \"yield\" ] } } ] } }, \"exit\" ]",
+        ]);
+        let c = code(&text, 0);
+        assert_eq!(
+            c,
+            [
+                Instr::LoopBegin { count: Some(3), end: 9 },
+                Instr::LoopBegin { count: Some(2), end: 6 },
+                Instr::Run(Dist::Fixed(1_000)),
+                Instr::LoopBegin { count: None, end: 5 },
+                Instr::Yield,
+                Instr::LoopEnd { begin: 3 },
+                Instr::LoopEnd { begin: 1 },
+                Instr::Exit,
+                Instr::Progress(1),
+                Instr::LoopEnd { begin: 0 },
+            ]
+        );
+        // With a progress op anywhere in the file, none is added; loop = -1
+        // is forever, loop = 0 never.
+        let text = file(&[
+            "name = \"a\"\nloop = -1\nops = [ { progress = 5 } ]",
+            "name = \"b\"\nloop = 0\nops = [ \"yield\" ]",
+        ]);
+        assert_eq!(
+            code(&text, 0),
+            [Instr::LoopBegin { count: None, end: 2 }, Instr::Progress(5), Instr::LoopEnd { begin: 0 }]
+        );
+        assert_eq!(
+            code(&text, 1),
+            [Instr::LoopBegin { count: Some(0), end: 2 }, Instr::Yield, Instr::LoopEnd { begin: 0 }]
+        );
+        assert_eq!(parse_workload(&text).unwrap().metric, "units_s");
+        assert_eq!(
+            error(&file(&["name = \"a\"\nloop = -2\nops = [ \"yield\" ]"])),
+            "at task[0].loop: -2 is out of range -1..=9223372036854775807"
+        );
+    }
+
+    #[test]
+    fn run_time_distributions() {
+        let run = |spec: &str| -> Result<Dist, String> {
+            let text = file(&[&format!("name = \"a\"\nops = [ {{ run = {spec} }} ]")]);
+            match parse_workload(&text) {
+                Ok(w) => match &w.tasks[0].code[1] {
+                    Instr::Run(d) => Ok(*d),
+                    other => panic!("{other:?}"),
+                },
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        assert_eq!(run("\"5us\""), Ok(Dist::Fixed(5_000)));
+        assert_eq!(run("{ mean = \"5us\" }"), Ok(Dist::Fixed(5_000)));
+        assert_eq!(run("{ mean = \"5us\", dist = \"exp\" }"), Ok(Dist::Exp { mean: 5_000 }));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\" }"), Ok(Dist::normal_cv(10_000.0, 0.1)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 0.5 }"), Ok(Dist::normal_cv(10_000.0, 0.5)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 10 }"), Ok(Dist::normal_cv(10_000.0, 10.0)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 10.0 }"), Ok(Dist::normal_cv(10_000.0, 10.0)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 0 }"), Ok(Dist::normal_cv(10_000.0, 0.0)));
+        assert_eq!(
+            run("{ mean = \"10us\", dist = \"normal\", cv = 11 }"),
+            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found an integer".into())
+        );
+        assert_eq!(
+            run("{ mean = \"10us\", dist = \"normal\", cv = -0.5 }"),
+            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found a number".into())
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"1us\", max = \"3us\" }"),
+            Ok(Dist::Uniform { lo: 1_000, hi: 3_000 })
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"2us\", max = \"2us\" }"),
+            Ok(Dist::Uniform { lo: 2_000, hi: 2_000 })
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"3us\", max = \"1us\" }"),
+            Err("at task[0].ops[0].run: dist \"uniform\" needs min <= max".into())
+        );
+        assert_eq!(run("{ dist = \"exp\" }"), Err("at task[0].ops[0].run: dist \"exp\" needs `mean`".into()));
+        assert_eq!(
+            run("{ mean = \"1us\", dist = \"pareto\" }"),
+            Err("at task[0].ops[0].run.dist: unknown distribution \"pareto\" (known: fixed, exp, normal, uniform)"
+                .into())
+        );
+    }
+
+    /// A task's defaults, the file's, and what a file must have.
+    #[test]
+    fn defaults_and_requirements() {
+        let w = parse_workload(&file(&["name = \"a\"\nops = [ \"yield\" ]"])).unwrap();
+        assert_eq!((w.name.as_str(), w.metric.as_str(), w.warmup_ns), ("workload", "loops_s", 0));
+        let t = &w.tasks[0];
+        assert_eq!((t.instances, t.nice, t.ws_kb, t.finish, t.cpus), (1, 0, 64, false, None));
+        let w = parse_workload("name = \"n\"\nmetric = \"m_s\"\nwarmup = \"5ms\"\n[[task]]\nname = \"a\"\nfinish = true\nops = [ \"exit\" ]").unwrap();
+        assert_eq!((w.name.as_str(), w.metric.as_str(), w.warmup_ns, w.duration_ns), ("n", "m_s", 5_000_000, None));
+        assert_eq!(
+            error("[[task]]\nname = \"a\"\nops = [ \"exit\" ]"),
+            "give a `duration` or mark a task started at t=0 with finish = true"
+        );
+        assert_eq!(
+            error(
+                "[[task]]\nname = \"a\"\ninstances = 0\nfinish = true\nops = [ \"exit\" ]\n[[task]]\nname = \"b\"\nops = [ \"exit\" ]"
+            ),
+            "give a `duration` or mark a task started at t=0 with finish = true"
+        );
+        assert_eq!(error("duration = \"1s\""), "no [[task]] tables");
+        assert_eq!(
+            error(&file(&["name = \"a\"\nops = [ \"exit\" ]", "name = \"a\"\nops = [ \"exit\" ]"])),
+            "at task[1]: duplicate task name \"a\""
+        );
+        assert_eq!(error(&file(&["ops = [ \"exit\" ]"])), "at task[0]: missing `name`");
+        assert_eq!(error(&file(&["name = \"a\""])), "at task[0]: missing `ops`");
+        assert_eq!(
+            error(&file(&["name = \"a\"\ninstances = 0\nops = [ \"exit\" ]"])),
+            "no task has instances at start"
+        );
+        // 4096 instances in all at most.
+        assert!(parse_workload(&file(&["name = \"a\"\ninstances = 4096\nops = [ \"exit\" ]"])).is_ok());
+        assert_eq!(
+            error(&file(&["name = \"a\"\ninstances = 4096\nops = [ \"exit\" ]", "name = \"b\"\nops = [ \"exit\" ]"])),
+            "4097 tasks at start; at most 4096"
+        );
+        // At most 256 task definitions.
+        let many: Vec<String> =
+            (0..257).map(|i| format!("name = \"t{i}\"\ninstances = 0\nops = [ \"exit\" ]")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(error(&file(&refs)), "at task: need 1..=256 tasks");
+        let mut ok = file(&refs[..256]);
+        ok = ok.replacen("instances = 0", "instances = 1", 1);
+        assert!(parse_workload(&ok).is_ok());
+    }
+
+    #[test]
+    fn op_forms_and_their_errors() {
+        let body = |ops: &str| {
+            let c = code(&file(&[&format!("name = \"a\"\nops = [ {ops} ]")]), 0);
+            c[1..c.len() - 1].to_vec()
+        };
+        assert_eq!(
+            body(
+                "{ wait = \"one\" }, { wait = \"all\" }, { wait = true }, \"wait\", \"yield\", { nice = -20 }, { policy = \"idle\" }, { progress = 0 }"
+            ),
+            [
+                Instr::Wait { all: false },
+                Instr::Wait { all: true },
+                Instr::Wait { all: false },
+                Instr::Wait { all: false },
+                Instr::Yield,
+                Instr::Nice(-20),
+                Instr::Policy(Policy::Idle),
+                Instr::Progress(0)
+            ]
+        );
+        assert_eq!(
+            body("{ timer = \"10ms\" }, { timer = { period = \"5ms\", ref = \"t\" } }"),
+            [
+                Instr::Timer { slot: 0, period: 10_000_000 },
+                Instr::Timer { slot: 1, period: 5_000_000 },
+                Instr::Progress(1)
+            ]
+        );
+        let e = |ops: &str| error(&file(&[&format!("name = \"a\"\nops = [ {ops} ]")]));
+        assert_eq!(e("{ wait = \"some\" }"), "at task[0].ops[0].wait: expected \"one\" or \"all\"");
+        assert_eq!(e("{ exit = false }"), "at task[0].ops[0].exit: only `true` makes sense here");
+        assert_eq!(e("{ yield = false }"), "at task[0].ops[0].yield: only `true` makes sense here");
+        assert_eq!(e("{ timer = \"0s\" }"), "at task[0].ops[0].timer: timer period must be positive");
+        assert_eq!(e("{ timer = { ref = \"t\" } }"), "at task[0].ops[0].timer: missing `period`");
+        assert_eq!(e("{ nice = 20 }"), "at task[0].ops[0].nice: 20 is out of range -20..=19");
+        assert_eq!(e("{ loop = { count = 2 } }"), "at task[0].ops[0].loop: missing `ops`");
+        assert!(
+            e("{ run = \"1us\", sleep = \"1us\" }")
+                .starts_with("at task[0].ops[0]: unknown key \"sleep\" (known: run)")
+        );
+        // Two ops in one table: TOML hands the keys over sorted, so the
+        // first op key is `reply`, and `send` is then the stray one.
+        assert_eq!(
+            e("{ send = \"a\", reply = true }"),
+            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes)"
+        );
+        assert!(e("{ fly = 1 }").starts_with("at task[0].ops[0]: no op in [\"fly\"]"));
+        // Each nested loop costs three brackets, so the 64-bracket guard
+        // stops a file at 22 levels, before the op parser's own limit of 32
+        // (kept for values that do not come from text).
+        let nest = |n: usize| format!("{}\"yield\"{}", "{ loop = { ops = [ ".repeat(n), " ] } }".repeat(n));
+        assert!(parse_workload(&file(&[&format!("name = \"a\"\nops = [ {} ]", nest(21))])).is_ok());
+        assert_eq!(e(&nest(22)), "nesting deeper than 64 levels");
+        let mut out = Vec::new();
+        let ops = V::Arr(vec![V::Str("yield".into())]);
+        assert!(TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 32).is_ok());
+        let deep = TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 33).unwrap_err();
+        assert_eq!(deep.to_string(), "at p: loops nested deeper than 32");
+    }
+
+    #[test]
+    fn rt_app_globals_tasks_and_events() {
+        let w = parse_workload(r#"{"global": {"duration": -1, "default_policy": "SCHED_BATCH", "logdir": "."}, "tasks": {"a": {"run": 1}}}"#).unwrap();
+        assert_eq!(
+            (w.duration_ns, w.tasks[0].policy, w.metric.as_str(), w.name.as_str()),
+            (Some(1_000_000_000), Policy::Batch, "loops_s", "rt-app")
+        );
+        let w = parse_workload(r#"{"global": {"duration": 0}, "tasks": {"a": {"run": 1}}}"#).unwrap();
+        assert_eq!(w.duration_ns, Some(1_000_000_000));
+        let w = parse_workload(
+            r#"{"global": {"duration": 3}, "tasks": {"a": {"run": 1, "policy": "SCHED_IDLE", "ws_kb": 8, "loop": 4}}}"#,
+        )
+        .unwrap();
+        assert_eq!((w.duration_ns, w.tasks[0].policy, w.tasks[0].ws_kb), (Some(3_000_000_000), Policy::Idle, 8));
+        assert_eq!(w.tasks[0].code[0], Instr::LoopBegin { count: Some(4), end: 3 });
+        assert_eq!(error(r#"{"global": {}}"#), "missing `tasks`");
+        assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
+        assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
+        // Events in document order, suffixes allowed; a phase loops once
+        // unless told; sync is signal then wait; lock and unlock cost
+        // nothing; resume is a plain message; suspend waits for one.
+        let w = parse_workload(
+            r#"{"tasks": {
+                "a": {"sync3": "c", "lock": "m", "unlock": "m", "resume": "b", "suspend0": "x", "yield": "y", "fork": "b",
+                      "phases": {"p": {"runtime": 7, "timer": {"ref": "t", "period": 100, "mode": "absolute"}},
+                                 "q": {"loop": 2, "broad": {"ref": "c", "mutex": "m"}}}},
+                "b": {"instance": 1, "wait": "c"}
+            }}"#,
+        )
+        .unwrap();
+        let c = &w.tasks[0].code;
+        assert_eq!(
+            c[1..],
+            [
+                Instr::CondSignal { cond: 0, all: false },
+                Instr::CondWait(0),
+                Instr::Send { to: Target::Task { def: 1, instance: None }, sync: false, bytes: 0 },
+                Instr::Wait { all: false },
+                Instr::Yield,
+                Instr::Fork(1),
+                Instr::LoopBegin { count: Some(1), end: 10 },
+                Instr::Run(Dist::Fixed(7_000)),
+                Instr::Timer { slot: 0, period: 100_000 },
+                Instr::LoopEnd { begin: 7 },
+                Instr::LoopBegin { count: Some(2), end: 13 },
+                Instr::CondSignal { cond: 0, all: true },
+                Instr::LoopEnd { begin: 11 },
+                Instr::Progress(1),
+                Instr::LoopEnd { begin: 0 },
+            ]
+        );
+        assert_eq!(w.tasks[0].timers, 1);
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 0}}}}"#),
+            "at tasks.a.timer: timer period must be positive"
+        );
+        assert_eq!(error(r#"{"tasks": {"a": {"timer": {"ref": "t"}}}}"#), "at tasks.a.timer: missing `period`");
+        assert_eq!(error(r#"{"tasks": {"a": {"wait": {"mutex": "m"}}}}"#), "at tasks.a.wait: missing `ref`");
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"wait": 3}}}"#),
+            "at tasks.a.wait: expected a name or {ref, mutex}, found an integer"
+        );
+        assert_eq!(error(r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#), "at tasks.a: duplicate task name");
+    }
+}
+
+#[cfg(test)]
 mod fuzz_regressions {
     /// Found by the `workload_spec` fuzz target: rt-app's "run forever"
     /// duration (-1) must not overflow while computing the unused value.
