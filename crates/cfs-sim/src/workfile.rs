@@ -1752,6 +1752,151 @@ mod structure_tests {
 }
 
 #[cfg(test)]
+mod script_tests {
+    //! Pins for running a file: the initial tasks and the interpreter.
+    use super::*;
+    use crate::program::Msg;
+    use crate::workloads::Policies;
+    use rand::SeedableRng;
+
+    fn load(text: &str, nr_cpus: usize, opts: &WorkloadOpts) -> Vec<TaskSpec> {
+        Arc::new(parse_workload(text).unwrap()).instantiate(nr_cpus, opts).0
+    }
+
+    /// Steps a program `n` times at `now`, delivering `received` to the
+    /// first step, as task 0 forked by `parent`; the actions as text.
+    fn run(p: &mut dyn Program, n: usize, now: u64, received: &[Msg], parent: Option<TaskRef>) -> Vec<String> {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        (0..n)
+            .map(|k| {
+                let got = if k == 0 { received } else { &[] };
+                let mut cx = StepCx { now, me: 0, rng: &mut rng, received: got, blocked: true, forked: None, parent };
+                format!("{:?}", p.step(&mut cx))
+            })
+            .collect()
+    }
+
+    /// Every instance of every definition, in order; instances are named
+    /// `name#i` when there are several; the finish set lists the finish
+    /// tasks' indices; a task starts on its first allowed CPU (or the last
+    /// CPU of a smaller host); `--policy` overrides the file's policy.
+    #[test]
+    fn instances_names_cpus_and_finish() {
+        let text = "[[task]]\nname = \"a\"\ninstances = 2\ncpus = \"2-3\"\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"b\"\nfinish = true\npolicy = \"batch\"\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"c\"\ninstances = 0\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"d\"\ncpus = \"9\"\nfinish = true\nnice = 3\nws_kb = 7\nops = [ \"exit\" ]\n";
+        let w = Arc::new(parse_workload(text).unwrap());
+        let (tasks, finish) = w.instantiate(4, &WorkloadOpts::default());
+        let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a#0", "a#1", "b", "d"]);
+        assert_eq!(finish, [2, 3]);
+        let cpus: Vec<usize> = tasks.iter().map(|t| t.cpu).collect();
+        assert_eq!(cpus, [2, 2, 0, 3]);
+        assert_eq!((tasks[3].params.nice, tasks[3].ws_kb, tasks[3].params.allowed), (3, 7, CpuMask::single(9)));
+        assert_eq!(tasks[2].params.policy, Policy::Batch);
+        assert_eq!(tasks[0].params.policy, Policy::Normal);
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Idle), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let (tasks, _) = w.instantiate(4, &opts);
+        assert!(tasks.iter().all(|t| t.params.policy == Policy::Idle));
+    }
+
+    /// Loops repeat their count, the task's own loop included; a zero
+    /// count skips its body; past the end the task exits.
+    #[test]
+    fn loops_run_their_count_then_the_task_exits() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nloop = 2\nops = [ { loop = { count = 0, ops = [ \"yield\" ] } }, { loop = { count = 3, ops = [ { progress = 1 } ] } }, { run = \"1us\" } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let got = run(t.program.as_mut(), 10, 0, &[], None);
+        let (unit, ran) = ("Progress(1)", "RunDist(Fixed(1000))");
+        assert_eq!(got, [unit, unit, unit, ran, unit, unit, unit, ran, "Exit", "Exit"]);
+    }
+
+    /// A loop with nothing in it does not hang the interpreter: it hands
+    /// back a free step after 10,000 instructions.
+    #[test]
+    fn an_empty_loop_yields_a_free_step() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { progress = 1 }, { loop = { ops = [] } } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        assert_eq!(run(t.program.as_mut(), 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
+    }
+
+    /// A periodic timer sleeps to the next period boundary counted from
+    /// its first use. A task that falls more than a period behind drops
+    /// the missed periods: its next deadline is now (no sleep to speak of),
+    /// and the period counts on from there.
+    #[test]
+    fn timers_keep_their_period() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { timer = \"10ms\" } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let p = t.program.as_mut();
+        let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
+        // First use at 1 ms: the deadline is 11 ms. (Each pass also counts
+        // its implicit progress unit.)
+        assert_eq!(run(p, 2, 1_000_000, &[], None), [sleep(10_000_000), "Progress(1)".into()]);
+        // Back at 12 ms: sleep to 21 ms.
+        assert_eq!(run(p, 2, 12_000_000, &[], None)[0], sleep(9_000_000));
+        // At 50 ms, 29 ms late: the deadline is max(21, 50 - 10) + 10 = 50.
+        assert_eq!(run(p, 2, 50_000_000, &[], None)[0], sleep(1));
+        // At 55 ms: the next boundary is 60 ms.
+        assert_eq!(run(p, 1, 55_000_000, &[], None)[0], sleep(5_000_000));
+    }
+
+    /// Sends: instance i of a task talks to instance i of its peer (modulo
+    /// the peer's count); `#k` picks one; `parent` and `reply` need someone
+    /// to go to, or they are a free step; a broadcast goes to every
+    /// instance in order; fork creates the named task with its settings.
+    #[test]
+    fn sends_replies_broadcasts_and_forks() {
+        let text = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\ninstances = 3\nops = [ { send = \"b\", sync = false, bytes = 5 }, { send = \"b#0\" }, { send = \"parent\" }, { reply = true }, { wait = \"one\" }, { reply = true }, { broadcast = \"b\" }, { fork = \"c\" } ]\n\
+            [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]\n\
+            [[task]]\nname = \"c\"\ninstances = 0\nnice = 4\ncpus = \"1\"\nws_kb = 9\nops = [ \"exit\" ]";
+        // Instance a#2 (task ids: a = 0, 1, 2 and b = 3, 4), no parent.
+        let mut tasks = load(text, 4, &WorkloadOpts::default());
+        let p = tasks[2].program.as_mut();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut step = |received: &[Msg]| {
+            let mut cx = StepCx { now: 0, me: 2, rng: &mut rng, received, blocked: true, forked: None, parent: None };
+            p.step(&mut cx)
+        };
+        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, unix_stream: false };
+        let mut got: Vec<String> = Vec::new();
+        for received in [&[][..], &[], &[], &[], &[], &[msg], &[], &[]] {
+            got.push(format!("{:?}", step(received)));
+        }
+        assert_eq!(
+            got,
+            [
+                "Send { to: 3, sync: false, bytes: 5, tag: 0 }", // b: instance 2 mod 2 = b#0
+                "Send { to: 3, sync: true, bytes: 64, tag: 0 }", // b#0
+                "Progress(0)",                                   // parent: none
+                "Progress(0)",                                   // reply: nothing received yet
+                "Wait { all: false }",
+                "Send { to: 7, sync: true, bytes: 64, tag: 0 }", // reply to the message's sender
+                "Send { to: 3, sync: true, bytes: 64, tag: 0 }", // broadcast: b#0 ...
+                "Send { to: 4, sync: true, bytes: 64, tag: 0 }", // ... then b#1
+            ]
+        );
+        match step(&[]) {
+            Action::Fork(f) => {
+                assert_eq!((f.name.as_str(), f.ws_kb), ("c", 9));
+                let params = f.params.unwrap();
+                assert_eq!((params.nice, params.allowed), (4, CpuMask::single(1)));
+            }
+            other => panic!("{other:?}"),
+        }
+        // With a parent, the third op goes to it.
+        let mut again = load(text, 4, &WorkloadOpts::default());
+        let got = run(again[2].program.as_mut(), 3, 0, &[], Some(9));
+        assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
+    }
+}
+
+#[cfg(test)]
 mod fuzz_regressions {
     /// Found by the `workload_spec` fuzz target: rt-app's "run forever"
     /// duration (-1) must not overflow while computing the unused value.
