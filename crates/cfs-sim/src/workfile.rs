@@ -1752,6 +1752,64 @@ mod structure_tests {
 }
 
 #[cfg(test)]
+mod limit_tests {
+    //! The size limits, at their edges.
+    use super::*;
+
+    fn error(text: &str) -> Option<String> {
+        parse_workload(text).err().map(|e| e.to_string())
+    }
+
+    /// A TOML task reads at most 100,000 ops before refusing more: the
+    /// check runs before each op, so 100,001 pass and 100,002 do not.
+    #[test]
+    fn at_most_100_000_ops_a_task() {
+        let file = |n: usize| {
+            format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {} ]\n", vec!["\"yield\""; n].join(","))
+        };
+        assert_eq!(error(&file(100_001)), None);
+        assert_eq!(error(&file(100_002)).as_deref(), Some("at task[0].ops: more than 100000 ops"));
+    }
+
+    /// rt-app phases count toward the same limit, checked after each
+    /// phase: a delay (1 op) and 33,333 one-event phases (3 ops each: the
+    /// phase's loop begin, the event, its end) make exactly 100,000.
+    #[test]
+    fn rt_app_phases_count_toward_the_limit() {
+        let file = |phases: usize| {
+            let p: Vec<String> = (0..phases).map(|i| format!("\"p{i}\": {{\"yield\": \"y\"}}")).collect();
+            format!("{{\"tasks\": {{\"a\": {{\"delay\": 1, \"phases\": {{ {} }}}}}}}}", p.join(","))
+        };
+        assert_eq!(error(&file(33_333)), None);
+        assert_eq!(error(&file(33_334)).as_deref(), Some("at tasks.a.phases: more than 100000 events"));
+    }
+
+    /// A loop inside ops read at depth 32 is read at depth 33.
+    #[test]
+    fn a_loop_body_is_one_level_deeper() {
+        let looped = V::Arr(vec![V::Obj(vec![(
+            "loop".into(),
+            V::Obj(vec![("ops".into(), V::Arr(vec![V::Str("yield".into())]))]),
+        )])]);
+        let mut out = Vec::new();
+        assert!(TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 31).is_ok());
+        let e = TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 32).unwrap_err();
+        assert_eq!(e.to_string(), "at p[0].loop.ops: loops nested deeper than 32");
+    }
+
+    /// rt-app takes 1..=256 task definitions.
+    #[test]
+    fn rt_app_takes_up_to_256_tasks() {
+        let file = |n: usize| {
+            let t: Vec<String> = (0..n).map(|i| format!("\"t{i}\": {{\"run\": 1}}")).collect();
+            format!("{{\"tasks\": {{ {} }}}}", t.join(","))
+        };
+        assert_eq!(error(&file(256)), None);
+        assert_eq!(error(&file(257)).as_deref(), Some("at tasks: need 1..=256 tasks"));
+    }
+}
+
+#[cfg(test)]
 mod script_tests {
     //! Pins for running a file: the initial tasks and the interpreter.
     use super::*;
