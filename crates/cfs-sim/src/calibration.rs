@@ -737,5 +737,10 @@ mod tests {
         assert_eq!(errs.len(), 78);
         let mean = (6.0 * 0.2 + 72.0 * 0.1) / 78.0 * 100.0;
         assert!(text.contains(&format!("median |error| 10.0%, mean |error| {mean:.1}% over 78 points")), "{text}");
+        // A published point the model did not run shows a dash.
+        let (plan, res) = synthetic(|c, n| if c == "f=893" && n == 2 { None } else { published(c, n) });
+        let (text, errs) = compare_table(&plan, &res, &FEATURES);
+        assert!(text.contains("| 11165 | - | |"), "{text}");
+        assert_eq!(errs.len(), 77);
     }
 }

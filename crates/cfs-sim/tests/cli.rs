@@ -344,3 +344,38 @@ fn outputs_create_their_directories_and_stats_add_up() {
     assert!(rate >= lo - 0.05 && (wall < 0.006 || rate <= hi + 0.05), "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The seed run's own limits, and its eight columns.
+#[test]
+fn the_seed_run_checks_its_counts_and_has_eight_columns() {
+    fails_with(&["--runs", "0"], "--runs and --transactions must be positive");
+    fails_with(&["--transactions", "0"], "--runs and --transactions must be positive");
+    let labels: Vec<String> = cfs_sim::cli::seed_specs().into_iter().map(|s| s.label.unwrap()).collect();
+    let want = ["895", "863", "861", "893", "waker", "affinity-fix", "2.6.26", "2.6.26+last-preempter"];
+    assert_eq!(labels, want);
+    let profiles: Vec<String> = cfs_sim::cli::seed_specs().into_iter().map(|s| s.profile).collect();
+    assert_eq!(profiles, [&["2.6.26-rc4"; 6][..], &["2.6.26"; 2]].concat());
+}
+
+/// `--relative` needs two columns, and two are enough.
+#[test]
+fn relative_with_two_columns() {
+    let out = run(&pg(&["--relative", "--config", "features=895", "--config", "features=861"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().nth(2).unwrap().split_whitespace().nth(2).unwrap().starts_with('x'), "{text}");
+}
+
+/// A write error other than a closed pipe is an error (here: a full
+/// disk, as /dev/full reports it).
+#[test]
+fn a_full_stdout_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim")).arg("hosts").stdout(full).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("cfs-sim: error: cannot write to stdout"), "{err}");
+}
