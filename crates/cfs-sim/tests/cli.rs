@@ -379,3 +379,32 @@ fn a_full_stdout_is_an_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("cfs-sim: error: cannot write to stdout"), "{err}");
 }
+
+/// The default run, shortened: the table's eight columns, both plots
+/// under out/, the comparison with the features table, and runs as long
+/// as the transactions asked for (200 at ~10K TPS: ~20 ms, not the 1 s
+/// a timed run would take).
+#[test]
+fn the_default_run_prints_plots_and_compares() {
+    let dir = std::env::temp_dir().join(format!("cfs-sim-seed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim"))
+        .args(["--clients", "1", "--runs", "1", "--transactions", "200", "--json", "seed.json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header.len(), 1 + 8, "{text}");
+    assert!(text.contains("# vs pgbench-q6600-features.csv"), "{text}");
+    for plot in ["out/seed.svg", "out/seed.png"] {
+        assert!(dir.join(plot).is_file(), "{plot} missing");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("seed.json")).unwrap()).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 8);
+    assert!(runs.iter().all(|r| r["elapsed_s"].as_f64().unwrap() < 0.1), "{runs:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
