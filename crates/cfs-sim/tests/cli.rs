@@ -408,3 +408,43 @@ fn the_default_run_prints_plots_and_compares() {
     assert!(runs.iter().all(|r| r["elapsed_s"].as_f64().unwrap() < 0.1), "{runs:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `cfs-sim calibrate`, shortened: every published table (one with
+/// --features-only); the model's cells are the runs `cfs-sim pgbench`
+/// makes with the same seed; the overall mean |error| is the mean of the
+/// errors printed (to their rounding).
+#[test]
+fn calibrate_compares_every_table_with_the_same_runs() {
+    let stdout = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let all = stdout(&["calibrate", "--runs", "1", "--transactions", "100"]);
+    assert_eq!(all.lines().filter(|l| l.starts_with("#### ")).count(), 7);
+    let features = stdout(&["calibrate", "--features-only", "--runs", "1", "--transactions", "100"]);
+    assert_eq!(features.lines().filter(|l| l.starts_with("#### ")).count(), 1);
+    // The 895 cell at 1 client: "| 1 | 11043 | <model> | <err> |".
+    let row = features.lines().find(|l| l.starts_with("| 1 |")).unwrap();
+    let model: f64 = row.split('|').nth(3).unwrap().trim().parse().unwrap();
+    let pg = stdout(&["pgbench", "--profile", "2.6.26-rc4", "--clients", "1", "--runs", "1", "--transactions", "100"]);
+    let direct: f64 = pg.lines().nth(2).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(model, direct.round());
+    // Every "+12%" / "-3%" cell of every table, against the overall mean.
+    let errs: Vec<f64> = all
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| clients"))
+        .flat_map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| c.ends_with('%'))
+                .map(|c| c.trim_end_matches('%').parse::<f64>().unwrap().abs())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(errs.len(), 218, "every expressible point");
+    let mean = errs.iter().sum::<f64>() / errs.len() as f64;
+    let overall = all.lines().find(|l| l.starts_with("overall:")).unwrap();
+    let printed: f64 = overall.split("mean |error| ").nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
+    assert!((printed - mean).abs() <= 0.6, "{overall}: the printed errors average {mean:.1}%");
+}
