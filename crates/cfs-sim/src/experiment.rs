@@ -833,7 +833,7 @@ mod tests {
         let mb_s = Metric { name: "mb_s".into(), scale: 1e-6 };
         let phases = vec![
             engine::Phase { start_ns: 0, end_ns: 500_000_000, units: 1_000_000 },
-            engine::Phase { start_ns: 500_000_000, end_ns: 500_000_000, units: 0 },
+            engine::Phase { start_ns: 500_000_000, end_ns: 500_000_000, units: 5 },
         ];
         let out = outcome(3_000_000, 1_500_000_000, vec![2_000_000_000, 1_000_000_000, 0, 1_000_000_000], phases);
         let (r, trace) = record((1, 4, 2), 99, &mb_s, out);

@@ -260,6 +260,7 @@ mod tests {
             check(0, Some(1), true, PreemptReason::VruntimeLead),
             check(0, Some(1), false, PreemptReason::VruntimeLead),
             check(0, Some(1), true, PreemptReason::Fork),
+            check(0, Some(1), true, PreemptReason::BatchWakee),
             check(0, Some(1), false, PreemptReason::LastPreempterHold),
             check(0, None, true, PreemptReason::VruntimeLead),
             check(0, None, false, PreemptReason::LastPreempterHold),

@@ -323,8 +323,10 @@ where
         .configure_mesh()
         .x_desc("clients")
         .y_desc(res.metric.name.as_str())
-        // Client counts are integers: label only integral ticks.
-        .x_label_formatter(&|x| if x.fract() == 0.0 { format!("{x:.0}") } else { String::new() })
+        // Client counts are integers: label only integral ticks. A tick's
+        // value is a sum of float steps (2.0 can come out as 1.9999999), so
+        // "integral" allows for rounding.
+        .x_label_formatter(&|x| if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x.round()) } else { String::new() })
         .y_label_formatter(&ylabel)
         .draw()
         .map_err(|x| e(&x))?;

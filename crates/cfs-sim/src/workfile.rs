@@ -1357,6 +1357,10 @@ mod value_tests {
             error(&toml("", "{ sleep = 2.5 }")),
             "at task[0].ops[0].sleep: expected a duration such as \"20us\", found a number"
         );
+        // A string without a unit is µs in rt-app, and no duration in TOML.
+        assert!(error(&toml("", "{ sleep = \"1000\" }")).contains("bad duration \"1000\""));
+        let w = parse_workload(r#"{"tasks": {"a": {"run": "1000"}}}"#).unwrap();
+        assert_eq!(w.tasks[0].code[1], Instr::Run(Dist::Fixed(1_000_000)));
         let w = parse_workload(r#"{"tasks": {"a": {"run": 1000, "sleep": 1.5, "run1": "2ms", "delay": 3}}}"#).unwrap();
         let code = &w.tasks[0].code;
         assert_eq!(

@@ -247,3 +247,40 @@ fn zero_baselines_zero_cells_and_phase_columns() {
         ["clients", "895", "@0s", "895", "@1s", "861", "@0s", "861", "@1s"]
     );
 }
+
+/// The plot's axes: every integral client count up to the largest is
+/// labelled, throughput labels are whole numbers, and the y axis leaves
+/// head room above the highest median for the legend.
+#[test]
+fn plot_axes_cover_the_data_with_head_room() {
+    let (plan, res) = small();
+    let path = std::env::temp_dir().join(format!("cfs-sim-axes-{}.svg", std::process::id()));
+    report::plot(&plan, &res, &path, "t").unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap().replace('\n', "");
+    let _ = std::fs::remove_file(&path);
+    // (anchor, text) of every label.
+    let labels: Vec<(String, String)> = svg
+        .split("<text ")
+        .skip(1)
+        .map(|t| {
+            let anchor = t.split("text-anchor=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+            let text = t.split('>').nth(1).unwrap().split('<').next().unwrap().trim().to_string();
+            (anchor, text)
+        })
+        .collect();
+    let numbers = |anchor: &str| -> Vec<String> {
+        labels
+            .iter()
+            .filter(|(a, t)| a == anchor && t.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            .map(|(_, t)| t.clone())
+            .collect()
+    };
+    // x: client counts 1 and 3 on an axis from 0.
+    assert_eq!(numbers("middle"), ["0", "1", "2", "3"]);
+    // y: whole numbers from 0, topping the highest median by at least 20%.
+    let y = numbers("end");
+    assert!(y.iter().all(|t| t.parse::<u64>().is_ok()), "{y:?}");
+    let top: f64 = y.last().unwrap().parse().unwrap();
+    let highest = (0..2).flat_map(|c| [1, 3].map(|n| res.median(c, n).unwrap())).fold(0.0, f64::max);
+    assert!(top >= 1.2 * highest && top <= 1.6 * highest, "top tick {top} for a highest median of {highest}");
+}
