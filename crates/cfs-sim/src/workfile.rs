@@ -1071,8 +1071,8 @@ struct Script {
     def: usize,
     instance: u32,
     pc: usize,
-    /// (index of the LoopBegin, iterations left; None = forever).
-    loops: Vec<(usize, Option<u64>)>,
+    /// Iterations left of each open loop, innermost last (None = forever).
+    loops: Vec<Option<u64>>,
     /// Next deadline of each timer.
     timers: Vec<Option<u64>>,
     last_from: Option<TaskRef>,
@@ -1141,10 +1141,10 @@ impl Program for Script {
             self.pc += 1;
             match ins {
                 Instr::LoopBegin { count: Some(0), end } => self.pc = end + 1,
-                Instr::LoopBegin { count, .. } => self.loops.push((self.pc - 1, count)),
+                Instr::LoopBegin { count, .. } => self.loops.push(count),
                 Instr::LoopEnd { begin } => match self.loops.last_mut() {
-                    Some((_, None)) => self.pc = begin + 1,
-                    Some((_, Some(n))) if *n > 1 => {
+                    Some(None) => self.pc = begin + 1,
+                    Some(Some(n)) if *n > 1 => {
                         *n -= 1;
                         self.pc = begin + 1;
                     }
@@ -1875,6 +1875,23 @@ mod script_tests {
         let got = run(t.program.as_mut(), 10, 0, &[], None);
         let (unit, ran) = ("Progress(1)", "RunDist(Fixed(1000))");
         assert_eq!(got, [unit, unit, unit, ran, unit, unit, unit, ran, "Exit", "Exit"]);
+    }
+
+    /// Going round a loop jumps past its LoopBegin, so the interpreter
+    /// keeps one entry per open loop however many passes it makes.
+    #[test]
+    fn loops_do_not_pile_up_entries() {
+        let text =
+            "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { count = 1000, ops = [ \"yield\" ] } } ]";
+        let wl = Arc::new(parse_workload(text).unwrap());
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        run(&mut script, 500, 0, &[], None);
+        assert_eq!(script.loops, [None, Some(501)], "the task's own loop and the inner one");
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { ops = [ \"yield\" ] } } ]";
+        let wl = Arc::new(parse_workload(text).unwrap());
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        run(&mut script, 500, 0, &[], None);
+        assert_eq!(script.loops, [None, None]);
     }
 
     /// A loop with nothing in it does not hang the interpreter: it hands
