@@ -47,9 +47,12 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
         // The walk's price, from the cost model: every wakeup that reaches
         // the top reads `walk` runqueues at scan_ns_per_cpu (scaled by the
         // host's clock). As a share of the CPU time the run had, that is
-        // the most the flag can cost; a walk cut short where a domain still
-        // has spare capacity (nr_running < its CPUs) costs less, but with
-        // 2 x CPUs pairs it rarely is, and the MC level is always read.
+        // what the flag costs when every walk reaches the top; a walk cut
+        // short where a domain still has spare capacity (nr_running < its
+        // CPUs) costs less, but with 2 x CPUs pairs it rarely is, and the
+        // MC level is always read. The point of slack above it covers
+        // second-order effects not derived here (Stoakley's loss comes out
+        // 0.15 points above the price, Tigerton's just below it).
         let costs = CostModel::preset(host).unwrap();
         let per_wakeup = walk as f64 * costs.cpu(costs.scan_ns_per_cpu);
         let busy: u64 = rc1.cpu_busy_ns.iter().sum();
