@@ -1764,6 +1764,11 @@ mod limit_tests {
         parse_workload(text).err().map(|e| e.to_string())
     }
 
+    /// `n` JSON object members, comma-separated.
+    fn members(n: usize, member: impl Fn(usize) -> String) -> String {
+        (0..n).map(member).collect::<Vec<_>>().join(",")
+    }
+
     /// A TOML task reads at most 100,000 ops before refusing more: the
     /// check runs before each op, so 100,001 pass and 100,002 do not.
     #[test]
@@ -1781,8 +1786,8 @@ mod limit_tests {
     #[test]
     fn rt_app_phases_count_toward_the_limit() {
         let file = |phases: usize| {
-            let p: Vec<String> = (0..phases).map(|i| format!("\"p{i}\": {{\"yield\": \"y\"}}")).collect();
-            format!("{{\"tasks\": {{\"a\": {{\"delay\": 1, \"phases\": {{ {} }}}}}}}}", p.join(","))
+            let p = members(phases, |i| format!("\"p{i}\": {{\"yield\": \"y\"}}"));
+            format!("{{\"tasks\": {{\"a\": {{\"delay\": 1, \"phases\": {{ {p} }}}}}}}}")
         };
         assert_eq!(error(&file(33_333)), None);
         assert_eq!(error(&file(33_334)).as_deref(), Some("at tasks.a.phases: more than 100000 events"));
@@ -1804,10 +1809,7 @@ mod limit_tests {
     /// rt-app takes 1..=256 task definitions.
     #[test]
     fn rt_app_takes_up_to_256_tasks() {
-        let file = |n: usize| {
-            let t: Vec<String> = (0..n).map(|i| format!("\"t{i}\": {{\"run\": 1}}")).collect();
-            format!("{{\"tasks\": {{ {} }}}}", t.join(","))
-        };
+        let file = |n: usize| format!("{{\"tasks\": {{ {} }}}}", members(n, |i| format!("\"t{i}\": {{\"run\": 1}}")));
         assert_eq!(error(&file(256)), None);
         assert_eq!(error(&file(257)).as_deref(), Some("at tasks: need 1..=256 tasks"));
     }
