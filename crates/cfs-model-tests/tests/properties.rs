@@ -242,6 +242,14 @@ fn one_to_n_streak(config: &str, clients: u32, seed: u64) -> Result<(u64, Case),
     case.seed = seed;
     let ins = Instruments { one_to_n_waker: Some("pgbench".into()), ..Instruments::default() };
     let out = case.run(ins).map_err(TestCaseError::fail)?;
+    // The measure saw every transaction: pgbench's query wakes a backend,
+    // which then runs, at least once per transaction.
+    prop_assert!(
+        out.probe.one_to_n_wakees >= 10_000,
+        "only {} wakee runs seen\nreplay: {}",
+        out.probe.one_to_n_wakees,
+        case.command()
+    );
     Ok((out.probe.one_to_n_streak_ns, case))
 }
 

@@ -322,7 +322,8 @@ pub struct Probe {
     /// which the watched waker's wakees were served on the waker's own CPU
     /// (at least 95% of their switch-ins there, and some at all), ns.
     pub one_to_n_streak_ns: u64,
-    /// Wakees of the watched waker that ran at all.
+    /// Switch-ins of the watched waker's wakees: how many runs the 1:N
+    /// measure saw.
     pub one_to_n_wakees: u32,
 }
 
