@@ -2258,4 +2258,28 @@ mod tests {
         // 1 ms of baseline work at the X2's clock factor 1.06, with jitter.
         assert!((85..=100).contains(&out.units), "{}", out.units);
     }
+
+    /// The wasted-cores gap: while a second task shares CPU 0 with a hog
+    /// (both pinned there) the Q6600's other three CPUs are idle. A task
+    /// that wakes at 5 ms and runs 1 ms preempts the hog at once (wakeup
+    /// preemption), so the gap closes when it exits, ~1 ms later; one that
+    /// keeps running leaves the gap open to the end of the 25 ms run, and
+    /// the measure follows it at every event inside it. (b is listed first
+    /// so that it runs into its sleep before the hog takes the CPU.)
+    #[test]
+    fn the_idle_gap_probe_measures_from_its_start() {
+        let gap = |second: Box<dyn Program>| {
+            let tasks = vec![pinned("b", second, 0, 0), pinned("hog", hog(), 0, 0)];
+            let watch = |s: &mut RunSetup<'_>| s.instruments = Instruments { watch: true, ..Instruments::default() };
+            let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+            q6600_run(inst, limits(Some(25), 1_000), watch).unwrap().probe.worst_idle_gap_ns
+        };
+        let sleep = || Action::Sleep { ns: 5_000_000, interruptible: false };
+        let short = gap(script(vec![sleep(), Action::Run(1_000_000)]));
+        assert!((1_000_000..1_100_000).contains(&short), "{short}");
+        let long = gap(script(vec![sleep(), Action::Run(100_000_000)]));
+        // The last event inside it is the tick at 24 ms: 24 - 5 ms, less
+        // the few µs b took to wake and be queued.
+        assert!((18_990_000..19_000_000).contains(&long), "{long}");
+    }
 }
