@@ -2282,4 +2282,45 @@ mod tests {
         // the few µs b took to wake and be queued.
         assert!((18_990_000..19_000_000).contains(&long), "{long}");
     }
+
+    /// The 1:N measure: a waker on CPU 0 wakes ten wakees in turn (100 µs
+    /// of work per wakeup, sync hint, 50 µs per wakee run), for 200 ms.
+    /// With every wakee pinned to CPU 0 the windows are serialised for most
+    /// of the run, and the measure sees one wakee run per wakeup. With one
+    /// wakee of ten on CPU 1, 90% of their runs are on the waker's CPU,
+    /// short of the 95% a window needs: no streak at all.
+    #[test]
+    fn the_one_to_n_probe_needs_95_percent_on_the_wakers_cpu() {
+        let streak = |wakee_cpu: fn(usize) -> usize| {
+            let mut k = 0usize;
+            let mut ran = false;
+            let waker = FnProgram(move |_cx: &mut StepCx<'_>| {
+                ran = !ran;
+                if ran {
+                    return Action::Run(100_000);
+                }
+                k += 1;
+                Action::Send { to: k % 10 + 1, sync: true, bytes: 64, tag: 0 }
+            });
+            let mut tasks = vec![pinned("waker", Box::new(waker), 0, 0)];
+            for i in 0..10 {
+                let mut waiting = false;
+                let wakee = FnProgram(move |_cx: &mut StepCx<'_>| {
+                    waiting = !waiting;
+                    if waiting { Action::Wait { all: true } } else { Action::Run(50_000) }
+                });
+                tasks.push(pinned(&format!("w{i}"), Box::new(wakee), wakee_cpu(i), 0));
+            }
+            let watch = |s: &mut RunSetup<'_>| {
+                s.instruments = Instruments { one_to_n_waker: Some("waker".into()), ..Instruments::default() }
+            };
+            let out = q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(200), 1_000), watch);
+            let out = out.unwrap();
+            (out.probe.one_to_n_streak_ns, out.probe.one_to_n_wakees as u64, out.counters.wakeups)
+        };
+        let (serial, runs, wakeups) = streak(|_| 0);
+        assert!(serial >= 150_000_000, "{serial}");
+        assert!(wakeups > 900 && (wakeups - 1..=wakeups).contains(&runs), "{runs} runs, {wakeups} wakeups");
+        assert_eq!(streak(|i| usize::from(i == 9)).0, 0);
+    }
 }
