@@ -2286,7 +2286,10 @@ mod tests {
     /// The 1:N measure: a waker on CPU 0 wakes ten wakees in turn (100 µs
     /// of work per wakeup, sync hint, 50 µs per wakee run), for 200 ms.
     /// With every wakee pinned to CPU 0 the windows are serialised for most
-    /// of the run, and the measure sees one wakee run per wakeup. With one
+    /// of the run (from 20 ms on: until then the wakees, queued behind the
+    /// waker's first slice, have not yet run into their first wait, so its
+    /// sends find them queued and wake no one), and the measure sees one
+    /// wakee run per wakeup. With one
     /// wakee of ten on CPU 1, 90% of their runs are on the waker's CPU,
     /// short of the 95% a window needs: no streak at all.
     #[test]
