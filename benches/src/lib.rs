@@ -138,7 +138,7 @@ impl ModelRun {
                     tasks.extend(built.instance.tasks);
                     conds += built.instance.conds;
                 }
-                let limits = Limits { duration_ns: Some(self.duration_ns), warmup_ns: 0, max_ns: MAX_SIM_NS };
+                let limits = Limits::new(Some(self.duration_ns), 0, MAX_SIM_NS);
                 (Instance { tasks, finish: Vec::new(), conds }, limits, seed)
             }
         };

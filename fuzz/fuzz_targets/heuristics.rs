@@ -495,7 +495,7 @@ fuzz_target!(|input: Input| {
         config,
         domains,
         seed: input.seed,
-        limits: Limits { duration_ns: Some(run_ns), warmup_ns, max_ns: MAX_SIM_NS },
+        limits: Limits::new(Some(run_ns), warmup_ns, MAX_SIM_NS),
         trace: false,
         instruments: Instruments {
             clock_offset: match input.clock % 4 {

@@ -10,7 +10,8 @@
 //! arithmetic overflow under -Cdebug-assertions); a parsed workload that
 //! breaks the parser's documented limits; a `SimError` from the run other
 //! than `EmptyAffinity` (a file that pins tasks to CPUs the host lacks is
-//! refused like `sched_setaffinity` would refuse it: a user error).
+//! refused like `sched_setaffinity` would refuse it: a user error) or
+//! `TooManyTasks` (a file that forks more than `MAX_CREATED` tasks).
 //!
 //! Every task's program is wrapped in a shared step budget (children
 //! created by `fork` too); when it is spent the tasks exit. That keeps a
@@ -34,6 +35,11 @@ const STEP_BUDGET: u32 = 20_000;
 /// Larger workloads are parsed and built, not run (the invariant checks
 /// are linear in the task count per call).
 const MAX_RUN_TASKS: u64 = 64;
+/// Tasks a run may create, forks included (`Limits::max_tasks`): a file
+/// that forks in a loop stops with `TooManyTasks` here rather than
+/// spending the step budget on thousands of children, each making every
+/// invariant check longer.
+const MAX_CREATED: usize = 1_024;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -92,7 +98,7 @@ fuzz_target!(|data: &[u8]| {
         config,
         domains: host.build_domains(version),
         seed,
-        limits: built.limits,
+        limits: engine::Limits { max_tasks: MAX_CREATED, ..built.limits },
         trace: false,
         instruments: Default::default(),
         sockets: Default::default(),
@@ -106,6 +112,7 @@ fuzz_target!(|data: &[u8]| {
     match r {
         Ok(out) => assert!(out.end_ns <= run_ns, "ran to {} past the {run_ns} ns end", out.end_ns),
         Err(SimError::Sched(SchedError::EmptyAffinity)) => {}
+        Err(SimError::TooManyTasks { limit, alive: false, .. }) => assert_eq!(limit, MAX_CREATED),
         Err(e) => panic!("{e}"),
     }
 });

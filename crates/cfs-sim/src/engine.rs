@@ -75,6 +75,17 @@ pub enum SimError {
         /// The cap, ns.
         at: u64,
     },
+    /// A fork would pass one of the run's task limits
+    /// ([`Limits::pid_max`] alive, or [`Limits::max_tasks`] created).
+    TooManyTasks {
+        /// Simulated time of the fork, ns.
+        at: u64,
+        /// The limit reached.
+        limit: usize,
+        /// Whether it is the limit on tasks alive at once (else on tasks
+        /// created).
+        alive: bool,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -88,6 +99,19 @@ impl fmt::Display for SimError {
             SimError::TimeLimit { at } => {
                 write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)
             }
+            SimError::TooManyTasks { at, limit, alive: true } => write!(
+                f,
+                "fork failed at {:.6} s: {limit} tasks alive, the kernel's default pid_max (does a loop fork \
+                 children that never exit?)",
+                *at as f64 / 1e9
+            ),
+            SimError::TooManyTasks { at, limit, alive: false } => write!(
+                f,
+                "fork at {:.6} s would create task {}, past the {limit} one run may create (an exited task keeps its \
+                 slot; does a loop fork without end?)",
+                *at as f64 / 1e9,
+                limit + 1
+            ),
         }
     }
 }
@@ -109,6 +133,33 @@ pub struct Limits {
     pub warmup_ns: u64,
     /// Give up (error) if the run has not finished by then, ns.
     pub max_ns: u64,
+    /// Tasks a run may create, the initial ones included. An exited task
+    /// keeps its slot (the engine and cfs-core index tasks by creation
+    /// order), so this bounds the run's memory: a file that forks
+    /// short-lived tasks in an endless loop stops with
+    /// [`SimError::TooManyTasks`] instead of filling the machine.
+    pub max_tasks: usize,
+    /// Tasks alive at once. A fork beyond it fails, as the kernel's does
+    /// when it runs out of pids; the vocabulary has no failing fork, so
+    /// the run stops with [`SimError::TooManyTasks`].
+    pub pid_max: usize,
+}
+
+impl Limits {
+    /// [`Limits::max_tasks`] by default: 2^20 tasks, about 0.5 GB of engine
+    /// and scheduler state.
+    pub const MAX_TASKS: usize = 1 << 20;
+    /// [`Limits::pid_max`] by default: the kernel's PID_MAX_DEFAULT
+    /// (0x8000, include/linux/threads.h), /proc/sys/kernel/pid_max's
+    /// initial value.
+    pub const PID_MAX: usize = 32_768;
+
+    /// A run that stops at `duration_ns` (or when its finishing tasks
+    /// exit), counts progress from `warmup_ns` and gives up at `max_ns`,
+    /// with the default task limits.
+    pub const fn new(duration_ns: Option<u64>, warmup_ns: u64, max_ns: u64) -> Limits {
+        Limits { duration_ns, warmup_ns, max_ns, max_tasks: Self::MAX_TASKS, pid_max: Self::PID_MAX }
+    }
 }
 
 /// The tasks a run starts with and when it is finished.
@@ -492,6 +543,16 @@ enum Deferred {
     Resume,
 }
 
+/// What an exited task's program becomes: it never runs again.
+#[derive(Debug)]
+struct Exited;
+
+impl Program for Exited {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
+        Action::Exit
+    }
+}
+
 struct Task {
     name: String,
     prog: Box<dyn Program>,
@@ -631,6 +692,8 @@ struct Sim<'a> {
     busy_cpus: usize,
     /// Resched events in flight.
     resched_in_flight: usize,
+    /// Tasks not yet exited.
+    live: usize,
     /// Settings to write during the run ([`RunSetup::changes`]).
     changes: Vec<Change>,
     /// (time, units counted so far) at each distinct change time.
@@ -704,6 +767,7 @@ impl<'a> Sim<'a> {
             full_sync: true,
             busy_cpus: 0,
             resched_in_flight: 0,
+            live: 0,
             changes: setup.changes.clone(),
             marks: Vec::new(),
         };
@@ -715,10 +779,12 @@ impl<'a> Sim<'a> {
     fn boot(&mut self, specs: Vec<TaskSpec>) -> Result<(), SimError> {
         let n = self.cpus.len();
         for spec in specs {
+            self.check_task_limits()?;
             let cpu = spec.cpu.min(n - 1);
             let id = self.sched.spawn(self.t(), cpu, spec.params)?;
             debug_assert_eq!(id.0 as usize, self.tasks.len());
             self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None));
+            self.live += 1;
             self.probe_runnable(id.0 as TaskRef);
         }
         self.drain_charges();
@@ -933,7 +999,8 @@ impl<'a> Sim<'a> {
     }
 
     fn on_stall(&mut self) -> Result<(), SimError> {
-        let alive = self.tasks.iter().any(|t| t.alive);
+        debug_assert_eq!(self.live, self.tasks.iter().filter(|t| t.alive).count());
+        let alive = self.live > 0;
         match self.limits.duration_ns {
             // A timed run idles to its end: jump there.
             Some(d) => {
@@ -1433,8 +1500,15 @@ impl<'a> Sim<'a> {
             }
             Deferred::Yield => self.switch(c, Deschedule::Yield)?,
             Deferred::Exit => {
-                self.tasks[t].alive = false;
-                self.tasks[t].mailbox.clear();
+                let task = &mut self.tasks[t];
+                task.alive = false;
+                // Nothing of an exited task is read again but its name
+                // (the run's per-task figures): free the rest, since its
+                // slot stays (Limits::max_tasks).
+                task.prog = Box::new(Exited);
+                task.mailbox = VecDeque::new();
+                task.delivered = Vec::new();
+                self.live -= 1;
                 if self.finish.contains(&t) {
                     self.finish_left -= 1;
                 }
@@ -1527,13 +1601,28 @@ impl<'a> Sim<'a> {
     }
 
     fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
+        self.check_task_limits()?;
         let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params)?;
         let child = out.child.0 as TaskRef;
         debug_assert_eq!(child, self.tasks.len());
         self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent)));
+        self.live += 1;
         self.tasks[parent].forked = Some(child);
         self.after_call(c);
         self.probe_runnable(child);
+        Ok(())
+    }
+
+    /// Whether one more task may be created ([`Limits`]): fewer than
+    /// `pid_max` alive and fewer than `max_tasks` created.
+    fn check_task_limits(&self) -> Result<(), SimError> {
+        let l = &self.limits;
+        if self.live >= l.pid_max {
+            return Err(SimError::TooManyTasks { at: self.now, limit: l.pid_max, alive: true });
+        }
+        if self.tasks.len() >= l.max_tasks {
+            return Err(SimError::TooManyTasks { at: self.now, limit: l.max_tasks, alive: false });
+        }
         Ok(())
     }
 
@@ -1621,7 +1710,7 @@ mod tests {
         let host = Host::preset("q6600").unwrap();
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.jitter_cv = 0.0;
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 10_000_000_000 };
+        let limits = Limits::new(None, 0, 10_000_000_000);
         let mut n = 0u64;
         let ping = FnProgram(move |cx: &mut StepCx<'_>| {
             n += 1;
@@ -1778,6 +1867,12 @@ mod tests {
         let mut costs = CostModel::preset("q6600").unwrap();
         costs.clock_factor = 0.5;
         let mut sim = q6600_sim(&host, &costs);
+        // The first draw, exactly: 10,000 ns x (1 + 0.03 z) for the run's
+        // next standard normal z (a distribution test alone cannot tell
+        // 1 + cv z from 1 - cv z).
+        let z = crate::dist::std_normal(&mut sim.rng.clone());
+        assert!(z.abs() > 0.01, "{z}");
+        assert_eq!(sim.work(20_000), round_u64(10_000.0 * (1.0 + costs.jitter_cv * z)));
         let xs: Vec<f64> = (0..4000).map(|_| sim.work(20_000) as f64).collect();
         let n = xs.len() as f64;
         let mean = xs.iter().sum::<f64>() / n;
@@ -1808,7 +1903,7 @@ mod tests {
     /// Limits for a run of `duration_ms` (or until its tasks finish) capped
     /// at `max_ms` of simulated time.
     fn limits(duration_ms: Option<u64>, max_ms: u64) -> Limits {
-        Limits { duration_ns: duration_ms.map(|d| d * 1_000_000), warmup_ns: 0, max_ns: max_ms * 1_000_000 }
+        Limits::new(duration_ms.map(|d| d * 1_000_000), 0, max_ms * 1_000_000)
     }
 
     /// Runs `inst` on the Q6600 without jitter, under [`setup`] as `edit`
@@ -1935,7 +2030,7 @@ mod tests {
     fn condition_signals_are_counted_not_lost() {
         let host = Host::preset("q6600").unwrap();
         let costs = CostModel::preset("q6600").unwrap();
-        let limits = Limits { duration_ns: Some(5_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let limits = Limits::new(Some(5_000_000), 0, 1_000_000_000);
         let mut n = 0;
         let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
             n += 1;
@@ -1966,7 +2061,7 @@ mod tests {
     fn a_workload_that_waits_forever_is_reported() {
         let host = Host::preset("x2").unwrap();
         let costs = CostModel::preset("x2").unwrap();
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 1_000_000_000 };
+        let limits = Limits::new(None, 0, 1_000_000_000);
         let waiter = FnProgram(|_cx: &mut StepCx<'_>| Action::Wait { all: true });
         let inst = Instance {
             tasks: vec![TaskSpec {
@@ -2016,6 +2111,63 @@ mod tests {
         assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
         let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
         assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
+        let alive = SimError::TooManyTasks { at: 2_500_000, limit: 32_768, alive: true }.to_string();
+        assert_eq!(
+            alive,
+            "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (does a loop fork children \
+             that never exit?)"
+        );
+        let created = SimError::TooManyTasks { at: 40_000_000_000, limit: 1 << 20, alive: false }.to_string();
+        assert_eq!(
+            created,
+            "fork at 40.000000 s would create task 1048577, past the 1048576 one run may create (an exited task \
+             keeps its slot; does a loop fork without end?)"
+        );
+    }
+
+    /// A task on CPU 0 that forks `k` children running `child`, then exits
+    /// (which ends the run), under task limits of `max_tasks` created and
+    /// `pid_max` alive. Returns the number of tasks the run created.
+    fn forks(k: usize, child: fn() -> Box<dyn Program>, max_tasks: usize, pid_max: usize) -> Result<usize, SimError> {
+        let spec = || ForkSpec { name: "child".into(), program: child(), params: None, ws_kb: 0 };
+        let parent = script((0..k).map(|_| Action::Fork(Box::new(spec()))).collect());
+        let inst = Instance { tasks: vec![pinned("parent", parent, 0, 0)], finish: vec![0], conds: 0 };
+        let limits = Limits { max_tasks, pid_max, ..limits(None, 1_000) };
+        q6600_run(inst, limits, |_| {}).map(|o| o.tasks.len())
+    }
+
+    /// The task limits refuse the fork that would pass them, with an
+    /// error naming the limit, and nothing short of them. Children that
+    /// exit at once still count against `max_tasks` (a slot is never
+    /// reused): the parent and 9 children fit in 10, a 10th child does
+    /// not, however few are alive. Children that wait forever count
+    /// against `pid_max`: the parent and 9 of them are 10 alive.
+    #[test]
+    fn a_fork_past_the_task_limits_stops_the_run() {
+        let exits = || script(Vec::new());
+        assert_eq!(forks(9, exits, 10, 1_000).unwrap(), 10);
+        match forks(10, exits, 10, 1_000) {
+            Err(SimError::TooManyTasks { limit: 10, alive: false, at }) => assert!(at > 0),
+            other => panic!("{other:?}"),
+        }
+        // An exited child no longer counts as alive: each runs first (the
+        // child-runs-first rule) and exits before the parent forks again,
+        // so 20 fit under a pid_max of 2.
+        assert_eq!(forks(20, exits, 1_000, 2).unwrap(), 21);
+        let waits = || script(vec![Action::Wait { all: true }]);
+        assert_eq!(forks(9, waits, 1_000, 10).unwrap(), 10);
+        match forks(10, waits, 1_000, 10) {
+            Err(SimError::TooManyTasks { limit: 10, alive: true, at }) => assert!(at > 0),
+            other => panic!("{other:?}"),
+        }
+        // An instance that starts with more tasks than pid_max allows is
+        // refused at time 0.
+        let tasks = (0..3).map(|i| pinned("t", script(Vec::new()), i, 0)).collect();
+        let limits = Limits { pid_max: 2, ..limits(None, 100) };
+        match q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits, |_| {}) {
+            Err(SimError::TooManyTasks { at: 0, limit: 2, alive: true }) => {}
+            other => panic!("{:?}", other.map(|o| o.tasks.len())),
+        }
     }
 
     /// The signaller's CPU time when it signals a condition after 1 ms on
@@ -2039,6 +2191,47 @@ mod tests {
         let c = CostModel::preset("q6600").unwrap();
         let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
         assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+    }
+
+    /// A waker that runs 50 ms on CPU 0, wakes a task asleep there since
+    /// the start, and runs 1 ms more, with or without WAKEUP_PREEMPT.
+    /// Returns both tasks' CPU time and the preemptions.
+    fn waker_and_wakee(preempt: bool) -> (u64, u64, u64) {
+        let waker = script(vec![
+            Action::Run(50_000_000),
+            Action::Send { to: 0, sync: false, bytes: 64, tag: 0 },
+            Action::Run(1_000_000),
+        ]);
+        // The wakee is task 0, so it runs first and is asleep before the
+        // waker starts.
+        let wakee = script(vec![Action::Wait { all: true }, Action::Run(100_000)]);
+        let tasks = vec![pinned("wakee", wakee, 0, 0), pinned("waker", waker, 0, 0)];
+        let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+        // Without HRTICK: its timer would end the waker's long slice as
+        // soon as the wakee is queued, a preemption in both variants.
+        let edit = |s: &mut RunSetup<'_>| {
+            s.config.features.set(cfs_core::Feature::WakeupPreempt, preempt).unwrap();
+            s.config.features.set(cfs_core::Feature::Hrtick, false).unwrap();
+        };
+        let out = q6600_run(inst, limits(None, 100), edit).unwrap();
+        (out.tasks[1].runtime_ns, out.tasks[0].runtime_ns, out.preemptions)
+    }
+
+    /// The waker pays for its wakeup even when the wakee preempts it: the
+    /// wakeup is work inside the waker's system call, done before the
+    /// return to user space where the preemption takes effect. The wakee
+    /// is ~50 ms of vruntime behind the waker, past 2.6.26's 30 ms wakeup
+    /// granularity (10 ms x (1 + log2 4)), so it preempts. With the
+    /// preemption the waker's CPU time grows by exactly the one context
+    /// switch it pays to come back (1.8 µs), and the wakee's is unchanged.
+    #[test]
+    fn a_preempted_waker_still_pays_for_its_wakeup() {
+        let (waker_p, wakee_p, preemptions) = waker_and_wakee(true);
+        let (waker, wakee, none) = waker_and_wakee(false);
+        assert_eq!((preemptions, none), (1, 0));
+        let ctx = round_u64(CostModel::preset("q6600").unwrap().ctx_switch_ns);
+        assert_eq!(waker_p, waker + ctx);
+        assert_eq!(wakee_p, wakee);
     }
 
     /// Two CPU hogs pinned to CPU 0 under 2.6.26 (sched_latency 20 ms x
@@ -2146,6 +2339,17 @@ mod tests {
         assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500 - 100 + 700);
         assert_eq!((sim.cpus[0].debt, sim.tasks[0].pending), (0, 0));
         assert!(sim.cpus[0].epoch > g);
+        // Debt is paid before the task goes on, even with no work of its
+        // own pending: a task about to resume from its system call first
+        // runs a segment of the 300 ns its CPU owes.
+        sim.now += sim.cpus[0].seg.unwrap().len;
+        sim.interrupt_segment(0);
+        assert_eq!(sim.tasks[0].pending, 0);
+        sim.charge(0, 300);
+        sim.tasks[0].deferred = Some(Deferred::Resume);
+        sim.run_task(0).unwrap();
+        assert_eq!(sim.cpus[0].seg.unwrap().len, 300);
+        assert_eq!(sim.tasks[0].deferred, Some(Deferred::Resume));
     }
 
     /// Switch counting in the same-CPU ping-pong: two switches a round,
@@ -2216,7 +2420,7 @@ mod tests {
     fn a_run_that_never_finishes_hits_the_cap() {
         let host = Host::preset("x2").unwrap();
         let costs = CostModel::preset("x2").unwrap();
-        let limits = Limits { duration_ns: None, warmup_ns: 0, max_ns: 50_000_000 };
+        let limits = Limits::new(None, 0, 50_000_000);
         let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
         let inst = Instance {
             tasks: vec![TaskSpec {
@@ -2236,7 +2440,7 @@ mod tests {
     fn a_hog_keeps_its_cpu_busy() {
         let host = Host::preset("x2").unwrap();
         let costs = CostModel::preset("x2").unwrap();
-        let limits = Limits { duration_ns: Some(100_000_000), warmup_ns: 0, max_ns: 1_000_000_000 };
+        let limits = Limits::new(Some(100_000_000), 0, 1_000_000_000);
         let mut k = 0u64;
         let hog = FnProgram(move |_cx: &mut StepCx<'_>| {
             k += 1;

@@ -154,6 +154,14 @@ fn malformed_workload_files() {
     let sweep = dir.join("sweep.toml");
     std::fs::write(&sweep, "[[config]]\nname = \"x\"\nflavour = 1\n").unwrap();
     fails(&["--sweep", sweep.to_str().unwrap()], "sweep");
+    // A fork bomb is a clear error, not a machine out of memory: the fork
+    // that would make 32,769 tasks alive fails (the kernel's pid_max).
+    let bomb = dir.join("bomb.toml");
+    let text = "name = \"bomb\"\n[[task]]\nname = \"launcher\"\nfinish = true\n\
+                ops = [ { loop = { ops = [ { fork = \"worker\" } ] } } ]\n\
+                [[task]]\nname = \"worker\"\ninstances = 0\nops = [ { wait = \"one\" } ]\n";
+    std::fs::write(&bomb, text).unwrap();
+    fails_with(&["run", bomb.to_str().unwrap(), "--runs", "1"], "32768 tasks alive, the kernel's default pid_max");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -413,11 +413,11 @@ impl Workload {
         let start = StartCpus::draw(seed, nr_cpus, opts);
         let timed = |default_s: f64, warmup_frac: f64| {
             let d = opts.duration_ns.unwrap_or((default_s * 1e9) as u64);
-            Limits { duration_ns: Some(d), warmup_ns: (d as f64 * warmup_frac) as u64, max_ns: MAX_SIM_NS }
+            Limits::new(Some(d), (d as f64 * warmup_frac) as u64, MAX_SIM_NS)
         };
         let until_done = || match opts.duration_ns {
-            Some(d) => Limits { duration_ns: Some(d), warmup_ns: 0, max_ns: MAX_SIM_NS },
-            None => Limits { duration_ns: None, warmup_ns: 0, max_ns: MAX_SIM_NS },
+            Some(d) => Limits::new(Some(d), 0, MAX_SIM_NS),
+            None => Limits::new(None, 0, MAX_SIM_NS),
         };
         let (tasks, finish, limits, conds): (Vec<TaskSpec>, Vec<usize>, Limits, usize) = match self {
             Workload::Pgbench(c) => {
@@ -446,8 +446,8 @@ impl Workload {
             Workload::File(w) => {
                 let (t, f) = w.instantiate(nr_cpus, opts);
                 let limits = match (opts.duration_ns.or(w.duration_ns), f.is_empty()) {
-                    (Some(d), _) => Limits { duration_ns: Some(d), warmup_ns: w.warmup_ns, max_ns: MAX_SIM_NS },
-                    (None, false) => Limits { duration_ns: None, warmup_ns: w.warmup_ns, max_ns: MAX_SIM_NS },
+                    (Some(d), _) => Limits::new(Some(d), w.warmup_ns, MAX_SIM_NS),
+                    (None, false) => Limits::new(None, w.warmup_ns, MAX_SIM_NS),
                     (None, true) => timed(1.0, 0.0),
                 };
                 (t, f, limits, w.conds.len())
