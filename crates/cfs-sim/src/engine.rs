@@ -86,6 +86,13 @@ pub enum SimError {
         /// created).
         alive: bool,
     },
+    /// A send would pass [`Limits::max_unread`] messages queued unread.
+    TooManyMessages {
+        /// Simulated time of the send, ns.
+        at: u64,
+        /// The limit reached.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -111,6 +118,12 @@ impl fmt::Display for SimError {
                  slot; does a loop fork without end?)",
                 *at as f64 / 1e9,
                 limit + 1
+            ),
+            SimError::TooManyMessages { at, limit } => write!(
+                f,
+                "{limit} messages queued unread at {:.6} s: tasks send faster than their peers read (does a loop \
+                 send without waiting?)",
+                *at as f64 / 1e9
             ),
         }
     }
@@ -143,22 +156,43 @@ pub struct Limits {
     /// when it runs out of pids; the vocabulary has no failing fork, so
     /// the run stops with [`SimError::TooManyTasks`].
     pub pid_max: usize,
+    /// Messages sent and not yet read, over all tasks. A send never
+    /// blocks in the model (it has no socket buffers to fill), so a task
+    /// that sends in a loop to a peer that does not read would queue
+    /// without bound; past this the run stops with
+    /// [`SimError::TooManyMessages`].
+    pub max_unread: usize,
 }
 
 impl Limits {
-    /// [`Limits::max_tasks`] by default: 2^20 tasks, about 0.5 GB of engine
-    /// and scheduler state.
+    /// [`Limits::max_tasks`] by default: 2^20 tasks, about 0.6 GB of engine
+    /// and scheduler state (the peak of a fork loop stopped by it).
     pub const MAX_TASKS: usize = 1 << 20;
     /// [`Limits::pid_max`] by default: the kernel's PID_MAX_DEFAULT
     /// (0x8000, include/linux/threads.h), /proc/sys/kernel/pid_max's
     /// initial value.
     pub const PID_MAX: usize = 32_768;
+    /// [`Limits::max_unread`] by default: 2^23 messages, at most ~0.5 GB
+    /// of queues. The built-ins stay below it: pgbench, tbench and
+    /// sysbench-oltp queue at most one message per connection, starve's
+    /// parent falls ~23,000 signals behind at worst, and hackbench-style
+    /// `messaging`, whose senders never block here (real ones block on a
+    /// full socket buffer), peaks at 1.5 million with 10 groups of 10,000
+    /// loops.
+    pub const MAX_UNREAD: usize = 1 << 23;
 
     /// A run that stops at `duration_ns` (or when its finishing tasks
     /// exit), counts progress from `warmup_ns` and gives up at `max_ns`,
     /// with the default task limits.
     pub const fn new(duration_ns: Option<u64>, warmup_ns: u64, max_ns: u64) -> Limits {
-        Limits { duration_ns, warmup_ns, max_ns, max_tasks: Self::MAX_TASKS, pid_max: Self::PID_MAX }
+        Limits {
+            duration_ns,
+            warmup_ns,
+            max_ns,
+            max_tasks: Self::MAX_TASKS,
+            pid_max: Self::PID_MAX,
+            max_unread: Self::MAX_UNREAD,
+        }
     }
 }
 
@@ -694,6 +728,8 @@ struct Sim<'a> {
     resched_in_flight: usize,
     /// Tasks not yet exited.
     live: usize,
+    /// Messages in all mailboxes.
+    unread: usize,
     /// Settings to write during the run ([`RunSetup::changes`]).
     changes: Vec<Change>,
     /// (time, units counted so far) at each distinct change time.
@@ -768,6 +804,7 @@ impl<'a> Sim<'a> {
             busy_cpus: 0,
             resched_in_flight: 0,
             live: 0,
+            unread: 0,
             changes: setup.changes.clone(),
             marks: Vec::new(),
         };
@@ -1506,6 +1543,7 @@ impl<'a> Sim<'a> {
                 // (the run's per-task figures): free the rest, since its
                 // slot stays (Limits::max_tasks).
                 task.prog = Box::new(Exited);
+                self.unread -= task.mailbox.len();
                 task.mailbox = VecDeque::new();
                 task.delivered = Vec::new();
                 self.live -= 1;
@@ -1537,6 +1575,7 @@ impl<'a> Sim<'a> {
         let mut wake_cost = 0;
         for _ in 0..take {
             let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
+            self.unread -= 1;
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
             let writer_sleeps = || self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
@@ -1551,11 +1590,15 @@ impl<'a> Sim<'a> {
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
     /// cost, ns.
     fn send(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg) -> Result<u64, SimError> {
+        if self.unread >= self.limits.max_unread {
+            return Err(SimError::TooManyMessages { at: self.now, limit: self.limits.max_unread });
+        }
         let Some(task) = self.tasks.get_mut(to) else { return Ok(0) };
         if !task.alive {
             return Ok(0); // EPIPE: the peer is gone
         }
         task.mailbox.push_back(msg);
+        self.unread += 1;
         match task.block {
             Block::Wait => {}
             Block::Sleep { interruptible: true } => {
@@ -2117,6 +2160,12 @@ mod tests {
             "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (does a loop fork children \
              that never exit?)"
         );
+        let queued = SimError::TooManyMessages { at: 838_877_000, limit: 1 << 23 }.to_string();
+        assert_eq!(
+            queued,
+            "8388608 messages queued unread at 0.838877 s: tasks send faster than their peers read (does a loop send \
+             without waiting?)"
+        );
         let created = SimError::TooManyTasks { at: 40_000_000_000, limit: 1 << 20, alive: false }.to_string();
         assert_eq!(
             created,
@@ -2191,6 +2240,46 @@ mod tests {
         let c = CostModel::preset("q6600").unwrap();
         let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
         assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+    }
+
+    /// Runs `tasks` (the last one finishes the run) under a `max_unread`
+    /// of 3 messages.
+    fn with_three_unread(tasks: Vec<TaskSpec>) -> Result<RunOutcome, SimError> {
+        let finish = vec![tasks.len() - 1];
+        let limits = Limits { max_unread: 3, ..limits(None, 1_000) };
+        q6600_run(Instance { tasks, finish, conds: 0 }, limits, |_| {})
+    }
+
+    /// `max_unread` bounds the messages queued over all tasks: a fourth
+    /// message to a task that never reads stops the run, three do not; a
+    /// message counts until it is read, or until its receiver exits.
+    #[test]
+    fn unread_messages_stop_the_run_past_max_unread() {
+        let send = |to| Action::Send { to, sync: false, bytes: 64, tag: 0 };
+        let hog = || script(vec![Action::Run(100_000_000)]);
+        let sender = |n: usize| script((0..n).map(|_| send(0)).collect());
+        assert!(with_three_unread(vec![pinned("hog", hog(), 0, 0), pinned("s", sender(3), 1, 0)]).is_ok());
+        match with_three_unread(vec![pinned("hog", hog(), 0, 0), pinned("s", sender(4), 1, 0)]) {
+            Err(SimError::TooManyMessages { limit: 3, at }) => assert!(at > 0),
+            other => panic!("{:?}", other.map(|o| o.end_ns)),
+        }
+        // Three to a reader, then three more after it has read them: six
+        // sent, never more than three unread.
+        let batches = |to| {
+            let mut ops: Vec<Action> = (0..3).map(|_| send(to)).collect();
+            ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+            ops.extend((0..3).map(|_| send(to)));
+            script(ops)
+        };
+        let reader = script(vec![Action::Wait { all: true }, Action::Wait { all: true }]);
+        assert!(with_three_unread(vec![pinned("reader", reader, 0, 0), pinned("s", batches(0), 1, 0)]).is_ok());
+        // Three to a task that exits unread at 0.1 ms, then three to another.
+        let quits = script(vec![Action::Run(100_000)]);
+        let mut ops: Vec<Action> = (0..3).map(|_| send(0)).collect();
+        ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+        ops.extend((0..3).map(|_| send(1)));
+        let tasks = vec![pinned("quits", quits, 0, 0), pinned("hog", hog(), 2, 0), pinned("s", script(ops), 1, 0)];
+        assert!(with_three_unread(tasks).is_ok());
     }
 
     /// A waker that runs 50 ms on CPU 0, wakes a task asleep there since

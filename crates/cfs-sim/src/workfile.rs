@@ -60,6 +60,13 @@
 //! Steps that take no time (a progress count, a zero-length run) are free
 //! up to [`crate::engine::FREE_STEPS`] in a row; then the engine charges a
 //! system call, so a loop of nothing else is a busy loop, not a free one.
+//!
+//! A file is checked when it is read (at most 256 task definitions, 4,096
+//! tasks at start, 100,000 ops, loops 32 deep), and its run is bounded by
+//! [`crate::engine::Limits`]: a fork that would make more than 32,768
+//! tasks alive (the kernel's default pid_max) or create more than 2^20 in
+//! one run, or a send that would leave more than 2^23 messages unread
+//! (a send never blocks here), stops the run with an error that says so.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
 use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
