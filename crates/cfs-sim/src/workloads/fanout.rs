@@ -2,6 +2,11 @@
 //! `volanomark` (chat rooms where one receiver wakes the 19 senders of its
 //! room, hosts-and-costs.md §4.2). Both end when every receiver has all its
 //! messages; throughput is messages received per second.
+//!
+//! Not modelled: a sender blocking on a full socket buffer. A hackbench
+//! sender blocks once its receiver's socket holds sk_sndbuf (~120 KB in
+//! 2.6.26) of unread messages; here sends never block, so senders can run
+//! far ahead of their receivers (docs/CALIBRATION.md, "Thread 2").
 
 use super::{Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
