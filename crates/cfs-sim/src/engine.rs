@@ -1590,12 +1590,12 @@ impl<'a> Sim<'a> {
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
     /// cost, ns.
     fn send(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg) -> Result<u64, SimError> {
-        if self.unread >= self.limits.max_unread {
-            return Err(SimError::TooManyMessages { at: self.now, limit: self.limits.max_unread });
-        }
         let Some(task) = self.tasks.get_mut(to) else { return Ok(0) };
         if !task.alive {
             return Ok(0); // EPIPE: the peer is gone
+        }
+        if self.unread >= self.limits.max_unread {
+            return Err(SimError::TooManyMessages { at: self.now, limit: self.limits.max_unread });
         }
         task.mailbox.push_back(msg);
         self.unread += 1;
@@ -2252,7 +2252,8 @@ mod tests {
 
     /// `max_unread` bounds the messages queued over all tasks: a fourth
     /// message to a task that never reads stops the run, three do not; a
-    /// message counts until it is read, or until its receiver exits.
+    /// message counts until it is read, or until its receiver exits; a
+    /// send to an exited task queues nothing.
     #[test]
     fn unread_messages_stop_the_run_past_max_unread() {
         let send = |to| Action::Send { to, sync: false, bytes: 64, tag: 0 };
@@ -2278,6 +2279,14 @@ mod tests {
         let mut ops: Vec<Action> = (0..3).map(|_| send(0)).collect();
         ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
         ops.extend((0..3).map(|_| send(1)));
+        let tasks = vec![pinned("quits", quits, 0, 0), pinned("hog", hog(), 2, 0), pinned("s", script(ops), 1, 0)];
+        assert!(with_three_unread(tasks).is_ok());
+        // With three unread, a send to a task that has exited queues
+        // nothing (EPIPE) and is no error.
+        let quits = script(vec![Action::Run(100_000)]);
+        let mut ops: Vec<Action> = (0..3).map(|_| send(1)).collect();
+        ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+        ops.push(send(0));
         let tasks = vec![pinned("quits", quits, 0, 0), pinned("hog", hog(), 2, 0), pinned("s", script(ops), 1, 0)];
         assert!(with_three_unread(tasks).is_ok());
     }
