@@ -480,6 +480,9 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if duration_ns == Some(0) {
         return Err("--duration must be positive".into());
     }
+    if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
+        return Err("--duration must be at most 600s, the simulated-time cap of a run".into());
+    }
     if a.transactions == Some(0) {
         return Err("--transactions must be positive".into());
     }

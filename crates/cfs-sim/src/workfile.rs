@@ -591,6 +591,9 @@ impl TomlFile {
         known_keys(top, "", &["name", "duration", "warmup", "metric", "task"])?;
         let name = get(top, "name").map(|x| as_str(x, "name")).transpose()?.unwrap_or("workload").to_string();
         let duration_ns = get(top, "duration").map(|x| duration(x, "duration", 0.0)).transpose()?;
+        if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
+            return err("duration", "must be at most 600s, the simulated-time cap of a run");
+        }
         let warmup_ns = get(top, "warmup").map(|x| duration(x, "warmup", 0.0)).transpose()?.unwrap_or(0);
         let Some(V::Arr(task_vals)) = get(top, "task") else {
             return err("", "no [[task]] tables");
@@ -862,7 +865,8 @@ impl RtApp {
             known.extend(RTAPP_IGNORED_GLOBAL);
             known_keys(g, "global", &known)?;
             if let Some(d) = get(g, "duration") {
-                let s = ranged(d, "global.duration", -1, 1_000_000)?;
+                // At most the simulated-time cap of a run (600 s).
+                let s = ranged(d, "global.duration", -1, 600)?;
                 duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
             }
             if let Some(p) = get(g, "default_policy") {
@@ -1774,6 +1778,18 @@ mod limit_tests {
     /// `n` JSON object members, comma-separated.
     fn members(n: usize, member: impl Fn(usize) -> String) -> String {
         (0..n).map(member).collect::<Vec<_>>().join(",")
+    }
+
+    /// A run's duration is at most the simulated-time cap, 600 s: a longer
+    /// one could only end in the cap's error, after ten simulated minutes.
+    #[test]
+    fn a_duration_is_at_most_600_s() {
+        let toml = |d: &str| format!("duration = \"{d}\"\n[[task]]\nname = \"a\"\nops = [ \"yield\" ]\n");
+        assert_eq!(parse_workload(&toml("600s")).unwrap().duration_ns, Some(600_000_000_000));
+        assert_eq!(error(&toml("600000001us")), "at duration: must be at most 600s, the simulated-time cap of a run");
+        let json = |d: u32| format!(r#"{{"global": {{"duration": {d}}}, "tasks": {{"a": {{"run": 10}}}}}}"#);
+        assert_eq!(parse_workload(&json(600)).unwrap().duration_ns, Some(600_000_000_000));
+        assert!(error(&json(601)).starts_with("at global.duration:"), "{}", error(&json(601)));
     }
 
     /// A TOML task reads at most 100,000 ops before refusing more: the

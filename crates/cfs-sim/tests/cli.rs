@@ -136,6 +136,7 @@ fn bad_counts_and_durations() {
     fails_with(&["pgbench", "--clients", "a-b"], "bad client list");
     fails_with(&["tbench", "--duration", "5 fortnights", "--runs", "1"], "bad duration");
     fails_with(&["tbench", "--duration", "0s", "--runs", "1"], "positive");
+    fails_with(&["tbench", "--duration", "601s", "--runs", "1"], "at most 600s, the simulated-time cap");
     fails_with(&["pgbench", "--runs", "0"], "runs");
     fails_with(&["hogs", "--nice", "40", "--runs", "1", "--duration", "10ms"], "bad nice");
 }
