@@ -857,9 +857,11 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// The phases between the change times (none without changes).
+    /// The phases between the change times that came before the run's
+    /// end (none without changes; the whole run as one phase when every
+    /// change was due after its end).
     fn phases(&self, end: u64) -> Vec<Phase> {
-        if self.marks.is_empty() {
+        if self.changes.is_empty() {
             return Vec::new();
         }
         let warm = self.limits.warmup_ns;

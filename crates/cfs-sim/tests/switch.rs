@@ -49,6 +49,24 @@ fn the_phases_add_up_to_the_run() {
     }
 }
 
+/// A run that ends before its only change has one phase, the whole run,
+/// and the table shows it under "@0s" with a dash under the change.
+#[test]
+fn a_run_that_ends_before_its_change_is_one_phase() {
+    let mut plan = pgbench_plan(&["name=895"], &[2], 1, 1, 3);
+    plan.opts.transactions = Some(1_000);
+    plan.changes = parse_switch("5s:features=863").unwrap();
+    let res = run(&plan);
+    let r = &res.runs[0];
+    assert!(r.end_ns < 5_000_000_000, "{}", r.end_ns);
+    assert_eq!(r.phases.len(), 1, "{:?}", r.phases);
+    assert_eq!((r.phases[0].0, r.phases[0].1), (0, r.end_ns));
+    assert!((r.phases[0].2 - r.value).abs() < 1e-9 * r.value, "{:?} vs {}", r.phases, r.value);
+    let text = report::table(&plan, &res, "t");
+    let row: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(row, ["2", &format!("{:.0}", r.value), "-"]);
+}
+
 /// The thread: "as soon as the load jams up it avalanches into a
 /// serialized mess". Writing 895 into a running 863 pgbench at 15 clients
 /// brings the pile-up back within the next phase. The published steady
