@@ -463,6 +463,13 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         specs.push(base);
     }
     let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    // Columns are told apart by their labels in the table, the CSV and
+    // the JSON, so two columns may not share one.
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i].iter().any(|d| d.label == c.label) {
+            return Err(format!("two columns are both labelled {:?}: give each --config its own name=", c.label));
+        }
+    }
     if let Some(c) = columns.iter().find(|c| c.policies.per_side()) {
         if !workload.has_server_side() {
             return Err(format!(

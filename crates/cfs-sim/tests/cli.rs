@@ -137,6 +137,9 @@ fn bad_counts_and_durations() {
     fails_with(&["tbench", "--duration", "5 fortnights", "--runs", "1"], "bad duration");
     fails_with(&["tbench", "--duration", "0s", "--runs", "1"], "positive");
     fails_with(&["tbench", "--duration", "601s", "--runs", "1"], "at most 600s, the simulated-time cap");
+    // Two columns with one label, named or not.
+    fails(&["--config", "name=a", "--config", "name=a,features=863"], "two columns are both labelled \"a\"");
+    fails(&["--config", "features=863", "--config", "features=863"], "give each --config its own name=");
     fails_with(&["pgbench", "--runs", "0"], "runs");
     fails_with(&["hogs", "--nice", "40", "--runs", "1", "--duration", "10ms"], "bad nice");
 }
