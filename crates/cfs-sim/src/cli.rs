@@ -612,6 +612,39 @@ fn check_out(plan: &Plan, out: &OutArgs) -> Result<(), String> {
                     (--config or --sweep)"
             .into());
     }
+    check_files(out)
+}
+
+/// The output files, checked before anything runs, so that a sweep does
+/// not end in "cannot write" after its last run: a plot's format, and that
+/// each file can be created where it is asked for.
+fn check_files(out: &OutArgs) -> Result<(), String> {
+    if let Some(p) = &out.plot {
+        report::plot_format(p)?;
+    }
+    let json_file = out.json.as_ref().filter(|p| p.as_path() != Path::new("-"));
+    for p in [&out.csv, &json_file.cloned(), &out.plot, &out.trace].into_iter().flatten() {
+        check_writable(p)?;
+    }
+    Ok(())
+}
+
+/// Whether a file can be written at `path`: not a directory, its
+/// directory exists or can be made, and a file can be opened there. A
+/// file made only to find that out is removed again.
+fn check_writable(path: &Path) -> Result<(), String> {
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+    if path.is_dir() {
+        return Err(cannot(&"it is a directory"));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|e| cannot(&e))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
     Ok(())
 }
 
@@ -668,11 +701,12 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
 
 fn seed(a: &SeedArgs) -> Result<(), String> {
     let plan = seed_plan(a)?;
-    let (res, wall) = execute(&plan, a.out.jobs)?;
     let mut out = a.out.clone();
     if out.plot.is_none() {
         out.plot = Some(PathBuf::from("out/seed.svg"));
     }
+    check_out(&plan, &out)?;
+    let (res, wall) = execute(&plan, a.out.jobs)?;
     output(&plan, &res, &out, "seed experiment (2.6.26-rc4 = the features table's 2.6.26.git)", wall)?;
     if a.out.plot.is_none() {
         // The PNG too, labelled with the embedded font.

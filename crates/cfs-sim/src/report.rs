@@ -256,10 +256,28 @@ static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 /// Width and height of every plot, pixels.
 const PLOT_SIZE: (u32, u32) = (900, 600);
 
+/// The image formats a plot can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlotFormat {
+    /// Scalable vector graphics.
+    Svg,
+    /// A 900 x 600 RGB bitmap.
+    Png,
+}
+
+/// The plot format a file name asks for, by its extension (any case).
+pub fn plot_format(path: &Path) -> Result<PlotFormat, String> {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase().as_str() {
+        "svg" => Ok(PlotFormat::Svg),
+        "png" => Ok(PlotFormat::Png),
+        _ => Err(format!("plot file {} must end in .svg or .png", path.display())),
+    }
+}
+
 /// Draws throughput against clients, one line per configuration, into an
 /// SVG or PNG (by extension).
 pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), String> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let format = plot_format(path)?;
     let err = |e: &dyn std::fmt::Display| format!("cannot write plot {}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
@@ -267,9 +285,11 @@ pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), 
     // Text is laid out with ab_glyph (both backends), which knows only
     // registered fonts: register the embedded one (again is harmless).
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| err(&"bad font"))?;
-    match ext.as_str() {
-        "svg" => draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), plan, res, title).map_err(|e| err(&e)),
-        "png" => {
+    match format {
+        PlotFormat::Svg => {
+            draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), plan, res, title).map_err(|e| err(&e))
+        }
+        PlotFormat::Png => {
             // Rendered into memory, then encoded by the png crate (plotters'
             // own encoder would pull in the whole image crate).
             let (w, h) = PLOT_SIZE;
@@ -278,7 +298,6 @@ pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), 
                 .map_err(|e| err(&e))?;
             write_png(path, w, h, &rgb).map_err(|e| err(&e))
         }
-        _ => Err(format!("plot file {} must end in .svg or .png", path.display())),
     }
 }
 

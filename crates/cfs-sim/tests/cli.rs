@@ -189,6 +189,32 @@ fn options_that_do_not_apply() {
 #[test]
 fn bad_plot_extension_and_usage_errors() {
     fails(&["--plot", "/tmp/cfs-sim-plot.gif"], ".svg or .png");
+    // Output files are checked before anything runs: no table is printed.
+    let tmp = std::env::temp_dir();
+    for (flag, path, needle) in [
+        ("--plot", tmp.join("cfs-sim-plot.jpg"), "must end in .svg or .png"),
+        ("--csv", tmp.clone(), "it is a directory"),
+        ("--trace", tmp.clone(), "it is a directory"),
+        ("--json", tmp.clone(), "it is a directory"),
+        ("--plot", tmp.join("cfs-sim-dir.svg"), "it is a directory"),
+    ] {
+        if flag == "--plot" && needle == "it is a directory" {
+            std::fs::create_dir_all(&path).unwrap();
+        }
+        let v = pg(&[flag, path.to_str().unwrap()]);
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        fails_with(&refs, needle);
+        assert!(run(&refs).stdout.is_empty(), "{flag} {}: a table was printed", path.display());
+    }
+    let _ = std::fs::remove_dir(tmp.join("cfs-sim-dir.svg"));
+    // The check leaves no file behind: a run that passes it and then
+    // fails (a workload that deadlocks) writes no CSV, not even an empty one.
+    let stuck = tmp.join(format!("cfs-sim-stuck-{}.toml", std::process::id()));
+    std::fs::write(&stuck, "[[task]]\nname = \"a\"\nfinish = true\nops = [ \"wait\" ]\n").unwrap();
+    let csv = tmp.join(format!("cfs-sim-never-{}.csv", std::process::id()));
+    fails_with(&["run", stuck.to_str().unwrap(), "--runs", "1", "--csv", csv.to_str().unwrap()], "stalled");
+    assert!(!csv.exists());
+    let _ = std::fs::remove_file(&stuck);
     fails_with(&["pgbench", "--no-such-flag"], "--no-such-flag");
     fails_with(&["pgbench", "--transactions", "5", "--duration", "1s"], "cannot be used with");
     // --switch: a time, then settings that every column's kernel accepts.
