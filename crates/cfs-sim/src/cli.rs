@@ -337,7 +337,9 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     }
     if Path::new(name).is_file() {
         let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read host file {name}: {e}"))?;
-        return Host::from_toml(&text).map_err(|e| format!("host file {name}: {e}"));
+        // TopologyError's own text starts "host file: " too.
+        return Host::from_toml(&text)
+            .map_err(|e| format!("host file {name}: {}", e.to_string().trim_start_matches("host file: ")));
     }
     // A sysfs tree copied from another machine.
     if Path::new(name).is_dir() {

@@ -381,8 +381,8 @@ struct SweepEntry {
 /// policy, client_policy, server_policy, set = { NAME = VALUE }, sd_flags),
 /// each entry on top of `base`.
 pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, String> {
-    let f: SweepFile =
-        toml::from_str(text).map_err(|e| format!("sweep file: {}", e.to_string().trim().replace('\n', " ")))?;
+    let f: SweepFile = toml::from_str(text)
+        .map_err(|e| format!("sweep file: {}", cfs_topology::toml_host::toml_error_line(text, &e)))?;
     let scalar = |v: &toml::Value| match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -157,7 +157,11 @@ fn malformed_workload_files() {
     fails_with(&["run", dir.join("missing.toml").to_str().unwrap()], "cannot read");
     let sweep = dir.join("sweep.toml");
     std::fs::write(&sweep, "[[config]]\nname = \"x\"\nflavour = 1\n").unwrap();
-    fails(&["--sweep", sweep.to_str().unwrap()], "sweep");
+    fails(&["--sweep", sweep.to_str().unwrap()], "sweep file: line 3, column 1: unknown field `flavour`");
+    // A host file's TOML error names the key and where it is, on one line.
+    let host = dir.join("host.toml");
+    std::fs::write(&host, "name = \"mine\"\nspec = \"1s4c\"\ncolour = 1\n").unwrap();
+    fails(&["--host", host.to_str().unwrap()], "host.toml: line 3, column 1: unknown field `colour`");
     // A fork bomb is a clear error, not a machine out of memory: the fork
     // that would make 32,769 tasks alive fails (the kernel's pid_max).
     let bomb = dir.join("bomb.toml");

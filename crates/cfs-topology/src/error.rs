@@ -54,7 +54,8 @@ pub enum TopologyError {
 
     // ----- TOML ----------------------------------------------------------
     /// The TOML host file did not parse or had an unknown/missing key; the
-    /// message is the TOML parser's and names the key and line.
+    /// message is the TOML parser's, on one line after the position
+    /// (`line 3, column 1: unknown field ...`).
     #[error("host file: {0}")]
     Toml(String),
     /// The TOML host file parsed but is inconsistent.

@@ -92,11 +92,22 @@ struct NumaSection {
     distances: Vec<Vec<u32>>,
 }
 
+/// A TOML parse error of `text` on one line: `line L, column C: message`.
+/// The toml crate's own text spans several lines (a source excerpt under
+/// the position), and a command-line error is one line; cfs-sim's sweep
+/// files use this too.
+pub fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(before) = e.span().and_then(|s| text.get(..s.start)) else { return msg };
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("line {line}, column {column}: {msg}")
+}
+
 impl Host {
     /// Reads a TOML host description (see [`crate::toml_host`]).
     pub fn from_toml(text: &str) -> Result<Host, TopologyError> {
-        let file: HostFile =
-            toml::from_str(text).map_err(|e| TopologyError::Toml(e.to_string().trim_end().to_string()))?;
+        let file: HostFile = toml::from_str(text).map_err(|e| TopologyError::Toml(toml_error_line(text, &e)))?;
         let desc = match (&file.spec, file.cpu.is_empty()) {
             (Some(_), false) => return Err(host_file("give either `spec` or [[cpu]] tables, not both")),
             (None, true) => return Err(host_file("needs a `spec` string or [[cpu]] tables")),

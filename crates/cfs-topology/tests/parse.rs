@@ -263,6 +263,23 @@ fn toml_errors_name_the_problem() {
     }
 }
 
+/// A TOML error is one line that starts with where the parser stopped:
+/// the line, and the column counted in characters (the `é` below is two
+/// bytes but one column).
+#[test]
+fn toml_errors_are_one_line_with_their_position() {
+    let cases = [
+        ("nmae = \"x\"\nspec = \"2c\"", "host file: line 1, column 1: unknown field `nmae`, expected one of `name`"),
+        ("spec = \"2c\"\n[numa]\ndistance = [[10]]", "host file: line 3, column 1: unknown field `distance`"),
+        ("name = \"\u{e9}\" x", "host file: line 1, column 12: unexpected key or value"),
+    ];
+    for (text, start) in cases {
+        let msg = err_text(Host::from_toml(text));
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+        assert!(msg.starts_with(start), "{text:?}: {msg}");
+    }
+}
+
 #[test]
 fn parse_any_dispatches() {
     assert_eq!(parse_any(" q6600 ").unwrap().nr_cpus(), 4);
