@@ -89,7 +89,7 @@ pub struct OutArgs {
     /// baseline), e.g. x1.52; needs two or more configurations.
     #[arg(long)]
     pub relative: bool,
-    /// Worker threads (default: all CPUs; results are identical either way).
+    /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
@@ -247,8 +247,8 @@ pub struct CalArgs {
     /// Base random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Worker threads.
-    #[arg(long)]
+    /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
+    #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
 
@@ -368,7 +368,9 @@ pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
         let b: u32 = b.trim().parse().map_err(|_| bad())?;
-        if a == 0 || b < a || b > 4096 {
+        // The length is checked before the range is added, so a long
+        // list of wide ranges is refused without being built.
+        if a == 0 || b < a || b > 4096 || out.len() + (b - a) as usize >= 4096 {
             return Err(bad());
         }
         out.extend(a..=b);
@@ -495,6 +497,9 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if a.transactions == Some(0) {
         return Err("--transactions must be positive".into());
     }
+    if a.loops == Some(0) {
+        return Err("--loops must be positive".into());
+    }
     if a.runs == 0 || a.runs > 1000 {
         return Err("--runs must be 1..=1000".into());
     }
@@ -537,6 +542,9 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
 // ----- running and output --------------------------------------------------------
 
 /// Runs a plan with an optional progress bar and thread count.
+/// The most worker threads `--jobs` may ask for.
+const MAX_JOBS: usize = 1024;
+
 fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     let n = plan.jobs().len() as u64;
     let bar = if std::io::stderr().is_terminal() && n > 1 {
@@ -553,7 +561,13 @@ fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     let tick = || bar.inc(1);
     let res = match jobs {
         Some(j) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build().map_err(|e| e.to_string())?;
+            if !(1..=MAX_JOBS).contains(&j) {
+                return Err(format!("--jobs must be 1..={MAX_JOBS}"));
+            }
+            // No more threads than runs: the rest would only idle.
+            let threads = j.min(n.max(1) as usize);
+            let pool =
+                rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("--jobs {j}: {e}"))?;
             pool.install(|| plan.execute(&tick))
         }
         None => plan.execute(&tick),

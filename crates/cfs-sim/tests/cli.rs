@@ -137,6 +137,11 @@ fn bad_counts_and_durations() {
     fails_with(&["tbench", "--duration", "5 fortnights", "--runs", "1"], "bad duration");
     fails_with(&["tbench", "--duration", "0s", "--runs", "1"], "positive");
     fails_with(&["tbench", "--duration", "601s", "--runs", "1"], "at most 600s, the simulated-time cap");
+    fails_with(&["messaging", "--loops", "0", "--runs", "1"], "--loops must be positive");
+    // --jobs: a thread pool of 100,000 threads aborted the process.
+    fails(&["--jobs", "0"], "--jobs must be 1..=1024");
+    fails(&["--jobs", "100000"], "--jobs must be 1..=1024");
+    assert!(run(&pg(&["--jobs", "1024"]).iter().map(String::as_str).collect::<Vec<_>>()).status.success());
     // Two columns with one label, named or not.
     fails(&["--config", "name=a", "--config", "name=a,features=863"], "two columns are both labelled \"a\"");
     fails(&["--config", "features=863", "--config", "features=863"], "give each --config its own name=");
