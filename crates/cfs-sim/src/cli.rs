@@ -541,10 +541,10 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
 
 // ----- running and output --------------------------------------------------------
 
-/// Runs a plan with an optional progress bar and thread count.
 /// The most worker threads `--jobs` may ask for.
 const MAX_JOBS: usize = 1024;
 
+/// Runs a plan with an optional progress bar and thread count.
 fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     let n = plan.jobs().len() as u64;
     let bar = if std::io::stderr().is_terminal() && n > 1 {
