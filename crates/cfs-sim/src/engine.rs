@@ -172,14 +172,14 @@ impl Limits {
     /// (0x8000, include/linux/threads.h), /proc/sys/kernel/pid_max's
     /// initial value.
     pub const PID_MAX: usize = 32_768;
-    /// [`Limits::max_unread`] by default: 2^23 messages, at most ~0.5 GB
-    /// of queues. The built-ins stay below it: pgbench, tbench and
+    /// [`Limits::max_unread`] by default: 2^24 messages, about 1 GB of
+    /// queues at most. The built-ins stay below it: pgbench, tbench and
     /// sysbench-oltp queue at most one message per connection, starve's
     /// parent falls ~23,000 signals behind at worst, and hackbench-style
     /// `messaging`, whose senders never block here (real ones block on a
     /// full socket buffer), peaks at 1.5 million with 10 groups of 10,000
-    /// loops.
-    pub const MAX_UNREAD: usize = 1 << 23;
+    /// loops, so a run of 100 such groups comes near it.
+    pub const MAX_UNREAD: usize = 1 << 24;
 
     /// A run that stops at `duration_ns` (or when its finishing tasks
     /// exit), counts progress from `warmup_ns` and gives up at `max_ns`,

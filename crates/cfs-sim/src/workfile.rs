@@ -65,7 +65,7 @@
 //! tasks at start, 100,000 ops, loops 32 deep), and its run is bounded by
 //! [`crate::engine::Limits`]: a fork that would make more than 32,768
 //! tasks alive (the kernel's default pid_max) or create more than 2^20 in
-//! one run, or a send that would leave more than 2^23 messages unread
+//! one run, or a send that would leave more than 2^24 messages unread
 //! (a send never blocks here), stops the run with an error that says so.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
