@@ -331,6 +331,9 @@ fn client_lists_and_run_counts_at_their_limits() {
     assert_eq!(parse_clients("4096").unwrap(), [4096]);
     assert_eq!(parse_clients("3-3").unwrap(), [3]);
     assert_eq!(parse_clients("1-4096").unwrap().len(), 4096);
+    // Ranges add up to the 4,096 counts a list may hold: 3,000 + 1,096.
+    assert_eq!(parse_clients("1-3000,1-1096").unwrap().len(), 4096);
+    assert!(parse_clients("1-3000,1-1097").is_err());
     for bad in ["0", "4097", "5-3", "1-4097", "1-4096,7", "", " , "] {
         let e = parse_clients(bad).unwrap_err();
         assert!(e.starts_with("bad client list"), "{bad:?}: {e}");

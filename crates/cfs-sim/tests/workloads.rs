@@ -34,6 +34,16 @@ fn builtins_make_progress() {
     assert!(value(Workload::Starve, &["--duration", "300ms"]) > 1000.0);
 }
 
+/// A run may last exactly the simulated-time cap, 600 s, and not 1 ns
+/// more (the plan is only built, not run).
+#[test]
+fn a_duration_may_reach_the_time_cap() {
+    let plan = plan_for(Workload::Hogs, &args(&["--duration", "600s"])).unwrap();
+    assert_eq!(plan.opts.duration_ns, Some(cfs_sim::workloads::MAX_SIM_NS));
+    let e = plan_for(Workload::Hogs, &args(&["--duration", "600000000001ns"])).unwrap_err();
+    assert!(e.contains("at most 600s"), "{e}");
+}
+
 #[test]
 fn hogs_share_by_nice() {
     // Three hogs pinned to one CPU at nice 0, 5, -5: CPU time follows the
