@@ -2156,19 +2156,19 @@ mod tests {
         assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
         let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
         assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
-        let alive = SimError::TooManyTasks { at: 2_500_000, limit: 32_768, alive: true }.to_string();
+        let alive = SimError::TooManyTasks { at: 2_500_000, limit: Limits::PID_MAX, alive: true }.to_string();
         assert_eq!(
             alive,
             "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (does a loop fork children \
              that never exit?)"
         );
-        let queued = SimError::TooManyMessages { at: 838_877_000, limit: 1 << 23 }.to_string();
+        let queued = SimError::TooManyMessages { at: 1_677_740_000, limit: Limits::MAX_UNREAD }.to_string();
         assert_eq!(
             queued,
-            "8388608 messages queued unread at 0.838877 s: tasks send faster than their peers read (does a loop send \
-             without waiting?)"
+            "16777216 messages queued unread at 1.677740 s: tasks send faster than their peers read (does a loop \
+             send without waiting?)"
         );
-        let created = SimError::TooManyTasks { at: 40_000_000_000, limit: 1 << 20, alive: false }.to_string();
+        let created = SimError::TooManyTasks { at: 40_000_000_000, limit: Limits::MAX_TASKS, alive: false }.to_string();
         assert_eq!(
             created,
             "fork at 40.000000 s would create task 1048577, past the 1048576 one run may create (an exited task \
