@@ -577,10 +577,16 @@ fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     Ok((res, start.elapsed().as_secs_f64()))
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+/// Makes the directory `path` is to be written in, if it names one.
+fn create_parent(path: &Path) -> Result<(), String> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display())),
+        None => Ok(()),
     }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    create_parent(path)?;
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
@@ -653,9 +659,7 @@ fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(cannot(&"it is a directory"));
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
+    create_parent(path)?;
     let existed = path.exists();
     std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|e| cannot(&e))?;
     if !existed {

@@ -866,7 +866,8 @@ impl RtApp {
             known_keys(g, "global", &known)?;
             if let Some(d) = get(g, "duration") {
                 // At most the simulated-time cap of a run (600 s).
-                let s = ranged(d, "global.duration", -1, 600)?;
+                let cap_s = (crate::workloads::MAX_SIM_NS / 1_000_000_000) as i64;
+                let s = ranged(d, "global.duration", -1, cap_s)?;
                 duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
             }
             if let Some(p) = get(g, "default_policy") {
