@@ -35,7 +35,7 @@ use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
 use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
 use cfs_sim::engine::{self, Instruments, Limits, RunSetup, Sockets};
-use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, TaskRef, TaskSpec};
+use cfs_sim::program::{Action, ForkSpec, Program, Socket, StepBudget, StepCx, TaskRef, TaskSpec};
 use cfs_sim::workloads::{MAX_SIM_NS, Policies, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
 use libfuzzer_sys::fuzz_target;
@@ -327,7 +327,12 @@ impl Program for GenProg {
                     _ => cx.parent,
                 };
                 match target {
-                    Some(t) if sync && g.sockets => Action::Write { to: t, bytes: bytes as u32 * 16, tag: 0 },
+                    // An odd size writes on a descriptor shared by every
+                    // writer to `t` (hackbench), an even one on a pair.
+                    Some(t) if sync && g.sockets => {
+                        let socket = if bytes % 2 == 1 { Socket::Shared(t as u32) } else { Socket::Pair };
+                        Action::Write { to: t, socket, bytes: bytes as u32 * 16, tag: 0 }
+                    }
                     Some(t) => Action::Send { to: t, sync, bytes: bytes as u32 * 16, tag: 0 },
                     None => Action::Progress(0),
                 }
@@ -508,7 +513,12 @@ fuzz_target!(|input: Input| {
             one_to_n_waker: (input.clock & 8 != 0)
                 .then(|| if input.builtin.is_some() { "pgbench" } else { "gen0" }.into()),
         },
-        sockets: Sockets { write_space_wakeups: input.clock & 32 != 0 },
+        // With sockets, the smallest send buffer (SOCK_MIN_SNDBUF: five
+        // 100-byte skbs) or unbounded ones, so that writers block often.
+        sockets: Sockets {
+            write_space_wakeups: input.clock & 32 != 0,
+            sndbuf: if input.clock & 64 != 0 { 2_048 } else if input.clock & 128 != 0 { 0 } else { engine::SK_WMEM_MAX },
+        },
         changes,
     };
     let inst = engine::Instance { tasks, finish, conds: NR_CONDS };

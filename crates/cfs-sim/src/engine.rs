@@ -44,7 +44,7 @@
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
 use crate::observe::{Counters, SimObserver};
-use crate::program::{Action, ForkSpec, Msg, Program, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Msg, Program, Socket, StepCx, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
 use cfs_core::features::FeatureError;
@@ -55,7 +55,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
 use std::cmp::Ordering;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 /// Why a run could not complete.
@@ -359,9 +359,50 @@ pub struct Phase {
     pub units: u64,
 }
 
+/// `sizeof(struct sk_buff)` on x86_64, bytes: counted from 2.6.26's
+/// struct (e490517a include/linux/skbuff.h) with a distribution's config
+/// (conntrack, bridge netfilter, NET_SCHED with actions, multiqueue,
+/// NET_DMA, SECMARK; 64-bit kernels keep the header pointers as 32-bit
+/// offsets). The same value is used for every profile.
+pub const SKB_STRUCT_BYTES: u64 = 232;
+
+/// `SMP_CACHE_BYTES`, to which `alloc_skb` rounds the data area up
+/// (`SKB_DATA_ALIGN`): 128 on an x86_64 kernel built for generic CPUs
+/// (X86_L1_CACHE_SHIFT 7 with GENERIC_CPU, e490517a arch/x86/Kconfig.cpu),
+/// as distributions build them.
+pub const SMP_CACHE_BYTES: u64 = 128;
+
+/// `SK_WMEM_MAX`, every socket's default `sk_sndbuf`
+/// (`sysctl_wmem_default`): (sizeof(struct sk_buff) + 256) × 256 =
+/// 124,928 bytes (e490517a net/core/sock.c:202-213).
+pub const SK_WMEM_MAX: u64 = (SKB_STRUCT_BYTES + 256) * 256;
+
+/// `SKB_MAX_ALLOC`, the largest skb `unix_stream_sendmsg` allocates:
+/// four pages less the aligned `struct skb_shared_info` (312 bytes with 18
+/// fragments on x86_64, aligned to 384), 16,384 − 384 = 16,000 bytes
+/// (e490517a include/linux/skbuff.h).
+pub const SKB_MAX_ALLOC: u64 = 16_000;
+
+/// The truesize an AF_UNIX stream write of `bytes` charges to its socket's
+/// `sk_wmem_alloc` (e490517a net/unix/af_unix.c, unix_stream_sendmsg): it
+/// is cut into skbs of at most `sndbuf / 2 − 64` and at most
+/// [`SKB_MAX_ALLOC`] bytes, and each skb costs its data rounded up to
+/// [`SMP_CACHE_BYTES`] plus [`SKB_STRUCT_BYTES`] (`alloc_skb`). A 100-byte
+/// hackbench message costs 128 + 232 = 360 bytes, so 348 of them fill
+/// [`SK_WMEM_MAX`] (a write is allowed while less than that is charged).
+pub fn skb_truesize(bytes: u32, sndbuf: u64) -> u64 {
+    let chunk = (sndbuf / 2).saturating_sub(64).clamp(SMP_CACHE_BYTES, SKB_MAX_ALLOC);
+    let chunk = if sndbuf == 0 { SKB_MAX_ALLOC } else { chunk };
+    let skb = |len: u64| len.div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES + SKB_STRUCT_BYTES;
+    let bytes = bytes as u64;
+    let (full, rest) = (bytes / chunk, bytes % chunk);
+    // A message of no bytes (still a wakeup here) is charged one empty skb.
+    full * skb(chunk) + if rest > 0 || bytes == 0 { skb(rest) } else { 0 }
+}
+
 /// Socket-layer behaviour of the simulated kernel that changes who is
 /// woken, beyond the reader wakeup every message makes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sockets {
     /// Wake the writer of an AF_UNIX stream message ([`Action::Write`])
     /// when the reader takes it, if the writer sleeps in `Select` or
@@ -376,6 +417,52 @@ pub struct Sockets {
     /// (22763c5c net/unix/af_unix.c). Off by default: see
     /// docs/CALIBRATION.md §5 for what it does to the pgbench tables.
     pub write_space_wakeups: bool,
+    /// `sk_sndbuf` of every AF_UNIX stream socket, bytes; 0 leaves send
+    /// buffers unbounded (writes never block). A write
+    /// ([`Action::Write`]) finding its socket's `sk_wmem_alloc` (the
+    /// truesize of its skbs not yet taken, [`skb_truesize`]) at or above
+    /// this blocks, as `sock_alloc_send_pskb` does in
+    /// `sock_wait_for_wmem`, until the reader has taken enough that the
+    /// socket is writable again: `unix_write_space` wakes the socket's
+    /// waiters (sync, newest first) once `sk_wmem_alloc` is at most a
+    /// quarter of this (`unix_writable`, e490517a net/unix/af_unix.c).
+    /// Default [`SK_WMEM_MAX`]: 348 hackbench messages fit, and a blocked
+    /// sender wakes when 86 are left. A write larger than one skb is
+    /// charged whole when it starts rather than blocking between its skbs.
+    pub sndbuf: u64,
+}
+
+impl Default for Sockets {
+    fn default() -> Sockets {
+        Sockets { write_space_wakeups: false, sndbuf: SK_WMEM_MAX }
+    }
+}
+
+/// Whose send buffer an AF_UNIX stream write is charged to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum SockKey {
+    /// A connection of its own ([`Socket::Pair`]).
+    Pair { writer: TaskRef, reader: TaskRef },
+    /// A descriptor several writers share ([`Socket::Shared`]).
+    Shared(u32),
+}
+
+impl SockKey {
+    fn new(socket: Socket, writer: TaskRef, reader: TaskRef) -> SockKey {
+        match socket {
+            Socket::Pair => SockKey::Pair { writer, reader },
+            Socket::Shared(id) => SockKey::Shared(id),
+        }
+    }
+}
+
+/// One socket's send buffer: the truesize of its skbs not yet taken
+/// (`sk_wmem_alloc`), and the writers blocked on it (its wait queue, in
+/// the order they were added).
+#[derive(Debug, Default)]
+struct SendBuf {
+    wmem: u64,
+    waiters: Vec<TaskRef>,
 }
 
 /// Measurements and perturbations for property tests
@@ -475,6 +562,12 @@ pub struct RunOutcome {
     pub probe: Probe,
     /// The run cut at each change time (empty without changes).
     pub phases: Vec<Phase>,
+    /// AF_UNIX stream writes that found their send buffer full and
+    /// blocked ([`Sockets::sndbuf`]), each counted once however often it
+    /// was woken before it could write.
+    pub send_blocks: u64,
+    /// The most messages queued unread at once.
+    pub peak_unread: usize,
 }
 
 // ----- the event queue -------------------------------------------------------
@@ -552,8 +645,12 @@ struct Cpu {
 enum Block {
     None,
     Wait,
-    Sleep { interruptible: bool },
+    Sleep {
+        interruptible: bool,
+    },
     Cond,
+    /// In `sock_wait_for_wmem`, on a full send buffer.
+    SendBuf,
 }
 
 /// Work a task resumes with after its system call's time has passed.
@@ -571,6 +668,13 @@ enum Deferred {
         interruptible: bool,
     },
     CondWait(usize),
+    /// An AF_UNIX stream write that found its send buffer full: try again.
+    Write {
+        to: TaskRef,
+        socket: Socket,
+        bytes: u32,
+        tag: u32,
+    },
     Yield,
     Exit,
     /// Woken by a timer or a condition: just continue.
@@ -730,6 +834,13 @@ struct Sim<'a> {
     live: usize,
     /// Messages in all mailboxes.
     unread: usize,
+    /// The send buffers of AF_UNIX stream sockets with skbs not yet taken
+    /// or writers waiting.
+    socks: BTreeMap<SockKey, SendBuf>,
+    /// Writes that blocked on a full send buffer.
+    send_blocks: u64,
+    /// The most messages unread at once.
+    peak_unread: usize,
     /// Settings to write during the run ([`RunSetup::changes`]).
     changes: Vec<Change>,
     /// (time, units counted so far) at each distinct change time.
@@ -805,6 +916,9 @@ impl<'a> Sim<'a> {
             resched_in_flight: 0,
             live: 0,
             unread: 0,
+            socks: BTreeMap::new(),
+            send_blocks: 0,
+            peak_unread: 0,
             changes: setup.changes.clone(),
             marks: Vec::new(),
         };
@@ -1431,14 +1545,19 @@ impl<'a> Sim<'a> {
                 self.tasks[t].pending = self.work(ns);
             }
             Action::Send { to, sync, bytes, tag } => {
-                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, unix_stream: false })?;
+                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
                 self.tasks[t].pending = sys + cost;
             }
-            // A unix-stream write: a sync send that can also wake its writer
-            // back (Sockets::write_space_wakeups).
-            Action::Write { to, bytes, tag } => {
-                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, unix_stream: true })?;
-                self.tasks[t].pending = sys + cost;
+            // A unix-stream write: a sync send charged to its socket's
+            // send buffer, which blocks while that is full.
+            Action::Write { to, socket, bytes, tag } => {
+                if self.send_buffer_full(SockKey::new(socket, t, to)) {
+                    self.send_blocks += 1;
+                    defer(self, Deferred::Write { to, socket, bytes, tag });
+                } else {
+                    let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(socket) })?;
+                    self.tasks[t].pending = sys + cost;
+                }
             }
             Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
             Action::Select { repoll_ns } => defer(self, Deferred::Wait { all: true, repoll_ns, woken: false }),
@@ -1537,16 +1656,31 @@ impl<'a> Sim<'a> {
                     return self.block(c, t, Block::Cond, Deferred::Resume);
                 }
             }
+            Deferred::Write { to, socket, bytes, tag } => {
+                let key = SockKey::new(socket, t, to);
+                if self.send_buffer_full(key) {
+                    self.socks.entry(key).or_default().waiters.push(t);
+                    return self.block(c, t, Block::SendBuf, d);
+                }
+                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(socket) })?;
+                self.tasks[t].pending = cost;
+            }
             Deferred::Yield => self.switch(c, Deschedule::Yield)?,
             Deferred::Exit => {
+                // Closing the socket purges what it had not read, which
+                // frees those skbs and wakes their blocked writers: they
+                // find the peer gone (EPIPE).
+                let unread = std::mem::take(&mut self.tasks[t].mailbox);
+                self.unread -= unread.len();
+                for m in unread {
+                    self.write_space(c, t, &m)?;
+                }
                 let task = &mut self.tasks[t];
                 task.alive = false;
                 // Nothing of an exited task is read again but its name
                 // (the run's per-task figures): free the rest, since its
                 // slot stays (Limits::max_tasks).
                 task.prog = Box::new(Exited);
-                self.unread -= task.mailbox.len();
-                task.mailbox = VecDeque::new();
                 task.delivered = Vec::new();
                 self.live -= 1;
                 if self.finish.contains(&t) {
@@ -1569,8 +1703,8 @@ impl<'a> Sim<'a> {
 
     /// Hands `t` one or all pending messages; reading them costs the cache
     /// lines they drag from the sender's CPU. Taking an AF_UNIX stream
-    /// message wakes its writer if it sleeps and the kernel does that
-    /// ([`Sockets::write_space_wakeups`]); the reader pays for the wakeup.
+    /// message frees its skb, which can wake writers ([`Sim::write_space`]);
+    /// the reader pays for those wakeups.
     fn deliver(&mut self, c: usize, t: TaskRef, all: bool) -> Result<(), SimError> {
         let take = if all { self.tasks[t].mailbox.len() } else { 1 };
         let mut cost = 0.0;
@@ -1580,13 +1714,53 @@ impl<'a> Sim<'a> {
             self.unread -= 1;
             cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
             self.tasks[t].delivered.push(m);
-            let writer_sleeps = || self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
-            if self.sockets.write_space_wakeups && m.unix_stream && writer_sleeps() {
-                wake_cost += self.wake(c, m.from, true)?;
-            }
+            wake_cost += self.write_space(c, t, &m)?;
         }
         self.tasks[t].pending += round_u64(cost) + wake_cost;
         Ok(())
+    }
+
+    /// Whether a write on `key` must wait: its `sk_wmem_alloc` has reached
+    /// `sk_sndbuf` (`sock_alloc_send_pskb`'s test).
+    fn send_buffer_full(&self, key: SockKey) -> bool {
+        let sndbuf = self.sockets.sndbuf;
+        sndbuf > 0 && self.socks.get(&key).is_some_and(|b| b.wmem >= sndbuf)
+    }
+
+    /// `sock_wfree` of the skb of message `m`, taken (or purged) by its
+    /// reader `reader`: uncharges its socket, and, if that leaves the
+    /// socket writable (`unix_write_space`: `sk_wmem_alloc` at most a
+    /// quarter of `sk_sndbuf`), wakes its waiters with the sync hint:
+    /// every writer blocked on the buffer, newest first (prepare_to_wait
+    /// adds at the head of the wait queue), and, with
+    /// [`Sockets::write_space_wakeups`], the message's writer if it sleeps
+    /// in `Select` or `Wait`. Returns the wakeups' cost to the caller.
+    fn write_space(&mut self, c: usize, reader: TaskRef, m: &Msg) -> Result<u64, SimError> {
+        let Some(socket) = m.stream else { return Ok(0) };
+        let sndbuf = self.sockets.sndbuf;
+        let key = SockKey::new(socket, m.from, reader);
+        let mut blocked = Vec::new();
+        if let Some(buf) = self.socks.get_mut(&key) {
+            buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
+            if buf.wmem.saturating_mul(4) > sndbuf {
+                return Ok(0);
+            }
+            blocked = std::mem::take(&mut buf.waiters);
+            if buf.wmem == 0 {
+                self.socks.remove(&key);
+            }
+        }
+        let mut cost = 0;
+        for &w in blocked.iter().rev() {
+            if self.tasks[w].block == Block::SendBuf {
+                cost += self.wake(c, w, true)?;
+            }
+        }
+        let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
+        if self.sockets.write_space_wakeups && writer_sleeps {
+            cost += self.wake(c, m.from, true)?;
+        }
+        Ok(cost)
     }
 
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
@@ -1601,6 +1775,11 @@ impl<'a> Sim<'a> {
         }
         task.mailbox.push_back(msg);
         self.unread += 1;
+        self.peak_unread = self.peak_unread.max(self.unread);
+        if let Some(socket) = msg.stream {
+            let key = SockKey::new(socket, msg.from, to);
+            self.socks.entry(key).or_default().wmem += skb_truesize(msg.bytes, self.sockets.sndbuf);
+        }
         match task.block {
             Block::Wait => {}
             Block::Sleep { interruptible: true } => {
@@ -1707,6 +1886,8 @@ impl<'a> Sim<'a> {
             trace,
             probe: std::mem::take(&mut self.probe.out),
             phases,
+            send_blocks: self.send_blocks,
+            peak_unread: self.peak_unread,
         }
     }
 }
@@ -1991,7 +2172,7 @@ mod tests {
             match (n, repoll_ns) {
                 // Let the reader block in recv first.
                 (1, _) => Action::Run(20_000),
-                (2, _) => Action::Write { to: 1, bytes: 100, tag: 0 },
+                (2, _) => Action::Write { to: 1, socket: Socket::Pair, bytes: 100, tag: 0 },
                 (3, Some(repoll_ns)) => Action::Select { repoll_ns },
                 (3, None) => Action::Sleep { ns: 1_000_000, interruptible: false },
                 (4, None) => Action::Select { repoll_ns: 0 },
@@ -2004,12 +2185,12 @@ mod tests {
             match m {
                 1 => Action::Wait { all: false },
                 2 => Action::Run(50_000),
-                3 => Action::Write { to: 0, bytes: 100, tag: 0 },
+                3 => Action::Write { to: 0, socket: Socket::Pair, bytes: 100, tag: 0 },
                 _ => Action::Exit,
             }
         });
         let tasks = vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), 2, 0)];
-        let out = run_to_exit(tasks, Sockets { write_space_wakeups });
+        let out = run_to_exit(tasks, Sockets { write_space_wakeups, ..Sockets::default() });
         Exchange {
             wakeups: out.counters.wakeups,
             switches: out.switches,
@@ -2043,6 +2224,105 @@ mod tests {
         // A writer asleep elsewhere (a nanosleep) is not on the socket's
         // wait queue: nothing changes.
         assert_eq!(unix_exchange(true, None), unix_exchange(false, None));
+    }
+
+    #[test]
+    fn an_skbs_truesize_is_its_aligned_data_plus_the_sk_buff() {
+        // (232 + 256) x 256.
+        assert_eq!(SK_WMEM_MAX, 124_928);
+        // 100 bytes round up to one 128-byte line, plus 232.
+        assert_eq!(skb_truesize(100, SK_WMEM_MAX), 360);
+        assert_eq!(skb_truesize(128, SK_WMEM_MAX), 360);
+        assert_eq!(skb_truesize(129, SK_WMEM_MAX), 488);
+        assert_eq!(skb_truesize(0, SK_WMEM_MAX), 232);
+        // 40,000 bytes: two full skbs of SKB_MAX_ALLOC (16,000 = 125 lines,
+        // so 16,232 each) and 8,000 more (63 lines = 8,064, + 232).
+        assert_eq!(skb_truesize(40_000, SK_WMEM_MAX), 2 * 16_232 + 8_296);
+        // A 4,096-byte buffer cuts at 4,096 / 2 - 64 = 1,984 bytes (16 lines
+        // = 2,048, + 232): 5,000 bytes are two of those and 1,032 (9 lines).
+        assert_eq!(skb_truesize(5_000, 4_096), 2 * 2_280 + 1_384);
+    }
+
+    /// A writer (task 0, CPU 0) writing 100-byte messages for ever,
+    /// counting one unit per completed write, to a reader (task 1, CPU 2)
+    /// that sleeps 1 ms and then takes `reads` messages one at a time and
+    /// sleeps for good; each writer on `socket`, one more writer (task 2,
+    /// CPU 1) on the same terms with `second`. 5 ms.
+    fn flood(reads: u64, socket: Socket, second: bool, sockets: Sockets) -> RunOutcome {
+        let writer = || {
+            let mut wrote = false;
+            Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+                wrote = !wrote;
+                if wrote { Action::Write { to: 1, socket, bytes: 100, tag: 0 } } else { Action::Progress(1) }
+            })) as Box<dyn Program>
+        };
+        let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+        reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+        reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+        let mut tasks = vec![pinned("writer", writer(), 0, 0), pinned("reader", script(reader), 2, 0)];
+        if second {
+            tasks.push(pinned("writer2", writer(), 1, 0));
+        }
+        q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = sockets)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_full_send_buffer_blocks_the_writer_until_a_quarter_is_left() {
+        let d = Sockets::default();
+        // A write goes ahead while less than 124,928 bytes are charged:
+        // 347 x 360 = 124,920 still is, so the 348th goes and the 349th
+        // blocks.
+        let full = flood(0, Socket::Pair, false, d);
+        assert_eq!((full.units, full.send_blocks, full.peak_unread), (348, 1, 348));
+        // The blocked writer wakes when the socket is writable:
+        // 4 x sk_wmem_alloc <= 124,928, i.e. at most 86 skbs left
+        // (4 x 86 x 360 = 123,840; 87 give 125,280). So 261 reads leave it
+        // asleep, and the 262nd wakes it; it then writes while less than
+        // the buffer is charged: 86 + 262 = 348 again, 610 writes in all.
+        assert_eq!(flood(261, Socket::Pair, false, d).units, 348);
+        let refill = flood(262, Socket::Pair, false, d);
+        assert_eq!((refill.units, refill.send_blocks), (610, 2));
+        // Unbounded buffers never block: 5 ms of writes at ~100 ns each.
+        let free = flood(0, Socket::Pair, false, Sockets { sndbuf: 0, ..d });
+        assert_eq!(free.send_blocks, 0);
+        assert!(free.units > 10_000, "{}", free.units);
+    }
+
+    #[test]
+    fn writers_sharing_a_socket_share_its_buffer() {
+        let d = Sockets::default();
+        // Two connections: 348 each.
+        let pairs = flood(0, Socket::Pair, true, d);
+        assert_eq!((pairs.units, pairs.send_blocks), (696, 2));
+        // One descriptor both write on (hackbench's senders): 348 in all,
+        // and both block.
+        let shared = flood(0, Socket::Shared(9), true, d);
+        assert_eq!((shared.units, shared.send_blocks), (348, 2));
+        // The 262nd read wakes both (unix_write_space wakes the whole
+        // queue); between them they refill the 262 freed places.
+        let refill = flood(262, Socket::Shared(9), true, d);
+        assert_eq!(refill.units, 610);
+        assert!(refill.counters.wakeups >= 2, "{:?}", refill.counters);
+    }
+
+    #[test]
+    fn a_reader_exiting_frees_its_unread_messages_and_wakes_their_writer() {
+        // The writer writes 500 messages and exits; the reader sleeps 1 ms
+        // and exits without reading. The writer blocks after 348; the
+        // reader's exit purges them, which wakes it, and its last 152
+        // writes find the peer gone (EPIPE) and return at once.
+        let writer = script(
+            (0..500)
+                .flat_map(|_| [Action::Write { to: 1, socket: Socket::Pair, bytes: 100, tag: 0 }, Action::Progress(1)])
+                .collect(),
+        );
+        let reader = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
+        let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
+        let out = run_to_exit(tasks, Sockets::default());
+        assert_eq!((out.units, out.send_blocks), (500, 1));
+        // It ends soon after the reader's 1 ms, not at the 1 s cap.
+        assert!(out.end_ns < 2_000_000, "{}", out.end_ns);
     }
 
     /// The reader's CPU time for taking a 6,400-byte message written on

@@ -38,7 +38,7 @@ pub struct SchedSpec {
     /// backend it forks, under `chrt -b`).
     pub server_policy: Option<String>,
     /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
-    /// `nohz`, `write_space_wakeups`, and every `sched_*` tunable).
+    /// `nohz`, `write_space_wakeups`, `sndbuf`, and every `sched_*` tunable).
     pub sets: Vec<(String, String)>,
     /// Domain flag overrides (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL`).
     pub sd_flags: Option<String>,
@@ -55,7 +55,7 @@ pub struct Column {
     pub domains: SchedDomains,
     /// Policies forced on the tasks, if any.
     pub policies: Policies,
-    /// Socket-layer settings (`--set write_space_wakeups=1`).
+    /// Socket-layer settings (`--set write_space_wakeups=1`, `--set sndbuf=0`).
     pub sockets: engine::Sockets,
     /// The spec it came from.
     pub spec: SchedSpec,
@@ -218,6 +218,18 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
         "nohz" => cfg.nohz = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
+        // SOCK_MIN_SNDBUF (2,048) is the least a socket takes; 0 leaves
+        // send buffers unbounded.
+        "sndbuf" => {
+            sockets.sndbuf = match v.parse::<u64>() {
+                Ok(b) if b == 0 || (SOCK_MIN_SNDBUF..=i32::MAX as u64).contains(&b) => b,
+                _ => {
+                    return Err(format!(
+                        "--set sndbuf={v}: not a valid value (0 for unbounded, or 2048 to 2147483647 bytes)"
+                    ));
+                }
+            }
+        }
         _ => {
             let value: i64 = v.parse().map_err(|_| bad())?;
             match cfg.tunables.set_by_name(k, value) {
@@ -225,7 +237,7 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
                 Ok(false) => {
                     return Err(format!(
                         "unknown setting {k:?} (known: hz, hres_timers, nohz, check_invariants, write_space_wakeups, \
-                         sched_latency_ns, \
+                         sndbuf, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
                     ));
@@ -255,7 +267,11 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 6] = ["hz", "hres_timers", "hres", "nohz", "check_invariants", "write_space_wakeups"];
+const BOOT_ONLY: [&str; 7] = ["hz", "hres_timers", "hres", "nohz", "check_invariants", "write_space_wakeups", "sndbuf"];
+
+/// `SOCK_MIN_SNDBUF` (e490517a include/net/sock.h): the smallest send
+/// buffer a socket takes.
+const SOCK_MIN_SNDBUF: u64 = 2_048;
 
 /// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
@@ -466,6 +482,10 @@ pub struct RunRecord {
     pub events: u64,
     /// Per-task totals.
     pub tasks: Vec<engine::TaskStat>,
+    /// Writes that blocked on a full socket send buffer.
+    pub send_blocks: u64,
+    /// The most messages queued unread at once.
+    pub peak_unread: usize,
 }
 
 /// All runs of a plan, in (column, clients, run) order.
@@ -643,6 +663,8 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
         preemptions: out.preemptions,
         events: out.events,
         tasks: out.tasks,
+        send_blocks: out.send_blocks,
+        peak_unread: out.peak_unread,
     };
     (rec, out.trace)
 }
@@ -752,6 +774,19 @@ mod tests {
         assert_eq!((c.config.nohz, c.config.hres_timers, c.config.check_invariants), (false, false, true));
         assert_eq!(col("set=nohz=maybe").unwrap_err(), "--set nohz=maybe: not a valid value");
         assert_eq!(col("set=hz=fast").unwrap_err(), "--set hz=fast: not a valid value");
+        // Send buffers: SK_WMEM_MAX by default, 0 for unbounded, else from
+        // SOCK_MIN_SNDBUF to the largest int a socket's sk_sndbuf holds.
+        assert_eq!(col("").unwrap().sockets.sndbuf, 124_928);
+        for (v, b) in [("0", 0), ("2048", 2_048), ("2147483647", 2_147_483_647)] {
+            assert_eq!(col(&format!("set=sndbuf={v}")).unwrap().sockets.sndbuf, b, "{v}");
+        }
+        for v in ["1", "2047", "2147483648", "-1", "big"] {
+            let e = col(&format!("set=sndbuf={v}")).unwrap_err();
+            assert_eq!(
+                e,
+                format!("--set sndbuf={v}: not a valid value (0 for unbounded, or 2048 to 2147483647 bytes)")
+            );
+        }
     }
 
     #[test]
@@ -820,6 +855,8 @@ mod tests {
             trace: None,
             probe: engine::Probe::default(),
             phases,
+            send_blocks: 0,
+            peak_unread: 0,
         }
     }
 

@@ -37,9 +37,29 @@ pub struct Msg {
     pub bytes: u32,
     /// A program-defined tag (e.g. query / reply / terminate).
     pub tag: u32,
-    /// Written on an AF_UNIX stream socket ([`Action::Write`]): taking it
-    /// frees the writer's buffer, which can wake the writer.
-    pub unix_stream: bool,
+    /// Written on an AF_UNIX stream socket ([`Action::Write`]), and on
+    /// which: taking it frees the skb charged to that socket's send buffer,
+    /// which can wake the writer (or every writer blocked on the buffer).
+    pub stream: Option<Socket>,
+}
+
+/// The socket an AF_UNIX stream write is charged to. The kernel counts
+/// every skb a socket has written and its reader has not yet taken in the
+/// writing socket's `sk_wmem_alloc`, at its truesize; a write finding that
+/// count at `sk_sndbuf` blocks (`sock_alloc_send_pskb` →
+/// `sock_wait_for_wmem`) until the reader drains it
+/// ([`crate::engine::Sockets::sndbuf`]). Whose buffer that is depends on
+/// how the workload made its descriptors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Socket {
+    /// The writer's own connection to this reader: one socket per
+    /// (writer, reader) pair, like each of pgbench's connections.
+    Pair,
+    /// One descriptor shared by several writers, named by a
+    /// workload-chosen id unique within the run: hackbench's senders all
+    /// inherit the write end of each receiver's socketpair across fork, so
+    /// the 20 of a group share that receiver's buffer.
+    Shared(u32),
 }
 
 /// A task to create with [`Action::Fork`].
@@ -82,14 +102,19 @@ pub enum Action {
     },
     /// A write of `bytes` on an AF_UNIX stream socket to `to`: a message,
     /// and a sync wakeup of the reader if it waits (`sock_def_readable` →
-    /// `wake_up_interruptible_sync`), as `Send { sync: true }`. When the
-    /// reader takes it, the kernel frees the writer's buffer (`sock_wfree`
-    /// → `unix_write_space`), which wakes the writer too if it sleeps on its
-    /// socket (in `Select` or `Wait`): the engine models that second wakeup
-    /// when [`crate::engine::Sockets::write_space_wakeups`] is on.
+    /// `wake_up_interruptible_sync`), as `Send { sync: true }`. The write
+    /// blocks while `socket`'s send buffer is full
+    /// ([`crate::engine::Sockets::sndbuf`]). When the reader takes it, the
+    /// kernel frees the skb (`sock_wfree` → `unix_write_space`), which,
+    /// once the buffer is at most a quarter full, wakes every writer
+    /// blocked on it, and the writer too if it sleeps on its socket (in
+    /// `Select` or `Wait`): the engine models that last wakeup when
+    /// [`crate::engine::Sockets::write_space_wakeups`] is on.
     Write {
         /// Reader.
         to: TaskRef,
+        /// Whose send buffer the write is charged to.
+        socket: Socket,
         /// Payload bytes.
         bytes: u32,
         /// Program-defined tag.
@@ -345,7 +370,7 @@ mod tests {
     #[test]
     fn queued_takes_the_queue_first_and_exits_on_an_empty_plan() {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let msg = Msg { from: 1, cpu: 0, bytes: 0, tag: 0, unix_stream: false };
+        let msg = Msg { from: 1, cpu: 0, bytes: 0, tag: 0, stream: None };
         let mut p = Queued::new(Twice { calls: 0 });
         let mut steps = Vec::new();
         for received in [&[msg][..], &[msg, msg], &[], &[msg, msg, msg], &[]] {

@@ -198,6 +198,8 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "switches": r.switches,
         "preemptions": r.preemptions,
         "events": r.events,
+        "send_blocks": r.send_blocks,
+        "peak_unread": r.peak_unread,
         "tasks": r.tasks,
         "phases": r.phases.iter().map(|&(from, to, v)| json!({
             "from_s": from as f64 / 1e9,
@@ -225,6 +227,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "hres_timers": c.config.hres_timers,
                 "nohz": c.config.nohz,
                 "write_space_wakeups": c.sockets.write_space_wakeups,
+                "sndbuf": c.sockets.sndbuf,
                 "sd_flags": c.spec.sd_flags,
             })
         })

@@ -37,6 +37,11 @@
 //! period boundary), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
 //! sender), `broadcast` (every instance of a task), `wait` (`one`/`all`),
+//! where a send, reply or broadcast with `socket = "pair"` (the writer's
+//! own connection) or `socket = "shared"` (one socket per receiver, shared
+//! by every writer to it, as hackbench's senders share each receiver's) is
+//! an AF_UNIX stream write: always sync, and blocked while its socket's
+//! send buffer is full ([`crate::engine::Sockets::sndbuf`]),
 //! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
 //! name), `exit`, `yield`, `progress`, `nice`, `policy`, `affinity`, and
 //! `loop = { count = N, ops = [...] }`. A bare string op (`"exit"`,
@@ -66,10 +71,11 @@
 //! [`crate::engine::Limits`]: a fork that would make more than 32,768
 //! tasks alive (the kernel's default pid_max) or create more than 2^20 in
 //! one run, or a send that would leave more than 2^24 messages unread
-//! (a send never blocks here), stops the run with an error that says so.
+//! (only a socket write ever blocks), stops the run with an error that
+//! says so.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
-use crate::program::{Action, ForkSpec, Program, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Program, Socket, StepCx, TaskRef, TaskSpec};
 use crate::workloads::WorkloadOpts;
 use cfs_core::{CpuMask, Policy, TaskParams};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -220,6 +226,21 @@ enum Target {
     Reply,
 }
 
+/// How a send reaches its receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// A message and a wakeup (a signal, a futex, a pipe), `sync` or not.
+    Message { sync: bool },
+    /// An AF_UNIX stream write on the writer's own connection to the
+    /// receiver (`socket = "pair"`): a sync wakeup, and a send buffer of
+    /// its own.
+    Pair,
+    /// An AF_UNIX stream write on the receiver's one socket, whose buffer
+    /// every writer to it shares (`socket = "shared"`, hackbench's
+    /// inherited socketpair end).
+    Shared,
+}
+
 /// One instruction of a task's flattened op list.
 #[derive(Clone, Debug, PartialEq)]
 enum Instr {
@@ -231,7 +252,7 @@ enum Instr {
     },
     Send {
         to: Target,
-        sync: bool,
+        via: Via,
         bytes: u32,
     },
     Wait {
@@ -440,7 +461,7 @@ enum RawTarget {
 #[derive(Clone, Debug, PartialEq)]
 enum Raw {
     I(Instr),
-    Send { to: RawTarget, sync: bool, bytes: u32, path: String },
+    Send { to: RawTarget, via: Via, bytes: u32, path: String },
     Fork { name: String, path: String },
 }
 
@@ -475,7 +496,7 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
         out.push(match r {
             Raw::I(i) => i,
             Raw::Fork { name, path } => Instr::Fork(find(&name, &path)?),
-            Raw::Send { to, sync, bytes, path } => {
+            Raw::Send { to, via, bytes, path } => {
                 let to = match to {
                     RawTarget::Parent => Target::Parent,
                     RawTarget::Reply => Target::Reply,
@@ -492,7 +513,7 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
                         Target::Task { def, instance: inst }
                     }
                 };
-                Instr::Send { to, sync, bytes }
+                Instr::Send { to, via, bytes }
             }
         });
     }
@@ -705,7 +726,7 @@ impl TomlFile {
         };
         let kp = format!("{path}.{key}");
         let allowed: &[&str] = match key.as_str() {
-            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes"],
+            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes", "socket"],
             k => &[k][..],
         };
         let allowed: Vec<&str> = allowed.iter().copied().filter(|k| *k == key || !OPS.contains(k)).collect();
@@ -713,6 +734,20 @@ impl TomlFile {
         let sync = get(o, "sync").map(|x| as_bool(x, &format!("{path}.sync"))).transpose()?.unwrap_or(true);
         let bytes =
             get(o, "bytes").map(|x| ranged(x, &format!("{path}.bytes"), 0, 1 << 30)).transpose()?.unwrap_or(64) as u32;
+        let via = match get(o, "socket") {
+            None => Via::Message { sync },
+            Some(s) => {
+                let sp = format!("{path}.socket");
+                if !sync {
+                    return err(&sp, "a socket write always wakes its reader with the sync hint (drop `sync = false`)");
+                }
+                match s {
+                    V::Str(x) if x == "pair" => Via::Pair,
+                    V::Str(x) if x == "shared" => Via::Shared,
+                    _ => return err(&sp, "expected \"pair\" or \"shared\""),
+                }
+            }
+        };
         let instr = match key.as_str() {
             "run" => Instr::Run(run_dist(val, &kp, 0.0)?),
             "sleep" => Instr::Sleep(duration(val, &kp, 0.0)?),
@@ -733,16 +768,16 @@ impl TomlFile {
                 Instr::Timer { slot: usize::MAX, period }
             }
             "send" => {
-                out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), sync, bytes, path: kp });
+                out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
                 return Ok(());
             }
             "broadcast" => {
-                out.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), sync, bytes, path: kp });
+                out.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), via, bytes, path: kp });
                 return Ok(());
             }
             "reply" => {
                 as_bool(val, &kp)?;
-                out.push(Raw::Send { to: RawTarget::Reply, sync, bytes, path: kp });
+                out.push(Raw::Send { to: RawTarget::Reply, via, bytes, path: kp });
                 return Ok(());
             }
             "wait" => match val {
@@ -1020,7 +1055,7 @@ impl RtApp {
             "resume" => {
                 out.push(Raw::Send {
                     to: RawTarget::Name(as_str(v, path)?.to_string(), None),
-                    sync: false,
+                    via: Via::Message { sync: false },
                     bytes: 0,
                     path: path.into(),
                 });
@@ -1098,9 +1133,14 @@ impl Script {
         Script { wl, ids, def, instance, pc: 0, loops: Vec::new(), timers, last_from: None, fanout: Vec::new() }
     }
 
-    fn send_to(&mut self, to: Target, sync: bool, bytes: u32, cx: &StepCx<'_>) -> Action {
+    fn send_to(&mut self, to: Target, via: Via, bytes: u32, cx: &StepCx<'_>) -> Action {
         let tag = 0;
-        let one = |t: TaskRef| Action::Send { to: t, sync, bytes, tag };
+        let one = |t: TaskRef| match via {
+            Via::Message { sync } => Action::Send { to: t, sync, bytes, tag },
+            Via::Pair => Action::Write { to: t, socket: Socket::Pair, bytes, tag },
+            // Named by the receiver, whose socket it is.
+            Via::Shared => Action::Write { to: t, socket: Socket::Shared(t as u32), bytes, tag },
+        };
         match to {
             Target::Parent => cx.parent.map_or(Action::Progress(0), one),
             Target::Reply => self.last_from.map_or(Action::Progress(0), one),
@@ -1171,7 +1211,7 @@ impl Program for Script {
                     self.timers[slot] = Some(next);
                     return Action::Sleep { ns: next.saturating_sub(cx.now).max(1), interruptible: false };
                 }
-                Instr::Send { to, sync, bytes } => return self.send_to(to, sync, bytes, cx),
+                Instr::Send { to, via, bytes } => return self.send_to(to, via, bytes, cx),
                 Instr::Wait { all } => return Action::Wait { all },
                 Instr::CondWait(c) => return Action::CondWait(c),
                 Instr::CondSignal { cond, all } => return Action::CondSignal { cond, all },
@@ -1371,7 +1411,11 @@ mod value_tests {
         assert!(task(&toml("finish = true", "\"exit\"")).finish);
         assert!(!task(&toml("finish = false", "\"exit\"")).finish);
         let text = "duration = \"1s\"\n[[task]]\nname = \"x\"\nops = [ { send = \"x\", sync = false, bytes = 9 }, { send = \"x\" } ]\n";
-        let send = |sync, bytes| Instr::Send { to: Target::Task { def: 0, instance: None }, sync, bytes };
+        let send = |sync, bytes| Instr::Send {
+            to: Target::Task { def: 0, instance: None },
+            via: Via::Message { sync },
+            bytes,
+        };
         assert_eq!(body(text), [send(false, 9), send(true, 64), Instr::Progress(1)]);
     }
 
@@ -1469,7 +1513,7 @@ mod structure_tests {
             "name = \"b\"\ninstances = 2\nops = [ { signal = \"q\" }, { broad = \"r\" }, { cond_wait = \"q\" }, { fork = \"a\" } ]",
         ]);
         let w = parse_workload(&text).unwrap();
-        let send = |to, sync, bytes| Instr::Send { to, sync, bytes };
+        let send = |to, sync, bytes| Instr::Send { to, via: Via::Message { sync }, bytes };
         assert_eq!(
             w.tasks[0].code[1..5],
             [
@@ -1688,7 +1732,7 @@ mod structure_tests {
         // first op key is `reply`, and `send` is then the stray one.
         assert_eq!(
             e("{ send = \"a\", reply = true }"),
-            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes)"
+            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes, socket)"
         );
         assert!(e("{ fly = 1 }").starts_with("at task[0].ops[0]: no op in [\"fly\"]"));
         // Each nested loop costs three brackets, so the 64-bracket guard
@@ -1740,7 +1784,11 @@ mod structure_tests {
             [
                 Instr::CondSignal { cond: 0, all: false },
                 Instr::CondWait(0),
-                Instr::Send { to: Target::Task { def: 1, instance: None }, sync: false, bytes: 0 },
+                Instr::Send {
+                    to: Target::Task { def: 1, instance: None },
+                    via: Via::Message { sync: false },
+                    bytes: 0
+                },
                 Instr::Wait { all: false },
                 Instr::Yield,
                 Instr::Fork(1),
@@ -1968,7 +2016,7 @@ mod script_tests {
             let mut cx = StepCx { now: 0, me: 2, rng: &mut rng, received, blocked: true, forked: None, parent: None };
             p.step(&mut cx)
         };
-        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, unix_stream: false };
+        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
         let mut got: Vec<String> = Vec::new();
         for received in [&[][..], &[], &[], &[], &[], &[msg], &[], &[]] {
             got.push(format!("{:?}", step(received)));
@@ -1998,6 +2046,52 @@ mod script_tests {
         let mut again = load(text, 4, &WorkloadOpts::default());
         let got = run(again[2].program.as_mut(), 3, 0, &[], Some(9));
         assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
+    }
+
+    /// `socket` makes a send an AF_UNIX stream write: on the writer's own
+    /// connection (`pair`), or on the receiver's one socket, named by the
+    /// receiver's task id (`shared`), for a send, a reply and each target
+    /// of a broadcast.
+    #[test]
+    fn socket_sends_are_unix_stream_writes() {
+        let text = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", socket = \"pair\", bytes = 100 }, { send = \"b\", socket = \"shared\" }, { wait = \"one\" }, { reply = true, socket = \"shared\", sync = true }, { broadcast = \"b\", socket = \"pair\" } ]\n\
+            [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]";
+        // Task ids: a = 0, b = 1, 2.
+        let mut tasks = load(text, 3, &WorkloadOpts::default());
+        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
+        let got = run(tasks[0].program.as_mut(), 2, 0, &[], None);
+        assert_eq!(
+            got,
+            [
+                "Write { to: 2, socket: Pair, bytes: 100, tag: 0 }",
+                "Write { to: 1, socket: Shared(1), bytes: 64, tag: 0 }", // b: instance 0 of a
+            ]
+        );
+        let p = tasks[0].program.as_mut();
+        assert_eq!(run(p, 1, 0, &[], None), ["Wait { all: false }"]);
+        assert_eq!(
+            run(p, 3, 0, &[msg], None),
+            [
+                "Write { to: 7, socket: Shared(7), bytes: 64, tag: 0 }",
+                "Write { to: 1, socket: Pair, bytes: 64, tag: 0 }",
+                "Write { to: 2, socket: Pair, bytes: 64, tag: 0 }",
+            ]
+        );
+        let bad = |op: &str| {
+            let text = format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {op} ]");
+            parse_workload(&text).unwrap_err().to_string()
+        };
+        assert_eq!(
+            bad("{ send = \"a\", socket = \"tcp\" }"),
+            "at task[0].ops[0].socket: expected \"pair\" or \"shared\""
+        );
+        assert_eq!(bad("{ send = \"a\", socket = 1 }"), "at task[0].ops[0].socket: expected \"pair\" or \"shared\"");
+        assert!(
+            bad("{ send = \"a\", socket = \"pair\", sync = false }")
+                .contains("always wakes its reader with the sync hint")
+        );
+        assert!(bad("{ wait = \"one\", socket = \"pair\" }").contains("socket"));
     }
 }
 

@@ -67,3 +67,20 @@ fn write_space_wakeup_runs_are_deterministic_and_differ() {
     // decisions) change; the same seed still gives the same bytes.
     setting_is_deterministic_and_matters("write_space_wakeups=1", "wsw");
 }
+
+#[test]
+fn send_buffers_bound_hackbench_but_never_fill_in_pgbench() {
+    // pgbench has at most one message in flight per connection (360 bytes
+    // of a 124,928-byte buffer), so unbounded buffers change nothing at all.
+    let bounded = csv(&[&BASE[..], &["--seed", "5"]].concat(), "sb-a");
+    let unbounded = csv(&[&BASE[..], &["--seed", "5", "--set", "sndbuf=0"]].concat(), "sb-b");
+    // Only the column's label names the setting.
+    assert_eq!(bounded, unbounded.replace("2.6.26-rc4 sndbuf=0,", "2.6.26-rc4,"));
+    // hackbench's 20 senders run ahead of each receiver and block once its
+    // buffer holds 348 messages; without the bound they never block, and
+    // the decisions differ.
+    let hb = ["messaging", "--clients", "1", "--loops", "100", "--runs", "1", "--seed", "5"];
+    let a = csv(&hb, "sb-c");
+    assert_eq!(a, csv(&hb, "sb-d"));
+    assert_ne!(a, csv(&[&hb[..], &["--set", "sndbuf=0"]].concat(), "sb-e"));
+}

@@ -34,6 +34,26 @@ fn builtins_make_progress() {
     assert!(value(Workload::Starve, &["--duration", "300ms"]) > 1000.0);
 }
 
+/// hackbench's senders outrun its receivers: each receiver's socketpair
+/// end, shared by the group's 20 senders, takes 348 messages of 100 bytes
+/// (360 bytes of truesize each against sk_sndbuf = 124,928) before they
+/// block, so 2 groups never hold more than 2 x 20 x 348 = 13,920 unread.
+/// With unbounded buffers no write blocks.
+#[test]
+fn hackbench_senders_block_on_their_receivers_buffers() {
+    let run = |extra: &[&str]| {
+        let mut a = vec!["--clients", "2", "--loops", "200"];
+        a.extend_from_slice(extra);
+        let plan = plan_for(Workload::Messaging, &args(&a)).unwrap();
+        let res = plan.execute(&|| {}).unwrap();
+        (res.runs[0].peak_unread, res.runs[0].send_blocks)
+    };
+    let (peak, blocks) = run(&[]);
+    assert!(peak <= 2 * 20 * 348, "{peak}");
+    assert!(blocks > 0);
+    assert_eq!(run(&["--set", "sndbuf=0"]).1, 0);
+}
+
 /// A run may last exactly the simulated-time cap, 600 s, and not 1 ns
 /// more (the plan is only built, not run).
 #[test]

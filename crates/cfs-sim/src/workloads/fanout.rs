@@ -3,13 +3,14 @@
 //! room, hosts-and-costs.md §4.2). Both end when every receiver has all its
 //! messages; throughput is messages received per second.
 //!
-//! Not modelled: a sender blocking on a full socket buffer. A hackbench
-//! sender blocks once its receiver's socket holds sk_sndbuf (~120 KB in
-//! 2.6.26) of unread messages; here sends never block, so senders can run
-//! far ahead of their receivers (docs/CALIBRATION.md, "Thread 2").
+//! A hackbench sender blocks once its receiver's socket holds sk_sndbuf
+//! of unread messages (348 of them at the default 124,928 bytes): the
+//! group's 20 senders write on one shared socket per receiver
+//! ([`Socket::Shared`]), and the engine blocks writes on a full buffer
+//! ([`crate::engine::Sockets::sndbuf`]).
 
 use super::{Tag, WorkloadOpts, ns, parent_task};
-use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, Socket, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
 /// hackbench: senders and receivers per group.
@@ -32,9 +33,11 @@ const VM_CLIENT_RECV_NS: f64 = 6_000.0;
 
 /// `messaging`: `groups` groups of 20 senders and 20 receivers; each sender
 /// writes `loops` (default 100) 100-byte messages to every receiver of its
-/// group over a unix socket (sync wakeups). The parent (task 0) forks them
-/// all and waits for the receivers to finish. Socket buffers are taken as
-/// unbounded (a sender never blocks).
+/// group over a unix socket (sync wakeups), the write end of the
+/// receiver's socketpair that all 20 inherit, so they share its send
+/// buffer and block together when it is full; each receiver reads one
+/// message per `read()`. The parent (task 0) forks them all and waits for
+/// the receivers to finish.
 pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Kind::Messaging, groups, opts)
 }
@@ -104,7 +107,10 @@ impl Parent {
         match (self.kind, self.stage) {
             (Kind::Messaging, Stage::Receivers) => {
                 let expect = GROUP as u64 * self.loops as u64;
-                (format!("hb-recv{me_group}.{i}"), Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS }))
+                (
+                    format!("hb-recv{me_group}.{i}"),
+                    Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS, all: false }),
+                )
             }
             (Kind::Messaging, _) => {
                 let to = self.recv.clone();
@@ -112,7 +118,10 @@ impl Parent {
             }
             (Kind::Volanomark, Stage::Receivers) => {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
-                (format!("vm-crecv{me_group}.{i}"), Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS }))
+                (
+                    format!("vm-crecv{me_group}.{i}"),
+                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true }),
+                )
             }
             (Kind::Volanomark, Stage::ServerSenders) => {
                 let to = self.recv[i];
@@ -179,6 +188,10 @@ struct Receiver {
     expect: u64,
     got: u64,
     cost: f64,
+    /// Whether each read takes one message (hackbench's `read()` of one
+    /// 100-byte message; each frees one skb of the senders' buffer) or
+    /// every pending one.
+    all: bool,
 }
 
 impl Planner for Receiver {
@@ -193,7 +206,7 @@ impl Planner for Receiver {
             q.push_back(Action::Send { to: parent, sync: false, bytes: 0, tag: Tag::Done as u32 });
             q.push_back(Action::Exit);
         } else {
-            q.push_back(Action::Wait { all: true });
+            q.push_back(Action::Wait { all: self.all });
         }
     }
 }
@@ -218,7 +231,9 @@ impl Program for HbSender {
             Action::Run(ns(HB_SEND_NS))
         } else {
             let to = self.to[(n % self.to.len() as u64) as usize];
-            Action::Send { to, sync: true, bytes: 100, tag: Tag::Data as u32 }
+            // Every sender of the group writes on the receiver's one
+            // socketpair end, so they share its send buffer.
+            Action::Write { to, socket: Socket::Shared(to as u32), bytes: 100, tag: Tag::Data as u32 }
         }
     }
 }
@@ -292,7 +307,7 @@ mod tests {
     }
 
     fn msg(from: TaskRef, tag: Tag) -> Msg {
-        Msg { from, cpu: 0, bytes: 100, tag: tag as u32, unix_stream: true }
+        Msg { from, cpu: 0, bytes: 100, tag: tag as u32, stream: Some(Socket::Shared(0)) }
     }
 
     /// A forked child: its name and program.
@@ -325,8 +340,9 @@ mod tests {
 
     /// Feeds `n` data messages one at a time to a receiver; returns the
     /// progress it counted and the task it reported "done" to (if it did),
-    /// checking that it keeps waiting until then and exits after.
-    fn feed(receiver: &mut dyn Program, n: u64) -> (u64, Option<TaskRef>) {
+    /// checking that it keeps waiting until then (taking every pending
+    /// message per wait, or one, as `all` says) and exits after.
+    fn feed(receiver: &mut dyn Program, n: u64, all: bool) -> (u64, Option<TaskRef>) {
         let (mut units, mut done_to) = (0, None);
         for k in 0..n {
             let mut inbox = vec![msg(7, Tag::Data)];
@@ -334,7 +350,10 @@ mod tests {
                 match step(receiver, 50, &std::mem::take(&mut inbox), None) {
                     Action::Run(_) => {}
                     Action::Progress(u) => units += u,
-                    Action::Wait { all: true } => break,
+                    Action::Wait { all: a } => {
+                        assert_eq!(a, all, "a read takes every pending message: {a}");
+                        break;
+                    }
                     Action::Send { to, tag, .. } if tag == Tag::Done as u32 => {
                         assert_eq!(k, n - 1, "done after {} of {n} messages", k + 1);
                         done_to = Some(to);
@@ -371,8 +390,9 @@ mod tests {
         assert_eq!(names(&children, 60..80), expected("hb-send", 1));
         assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
 
-        // The receivers: 60 messages each, then "done" to the parent.
-        assert_eq!(feed(children[0].1.as_mut(), 60), (60, Some(0)));
+        // The receivers: 60 messages each, one per read() (each frees one
+        // skb of the senders' buffer), then "done" to the parent.
+        assert_eq!(feed(children[0].1.as_mut(), 60, false), (60, Some(0)));
 
         // A sender of group 1: to task ids 140..160, round-robin, 3 times.
         // Each write's CPU work comes before it: run, send, run, send, ...
@@ -384,7 +404,10 @@ mod tests {
                     assert_eq!(ns, 2_000);
                     ran = true;
                 }
-                Action::Send { to, sync: true, bytes: 100, tag } if ran && tag == Tag::Data as u32 => {
+                // On the receiver's own socketpair, which every sender
+                // of the group shares.
+                Action::Write { to, socket: Socket::Shared(id), bytes: 100, tag } if ran && tag == Tag::Data as u32 => {
+                    assert_eq!(id, to as u32);
                     sent.push(to);
                     ran = false;
                 }
@@ -470,6 +493,6 @@ mod tests {
         assert_eq!(relayed, [id(5)]);
 
         // Client receiver 5: 38 messages, then "done".
-        assert_eq!(feed(children[5].1.as_mut(), 38), (38, Some(0)));
+        assert_eq!(feed(children[5].1.as_mut(), 38, true), (38, Some(0)));
     }
 }

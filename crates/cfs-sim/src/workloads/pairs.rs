@@ -240,7 +240,7 @@ mod tests {
     }
 
     fn msg(from: TaskRef, bytes: u32, tag: u32) -> Msg {
-        Msg { from, cpu: 0, bytes, tag, unix_stream: false }
+        Msg { from, cpu: 0, bytes, tag, stream: None }
     }
 
     /// What `n` request/reply exchanges between a connected client (task 9)
