@@ -181,6 +181,35 @@ proptest! {
         prop_assert!(out.units >= 600 / clients as u64 * clients as u64, "only {} transactions\nreplay: {}", out.units, case.command());
     }
 
+    /// Socket back-pressure neither loses nor strands anyone: hackbench
+    /// groups on any host and kernel, with send buffers from
+    /// SOCK_MIN_SNDBUF up, run to their last message (every receiver gets
+    /// 20 x loops; a writer left blocked would stall the run, which the
+    /// engine reports as an error), and no receiver's socket ever holds
+    /// more than the writes a buffer admits: one goes ahead while less
+    /// than `sndbuf` is charged, at 360 bytes of truesize per 100-byte
+    /// message, so ceil(sndbuf / 360). The parent's "done" messages add at
+    /// most one per receiver to the unread count.
+    #[test]
+    fn send_buffers_bound_the_backlog_and_strand_no_writer(
+        p in profile(),
+        host in prop::sample::select(HOSTS.to_vec()),
+        groups in 1u32..=3,
+        loops in 5u32..=60,
+        sndbuf in prop::sample::select(vec![2_048u64, 4_096, 16_384, 124_928]),
+        seed in 1u64..1000,
+    ) {
+        let mut case = Case::new(host, &format!("profile={p},set=sndbuf={sndbuf}"), "messaging", groups);
+        case.loops = Some(loops);
+        case.seed = seed;
+        let out = case.run(Instruments::default()).map_err(TestCaseError::fail)?;
+        let receivers = groups as u64 * 20;
+        prop_assert_eq!(out.units, receivers * 20 * loops as u64, "replay: {}", case.command());
+        let per_socket = sndbuf.div_ceil(360);
+        prop_assert!(out.peak_unread as u64 <= receivers * (per_socket + 1),
+            "{} unread > {} receivers x ({per_socket} + 1)\nreplay: {}", out.peak_unread, receivers, case.command());
+    }
+
     /// Determinism: the same case gives the same run, event for event; a
     /// scheduler clock started just below 2^64 (so it wraps during the run)
     /// changes nothing but the offset.

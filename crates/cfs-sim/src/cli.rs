@@ -10,7 +10,7 @@ use crate::experiment::{
 };
 use crate::report;
 use crate::workfile::parse_workload;
-use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, Policies, Workload, WorkloadOpts};
+use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, MAX_SIM_NS, Policies, Workload, WorkloadOpts};
 use cfs_core::CpuMask;
 use cfs_topology::{Host, PRESET_NAMES, PRESETS};
 use clap::{Args, Parser, Subcommand};
@@ -491,8 +491,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if duration_ns == Some(0) {
         return Err("--duration must be positive".into());
     }
-    if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
-        return Err("--duration must be at most 600s, the simulated-time cap of a run".into());
+    if duration_ns.is_some_and(|d| d > MAX_SIM_NS) {
+        return Err(format!("--duration must be at most {}, the simulated-time cap of a run", fmt_ns(MAX_SIM_NS)));
     }
     if a.transactions == Some(0) {
         return Err("--transactions must be positive".into());

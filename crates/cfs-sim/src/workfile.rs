@@ -613,7 +613,8 @@ impl TomlFile {
         let name = get(top, "name").map(|x| as_str(x, "name")).transpose()?.unwrap_or("workload").to_string();
         let duration_ns = get(top, "duration").map(|x| duration(x, "duration", 0.0)).transpose()?;
         if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
-            return err("duration", "must be at most 600s, the simulated-time cap of a run");
+            let cap = crate::experiment::fmt_ns(crate::workloads::MAX_SIM_NS);
+            return err("duration", format!("must be at most {cap}, the simulated-time cap of a run"));
         }
         let warmup_ns = get(top, "warmup").map(|x| duration(x, "warmup", 0.0)).transpose()?.unwrap_or(0);
         let Some(V::Arr(task_vals)) = get(top, "task") else {
