@@ -1742,7 +1742,7 @@ impl<'a> Sim<'a> {
         let mut blocked = Vec::new();
         if let Some(buf) = self.socks.get_mut(&key) {
             buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
-            if buf.wmem.saturating_mul(4) > sndbuf {
+            if sndbuf > 0 && buf.wmem.saturating_mul(4) > sndbuf {
                 return Ok(0);
             }
             blocked = std::mem::take(&mut buf.waiters);
@@ -2304,6 +2304,31 @@ mod tests {
         let refill = flood(262, Socket::Shared(9), true, d);
         assert_eq!(refill.units, 610);
         assert!(refill.counters.wakeups >= 2, "{:?}", refill.counters);
+    }
+
+    /// Unbounded buffers are always writable: with write-space wakeups, a
+    /// writer sleeping in select() is woken by each of its messages taken,
+    /// whether or not others are still unread, exactly as with the default
+    /// buffer (where two 360-byte skbs are far below a quarter).
+    #[test]
+    fn an_unbounded_buffer_is_always_writable() {
+        let run = |sndbuf: u64| {
+            let w = |to| Action::Write { to, socket: Socket::Pair, bytes: 100, tag: 0 };
+            let writer = script(vec![Action::Run(20_000), w(1), w(1), Action::Select { repoll_ns: 0 }]);
+            let reader = script(vec![
+                Action::Wait { all: false },
+                Action::Run(30_000),
+                Action::Wait { all: false },
+                Action::Run(30_000),
+                Action::Write { to: 0, socket: Socket::Pair, bytes: 100, tag: 0 },
+            ]);
+            let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
+            run_to_exit(tasks, Sockets { write_space_wakeups: true, sndbuf }).counters.wakeups
+        };
+        // The reader woken by the first write; the writer by each take
+        // (twice) and by the reply: 4.
+        assert_eq!(run(SK_WMEM_MAX), 4);
+        assert_eq!(run(0), 4);
     }
 
     #[test]
