@@ -69,6 +69,9 @@ pub enum SimError {
     Stalled {
         /// Simulated time, ns.
         at: u64,
+        /// How many of the waiting tasks are blocked writing to a full
+        /// socket buffer (a write deadlock, as on a real kernel).
+        writers: usize,
     },
     /// The run hit its simulated-time cap before finishing.
     TimeLimit {
@@ -100,8 +103,13 @@ impl fmt::Display for SimError {
         match self {
             SimError::Sched(e) => write!(f, "scheduler error: {e}"),
             SimError::Config(e) => write!(f, "configuration error: {e}"),
-            SimError::Stalled { at } => {
-                write!(f, "workload stalled at {:.6} s: every task waits and no timer is armed", *at as f64 / 1e9)
+            SimError::Stalled { at, writers } => {
+                write!(f, "workload stalled at {:.6} s: every task waits and no timer is armed", *at as f64 / 1e9)?;
+                match writers {
+                    0 => Ok(()),
+                    1 => write!(f, " (1 of them blocked writing to a full socket buffer)"),
+                    n => write!(f, " ({n} of them blocked writing to full socket buffers)"),
+                }
             }
             SimError::TimeLimit { at } => {
                 write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)
@@ -1160,7 +1168,10 @@ impl<'a> Sim<'a> {
                 self.now = self.now.max(d);
                 Ok(())
             }
-            None if alive => Err(SimError::Stalled { at: self.now }),
+            None if alive => {
+                let writers = self.tasks.iter().filter(|t| t.alive && t.block == Block::SendBuf).count();
+                Err(SimError::Stalled { at: self.now, writers })
+            }
             None => Ok(()),
         }
     }
@@ -2306,6 +2317,26 @@ mod tests {
         assert!(refill.counters.wakeups >= 2, "{:?}", refill.counters);
     }
 
+    /// Two tasks that write to each other and never read fill both
+    /// buffers and block for good, as on a real kernel: the run stops with
+    /// a stall that says so.
+    #[test]
+    fn a_write_deadlock_is_a_stall_that_names_the_writers() {
+        let flood = |to| {
+            let mut n = 0;
+            Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+                n += 1;
+                if n > 1_000 { Action::Exit } else { Action::Write { to, socket: Socket::Pair, bytes: 100, tag: 0 } }
+            })) as Box<dyn Program>
+        };
+        let tasks = vec![pinned("a", flood(1), 0, 0), pinned("b", flood(0), 1, 0)];
+        let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+        match q6600_run(inst, limits(None, 1_000), |_| {}) {
+            Err(SimError::Stalled { writers, .. }) => assert_eq!(writers, 2),
+            other => panic!("{:?}", other.map(|o| o.end_ns)),
+        }
+    }
+
     /// Unbounded buffers are always writable: with write-space wakeups, a
     /// writer sleeping in select() is woken by each of its messages taken,
     /// whether or not others are still unread, exactly as with the default
@@ -2446,7 +2477,7 @@ mod tests {
         let out = interrupted_sleep(Action::Sleep { ns: 20_000_000, interruptible: false }).unwrap();
         assert!((21_000_000..21_100_000).contains(&out.end_ns), "{}", out.end_ns);
         match interrupted_sleep(Action::Wait { all: true }) {
-            Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
+            Err(SimError::Stalled { at, writers }) => assert_eq!((at, writers), (4_000_000, 0)),
             other => panic!("{:?}", other.map(|o| o.end_ns)),
         }
     }
@@ -2455,8 +2486,12 @@ mod tests {
     /// a debug log (programs are closures: only their count).
     #[test]
     fn errors_and_instances_say_what_they_hold() {
-        let stalled = SimError::Stalled { at: 1_500_000_000 }.to_string();
+        let stalled = SimError::Stalled { at: 1_500_000_000, writers: 0 }.to_string();
         assert_eq!(stalled, "workload stalled at 1.500000 s: every task waits and no timer is armed");
+        let one = SimError::Stalled { at: 0, writers: 1 }.to_string();
+        assert!(one.ends_with("armed (1 of them blocked writing to a full socket buffer)"), "{one}");
+        let two = SimError::Stalled { at: 0, writers: 2 }.to_string();
+        assert!(two.ends_with("armed (2 of them blocked writing to full socket buffers)"), "{two}");
         let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
         assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
         let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
@@ -2683,7 +2718,7 @@ mod tests {
         let p = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Wait { all: true }]);
         let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], conds: 0 };
         match q6600_run(inst, limits(None, 100), |_| {}) {
-            Err(SimError::Stalled { at }) => assert_eq!(at, 4_000_000),
+            Err(SimError::Stalled { at, writers }) => assert_eq!((at, writers), (4_000_000, 0)),
             other => panic!("{:?}", other.map(|o| o.end_ns)),
         }
     }
