@@ -2246,6 +2246,9 @@ mod tests {
         assert_eq!(skb_truesize(128, SK_WMEM_MAX), 360);
         assert_eq!(skb_truesize(129, SK_WMEM_MAX), 488);
         assert_eq!(skb_truesize(0, SK_WMEM_MAX), 232);
+        // Whole skbs only: 16,000 and 32,000 bytes leave no remainder.
+        assert_eq!(skb_truesize(16_000, SK_WMEM_MAX), 16_232);
+        assert_eq!(skb_truesize(32_000, SK_WMEM_MAX), 2 * 16_232);
         // 40,000 bytes: two full skbs of SKB_MAX_ALLOC (16,000 = 125 lines,
         // so 16,232 each) and 8,000 more (63 lines = 8,064, + 232).
         assert_eq!(skb_truesize(40_000, SK_WMEM_MAX), 2 * 16_232 + 8_296);
@@ -2294,6 +2297,20 @@ mod tests {
         assert_eq!(flood(261, Socket::Pair, false, d).units, 348);
         let refill = flood(262, Socket::Pair, false, d);
         assert_eq!((refill.units, refill.send_blocks), (610, 2));
+        // The reader pays for waking the writer: a wakeup across the FSB
+        // (writer on CPU 0, reader on CPU 2; 500 + 700 + 8 x 125 = 2,200
+        // ns) and wake_affine's two runqueue reads (200 ns); without the
+        // bound it takes the same 262 messages and wakes nobody.
+        let free_262 = flood(262, Socket::Pair, false, Sockets { sndbuf: 0, ..d });
+        let c = CostModel::preset("q6600").unwrap();
+        let wake = round_u64(c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu);
+        assert_eq!(refill.tasks[1].runtime_ns - free_262.tasks[1].runtime_ns, wake);
+        // "At most a quarter" includes a quarter: a 2,880-byte buffer takes
+        // 8 skbs (7 x 360 = 2,520 < 2,880), and 6 reads leave 2 x 360 =
+        // 2,880 / 4, which wakes the writer for 6 more; 5 reads do not.
+        let small = Sockets { sndbuf: 2_880, ..d };
+        assert_eq!(flood(5, Socket::Pair, false, small).units, 8);
+        assert_eq!(flood(6, Socket::Pair, false, small).units, 14);
         // Unbounded buffers never block: 5 ms of writes at ~100 ns each.
         let free = flood(0, Socket::Pair, false, Sockets { sndbuf: 0, ..d });
         assert_eq!(free.send_blocks, 0);
