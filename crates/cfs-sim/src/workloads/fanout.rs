@@ -188,9 +188,9 @@ struct Receiver {
     expect: u64,
     got: u64,
     cost: f64,
-    /// Whether each read takes one message (hackbench's `read()` of one
-    /// 100-byte message; each frees one skb of the senders' buffer) or
-    /// every pending one.
+    /// Take every pending message per wait (VolanoMark's client) rather
+    /// than one per read (hackbench's `read()` of one 100-byte message,
+    /// which frees one skb of the senders' shared buffer).
     all: bool,
 }
 
