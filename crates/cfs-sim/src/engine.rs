@@ -1671,6 +1671,9 @@ impl<'a> Sim<'a> {
                 let key = SockKey::new(socket, t, to);
                 if self.send_buffer_full(key) {
                     self.socks.entry(key).or_default().waiters.push(t);
+                    if let Some(tr) = &mut self.trace {
+                        tr.send_block(t, c, self.now);
+                    }
                     return self.block(c, t, Block::SendBuf, d);
                 }
                 let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(socket) })?;
@@ -2297,6 +2300,15 @@ mod tests {
         assert_eq!(flood(261, Socket::Pair, false, d).units, 348);
         let refill = flood(262, Socket::Pair, false, d);
         assert_eq!((refill.units, refill.send_blocks), (610, 2));
+        // Each block is an instant on the writer's CPU (0) in the trace.
+        let blocks: Vec<u64> = refill.trace.as_ref().unwrap()["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "socket")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect();
+        assert_eq!(blocks, [0, 0]);
         // The reader pays for waking the writer: a wakeup across the FSB
         // (writer on CPU 0, reader on CPU 2; 500 + 700 + 8 x 125 = 2,200
         // ns) and wake_affine's two runqueue reads (200 ns); without the

@@ -1,7 +1,8 @@
 //! Chrome / Perfetto trace events in simulated time: one track per CPU, a
 //! slice per stretch a task ran, a flow arrow from each wakeup to the
-//! woken task's next slice, and a machine-wide instant at each setting
-//! written mid-run (`--switch`). Open the file in chrome://tracing or
+//! woken task's next slice, an instant on a CPU's track where a task
+//! blocked writing to a full socket buffer, and a machine-wide instant at
+//! each setting written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
 
 use crate::program::TaskRef;
@@ -22,6 +23,8 @@ pub struct TraceBuf {
     next_flow: u64,
     /// Machine-wide instants: (time, what), e.g. a `--switch` setting.
     marks: Vec<(u64, String)>,
+    /// Writes that blocked on a full send buffer: (time, cpu, writer).
+    send_blocks: Vec<(u64, usize, TaskRef)>,
 }
 
 impl TraceBuf {
@@ -34,6 +37,7 @@ impl TraceBuf {
             flows: Vec::new(),
             next_flow: 0,
             marks: Vec::new(),
+            send_blocks: Vec::new(),
         }
     }
 
@@ -67,6 +71,13 @@ impl TraceBuf {
         self.pending_flows.insert(task, (self.next_flow, cpu, now));
     }
 
+    /// `task` blocked on `cpu` writing to a full socket send buffer.
+    pub fn send_block(&mut self, task: TaskRef, cpu: usize, now: u64) {
+        if self.send_blocks.len() < MAX_SLICES {
+            self.send_blocks.push((now, cpu, task));
+        }
+    }
+
     /// A machine-wide instant, drawn across every track (a setting written
     /// mid-run).
     pub fn mark(&mut self, now: u64, what: String) {
@@ -93,6 +104,11 @@ impl TraceBuf {
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "s", "id": id, "ts": us(t0), "pid": 0, "tid": from}));
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "f", "bp": "e", "id": id, "ts": us(t1), "pid": 0, "tid": to}));
         }
+        for &(t, cpu, task) in &self.send_blocks {
+            let name = names.get(task).copied().unwrap_or("?");
+            ev.push(json!({"name": "send buffer full", "cat": "socket", "ph": "i", "s": "t", "ts": us(t), "pid": 0,
+                "tid": cpu, "args": {"task": task, "writer": name}}));
+        }
         for (t, what) in &self.marks {
             ev.push(json!({"name": what, "cat": "setting", "ph": "i", "s": "g", "ts": us(*t), "pid": 0, "tid": 0}));
         }
@@ -117,6 +133,7 @@ mod tests {
         t.idle(1, 4_000);
         t.wake(0, 1, 4_500);
         t.mark(5_000, "features=863".into());
+        t.send_block(1, 0, 5_500);
         let v = t.into_json(&["a", "b"], 6_000);
         let ev = v["traceEvents"].as_array().unwrap();
         let slices: Vec<(String, u64, f64, f64)> = ev
@@ -140,7 +157,14 @@ mod tests {
             .map(|e| (e["ph"].as_str().unwrap(), e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap()))
             .collect();
         assert_eq!(flows, [("s", 0, 1.5), ("f", 1, 2.0)]);
-        let marks: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "i").collect();
+        // Task 1 blocked writing on CPU 0 at 5.5 µs: an instant on that
+        // CPU's track, naming the writer.
+        let blocks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "socket").collect();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!((blocks[0]["ph"].as_str(), blocks[0]["s"].as_str()), (Some("i"), Some("t")));
+        assert_eq!((blocks[0]["tid"].as_u64(), blocks[0]["ts"].as_f64()), (Some(0), Some(5.5)));
+        assert_eq!(blocks[0]["args"]["writer"].as_str(), Some("b"));
+        let marks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "setting").collect();
         assert_eq!(marks.len(), 1);
         assert_eq!((marks[0]["name"].as_str(), marks[0]["ts"].as_f64()), (Some("features=863"), Some(5.0)));
     }
@@ -156,5 +180,9 @@ mod tests {
         // MAX_SLICES + 2 starts close MAX_SLICES + 1 slices and bind
         // MAX_SLICES + 2 flows.
         assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
+        for i in 0..MAX_SLICES as u64 + 1 {
+            t.send_block(0, 0, i);
+        }
+        assert_eq!(t.send_blocks.len(), MAX_SLICES);
     }
 }
