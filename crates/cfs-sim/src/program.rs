@@ -11,9 +11,10 @@
 //! mailbox and, if the target is blocked in [`Action::Wait`], wakes it
 //! through the scheduler. Messages are counted, never lost: a send to a task
 //! that is not waiting is found by its next `Wait`. [`Action::Write`] is the
-//! same for an AF_UNIX stream socket, whose reader taking the data can also
-//! wake the writer, and [`Action::Select`] is the `Wait` of a select() loop,
-//! which re-polls when such a wakeup finds nothing to read.
+//! same for an AF_UNIX stream socket ([`Socket`]): it blocks while the
+//! socket's send buffer is full, and the reader taking the data can wake
+//! the writer. [`Action::Select`] is the `Wait` of a select() loop, which
+//! re-polls when such a wakeup finds nothing to read.
 
 use crate::dist::Dist;
 use cfs_core::{CpuMask, Policy, TaskParams};
