@@ -35,7 +35,7 @@ use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
 use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
 use cfs_sim::engine::{self, Instruments, Limits, RunSetup, Sockets};
-use cfs_sim::program::{Action, ForkSpec, Program, Socket, StepBudget, StepCx, TaskRef, TaskSpec};
+use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, Stream, TaskRef, TaskSpec};
 use cfs_sim::workloads::{MAX_SIM_NS, Policies, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
 use libfuzzer_sys::fuzz_target;
@@ -327,11 +327,15 @@ impl Program for GenProg {
                     _ => cx.parent,
                 };
                 match target {
-                    // An odd size writes on a descriptor shared by every
-                    // writer to `t` (hackbench), an even one on a pair.
+                    // A socket shared by every writer to `t` (hackbench),
+                    // a pipe likewise shared, or a socket pair.
                     Some(t) if sync && g.sockets => {
-                        let socket = if bytes % 2 == 1 { Socket::Shared(t as u32) } else { Socket::Pair };
-                        Action::Write { to: t, socket, bytes: bytes as u32 * 16, tag: 0 }
+                        let stream = match bytes % 3 {
+                            0 => Stream::Pair,
+                            1 => Stream::Shared(t as u32),
+                            _ => Stream::Pipe(t as u32),
+                        };
+                        Action::Write { to: t, stream, bytes: bytes as u32 * 16, tag: 0 }
                     }
                     Some(t) => Action::Send { to: t, sync, bytes: bytes as u32 * 16, tag: 0 },
                     None => Action::Progress(0),
@@ -445,6 +449,8 @@ fuzz_target!(|input: Input| {
             pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),
             nice: b.nice.iter().take(8).map(|&x| (x % 20) as i32).collect(),
             loops: Some(1 + b.loops as u32 % 16),
+            // hackbench over pipes in half the messaging runs.
+            pipe: b.loops & 0x80 != 0,
         };
         // messaging and volanomark make 40 and 80 tasks per client: one.
         let clients = match wl {

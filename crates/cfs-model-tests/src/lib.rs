@@ -44,6 +44,8 @@ pub struct Case {
     pub transactions: Option<u64>,
     /// Message loops (`--loops`).
     pub loops: Option<u32>,
+    /// hackbench over pipes (`--pipe`).
+    pub pipe: bool,
     /// Base seed (`--seed`).
     pub seed: u64,
     /// Client-side affinity (`--pin-client`), as a CPU list.
@@ -70,6 +72,7 @@ impl Case {
             duration_ms: None,
             transactions: None,
             loops: None,
+            pipe: false,
             seed: 1,
             pin_client: None,
             pin_server: None,
@@ -96,6 +99,9 @@ impl Case {
         if let Some(l) = self.loops {
             s += &format!(" --loops {l}");
         }
+        if self.pipe {
+            s += " --pipe";
+        }
         if let Some(p) = &self.pin_client {
             s += &format!(" --pin-client {p}");
         }
@@ -118,6 +124,7 @@ impl Case {
             policies: col.policies,
             nice: self.nice.clone(),
             loops: self.loops,
+            pipe: self.pipe,
             pin_client: self.pin_client.as_deref().map(CpuMask::parse_list).transpose().map_err(|e| e.to_string())?,
             pin_server: self.pin_server.as_deref().map(CpuMask::parse_list).transpose().map_err(|e| e.to_string())?,
         };

@@ -204,6 +204,9 @@ pub struct BenchArgs {
     /// Messages per sender (messaging, volanomark).
     #[arg(long)]
     pub loops: Option<u32>,
+    /// Messaging over pipes instead of socketpairs, as hackbench -pipe (messaging).
+    #[arg(long)]
+    pub pipe: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub out: OutArgs,
@@ -434,6 +437,7 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
         a.loops.is_none() || matches!(w, Workload::Messaging | Workload::Volanomark),
         "messaging, volanomark",
     )?;
+    only("--pipe", !a.pipe || matches!(w, Workload::Messaging), "messaging")?;
     only(
         "--clients",
         a.clients.is_none() || !matches!(w, Workload::File(_) | Workload::Starve),
@@ -511,6 +515,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         pin_server: a.pin_backends.as_deref().map(|s| parse_cpus(s, &host, "--pin-backends")).transpose()?,
         nice: a.nice.as_deref().map(parse_nice).transpose()?.unwrap_or_default(),
         loops: a.loops,
+        pipe: a.pipe,
     };
     let mut changes = Vec::new();
     for sw in &a.switches {

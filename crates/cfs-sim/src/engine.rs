@@ -44,7 +44,7 @@
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
 use crate::observe::{Counters, SimObserver};
-use crate::program::{Action, ForkSpec, Msg, Program, Socket, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
 use cfs_core::features::FeatureError;
@@ -408,6 +408,13 @@ pub fn skb_truesize(bytes: u32, sndbuf: u64) -> u64 {
     full * skb(chunk) + if rest > 0 || bytes == 0 { skb(rest) } else { 0 }
 }
 
+/// `PIPE_BUFFERS`: the pages a pipe holds (e490517a
+/// include/linux/pipe_fs_i.h; fixed until 2.6.35's F_SETPIPE_SZ).
+pub const PIPE_BUFFERS: usize = 16;
+
+/// `PAGE_SIZE` on x86, bytes: a pipe buffer's capacity.
+pub const PAGE_SIZE: u32 = 4_096;
+
 /// Socket-layer behaviour of the simulated kernel that changes who is
 /// woken, beyond the reader wakeup every message makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -446,31 +453,96 @@ impl Default for Sockets {
     }
 }
 
-/// Whose send buffer an AF_UNIX stream write is charged to.
+/// Whose buffer a write fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum SockKey {
-    /// A connection of its own ([`Socket::Pair`]).
+    /// A socket connection of its own ([`Stream::Pair`]).
     Pair { writer: TaskRef, reader: TaskRef },
-    /// A descriptor several writers share ([`Socket::Shared`]).
+    /// A socket several writers share ([`Stream::Shared`]).
     Shared(u32),
+    /// A pipe ([`Stream::Pipe`]).
+    Pipe(u32),
 }
 
 impl SockKey {
-    fn new(socket: Socket, writer: TaskRef, reader: TaskRef) -> SockKey {
-        match socket {
-            Socket::Pair => SockKey::Pair { writer, reader },
-            Socket::Shared(id) => SockKey::Shared(id),
+    fn new(stream: Stream, writer: TaskRef, reader: TaskRef) -> SockKey {
+        match stream {
+            Stream::Pair => SockKey::Pair { writer, reader },
+            Stream::Shared(id) => SockKey::Shared(id),
+            Stream::Pipe(id) => SockKey::Pipe(id),
         }
     }
 }
 
-/// One socket's send buffer: the truesize of its skbs not yet taken
-/// (`sk_wmem_alloc`), and the writers blocked on it (its wait queue, in
-/// the order they were added).
+/// One stream's buffer: for a socket the truesize of its skbs not yet
+/// taken (`sk_wmem_alloc`), for a pipe its pages in use, oldest first; and
+/// the writers blocked on it (its wait queue, in the order they were
+/// added).
 #[derive(Debug, Default)]
 struct SendBuf {
     wmem: u64,
+    pages: VecDeque<PipePage>,
     waiters: Vec<TaskRef>,
+}
+
+/// A pipe buffer in use: where its data ends (`offset + len`, where a
+/// merged write goes) and how much of it is unread (`len`).
+#[derive(Clone, Copy, Debug)]
+struct PipePage {
+    end: u32,
+    unread: u32,
+}
+
+impl SendBuf {
+    /// The part of a `bytes` write that `pipe_write` merges into the last
+    /// page: the write's size modulo a page, if the pipe has a page and it
+    /// has room for that much after its data.
+    fn pipe_merge(&self, bytes: u32) -> u32 {
+        let tail = bytes % PAGE_SIZE;
+        match self.pages.back() {
+            Some(last) if tail != 0 && last.end + tail <= PAGE_SIZE => tail,
+            _ => 0,
+        }
+    }
+
+    /// Whether a `bytes` write must wait: it needs a new page and all
+    /// [`PIPE_BUFFERS`] are in use.
+    fn pipe_full(&self, bytes: u32) -> bool {
+        bytes > self.pipe_merge(bytes) && self.pages.len() >= PIPE_BUFFERS
+    }
+
+    /// `pipe_write` of `bytes`: the merged part into the last page, the
+    /// rest into new pages of up to a page each.
+    fn pipe_put(&mut self, bytes: u32) {
+        let merged = self.pipe_merge(bytes);
+        if let Some(last) = self.pages.back_mut().filter(|_| merged > 0) {
+            last.end += merged;
+            last.unread += merged;
+        }
+        let mut rest = bytes - merged;
+        while rest > 0 {
+            let n = rest.min(PAGE_SIZE);
+            self.pages.push_back(PipePage { end: n, unread: n });
+            rest -= n;
+        }
+    }
+
+    /// `pipe_read` of one `bytes` message from the oldest pages; returns
+    /// how many pages it emptied and released.
+    fn pipe_take(&mut self, bytes: u32) -> usize {
+        let (mut rest, mut freed) = (bytes, 0);
+        while rest > 0 {
+            let Some(front) = self.pages.front_mut() else { break };
+            let n = rest.min(front.unread);
+            front.unread -= n;
+            rest -= n;
+            if front.unread == 0 {
+                self.pages.pop_front();
+                freed += 1;
+            }
+        }
+        freed
+    }
 }
 
 /// Measurements and perturbations for property tests
@@ -679,7 +751,7 @@ enum Deferred {
     /// An AF_UNIX stream write that found its send buffer full: try again.
     Write {
         to: TaskRef,
-        socket: Socket,
+        stream: Stream,
         bytes: u32,
         tag: u32,
     },
@@ -1561,12 +1633,12 @@ impl<'a> Sim<'a> {
             }
             // A unix-stream write: a sync send charged to its socket's
             // send buffer, which blocks while that is full.
-            Action::Write { to, socket, bytes, tag } => {
-                if self.send_buffer_full(SockKey::new(socket, t, to)) {
+            Action::Write { to, stream, bytes, tag } => {
+                if self.send_buffer_full(SockKey::new(stream, t, to), bytes) {
                     self.send_blocks += 1;
-                    defer(self, Deferred::Write { to, socket, bytes, tag });
+                    defer(self, Deferred::Write { to, stream, bytes, tag });
                 } else {
-                    let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(socket) })?;
+                    let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(stream) })?;
                     self.tasks[t].pending = sys + cost;
                 }
             }
@@ -1667,16 +1739,16 @@ impl<'a> Sim<'a> {
                     return self.block(c, t, Block::Cond, Deferred::Resume);
                 }
             }
-            Deferred::Write { to, socket, bytes, tag } => {
-                let key = SockKey::new(socket, t, to);
-                if self.send_buffer_full(key) {
+            Deferred::Write { to, stream, bytes, tag } => {
+                let key = SockKey::new(stream, t, to);
+                if self.send_buffer_full(key, bytes) {
                     self.socks.entry(key).or_default().waiters.push(t);
                     if let Some(tr) = &mut self.trace {
                         tr.send_block(t, c, self.now);
                     }
                     return self.block(c, t, Block::SendBuf, d);
                 }
-                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(socket) })?;
+                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(stream) })?;
                 self.tasks[t].pending = cost;
             }
             Deferred::Yield => self.switch(c, Deschedule::Yield)?,
@@ -1734,33 +1806,45 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// Whether a write on `key` must wait: its `sk_wmem_alloc` has reached
-    /// `sk_sndbuf` (`sock_alloc_send_pskb`'s test).
-    fn send_buffer_full(&self, key: SockKey) -> bool {
-        let sndbuf = self.sockets.sndbuf;
-        sndbuf > 0 && self.socks.get(&key).is_some_and(|b| b.wmem >= sndbuf)
+    /// Whether a write of `bytes` on `key` must wait: a socket's
+    /// `sk_wmem_alloc` has reached `sk_sndbuf` (`sock_alloc_send_pskb`'s
+    /// test), or a pipe needs a new page and has none ([`SendBuf::pipe_full`]).
+    fn send_buffer_full(&self, key: SockKey, bytes: u32) -> bool {
+        let Some(buf) = self.socks.get(&key) else { return false };
+        match key {
+            SockKey::Pipe(_) => buf.pipe_full(bytes),
+            _ => self.sockets.sndbuf > 0 && buf.wmem >= self.sockets.sndbuf,
+        }
     }
 
-    /// `sock_wfree` of the skb of message `m`, taken (or purged) by its
-    /// reader `reader`: uncharges its socket, and, if that leaves the
-    /// socket writable (`unix_write_space`: `sk_wmem_alloc` at most a
-    /// quarter of `sk_sndbuf`), wakes its waiters with the sync hint:
-    /// every writer blocked on the buffer, newest first (prepare_to_wait
-    /// adds at the head of the wait queue), and, with
-    /// [`Sockets::write_space_wakeups`], the message's writer if it sleeps
-    /// in `Select` or `Wait`. Returns the wakeups' cost to the caller.
+    /// The reader `reader` took (or purged) message `m`: frees its share
+    /// of its stream's buffer and, if that made room, wakes the stream's
+    /// waiters with the sync hint, every writer blocked on the buffer,
+    /// newest first (prepare_to_wait adds at the head of the wait queue).
+    /// Room is, for a socket, `sock_wfree` → `unix_write_space` finding
+    /// `sk_wmem_alloc` at most a quarter of `sk_sndbuf`; for a pipe,
+    /// `pipe_read` emptying a page. On a socket, with
+    /// [`Sockets::write_space_wakeups`], the message's writer is woken too
+    /// if it sleeps in `Select` or `Wait`. Returns the wakeups' cost to the
+    /// caller.
     fn write_space(&mut self, c: usize, reader: TaskRef, m: &Msg) -> Result<u64, SimError> {
-        let Some(socket) = m.stream else { return Ok(0) };
+        let Some(stream) = m.stream else { return Ok(0) };
         let sndbuf = self.sockets.sndbuf;
-        let key = SockKey::new(socket, m.from, reader);
+        let key = SockKey::new(stream, m.from, reader);
+        let pipe = matches!(key, SockKey::Pipe(_));
         let mut blocked = Vec::new();
         if let Some(buf) = self.socks.get_mut(&key) {
-            buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
-            if sndbuf > 0 && buf.wmem.saturating_mul(4) > sndbuf {
+            let room = if pipe {
+                buf.pipe_take(m.bytes) > 0
+            } else {
+                buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
+                sndbuf == 0 || buf.wmem.saturating_mul(4) <= sndbuf
+            };
+            if !room {
                 return Ok(0);
             }
             blocked = std::mem::take(&mut buf.waiters);
-            if buf.wmem == 0 {
+            if buf.wmem == 0 && buf.pages.is_empty() {
                 self.socks.remove(&key);
             }
         }
@@ -1771,7 +1855,7 @@ impl<'a> Sim<'a> {
             }
         }
         let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
-        if self.sockets.write_space_wakeups && writer_sleeps {
+        if self.sockets.write_space_wakeups && !pipe && writer_sleeps {
             cost += self.wake(c, m.from, true)?;
         }
         Ok(cost)
@@ -1790,9 +1874,13 @@ impl<'a> Sim<'a> {
         task.mailbox.push_back(msg);
         self.unread += 1;
         self.peak_unread = self.peak_unread.max(self.unread);
-        if let Some(socket) = msg.stream {
-            let key = SockKey::new(socket, msg.from, to);
-            self.socks.entry(key).or_default().wmem += skb_truesize(msg.bytes, self.sockets.sndbuf);
+        if let Some(stream) = msg.stream {
+            let key = SockKey::new(stream, msg.from, to);
+            let buf = self.socks.entry(key).or_default();
+            match key {
+                SockKey::Pipe(_) => buf.pipe_put(msg.bytes),
+                _ => buf.wmem += skb_truesize(msg.bytes, self.sockets.sndbuf),
+            }
         }
         match task.block {
             Block::Wait => {}
@@ -2186,7 +2274,7 @@ mod tests {
             match (n, repoll_ns) {
                 // Let the reader block in recv first.
                 (1, _) => Action::Run(20_000),
-                (2, _) => Action::Write { to: 1, socket: Socket::Pair, bytes: 100, tag: 0 },
+                (2, _) => Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 },
                 (3, Some(repoll_ns)) => Action::Select { repoll_ns },
                 (3, None) => Action::Sleep { ns: 1_000_000, interruptible: false },
                 (4, None) => Action::Select { repoll_ns: 0 },
@@ -2199,7 +2287,7 @@ mod tests {
             match m {
                 1 => Action::Wait { all: false },
                 2 => Action::Run(50_000),
-                3 => Action::Write { to: 0, socket: Socket::Pair, bytes: 100, tag: 0 },
+                3 => Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
                 _ => Action::Exit,
             }
         });
@@ -2263,14 +2351,14 @@ mod tests {
     /// A writer (task 0, CPU 0) writing 100-byte messages for ever,
     /// counting one unit per completed write, to a reader (task 1, CPU 2)
     /// that sleeps 1 ms and then takes `reads` messages one at a time and
-    /// sleeps for good; each writer on `socket`, one more writer (task 2,
+    /// sleeps for good; each writer on `stream`, one more writer (task 2,
     /// CPU 1) on the same terms with `second`. 5 ms.
-    fn flood(reads: u64, socket: Socket, second: bool, sockets: Sockets) -> RunOutcome {
+    fn flood(reads: u64, stream: Stream, second: bool, sockets: Sockets) -> RunOutcome {
         let writer = || {
             let mut wrote = false;
             Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
                 wrote = !wrote;
-                if wrote { Action::Write { to: 1, socket, bytes: 100, tag: 0 } } else { Action::Progress(1) }
+                if wrote { Action::Write { to: 1, stream, bytes: 100, tag: 0 } } else { Action::Progress(1) }
             })) as Box<dyn Program>
         };
         let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
@@ -2290,15 +2378,15 @@ mod tests {
         // A write goes ahead while less than 124,928 bytes are charged:
         // 347 x 360 = 124,920 still is, so the 348th goes and the 349th
         // blocks.
-        let full = flood(0, Socket::Pair, false, d);
+        let full = flood(0, Stream::Pair, false, d);
         assert_eq!((full.units, full.send_blocks, full.peak_unread), (348, 1, 348));
         // The blocked writer wakes when the socket is writable:
         // 4 x sk_wmem_alloc <= 124,928, i.e. at most 86 skbs left
         // (4 x 86 x 360 = 123,840; 87 give 125,280). So 261 reads leave it
         // asleep, and the 262nd wakes it; it then writes while less than
         // the buffer is charged: 86 + 262 = 348 again, 610 writes in all.
-        assert_eq!(flood(261, Socket::Pair, false, d).units, 348);
-        let refill = flood(262, Socket::Pair, false, d);
+        assert_eq!(flood(261, Stream::Pair, false, d).units, 348);
+        let refill = flood(262, Stream::Pair, false, d);
         assert_eq!((refill.units, refill.send_blocks), (610, 2));
         // Each block is an instant on the writer's CPU (0) in the trace.
         let blocks: Vec<u64> = refill.trace.as_ref().unwrap()["traceEvents"]
@@ -2313,7 +2401,7 @@ mod tests {
         // (writer on CPU 0, reader on CPU 2; 500 + 700 + 8 x 125 = 2,200
         // ns) and wake_affine's two runqueue reads (200 ns); without the
         // bound it takes the same 262 messages and wakes nobody.
-        let free_262 = flood(262, Socket::Pair, false, Sockets { sndbuf: 0, ..d });
+        let free_262 = flood(262, Stream::Pair, false, Sockets { sndbuf: 0, ..d });
         let c = CostModel::preset("q6600").unwrap();
         let wake = round_u64(c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu);
         assert_eq!(refill.tasks[1].runtime_ns - free_262.tasks[1].runtime_ns, wake);
@@ -2321,27 +2409,80 @@ mod tests {
         // 8 skbs (7 x 360 = 2,520 < 2,880), and 6 reads leave 2 x 360 =
         // 2,880 / 4, which wakes the writer for 6 more; 5 reads do not.
         let small = Sockets { sndbuf: 2_880, ..d };
-        assert_eq!(flood(5, Socket::Pair, false, small).units, 8);
-        assert_eq!(flood(6, Socket::Pair, false, small).units, 14);
+        assert_eq!(flood(5, Stream::Pair, false, small).units, 8);
+        assert_eq!(flood(6, Stream::Pair, false, small).units, 14);
         // Unbounded buffers never block: 5 ms of writes at ~100 ns each.
-        let free = flood(0, Socket::Pair, false, Sockets { sndbuf: 0, ..d });
+        let free = flood(0, Stream::Pair, false, Sockets { sndbuf: 0, ..d });
         assert_eq!(free.send_blocks, 0);
         assert!(free.units > 10_000, "{}", free.units);
+    }
+
+    /// A pipe: 100-byte writes merge into a page while 100 more bytes fit
+    /// after its data, 40 a page (4,000 of 4,096 bytes), so 16 pages take
+    /// 640 writes and the 641st, needing a 17th page, blocks. The reader
+    /// frees a page with its 40th read (pipe_read releases an emptied
+    /// buffer and wakes the writers), and the writer fills one more: 680.
+    /// Two writers share the one pipe.
+    #[test]
+    fn a_pipe_holds_sixteen_pages_and_a_freed_page_wakes_its_writers() {
+        let d = Sockets::default();
+        let full = flood(0, Stream::Pipe(3), false, d);
+        assert_eq!((full.units, full.send_blocks, full.peak_unread), (640, 1, 640));
+        assert_eq!(flood(39, Stream::Pipe(3), false, d).units, 640);
+        let one_page = flood(40, Stream::Pipe(3), false, d);
+        assert_eq!((one_page.units, one_page.send_blocks), (680, 2));
+        assert_eq!(flood(0, Stream::Pipe(3), true, d).units, 640);
+        // The socket buffer's size has nothing to do with a pipe.
+        assert_eq!(flood(0, Stream::Pipe(3), false, Sockets { sndbuf: 0, ..d }).units, 640);
+    }
+
+    #[test]
+    fn pipe_pages_merge_short_writes_and_release_when_read() {
+        let mut b = SendBuf::default();
+        // Nothing to merge into: a first write takes a page.
+        assert_eq!(b.pipe_merge(100), 0);
+        b.pipe_put(100);
+        assert_eq!(b.pages.len(), 1);
+        // 39 more fit (4,000 bytes); the 41st does not.
+        for _ in 0..39 {
+            assert_eq!(b.pipe_merge(100), 100);
+            b.pipe_put(100);
+        }
+        assert_eq!((b.pages.len(), b.pipe_merge(100)), (1, 0));
+        // 96 bytes still fit exactly (4,000 + 96 = 4,096).
+        assert_eq!(b.pipe_merge(96), 96);
+        // A 10,000-byte write: its 1,808 bytes modulo a page (10,000 -
+        // 2 x 4,096) do not fit after 4,000, so it takes three new pages.
+        b.pipe_put(10_000);
+        assert_eq!(b.pages.iter().map(|p| p.unread).collect::<Vec<_>>(), [4_000, 4_096, 4_096, 1_808]);
+        // Reading the first 40 messages empties the first page only with
+        // the last of them.
+        assert_eq!((0..39).map(|_| b.pipe_take(100)).sum::<usize>(), 0);
+        assert_eq!(b.pipe_take(100), 1);
+        // The big message spans and frees the other three.
+        assert_eq!(b.pipe_take(10_000), 3);
+        assert!(b.pages.is_empty());
+        // Full: 16 pages in use and a write that needs a new one.
+        for _ in 0..PIPE_BUFFERS {
+            b.pipe_put(PAGE_SIZE);
+        }
+        assert!(b.pipe_full(1) && b.pipe_full(PAGE_SIZE));
+        assert!(!b.pipe_full(0));
     }
 
     #[test]
     fn writers_sharing_a_socket_share_its_buffer() {
         let d = Sockets::default();
         // Two connections: 348 each.
-        let pairs = flood(0, Socket::Pair, true, d);
+        let pairs = flood(0, Stream::Pair, true, d);
         assert_eq!((pairs.units, pairs.send_blocks), (696, 2));
         // One descriptor both write on (hackbench's senders): 348 in all,
         // and both block.
-        let shared = flood(0, Socket::Shared(9), true, d);
+        let shared = flood(0, Stream::Shared(9), true, d);
         assert_eq!((shared.units, shared.send_blocks), (348, 2));
         // The 262nd read wakes both (unix_write_space wakes the whole
         // queue); between them they refill the 262 freed places.
-        let refill = flood(262, Socket::Shared(9), true, d);
+        let refill = flood(262, Stream::Shared(9), true, d);
         assert_eq!(refill.units, 610);
         assert!(refill.counters.wakeups >= 2, "{:?}", refill.counters);
     }
@@ -2355,7 +2496,7 @@ mod tests {
             let mut n = 0;
             Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
                 n += 1;
-                if n > 1_000 { Action::Exit } else { Action::Write { to, socket: Socket::Pair, bytes: 100, tag: 0 } }
+                if n > 1_000 { Action::Exit } else { Action::Write { to, stream: Stream::Pair, bytes: 100, tag: 0 } }
             })) as Box<dyn Program>
         };
         let tasks = vec![pinned("a", flood(1), 0, 0), pinned("b", flood(0), 1, 0)];
@@ -2373,14 +2514,14 @@ mod tests {
     #[test]
     fn an_unbounded_buffer_is_always_writable() {
         let run = |sndbuf: u64| {
-            let w = |to| Action::Write { to, socket: Socket::Pair, bytes: 100, tag: 0 };
+            let w = |to| Action::Write { to, stream: Stream::Pair, bytes: 100, tag: 0 };
             let writer = script(vec![Action::Run(20_000), w(1), w(1), Action::Select { repoll_ns: 0 }]);
             let reader = script(vec![
                 Action::Wait { all: false },
                 Action::Run(30_000),
                 Action::Wait { all: false },
                 Action::Run(30_000),
-                Action::Write { to: 0, socket: Socket::Pair, bytes: 100, tag: 0 },
+                Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
             ]);
             let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
             run_to_exit(tasks, Sockets { write_space_wakeups: true, sndbuf }).counters.wakeups
@@ -2399,7 +2540,7 @@ mod tests {
         // writes find the peer gone (EPIPE) and return at once.
         let writer = script(
             (0..500)
-                .flat_map(|_| [Action::Write { to: 1, socket: Socket::Pair, bytes: 100, tag: 0 }, Action::Progress(1)])
+                .flat_map(|_| [Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }, Action::Progress(1)])
                 .collect(),
         );
         let reader = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);

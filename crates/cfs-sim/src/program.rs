@@ -11,7 +11,7 @@
 //! mailbox and, if the target is blocked in [`Action::Wait`], wakes it
 //! through the scheduler. Messages are counted, never lost: a send to a task
 //! that is not waiting is found by its next `Wait`. [`Action::Write`] is the
-//! same for an AF_UNIX stream socket ([`Socket`]): it blocks while the
+//! same for an AF_UNIX stream socket ([`Stream`]): it blocks while the
 //! socket's send buffer is full, and the reader taking the data can wake
 //! the writer. [`Action::Select`] is the `Wait` of a select() loop, which
 //! re-polls when such a wakeup finds nothing to read.
@@ -38,29 +38,40 @@ pub struct Msg {
     pub bytes: u32,
     /// A program-defined tag (e.g. query / reply / terminate).
     pub tag: u32,
-    /// Written on an AF_UNIX stream socket ([`Action::Write`]), and on
-    /// which: taking it frees the skb charged to that socket's send buffer,
-    /// which can wake the writer (or every writer blocked on the buffer).
-    pub stream: Option<Socket>,
+    /// Written on an AF_UNIX stream socket or a pipe ([`Action::Write`]),
+    /// and on which: taking it frees its share of that buffer, which can
+    /// wake the writer (or every writer blocked on the buffer).
+    pub stream: Option<Stream>,
 }
 
-/// The socket an AF_UNIX stream write is charged to. The kernel counts
-/// every skb a socket has written and its reader has not yet taken in the
-/// writing socket's `sk_wmem_alloc`, at its truesize; a write finding that
-/// count at `sk_sndbuf` blocks (`sock_alloc_send_pskb` →
-/// `sock_wait_for_wmem`) until the reader drains it
-/// ([`crate::engine::Sockets::sndbuf`]). Whose buffer that is depends on
-/// how the workload made its descriptors.
+/// What an [`Action::Write`] writes into, which decides when the write
+/// blocks and when the reader taking its data wakes the writer again.
+///
+/// AF_UNIX stream sockets count every skb a socket has written and its
+/// reader has not yet taken in the writing socket's `sk_wmem_alloc`, at
+/// its truesize; a write finding that count at `sk_sndbuf` blocks
+/// (`sock_alloc_send_pskb` → `sock_wait_for_wmem`) until the reader has
+/// drained it to a quarter ([`crate::engine::Sockets::sndbuf`]). Whose
+/// buffer that is depends on how the workload made its descriptors.
+///
+/// A pipe holds at most 16 pages (`PIPE_BUFFERS`); a write of less than a
+/// page merges into the last page if it fits, and a write that needs a new
+/// page when all 16 are in use blocks until the reader has emptied one
+/// (fs/pipe.c, [`crate::engine::PIPE_BUFFERS`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Socket {
-    /// The writer's own connection to this reader: one socket per
-    /// (writer, reader) pair, like each of pgbench's connections.
+pub enum Stream {
+    /// An AF_UNIX stream socket: the writer's own connection to this
+    /// reader, one socket per (writer, reader) pair, like each of
+    /// pgbench's connections.
     Pair,
-    /// One descriptor shared by several writers, named by a
+    /// An AF_UNIX stream socket shared by several writers, named by a
     /// workload-chosen id unique within the run: hackbench's senders all
     /// inherit the write end of each receiver's socketpair across fork, so
     /// the 20 of a group share that receiver's buffer.
     Shared(u32),
+    /// A pipe, named like [`Stream::Shared`]: hackbench's `-pipe` mode
+    /// gives each receiver one pipe that its group's senders share.
+    Pipe(u32),
 }
 
 /// A task to create with [`Action::Fork`].
@@ -101,21 +112,22 @@ pub enum Action {
         /// Program-defined tag.
         tag: u32,
     },
-    /// A write of `bytes` on an AF_UNIX stream socket to `to`: a message,
-    /// and a sync wakeup of the reader if it waits (`sock_def_readable` →
+    /// A write of `bytes` to `to` on an AF_UNIX stream socket or a pipe
+    /// ([`Stream`]): a message, and a sync wakeup of the reader if it waits
+    /// (`sock_def_readable` and `pipe_write` both use
     /// `wake_up_interruptible_sync`), as `Send { sync: true }`. The write
-    /// blocks while `socket`'s send buffer is full
-    /// ([`crate::engine::Sockets::sndbuf`]). When the reader takes it, the
-    /// kernel frees the skb (`sock_wfree` → `unix_write_space`), which,
-    /// once the buffer is at most a quarter full, wakes every writer
-    /// blocked on it, and the writer too if it sleeps on its socket (in
-    /// `Select` or `Wait`): the engine models that last wakeup when
-    /// [`crate::engine::Sockets::write_space_wakeups`] is on.
+    /// blocks while the stream's buffer is full. When the reader takes it,
+    /// the kernel frees its share of the buffer, which wakes every writer
+    /// blocked on it once there is room (a socket drained to a quarter, a
+    /// pipe page emptied); and, on a socket, the writer too if it sleeps
+    /// on it in `Select` or `Wait` (`unix_write_space`): the engine models
+    /// that last wakeup when [`crate::engine::Sockets::write_space_wakeups`]
+    /// is on.
     Write {
         /// Reader.
         to: TaskRef,
-        /// Whose send buffer the write is charged to.
-        socket: Socket,
+        /// The socket or pipe written to (whose buffer the write fills).
+        stream: Stream,
         /// Payload bytes.
         bytes: u32,
         /// Program-defined tag.

@@ -37,11 +37,13 @@
 //! period boundary), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
 //! sender), `broadcast` (every instance of a task), `wait` (`one`/`all`),
-//! where a send, reply or broadcast with `socket = "pair"` (the writer's
-//! own connection) or `socket = "shared"` (one socket per receiver, shared
-//! by every writer to it, as hackbench's senders share each receiver's) is
-//! an AF_UNIX stream write: always sync, and blocked while its socket's
-//! send buffer is full ([`crate::engine::Sockets::sndbuf`]),
+//! where a send, reply or broadcast with `stream = "pair"` (an AF_UNIX
+//! stream socket, the writer's own connection), `stream = "shared"` (one
+//! socket per receiver, shared by every writer to it, as hackbench's
+//! senders share each receiver's) or `stream = "pipe"` (one pipe per
+//! receiver, hackbench's `-pipe`) is a write: always sync, and blocked
+//! while the socket's send buffer or the pipe's 16 pages are full
+//! ([`crate::program::Stream`]),
 //! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
 //! name), `exit`, `yield`, `progress`, `nice`, `policy`, `affinity`, and
 //! `loop = { count = N, ops = [...] }`. A bare string op (`"exit"`,
@@ -71,11 +73,11 @@
 //! [`crate::engine::Limits`]: a fork that would make more than 32,768
 //! tasks alive (the kernel's default pid_max) or create more than 2^20 in
 //! one run, or a send that would leave more than 2^24 messages unread
-//! (only a socket write ever blocks), stops the run with an error that
+//! (only a socket or pipe write ever blocks), stops the run with an error that
 //! says so.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
-use crate::program::{Action, ForkSpec, Program, Socket, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Program, StepCx, Stream, TaskRef, TaskSpec};
 use crate::workloads::WorkloadOpts;
 use cfs_core::{CpuMask, Policy, TaskParams};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -229,16 +231,19 @@ enum Target {
 /// How a send reaches its receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Via {
-    /// A message and a wakeup (a signal, a futex, a pipe), `sync` or not.
+    /// A message and a wakeup (a signal, a futex), `sync` or not.
     Message { sync: bool },
     /// An AF_UNIX stream write on the writer's own connection to the
-    /// receiver (`socket = "pair"`): a sync wakeup, and a send buffer of
+    /// receiver (`stream = "pair"`): a sync wakeup, and a send buffer of
     /// its own.
     Pair,
     /// An AF_UNIX stream write on the receiver's one socket, whose buffer
-    /// every writer to it shares (`socket = "shared"`, hackbench's
+    /// every writer to it shares (`stream = "shared"`, hackbench's
     /// inherited socketpair end).
     Shared,
+    /// A write on the receiver's one pipe, shared by every writer to it
+    /// (`stream = "pipe"`).
+    Pipe,
 }
 
 /// One instruction of a task's flattened op list.
@@ -727,7 +732,7 @@ impl TomlFile {
         };
         let kp = format!("{path}.{key}");
         let allowed: &[&str] = match key.as_str() {
-            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes", "socket"],
+            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes", "stream"],
             k => &[k][..],
         };
         let allowed: Vec<&str> = allowed.iter().copied().filter(|k| *k == key || !OPS.contains(k)).collect();
@@ -735,17 +740,21 @@ impl TomlFile {
         let sync = get(o, "sync").map(|x| as_bool(x, &format!("{path}.sync"))).transpose()?.unwrap_or(true);
         let bytes =
             get(o, "bytes").map(|x| ranged(x, &format!("{path}.bytes"), 0, 1 << 30)).transpose()?.unwrap_or(64) as u32;
-        let via = match get(o, "socket") {
+        let via = match get(o, "stream") {
             None => Via::Message { sync },
             Some(s) => {
-                let sp = format!("{path}.socket");
+                let sp = format!("{path}.stream");
                 if !sync {
-                    return err(&sp, "a socket write always wakes its reader with the sync hint (drop `sync = false`)");
+                    return err(
+                        &sp,
+                        "a socket or pipe write always wakes its reader with the sync hint (drop `sync = false`)",
+                    );
                 }
                 match s {
                     V::Str(x) if x == "pair" => Via::Pair,
                     V::Str(x) if x == "shared" => Via::Shared,
-                    _ => return err(&sp, "expected \"pair\" or \"shared\""),
+                    V::Str(x) if x == "pipe" => Via::Pipe,
+                    _ => return err(&sp, "expected \"pair\", \"shared\" or \"pipe\""),
                 }
             }
         };
@@ -1138,9 +1147,10 @@ impl Script {
         let tag = 0;
         let one = |t: TaskRef| match via {
             Via::Message { sync } => Action::Send { to: t, sync, bytes, tag },
-            Via::Pair => Action::Write { to: t, socket: Socket::Pair, bytes, tag },
-            // Named by the receiver, whose socket it is.
-            Via::Shared => Action::Write { to: t, socket: Socket::Shared(t as u32), bytes, tag },
+            Via::Pair => Action::Write { to: t, stream: Stream::Pair, bytes, tag },
+            // Named by the receiver, whose socket or pipe it is.
+            Via::Shared => Action::Write { to: t, stream: Stream::Shared(t as u32), bytes, tag },
+            Via::Pipe => Action::Write { to: t, stream: Stream::Pipe(t as u32), bytes, tag },
         };
         match to {
             Target::Parent => cx.parent.map_or(Action::Progress(0), one),
@@ -1733,7 +1743,7 @@ mod structure_tests {
         // first op key is `reply`, and `send` is then the stray one.
         assert_eq!(
             e("{ send = \"a\", reply = true }"),
-            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes, socket)"
+            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes, stream)"
         );
         assert!(e("{ fly = 1 }").starts_with("at task[0].ops[0]: no op in [\"fly\"]"));
         // Each nested loop costs three brackets, so the 64-bracket guard
@@ -2049,14 +2059,14 @@ mod script_tests {
         assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
     }
 
-    /// `socket` makes a send an AF_UNIX stream write: on the writer's own
-    /// connection (`pair`), or on the receiver's one socket, named by the
-    /// receiver's task id (`shared`), for a send, a reply and each target
-    /// of a broadcast.
+    /// `stream` makes a send a write: on the writer's own socket
+    /// connection (`pair`), or on the receiver's one socket or pipe, named
+    /// by the receiver's task id (`shared`, `pipe`), for a send, a reply
+    /// and each target of a broadcast.
     #[test]
-    fn socket_sends_are_unix_stream_writes() {
+    fn stream_sends_are_socket_or_pipe_writes() {
         let text = "duration = \"1s\"\n\
-            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", socket = \"pair\", bytes = 100 }, { send = \"b\", socket = \"shared\" }, { wait = \"one\" }, { reply = true, socket = \"shared\", sync = true }, { broadcast = \"b\", socket = \"pair\" } ]\n\
+            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", stream = \"pair\", bytes = 100 }, { send = \"b\", stream = \"shared\" }, { wait = \"one\" }, { reply = true, stream = \"pipe\", sync = true }, { broadcast = \"b\", stream = \"pair\" } ]\n\
             [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]";
         // Task ids: a = 0, b = 1, 2.
         let mut tasks = load(text, 3, &WorkloadOpts::default());
@@ -2065,8 +2075,8 @@ mod script_tests {
         assert_eq!(
             got,
             [
-                "Write { to: 2, socket: Pair, bytes: 100, tag: 0 }",
-                "Write { to: 1, socket: Shared(1), bytes: 64, tag: 0 }", // b: instance 0 of a
+                "Write { to: 2, stream: Pair, bytes: 100, tag: 0 }",
+                "Write { to: 1, stream: Shared(1), bytes: 64, tag: 0 }", // b: instance 0 of a
             ]
         );
         let p = tasks[0].program.as_mut();
@@ -2074,25 +2084,23 @@ mod script_tests {
         assert_eq!(
             run(p, 3, 0, &[msg], None),
             [
-                "Write { to: 7, socket: Shared(7), bytes: 64, tag: 0 }",
-                "Write { to: 1, socket: Pair, bytes: 64, tag: 0 }",
-                "Write { to: 2, socket: Pair, bytes: 64, tag: 0 }",
+                "Write { to: 7, stream: Pipe(7), bytes: 64, tag: 0 }",
+                "Write { to: 1, stream: Pair, bytes: 64, tag: 0 }",
+                "Write { to: 2, stream: Pair, bytes: 64, tag: 0 }",
             ]
         );
         let bad = |op: &str| {
             let text = format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {op} ]");
             parse_workload(&text).unwrap_err().to_string()
         };
-        assert_eq!(
-            bad("{ send = \"a\", socket = \"tcp\" }"),
-            "at task[0].ops[0].socket: expected \"pair\" or \"shared\""
-        );
-        assert_eq!(bad("{ send = \"a\", socket = 1 }"), "at task[0].ops[0].socket: expected \"pair\" or \"shared\"");
+        let expected = "at task[0].ops[0].stream: expected \"pair\", \"shared\" or \"pipe\"";
+        assert_eq!(bad("{ send = \"a\", stream = \"tcp\" }"), expected);
+        assert_eq!(bad("{ send = \"a\", stream = 1 }"), expected);
         assert!(
-            bad("{ send = \"a\", socket = \"pair\", sync = false }")
+            bad("{ send = \"a\", stream = \"pipe\", sync = false }")
                 .contains("always wakes its reader with the sync hint")
         );
-        assert!(bad("{ wait = \"one\", socket = \"pair\" }").contains("socket"));
+        assert!(bad("{ wait = \"one\", stream = \"pair\" }").contains("unknown key \"stream\""));
     }
 }
 

@@ -123,6 +123,7 @@ fn unknown_profile_setting_policy_and_sd_flags() {
     fails(&["--set", "hz"], "NAME=VALUE");
     fails(&["--set", "sched_latency_ns=1"], "out of range");
     fails(&["--set", "write_space_wakeups=maybe"], "not a valid value");
+    fails(&["--pipe"], "--pipe does not apply to pgbench (messaging only)");
     fails(&["--set", "sndbuf=1000"], "--set sndbuf=1000: not a valid value (0 for unbounded, or 2048");
     fails(&["--switch", "1ms:set=sndbuf=0"], "sndbuf");
     fails(&["--policy", "fifo"], "unknown policy");

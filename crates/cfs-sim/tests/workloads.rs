@@ -52,6 +52,12 @@ fn hackbench_senders_block_on_their_receivers_buffers() {
     assert!(peak <= 2 * 20 * 348, "{peak}");
     assert!(blocks > 0);
     assert_eq!(run(&["--set", "sndbuf=0"]).1, 0);
+    // hackbench -pipe: a pipe holds 16 pages of 40 messages, so at most
+    // 2 x 20 x 640 = 25,600 unread (plus a "done" per receiver), however
+    // large socket buffers are; the engine's tests pin the blocking itself.
+    let pipe = run(&["--pipe", "--set", "sndbuf=0"]);
+    assert!(pipe.0 <= 2 * 20 * 640 + 40, "{pipe:?}");
+    assert_ne!(pipe, run(&[]));
 }
 
 /// A run may last exactly the simulated-time cap, 600 s, and not 1 ns

@@ -6,11 +6,13 @@
 //! A hackbench sender blocks once its receiver's socket holds sk_sndbuf
 //! of unread messages (348 of them at the default 124,928 bytes): the
 //! group's 20 senders write on one shared socket per receiver
-//! ([`Socket::Shared`]), and the engine blocks writes on a full buffer
-//! ([`crate::engine::Sockets::sndbuf`]).
+//! ([`Stream::Shared`]), and the engine blocks writes on a full buffer
+//! ([`crate::engine::Sockets::sndbuf`]). With `--pipe` they share one
+//! pipe per receiver ([`Stream::Pipe`]), which blocks them once its 16
+//! pages are full (640 messages).
 
 use super::{Tag, WorkloadOpts, ns, parent_task};
-use crate::program::{Action, ForkSpec, Planner, Program, Queued, Socket, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
 /// hackbench: senders and receivers per group.
@@ -36,8 +38,9 @@ const VM_CLIENT_RECV_NS: f64 = 6_000.0;
 /// group over a unix socket (sync wakeups), the write end of the
 /// receiver's socketpair that all 20 inherit, so they share its send
 /// buffer and block together when it is full; each receiver reads one
-/// message per `read()`. The parent (task 0) forks them all and waits for
-/// the receivers to finish.
+/// message per `read()`. With `pipe` (hackbench -pipe) each receiver has
+/// a pipe instead, which holds 16 pages of 40 messages. The parent (task
+/// 0) forks them all and waits for the receivers to finish.
 pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Kind::Messaging, groups, opts)
 }
@@ -56,7 +59,7 @@ pub fn volanomark(rooms: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRe
 /// groups or rooms of `kind` and waits for their receivers.
 fn fanout_tasks(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     let loops = opts.loops.unwrap_or(100).max(1);
-    let parent = Parent { groups: groups.max(1) as usize, loops, kind, ..Parent::default() };
+    let parent = Parent { groups: groups.max(1) as usize, loops, kind, pipe: opts.pipe, ..Parent::default() };
     let name = match kind {
         Kind::Messaging => "hackbench",
         Kind::Volanomark => "volano",
@@ -88,6 +91,8 @@ struct Parent {
     kind: Kind,
     groups: usize,
     loops: u32,
+    /// hackbench -pipe: one pipe per receiver instead of a socketpair.
+    pipe: bool,
     group: usize,
     stage: Stage,
     /// Children of the current group, by stage.
@@ -114,7 +119,7 @@ impl Parent {
             }
             (Kind::Messaging, _) => {
                 let to = self.recv.clone();
-                (format!("hb-send{me_group}.{i}"), Box::new(HbSender { to, loops: self.loops, k: 0 }))
+                (format!("hb-send{me_group}.{i}"), Box::new(HbSender { to, loops: self.loops, k: 0, pipe: self.pipe }))
             }
             (Kind::Volanomark, Stage::Receivers) => {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
@@ -217,6 +222,8 @@ struct HbSender {
     loops: u32,
     /// Messages sent so far × 2 + (1 if the write's CPU work is done).
     k: u64,
+    /// Write on each receiver's pipe rather than its socketpair.
+    pipe: bool,
 }
 
 impl Program for HbSender {
@@ -232,8 +239,9 @@ impl Program for HbSender {
         } else {
             let to = self.to[(n % self.to.len() as u64) as usize];
             // Every sender of the group writes on the receiver's one
-            // socketpair end, so they share its send buffer.
-            Action::Write { to, socket: Socket::Shared(to as u32), bytes: 100, tag: Tag::Data as u32 }
+            // socketpair end (or pipe), so they share its buffer.
+            let stream = if self.pipe { Stream::Pipe(to as u32) } else { Stream::Shared(to as u32) };
+            Action::Write { to, stream, bytes: 100, tag: Tag::Data as u32 }
         }
     }
 }
@@ -307,7 +315,7 @@ mod tests {
     }
 
     fn msg(from: TaskRef, tag: Tag) -> Msg {
-        Msg { from, cpu: 0, bytes: 100, tag: tag as u32, stream: Some(Socket::Shared(0)) }
+        Msg { from, cpu: 0, bytes: 100, tag: tag as u32, stream: Some(Stream::Shared(0)) }
     }
 
     /// A forked child: its name and program.
@@ -319,6 +327,16 @@ mod tests {
     /// Plays the engine for the parent of `kind`: every fork succeeds at
     /// once with the next task id. Returns the children (name, program) in
     /// fork order and the parent, left at its first non-fork action.
+    /// hackbench -pipe: a sender writes each receiver's pipe, named by the
+    /// receiver, and otherwise does what it does on sockets.
+    #[test]
+    fn a_pipe_sender_writes_each_receivers_pipe() {
+        let mut sender = HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true };
+        let got: Vec<String> = (0..5).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
+        let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
+        assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
+    }
+
     fn fork_all(kind: Kind, groups: u32, loops: u32) -> (Vec<Child>, Box<dyn Program>, Action) {
         let opts = WorkloadOpts { loops: Some(loops), ..WorkloadOpts::default() };
         let (mut tasks, waited) = fanout_tasks(kind, groups, &opts);
@@ -406,7 +424,7 @@ mod tests {
                 }
                 // On the receiver's own socketpair, which every sender
                 // of the group shares.
-                Action::Write { to, socket: Socket::Shared(id), bytes: 100, tag } if ran && tag == Tag::Data as u32 => {
+                Action::Write { to, stream: Stream::Shared(id), bytes: 100, tag } if ran && tag == Tag::Data as u32 => {
                     assert_eq!(id, to as u32);
                     sent.push(to);
                     ran = false;

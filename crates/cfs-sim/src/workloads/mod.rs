@@ -121,6 +121,9 @@ pub struct WorkloadOpts {
     pub nice: Vec<i32>,
     /// Messages per sender (messaging, volanomark).
     pub loops: Option<u32>,
+    /// hackbench's `-pipe`: messaging over one pipe per receiver instead
+    /// of a socketpair.
+    pub pipe: bool,
 }
 
 impl WorkloadOpts {

@@ -24,7 +24,7 @@
 
 use super::{Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
 use crate::dist::Dist;
-use crate::program::{Action, ForkSpec, Planner, Program, Queued, Socket, StepCx, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -184,7 +184,7 @@ impl Planner for Backend {
             q.push_back(Action::RunDist(Dist::normal_cv(c.backend_ns, c.backend_cv)));
             q.push_back(Action::Write {
                 to: self.client,
-                socket: Socket::Pair,
+                stream: Stream::Pair,
                 bytes: c.reply_bytes,
                 tag: Tag::Reply as u32,
             });
@@ -240,7 +240,7 @@ impl Client {
 
     fn query(&self, to: TaskRef, q: &mut VecDeque<Action>) {
         q.push_back(Action::Run(ns(self.c.client_query_ns)));
-        q.push_back(Action::Write { to, socket: Socket::Pair, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
+        q.push_back(Action::Write { to, stream: Stream::Pair, bytes: self.c.query_bytes, tag: Tag::Query as u32 });
     }
 
     /// The next connection request, or the priming of every connection.
@@ -317,7 +317,7 @@ mod tests {
     fn plan(client: &mut Client, msgs: &[(TaskRef, Tag)], blocked: bool) -> Vec<String> {
         let received: Vec<Msg> = msgs
             .iter()
-            .map(|&(from, tag)| Msg { from, cpu: 0, bytes: 0, tag: tag as u32, stream: Some(Socket::Pair) })
+            .map(|&(from, tag)| Msg { from, cpu: 0, bytes: 0, tag: tag as u32, stream: Some(Stream::Pair) })
             .collect();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
         let mut cx = StepCx { now: 0, me: 1, rng: &mut rng, received: &received, blocked, forked: None, parent: None };
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(plan(&mut client, &ready(11), true), connect);
         // The last Ready: prime every connection, then select().
         let query =
-            |to| [Action::Run(11_500), Action::Write { to, socket: Socket::Pair, bytes: 120, tag: Tag::Query as u32 }];
+            |to| [Action::Run(11_500), Action::Write { to, stream: Stream::Pair, bytes: 120, tag: Tag::Query as u32 }];
         let mut want: Vec<Action> = [10, 11, 12].into_iter().flat_map(query).collect();
         want.extend([Action::Run(1_950), Action::Select { repoll_ns: 450 }]);
         assert_eq!(plan(&mut client, &ready(12), true), dbg(&want));
