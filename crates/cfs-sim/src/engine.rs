@@ -515,7 +515,7 @@ impl SendBuf {
     /// rest into new pages of up to a page each.
     fn pipe_put(&mut self, bytes: u32) {
         let merged = self.pipe_merge(bytes);
-        if let Some(last) = self.pages.back_mut().filter(|_| merged > 0) {
+        if let Some(last) = self.pages.back_mut() {
             last.end += merged;
             last.unread += merged;
         }
@@ -2428,9 +2428,13 @@ mod tests {
         let d = Sockets::default();
         let full = flood(0, Stream::Pipe(3), false, d);
         assert_eq!((full.units, full.send_blocks, full.peak_unread), (640, 1, 640));
-        assert_eq!(flood(39, Stream::Pipe(3), false, d).units, 640);
+        // Reads that empty no page wake nobody: the only wakeups are the
+        // reader's timer ones, as with no reads at all.
+        let partial = flood(39, Stream::Pipe(3), false, d);
+        assert_eq!((partial.units, partial.counters.wakeups), (640, full.counters.wakeups));
         let one_page = flood(40, Stream::Pipe(3), false, d);
         assert_eq!((one_page.units, one_page.send_blocks), (680, 2));
+        assert_eq!(one_page.counters.wakeups, full.counters.wakeups + 1, "the writer, once");
         assert_eq!(flood(0, Stream::Pipe(3), true, d).units, 640);
         // The socket buffer's size has nothing to do with a pipe.
         assert_eq!(flood(0, Stream::Pipe(3), false, Sockets { sndbuf: 0, ..d }).units, 640);
