@@ -42,13 +42,15 @@
 //! periodic-tick-only slices, Kconfig's default; the features table's
 //! fidelity is the same either way, docs/CALIBRATION.md §1).
 //!
-//! **Sockets.** Messages wake their reader. AF_UNIX stream writes
-//! ([`program::Action::Write`]) are charged to their socket's send buffer
-//! at their skbs' truesize and block while it is full, until the reader
-//! has drained it to a quarter (`sock_wait_for_wmem`, `unix_write_space`;
-//! sk_sndbuf 124,928 bytes, `--set sndbuf=0` for unbounded buffers).
-//! Taking a write can also wake a writer that sleeps in select(), off by
-//! default (`--set write_space_wakeups=1`). Both are [`engine::Sockets`].
+//! **Sockets and pipes.** Messages wake their reader. AF_UNIX stream
+//! writes ([`program::Action::Write`] on a [`program::Stream`]) are
+//! charged to their socket's send buffer at their skbs' truesize and block
+//! while it is full, until the reader has drained it to a quarter
+//! (`sock_wait_for_wmem`, `unix_write_space`; sk_sndbuf 124,928 bytes,
+//! `--set sndbuf=0` for unbounded buffers). Pipe writes fill a pipe's 16
+//! pages and block until the reader empties one. Taking a socket write can
+//! also wake a writer that sleeps in select(), off by default (`--set
+//! write_space_wakeups=1`). The settings are [`engine::Sockets`].
 //!
 //! ## Costs
 //!
