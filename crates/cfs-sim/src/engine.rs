@@ -55,8 +55,10 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Why a run could not complete.
 #[derive(Debug)]
@@ -399,10 +401,14 @@ pub const SKB_MAX_ALLOC: u64 = 16_000;
 /// hackbench message costs 128 + 232 = 360 bytes, so 348 of them fill
 /// [`SK_WMEM_MAX`] (a write is allowed while less than that is charged).
 pub fn skb_truesize(bytes: u32, sndbuf: u64) -> u64 {
-    let chunk = (sndbuf / 2).saturating_sub(64).clamp(SMP_CACHE_BYTES, SKB_MAX_ALLOC);
-    let chunk = if sndbuf == 0 { SKB_MAX_ALLOC } else { chunk };
     let skb = |len: u64| len.div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES + SKB_STRUCT_BYTES;
     let bytes = bytes as u64;
+    let chunk = (sndbuf / 2).saturating_sub(64).clamp(SMP_CACHE_BYTES, SKB_MAX_ALLOC);
+    let chunk = if sndbuf == 0 { SKB_MAX_ALLOC } else { chunk };
+    // One skb, the common case: nothing to cut.
+    if bytes <= chunk {
+        return skb(bytes);
+    }
     let (full, rest) = (bytes / chunk, bytes % chunk);
     // A message of no bytes (still a wakeup here) is charged one empty skb.
     full * skb(chunk) + if rest > 0 || bytes == 0 { skb(rest) } else { 0 }
@@ -454,7 +460,7 @@ impl Default for Sockets {
 }
 
 /// Whose buffer a write fills.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum SockKey {
     /// A socket connection of its own ([`Stream::Pair`]).
     Pair { writer: TaskRef, reader: TaskRef },
@@ -474,10 +480,48 @@ impl SockKey {
     }
 }
 
-/// One stream's buffer: for a socket the truesize of its skbs not yet
-/// taken (`sk_wmem_alloc`), for a pipe its pages in use, oldest first; and
-/// the writers blocked on it (its wait queue, in the order they were
-/// added).
+/// A fixed, fast hash for [`SockKey`]s (a multiply-rotate over the key's
+/// words, as rustc's FxHash): the stream table is looked up on every
+/// socket write and read, so SipHash's cost would show in every pgbench
+/// run. It has no random state, and the table is never iterated, so runs
+/// stay deterministic.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_isize(&mut self, x: isize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// One stream's buffer: for a shared socket the truesize of its skbs not
+/// yet taken (`sk_wmem_alloc`), for a pipe its pages in use, oldest first;
+/// and the writers blocked on it (its wait queue, in the order they were
+/// added). A connection's ([`Stream::Pair`]) charge is read off its
+/// reader's mailbox instead ([`Sim::pair_wmem`]); it has an entry only
+/// while writers wait on it.
 #[derive(Debug, Default)]
 struct SendBuf {
     wmem: u64,
@@ -780,6 +824,10 @@ struct Task {
     block: Block,
     was_blocked: bool,
     mailbox: VecDeque<Msg>,
+    /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
+    /// each of its connections holds, so that the common check needs no
+    /// table ([`Sim::pair_wmem`]).
+    pair_bytes: u64,
     delivered: Vec<Msg>,
     forked: Option<TaskRef>,
     parent: Option<TaskRef>,
@@ -801,6 +849,7 @@ impl Task {
             block: Block::None,
             was_blocked: false,
             mailbox: VecDeque::new(),
+            pair_bytes: 0,
             delivered: Vec::new(),
             forked: None,
             parent,
@@ -916,7 +965,7 @@ struct Sim<'a> {
     unread: usize,
     /// The send buffers of AF_UNIX stream sockets with skbs not yet taken
     /// or writers waiting.
-    socks: BTreeMap<SockKey, SendBuf>,
+    socks: HashMap<SockKey, SendBuf, BuildHasherDefault<KeyHasher>>,
     /// Writes that blocked on a full send buffer.
     send_blocks: u64,
     /// The most messages unread at once.
@@ -996,7 +1045,7 @@ impl<'a> Sim<'a> {
             resched_in_flight: 0,
             live: 0,
             unread: 0,
-            socks: BTreeMap::new(),
+            socks: HashMap::default(),
             send_blocks: 0,
             peak_unread: 0,
             changes: setup.changes.clone(),
@@ -1810,42 +1859,77 @@ impl<'a> Sim<'a> {
     /// `sk_wmem_alloc` has reached `sk_sndbuf` (`sock_alloc_send_pskb`'s
     /// test), or a pipe needs a new page and has none ([`SendBuf::pipe_full`]).
     fn send_buffer_full(&self, key: SockKey, bytes: u32) -> bool {
-        let Some(buf) = self.socks.get(&key) else { return false };
+        let sndbuf = self.sockets.sndbuf;
         match key {
-            SockKey::Pipe(_) => buf.pipe_full(bytes),
-            _ => self.sockets.sndbuf > 0 && buf.wmem >= self.sockets.sndbuf,
+            SockKey::Pair { writer, reader } => sndbuf > 0 && self.pair_wmem(writer, reader, sndbuf) >= sndbuf,
+            SockKey::Pipe(_) => self.socks.get(&key).is_some_and(|b| b.pipe_full(bytes)),
+            SockKey::Shared(_) => sndbuf > 0 && self.socks.get(&key).is_some_and(|b| b.wmem >= sndbuf),
         }
     }
 
-    /// The reader `reader` took (or purged) message `m`: frees its share
-    /// of its stream's buffer and, if that made room, wakes the stream's
-    /// waiters with the sync hint, every writer blocked on the buffer,
-    /// newest first (prepare_to_wait adds at the head of the wait queue).
-    /// Room is, for a socket, `sock_wfree` → `unix_write_space` finding
-    /// `sk_wmem_alloc` at most a quarter of `sk_sndbuf`; for a pipe,
-    /// `pipe_read` emptying a page. On a socket, with
-    /// [`Sockets::write_space_wakeups`], the message's writer is woken too
-    /// if it sleeps in `Select` or `Wait`. Returns the wakeups' cost to the
-    /// caller.
+    /// The `sk_wmem_alloc` of `writer`'s connection to `reader`: every skb
+    /// of a connection waits in its one reader's mailbox, so it is their
+    /// truesize there. Exact from `floor` up; below it, the truesize of all
+    /// the reader's pair skbs (an upper bound, also below `floor`), so that
+    /// the mailbox is walked only when that reaches `floor`.
+    fn pair_wmem(&self, writer: TaskRef, reader: TaskRef, floor: u64) -> u64 {
+        let Some(r) = self.tasks.get(reader) else { return 0 };
+        if r.pair_bytes < floor {
+            return r.pair_bytes;
+        }
+        let sndbuf = self.sockets.sndbuf;
+        r.mailbox
+            .iter()
+            .filter(|m| m.from == writer && m.stream == Some(Stream::Pair))
+            .map(|m| skb_truesize(m.bytes, sndbuf))
+            .sum()
+    }
+
+    /// The reader `reader` took (or purged) message `m`, already out of
+    /// its mailbox: frees its share of its stream's buffer and, if that
+    /// made room, wakes the stream's waiters with the sync hint, every
+    /// writer blocked on the buffer, newest first (prepare_to_wait adds at
+    /// the head of the wait queue). Room is, for a socket, `sock_wfree` →
+    /// `unix_write_space` finding `sk_wmem_alloc` at most a quarter of
+    /// `sk_sndbuf`; for a pipe, `pipe_read` emptying a page. On a socket,
+    /// with [`Sockets::write_space_wakeups`], the message's writer is woken
+    /// too if it sleeps in `Select` or `Wait`. Returns the wakeups' cost to
+    /// the caller.
     fn write_space(&mut self, c: usize, reader: TaskRef, m: &Msg) -> Result<u64, SimError> {
         let Some(stream) = m.stream else { return Ok(0) };
         let sndbuf = self.sockets.sndbuf;
         let key = SockKey::new(stream, m.from, reader);
-        let pipe = matches!(key, SockKey::Pipe(_));
+        let writable = |wmem: u64| sndbuf == 0 || wmem.saturating_mul(4) <= sndbuf;
         let mut blocked = Vec::new();
-        if let Some(buf) = self.socks.get_mut(&key) {
-            let room = if pipe {
-                buf.pipe_take(m.bytes) > 0
-            } else {
-                buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
-                sndbuf == 0 || buf.wmem.saturating_mul(4) <= sndbuf
+        // A connection's charge matters only to writers blocked on it
+        // (rare: then it has a table entry) and to a select()ing writer.
+        let mut waited_on = true;
+        if let SockKey::Pair { writer, .. } = key {
+            let r = &mut self.tasks[reader];
+            r.pair_bytes = r.pair_bytes.saturating_sub(skb_truesize(m.bytes, sndbuf));
+            waited_on = !self.socks.is_empty() && self.socks.contains_key(&key);
+            let watched = waited_on || self.sockets.write_space_wakeups;
+            if watched && !writable(self.pair_wmem(writer, reader, sndbuf / 4 + 1)) {
+                return Ok(0);
+            }
+        }
+        let entry = if waited_on { Some(self.socks.entry(key)) } else { None };
+        if let Some(Entry::Occupied(mut e)) = entry {
+            let buf = e.get_mut();
+            let room = match key {
+                SockKey::Pipe(_) => buf.pipe_take(m.bytes) > 0,
+                SockKey::Shared(_) => {
+                    buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
+                    writable(buf.wmem)
+                }
+                SockKey::Pair { .. } => true,
             };
             if !room {
                 return Ok(0);
             }
             blocked = std::mem::take(&mut buf.waiters);
             if buf.wmem == 0 && buf.pages.is_empty() {
-                self.socks.remove(&key);
+                e.remove();
             }
         }
         let mut cost = 0;
@@ -1854,6 +1938,7 @@ impl<'a> Sim<'a> {
                 cost += self.wake(c, w, true)?;
             }
         }
+        let pipe = matches!(key, SockKey::Pipe(_));
         let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
         if self.sockets.write_space_wakeups && !pipe && writer_sleeps {
             cost += self.wake(c, m.from, true)?;
@@ -1875,11 +1960,11 @@ impl<'a> Sim<'a> {
         self.unread += 1;
         self.peak_unread = self.peak_unread.max(self.unread);
         if let Some(stream) = msg.stream {
-            let key = SockKey::new(stream, msg.from, to);
-            let buf = self.socks.entry(key).or_default();
-            match key {
-                SockKey::Pipe(_) => buf.pipe_put(msg.bytes),
-                _ => buf.wmem += skb_truesize(msg.bytes, self.sockets.sndbuf),
+            let ts = skb_truesize(msg.bytes, self.sockets.sndbuf);
+            match SockKey::new(stream, msg.from, to) {
+                SockKey::Pair { .. } => task.pair_bytes += ts,
+                key @ SockKey::Pipe(_) => self.socks.entry(key).or_default().pipe_put(msg.bytes),
+                key @ SockKey::Shared(_) => self.socks.entry(key).or_default().wmem += ts,
             }
         }
         match task.block {
