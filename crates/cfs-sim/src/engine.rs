@@ -2559,6 +2559,60 @@ mod tests {
         assert!(!b.pipe_full(0));
     }
 
+    /// Two connections into one reader, whose mailbox holds both: each
+    /// writer's charge is its own messages' truesize there, however many
+    /// of the other's are queued with them. `a` and `b` are each a writer's
+    /// script (task 0 on CPU 0, task 2 on CPU 1), the reader (task 1, CPU
+    /// 2) sleeps 1 ms, reads `reads` messages, then sleeps for good; 5 ms.
+    fn two_connections(a: Vec<Action>, b: Vec<Action>, reads: u64) -> RunOutcome {
+        let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+        reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+        reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+        let tasks =
+            vec![pinned("a", script(a), 0, 0), pinned("reader", script(reader), 2, 0), pinned("b", script(b), 1, 0)];
+        q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+    }
+
+    /// `n` writes of `bytes` to the reader, each counted as a unit if
+    /// `count`.
+    fn writes(n: u64, bytes: u32, count: bool) -> Vec<Action> {
+        (0..n)
+            .flat_map(|_| {
+                let w = Action::Write { to: 1, stream: Stream::Pair, bytes, tag: 0 };
+                [w, Action::Progress(count as u64)]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_connection_is_charged_only_its_own_messages() {
+        let sleep = |us: u64| Action::Sleep { ns: us * 1_000, interruptible: false };
+        // 200-byte writes cost 256 + 232 = 488 bytes, and 256 of them are
+        // exactly 124,928. `a` writes 128, waits while `b` writes 128, and
+        // writes once more: the reader then holds exactly sk_sndbuf, but
+        // `a`'s connection only half of it, so the write goes ahead.
+        let mut a = writes(128, 200, true);
+        a.push(sleep(200));
+        a.extend(writes(1, 200, true));
+        let mut b = vec![sleep(50)];
+        b.extend(writes(128, 200, false));
+        assert_eq!(two_connections(a, b, 0).units, 129);
+        // `b` fills its connection (348 x 360) and blocks; then `a` queues
+        // 300 behind it. 262 reads leave `b` 86 messages, a quarter, and
+        // wake it though the reader still holds 386: it writes 262 more.
+        // b's units count its writes from the 401st on: 348 + 262 = 610
+        // writes in all leave 210 of them.
+        let b_only = |reads| {
+            let mut b = writes(400, 100, false);
+            b.extend(writes(1_000, 100, true));
+            let mut a = vec![sleep(200)];
+            a.extend(writes(300, 100, false));
+            two_connections(a, b, reads).units
+        };
+        assert_eq!(b_only(261), 0);
+        assert_eq!(b_only(262), 210);
+    }
+
     #[test]
     fn writers_sharing_a_socket_share_its_buffer() {
         let d = Sockets::default();
