@@ -519,9 +519,9 @@ impl Hasher for KeyHasher {
 /// One stream's buffer: for a shared socket the truesize of its skbs not
 /// yet taken (`sk_wmem_alloc`), for a pipe its pages in use, oldest first;
 /// and the writers blocked on it (its wait queue, in the order they were
-/// added). A connection's ([`Stream::Pair`]) charge is read off its
-/// reader's mailbox instead ([`Sim::pair_wmem`]); it has an entry only
-/// while writers wait on it.
+/// added). A connection ([`Stream::Pair`]) has an entry only once its
+/// charge has been needed ([`Sim::pair_wmem`]); until then it is bounded by
+/// its reader's `pair_bytes`.
 #[derive(Debug, Default)]
 struct SendBuf {
     wmem: u64,
@@ -826,7 +826,7 @@ struct Task {
     mailbox: VecDeque<Msg>,
     /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
     /// each of its connections holds, so that the common check needs no
-    /// table ([`Sim::pair_wmem`]).
+    /// table lookup ([`Sim::pair_wmem`]).
     pair_bytes: u64,
     delivered: Vec<Msg>,
     forked: Option<TaskRef>,
@@ -1805,11 +1805,11 @@ impl<'a> Sim<'a> {
                 // Closing the socket purges what it had not read, which
                 // frees those skbs and wakes their blocked writers: they
                 // find the peer gone (EPIPE).
-                let unread = std::mem::take(&mut self.tasks[t].mailbox);
-                self.unread -= unread.len();
-                for m in unread {
+                while let Some(m) = self.tasks[t].mailbox.pop_front() {
+                    self.unread -= 1;
                     self.write_space(c, t, &m)?;
                 }
+                self.tasks[t].mailbox = VecDeque::new();
                 let task = &mut self.tasks[t];
                 task.alive = false;
                 // Nothing of an exited task is read again but its name
@@ -1858,7 +1858,7 @@ impl<'a> Sim<'a> {
     /// Whether a write of `bytes` on `key` must wait: a socket's
     /// `sk_wmem_alloc` has reached `sk_sndbuf` (`sock_alloc_send_pskb`'s
     /// test), or a pipe needs a new page and has none ([`SendBuf::pipe_full`]).
-    fn send_buffer_full(&self, key: SockKey, bytes: u32) -> bool {
+    fn send_buffer_full(&mut self, key: SockKey, bytes: u32) -> bool {
         let sndbuf = self.sockets.sndbuf;
         match key {
             SockKey::Pair { writer, reader } => sndbuf > 0 && self.pair_wmem(writer, reader, sndbuf) >= sndbuf,
@@ -1867,22 +1867,44 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The `sk_wmem_alloc` of `writer`'s connection to `reader`: every skb
-    /// of a connection waits in its one reader's mailbox, so it is their
-    /// truesize there. Exact from `floor` up; below it, the truesize of all
-    /// the reader's pair skbs (an upper bound, also below `floor`), so that
-    /// the mailbox is walked only when that reaches `floor`.
-    fn pair_wmem(&self, writer: TaskRef, reader: TaskRef, floor: u64) -> u64 {
+    /// The `sk_wmem_alloc` of `writer`'s connection to `reader`, exact from
+    /// `floor` up. Below it, what the reader's pair skbs come to in all (an
+    /// upper bound, also below `floor`), so that nothing is looked up while
+    /// a reader holds little (pgbench's one query or reply).
+    ///
+    /// Every skb of a connection waits in its one reader's mailbox, so its
+    /// charge is their truesize there. The first time it is needed exactly,
+    /// the mailbox is walked once and the connection gets a table entry,
+    /// which `send` and `write_space` then keep up to date until the
+    /// connection is empty again, so a reader with a long backlog from many
+    /// writers is not walked on every write.
+    fn pair_wmem(&mut self, writer: TaskRef, reader: TaskRef, floor: u64) -> u64 {
+        let key = SockKey::Pair { writer, reader };
+        if let Some(buf) = self.socks.get(&key) {
+            debug_assert_eq!(buf.wmem, self.walk_pair(writer, reader), "tracked charge of {key:?}");
+            return buf.wmem;
+        }
         let Some(r) = self.tasks.get(reader) else { return 0 };
         if r.pair_bytes < floor {
             return r.pair_bytes;
         }
+        let wmem = self.walk_pair(writer, reader);
+        if wmem > 0 {
+            self.socks.insert(key, SendBuf { wmem, ..SendBuf::default() });
+        }
+        wmem
+    }
+
+    /// The truesize of `writer`'s pair-socket skbs in `reader`'s mailbox.
+    fn walk_pair(&self, writer: TaskRef, reader: TaskRef) -> u64 {
         let sndbuf = self.sockets.sndbuf;
-        r.mailbox
-            .iter()
-            .filter(|m| m.from == writer && m.stream == Some(Stream::Pair))
-            .map(|m| skb_truesize(m.bytes, sndbuf))
-            .sum()
+        self.tasks.get(reader).map_or(0, |r| {
+            r.mailbox
+                .iter()
+                .filter(|m| m.from == writer && m.stream == Some(Stream::Pair))
+                .map(|m| skb_truesize(m.bytes, sndbuf))
+                .sum()
+        })
     }
 
     /// The reader `reader` took (or purged) message `m`, already out of
@@ -1901,28 +1923,40 @@ impl<'a> Sim<'a> {
         let key = SockKey::new(stream, m.from, reader);
         let writable = |wmem: u64| sndbuf == 0 || wmem.saturating_mul(4) <= sndbuf;
         let mut blocked = Vec::new();
-        // A connection's charge matters only to writers blocked on it
-        // (rare: then it has a table entry) and to a select()ing writer.
-        let mut waited_on = true;
+        let ts = skb_truesize(m.bytes, sndbuf);
         if let SockKey::Pair { writer, .. } = key {
             let r = &mut self.tasks[reader];
-            r.pair_bytes = r.pair_bytes.saturating_sub(skb_truesize(m.bytes, sndbuf));
-            waited_on = !self.socks.is_empty() && self.socks.contains_key(&key);
-            let watched = waited_on || self.sockets.write_space_wakeups;
-            if watched && !writable(self.pair_wmem(writer, reader, sndbuf / 4 + 1)) {
-                return Ok(0);
+            r.pair_bytes = r.pair_bytes.saturating_sub(ts);
+            // Untracked, the connection has no waiters; its charge then
+            // matters only to a select()ing writer.
+            let tracked = !self.socks.is_empty() && self.socks.contains_key(&key);
+            if !tracked && self.sockets.write_space_wakeups {
+                // Read, not tracked: this message has already left the
+                // mailbox, and a new entry would count it out twice.
+                let bound = self.tasks[reader].pair_bytes;
+                let wmem = if bound.saturating_mul(4) <= sndbuf { bound } else { self.walk_pair(writer, reader) };
+                if !writable(wmem) {
+                    return Ok(0);
+                }
             }
         }
-        let entry = if waited_on { Some(self.socks.entry(key)) } else { None };
-        if let Some(Entry::Occupied(mut e)) = entry {
+        #[cfg(debug_assertions)]
+        let walked = match key {
+            SockKey::Pair { writer, .. } => Some(self.walk_pair(writer, reader)),
+            _ => None,
+        };
+        if let Some(Entry::Occupied(mut e)) = (!self.socks.is_empty()).then(|| self.socks.entry(key)) {
             let buf = e.get_mut();
             let room = match key {
                 SockKey::Pipe(_) => buf.pipe_take(m.bytes) > 0,
-                SockKey::Shared(_) => {
-                    buf.wmem = buf.wmem.saturating_sub(skb_truesize(m.bytes, sndbuf));
+                SockKey::Shared(_) | SockKey::Pair { .. } => {
+                    buf.wmem = buf.wmem.saturating_sub(ts);
+                    #[cfg(debug_assertions)]
+                    if let Some(w) = walked {
+                        debug_assert_eq!(buf.wmem, w, "tracked charge of {key:?}");
+                    }
                     writable(buf.wmem)
                 }
-                SockKey::Pair { .. } => true,
             };
             if !room {
                 return Ok(0);
@@ -1962,7 +1996,13 @@ impl<'a> Sim<'a> {
         if let Some(stream) = msg.stream {
             let ts = skb_truesize(msg.bytes, self.sockets.sndbuf);
             match SockKey::new(stream, msg.from, to) {
-                SockKey::Pair { .. } => task.pair_bytes += ts,
+                key @ SockKey::Pair { .. } => {
+                    task.pair_bytes += ts;
+                    // A connection whose charge is tracked keeps it exact.
+                    if let Some(buf) = (!self.socks.is_empty()).then(|| self.socks.get_mut(&key)).flatten() {
+                        buf.wmem += ts;
+                    }
+                }
                 key @ SockKey::Pipe(_) => self.socks.entry(key).or_default().pipe_put(msg.bytes),
                 key @ SockKey::Shared(_) => self.socks.entry(key).or_default().wmem += ts,
             }
@@ -2611,6 +2651,43 @@ mod tests {
         };
         assert_eq!(b_only(261), 0);
         assert_eq!(b_only(262), 210);
+    }
+
+    /// Three connections into one reader: each blocks at its own 348
+    /// (1,044 in all, the reader far past sk_sndbuf, so each charge is
+    /// tracked exactly; debug builds check it against the mailbox at every
+    /// step). After 786 reads the three hold 258 between them, so one at
+    /// least is down to a quarter (86) and writes again.
+    #[test]
+    fn connections_into_one_reader_block_each_at_its_own_buffer() {
+        let run = |reads: u64| {
+            let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+            reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+            reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+            let flood = || {
+                Box::new(FnProgram({
+                    let mut wrote = false;
+                    move |_cx: &mut StepCx<'_>| {
+                        wrote = !wrote;
+                        if wrote {
+                            Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }
+                        } else {
+                            Action::Progress(1)
+                        }
+                    }
+                })) as Box<dyn Program>
+            };
+            let tasks = vec![
+                pinned("w0", flood(), 0, 0),
+                pinned("reader", script(reader), 2, 0),
+                pinned("w1", flood(), 1, 0),
+                pinned("w2", flood(), 3, 0),
+            ];
+            q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+        };
+        let full = run(0);
+        assert_eq!((full.units, full.send_blocks, full.peak_unread), (1_044, 3, 1_044));
+        assert!(run(786).units > 1_044);
     }
 
     #[test]
