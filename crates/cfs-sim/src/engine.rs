@@ -2536,6 +2536,10 @@ mod tests {
         let small = Sockets { sndbuf: 2_880, ..d };
         assert_eq!(flood(5, Stream::Pair, false, small).units, 8);
         assert_eq!(flood(6, Stream::Pair, false, small).units, 14);
+        // Write-space wakeups change nothing for a writer blocked on the
+        // buffer rather than in select().
+        let wsw = Sockets { write_space_wakeups: true, ..d };
+        assert_eq!(flood(262, Stream::Pair, false, wsw).units, 610);
         // Unbounded buffers never block: 5 ms of writes at ~100 ns each.
         let free = flood(0, Stream::Pair, false, Sockets { sndbuf: 0, ..d });
         assert_eq!(free.send_blocks, 0);
@@ -2688,6 +2692,71 @@ mod tests {
         let full = run(0);
         assert_eq!((full.units, full.send_blocks, full.peak_unread), (1_044, 3, 1_044));
         assert!(run(786).units > 1_044);
+    }
+
+    /// A connection's first write can find its reader already holding
+    /// sk_sndbuf or more of other connections' skbs: its own charge, not
+    /// that total, decides. `b` fills its own connection with exactly
+    /// 256 x 488 = 124,928 bytes, `c` then writes once (the reader holding
+    /// exactly sk_sndbuf), and `a` once more (the reader holding more).
+    #[test]
+    fn a_first_write_is_charged_only_its_own_connection() {
+        let sleep = |us: u64| Action::Sleep { ns: us * 1_000, interruptible: false };
+        let w = |count| [Action::Write { to: 1, stream: Stream::Pair, bytes: 200, tag: 0 }, Action::Progress(count)];
+        let b: Vec<Action> = (0..256).flat_map(|_| w(0)).collect();
+        let after = |us, count| {
+            let mut v = vec![sleep(us)];
+            v.extend(w(count));
+            v
+        };
+        let (c, a) = (after(100, 1), after(200, 1));
+        let reader = script(vec![Action::Sleep { ns: 1_000_000_000, interruptible: false }]);
+        let tasks = vec![
+            pinned("a", script(a), 0, 0),
+            pinned("reader", reader, 2, 0),
+            pinned("b", script(b), 1, 0),
+            pinned("c", script(c), 3, 0),
+        ];
+        let out = q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap();
+        assert_eq!((out.units, out.send_blocks), (2, 0));
+    }
+
+    /// With write-space wakeups, a writer sleeping in select() is woken
+    /// when its own connection becomes writable, whatever else its reader
+    /// holds: `a` writes `mine` messages and selects (re-polling costs 30
+    /// µs), `b` queues 100 more behind them (36,000 bytes, above a quarter
+    /// of sk_sndbuf), the reader takes one. With `a`'s one message taken,
+    /// its connection is empty and `a` is woken; with 99 of its 100 left
+    /// (35,640 bytes) it is not. `b` writing on a shared socket elsewhere
+    /// as well puts an entry in the stream table.
+    #[test]
+    fn a_select_wakeup_looks_at_the_writers_own_connection() {
+        let a_time = |mine: u64| {
+            let mut a: Vec<Action> =
+                (0..mine).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }).collect();
+            a.push(Action::Select { repoll_ns: 30_000 });
+            let mut b = vec![Action::Sleep { ns: 100_000, interruptible: false }];
+            b.extend((0..100).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }));
+            b.push(Action::Write { to: 3, stream: Stream::Shared(9), bytes: 100, tag: 0 });
+            let reader = script(vec![
+                Action::Sleep { ns: 1_000_000, interruptible: false },
+                Action::Wait { all: false },
+                Action::Sleep { ns: 1_000_000_000, interruptible: false },
+            ]);
+            let idle = script(vec![Action::Sleep { ns: 1_000_000_000, interruptible: false }]);
+            let tasks = vec![
+                pinned("a", script(a), 0, 0),
+                pinned("reader", reader, 2, 0),
+                pinned("b", script(b), 1, 0),
+                pinned("d", idle, 3, 0),
+            ];
+            let wsw = Sockets { write_space_wakeups: true, ..Sockets::default() };
+            let out =
+                q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = wsw);
+            out.unwrap().tasks[0].runtime_ns
+        };
+        assert!(a_time(1) >= 30_000, "{}", a_time(1));
+        assert!(a_time(100) < 30_000, "{}", a_time(100));
     }
 
     #[test]
