@@ -166,10 +166,10 @@ pub struct Limits {
     /// when it runs out of pids; the vocabulary has no failing fork, so
     /// the run stops with [`SimError::TooManyTasks`].
     pub pid_max: usize,
-    /// Messages sent and not yet read, over all tasks. A send never
-    /// blocks in the model (it has no socket buffers to fill), so a task
-    /// that sends in a loop to a peer that does not read would queue
-    /// without bound; past this the run stops with
+    /// Messages sent and not yet read, over all tasks. Only a socket or
+    /// pipe write blocks on a full buffer ([`Sockets`]); a plain send never
+    /// does, so a task that sends in a loop to a peer that does not read
+    /// would queue without bound. Past this the run stops with
     /// [`SimError::TooManyMessages`].
     pub max_unread: usize,
 }
@@ -186,9 +186,10 @@ impl Limits {
     /// queues at most. The built-ins stay below it: pgbench, tbench and
     /// sysbench-oltp queue at most one message per connection, starve's
     /// parent falls ~23,000 signals behind at worst, and hackbench-style
-    /// `messaging`, whose senders never block here (real ones block on a
-    /// full socket buffer), peaks at 1.5 million with 10 groups of 10,000
-    /// loops, so a run of 100 such groups comes near it.
+    /// `messaging` holds at most 348 (640 over pipes) per receiver, so it
+    /// would take some 2,400 groups to come near it; with unbounded socket
+    /// buffers (`--set sndbuf=0`) 10 groups of 10,000 loops peak at 1.5
+    /// million.
     pub const MAX_UNREAD: usize = 1 << 24;
 
     /// A run that stops at `duration_ns` (or when its finishing tasks
@@ -387,6 +388,10 @@ pub const SMP_CACHE_BYTES: u64 = 128;
 /// 124,928 bytes (e490517a net/core/sock.c:202-213).
 pub const SK_WMEM_MAX: u64 = (SKB_STRUCT_BYTES + 256) * 256;
 
+/// `SOCK_MIN_SNDBUF` (e490517a include/net/sock.h): the smallest send
+/// buffer a socket takes.
+pub const SOCK_MIN_SNDBUF: u64 = 2_048;
+
 /// `SKB_MAX_ALLOC`, the largest skb `unix_stream_sendmsg` allocates:
 /// four pages less the aligned `struct skb_shared_info` (312 bytes with 18
 /// fragments on x86_64, aligned to 384), 16,384 − 384 = 16,000 bytes
@@ -405,13 +410,13 @@ pub fn skb_truesize(bytes: u32, sndbuf: u64) -> u64 {
     let bytes = bytes as u64;
     let chunk = (sndbuf / 2).saturating_sub(64).clamp(SMP_CACHE_BYTES, SKB_MAX_ALLOC);
     let chunk = if sndbuf == 0 { SKB_MAX_ALLOC } else { chunk };
-    // One skb, the common case: nothing to cut.
+    // One skb, the common case: nothing to cut. A message of no bytes
+    // (still a wakeup here) is charged one empty skb.
     if bytes <= chunk {
         return skb(bytes);
     }
     let (full, rest) = (bytes / chunk, bytes % chunk);
-    // A message of no bytes (still a wakeup here) is charged one empty skb.
-    full * skb(chunk) + if rest > 0 || bytes == 0 { skb(rest) } else { 0 }
+    full * skb(chunk) + if rest > 0 { skb(rest) } else { 0 }
 }
 
 /// `PIPE_BUFFERS`: the pages a pipe holds (e490517a
@@ -1930,19 +1935,24 @@ impl<'a> Sim<'a> {
             // Untracked, the connection has no waiters; its charge then
             // matters only to a select()ing writer.
             let tracked = !self.socks.is_empty() && self.socks.contains_key(&key);
-            if !tracked && self.sockets.write_space_wakeups {
-                // Read, not tracked: this message has already left the
-                // mailbox, and a new entry would count it out twice.
-                let bound = self.tasks[reader].pair_bytes;
-                let wmem = if bound.saturating_mul(4) <= sndbuf { bound } else { self.walk_pair(writer, reader) };
-                if !writable(wmem) {
-                    return Ok(0);
-                }
+            // Read, not tracked (this message has already left the
+            // mailbox, and a new entry would count it out twice): the
+            // reader's total bounds the charge, and only when that is not
+            // writable is the mailbox walked.
+            let bound = r.pair_bytes;
+            if !tracked
+                && self.sockets.write_space_wakeups
+                && !writable(bound)
+                && !writable(self.walk_pair(writer, reader))
+            {
+                return Ok(0);
             }
         }
+        // Debug builds check a tracked connection's charge against its
+        // reader's mailbox.
         #[cfg(debug_assertions)]
         let walked = match key {
-            SockKey::Pair { writer, .. } => Some(self.walk_pair(writer, reader)),
+            SockKey::Pair { writer, .. } if self.socks.contains_key(&key) => Some(self.walk_pair(writer, reader)),
             _ => None,
         };
         if let Some(Entry::Occupied(mut e)) = (!self.socks.is_empty()).then(|| self.socks.entry(key)) {

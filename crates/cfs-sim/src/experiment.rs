@@ -222,7 +222,7 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
         // send buffers unbounded.
         "sndbuf" => {
             sockets.sndbuf = match v.parse::<u64>() {
-                Ok(b) if b == 0 || (SOCK_MIN_SNDBUF..=i32::MAX as u64).contains(&b) => b,
+                Ok(b) if b == 0 || (engine::SOCK_MIN_SNDBUF..=i32::MAX as u64).contains(&b) => b,
                 _ => {
                     return Err(format!(
                         "--set sndbuf={v}: not a valid value (0 for unbounded, or 2048 to 2147483647 bytes)"
@@ -268,10 +268,6 @@ fn split_items(s: &str) -> Vec<String> {
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
 const BOOT_ONLY: [&str; 7] = ["hz", "hres_timers", "hres", "nohz", "check_invariants", "write_space_wakeups", "sndbuf"];
-
-/// `SOCK_MIN_SNDBUF` (e490517a include/net/sock.h): the smallest send
-/// buffer a socket takes.
-const SOCK_MIN_SNDBUF: u64 = 2_048;
 
 /// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
