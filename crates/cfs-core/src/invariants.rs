@@ -268,6 +268,147 @@ mod tests {
         s.check_invariants().expect_err("a corrupt state").what
     }
 
+    /// Three CPUs without domains: CPU 0 runs one task and queues two, CPU 1
+    /// runs one task, CPU 2 is idle. Returns CPU 0's queued tasks and CPU 1's
+    /// current one.
+    fn two_cpus() -> (Scheduler<()>, TaskId, TaskId, TaskId) {
+        let v = KernelVersion::V2_6_26;
+        let domains = SchedDomains { version: v, per_cpu: vec![vec![], vec![], vec![]] };
+        let mut s = Scheduler::new(Config::new(v, 3), domains).unwrap();
+        for _ in 0..3 {
+            s.spawn(0, 0, TaskParams::normal()).unwrap();
+        }
+        let other = s.spawn(0, 1, TaskParams::normal()).unwrap();
+        s.do_schedule(0, 0, Deschedule::Preempt);
+        s.do_schedule(0, 1, Deschedule::Preempt);
+        let q: Vec<TaskId> = s.rqs[0].cfs.timeline().collect();
+        assert_eq!((q.len(), s.rqs[1].curr), (2, Some(other)));
+        s.check_invariants().unwrap();
+        (s, q[0], q[1], other)
+    }
+
+    #[test]
+    fn the_history_keeps_the_last_calls_oldest_first() {
+        // A ring of HISTORY_LEN: it grows call by call, then drops the
+        // oldest, so after HISTORY_LEN + 8 calls the first kept is call 8.
+        let mut h = super::History::default();
+        let call = |i: u32| super::ApiCall::SetFeatures { mask: i };
+        for i in 0..3 {
+            h.push(call(i));
+        }
+        assert_eq!(h.calls(), vec![call(0), call(1), call(2)]);
+        for i in 3..super::HISTORY_LEN as u32 + 8 {
+            h.push(call(i));
+        }
+        let kept = h.calls();
+        assert_eq!(kept.len(), super::HISTORY_LEN);
+        assert_eq!((kept[0], kept[super::HISTORY_LEN - 1]), (call(8), call(super::HISTORY_LEN as u32 + 7)));
+    }
+
+    #[test]
+    fn a_violation_prints_what_broke_and_every_call_before_it() {
+        let v = super::InvariantViolation {
+            what: String::from("CPU 0: x"),
+            history: vec![super::ApiCall::SetFeatures { mask: 863 }, super::ApiCall::Tick { now: 4, cpu: 1 }],
+        };
+        assert_eq!(
+            alloc::format!("{v}"),
+            "scheduler invariant violated: CPU 0: x\nlast 2 calls:\n  SetFeatures { mask: 863 }\n  Tick { now: 4, cpu: 1 }\n"
+        );
+    }
+
+    #[test]
+    fn the_current_task_in_the_wrong_state_place_or_tree_is_reported() {
+        // Each field of curr is corrupted alone: the per-task pass at the end
+        // accepts all three (curr is counted once and is on_rq), so only the
+        // curr check can report them.
+        for corrupt in 0..3 {
+            let (mut s, a, _, _) = two_cpus();
+            let c = s.rqs[0].curr.unwrap();
+            match corrupt {
+                0 => s.tm(c).state = crate::entity::TaskState::Queued,
+                1 => s.tm(c).cpu = 1,
+                _ => s.tm(c).se.tree_key = s.t(a).se.tree_key,
+            }
+            let r = report(&mut s);
+            assert!(r.starts_with(&alloc::format!("CPU 0: curr {c} is")), "{corrupt}: {r}");
+        }
+    }
+
+    #[test]
+    fn a_load_or_count_that_disagrees_with_the_queue_is_reported() {
+        // Three nice-0 tasks on CPU 0: 3 x 1024 = 3072 queued weight, three
+        // running. The rq copy and the cfs_rq copy are each corrupted alone.
+        for rq_side in [false, true] {
+            let (mut s, _, _, _) = two_cpus();
+            let rq = &mut s.rqs[0];
+            assert_eq!((rq.load.weight, rq.cfs.load.weight, rq.nr_running, rq.cfs.nr_running), (3072, 3072, 3, 3));
+            if rq_side {
+                rq.load.weight = 2048
+            } else {
+                rq.cfs.load.weight = 2048
+            }
+            assert!(report(&mut s).contains("summed weight 3072 != cfs load"), "{}", report(&mut s));
+            let (mut s, _, _, _) = two_cpus();
+            let rq = &mut s.rqs[0];
+            if rq_side {
+                rq.nr_running = 2
+            } else {
+                rq.cfs.nr_running = 2
+            }
+            assert!(report(&mut s).contains("3 queued but nr_running"), "{}", report(&mut s));
+        }
+    }
+
+    #[test]
+    fn a_last_buddy_that_is_not_queued_here_is_reported() {
+        // (a) a task queued on CPU 1 left as CPU 0's last buddy (a stale
+        // buddy after a migration): on_rq and in a tree, but not here.
+        let (mut s, a, _, _) = two_cpus();
+        let on_cpu1 = s.spawn(0, 1, TaskParams::normal()).unwrap();
+        assert!(s.t(on_cpu1).se.tree_key.is_some());
+        s.check_invariants().unwrap();
+        s.rqs[0].cfs.last = Some(on_cpu1);
+        assert!(report(&mut s).contains(&alloc::format!("last buddy {on_cpu1} is not queued here")));
+        // (b) a queued task of CPU 0 whose on_rq was cleared: the buddy check
+        // comes before the per-task pass, which would name on_rq instead.
+        let (mut s, a2, _, _) = two_cpus();
+        assert_eq!(a, a2);
+        s.rqs[0].cfs.last = Some(a);
+        s.tm(a).se.on_rq = false;
+        assert!(report(&mut s).contains(&alloc::format!("last buddy {a} is not queued here")), "{}", report(&mut s));
+    }
+
+    #[test]
+    fn nohz_state_that_cannot_arise_is_reported() {
+        use cfs_topology::CpuMask;
+        // NO_HZ off: an ILB owner alone (empty mask) is already wrong, and is
+        // reported as NO_HZ being off rather than as an owner outside the mask.
+        let (mut s, _, _, _) = two_cpus();
+        s.nohz.load_balancer = Some(1);
+        assert!(report(&mut s).starts_with("NO_HZ is off"), "{}", report(&mut s));
+        let (mut s, _, _, _) = two_cpus();
+        s.nohz.cpu_mask = CpuMask::single(1);
+        assert!(report(&mut s).starts_with("NO_HZ is off"), "{}", report(&mut s));
+        // NO_HZ on: the owner must be in the mask; a stopped tick needs an
+        // idle CPU inside the mask.
+        let (mut s, _, _, _) = two_cpus();
+        s.cfg.nohz = true;
+        s.check_invariants().unwrap();
+        s.nohz.load_balancer = Some(1);
+        assert!(report(&mut s).starts_with("ILB owner CPU 1 is not in the nohz mask"), "{}", report(&mut s));
+        s.nohz.cpu_mask = CpuMask::single(1);
+        s.check_invariants().unwrap();
+        s.rqs[1].tick_stopped = true;
+        assert_eq!(report(&mut s), "CPU 1 runs a task with its tick stopped");
+        // The idle CPU 2 may stop its tick only once it is in the mask.
+        s.rqs[1].tick_stopped = false;
+        s.rqs[2].tick_stopped = true;
+        assert_eq!(report(&mut s), "CPU 2 stopped its tick outside the nohz mask");
+        s.nohz.cpu_mask.set(2);
+        s.check_invariants().unwrap();
+    }
+
     #[test]
     fn a_tree_key_that_points_nowhere_is_reported() {
         let (mut s, a, _) = three();

@@ -428,4 +428,43 @@ mod tests {
         assert_eq!(format!("{:?}", parent.step(&mut cx(&mut rng))), "Exit");
         assert_eq!(format!("{:?}", child.step(&mut cx(&mut rng))), "Exit");
     }
+
+    #[test]
+    fn wrap_all_puts_every_task_on_the_one_budget() {
+        // Two tasks that would run forever, on a budget of 3: the first two
+        // steps of task 0 and the first of task 1 spend it, then both exit.
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let spec = |name: &str, len: u64| TaskSpec {
+            name: name.into(),
+            program: Box::new(FnProgram(move |_: &mut StepCx<'_>| Action::Run(len))),
+            params: TaskParams::normal(),
+            cpu: 0,
+            ws_kb: 0,
+        };
+        let mut tasks = vec![spec("a", 5), spec("b", 9)];
+        let budget = StepBudget::new(3);
+        budget.wrap_all(&mut tasks);
+        let mut step = |i: usize| format!("{:?}", tasks[i].program.step(&mut cx(&mut rng)));
+        assert_eq!([step(0), step(0), step(1), step(1), step(0)], ["Run(5)", "Run(5)", "Run(9)", "Exit", "Exit"]);
+    }
+
+    #[test]
+    fn specs_and_programs_print_what_identifies_them() {
+        // Programs are closures or planners, which have no Debug of their
+        // own; the specs print their name and placement, a queued program its queue.
+        let task = TaskSpec {
+            name: "pgbench".into(),
+            program: exit_program(),
+            params: TaskParams::normal(),
+            cpu: 2,
+            ws_kb: 64,
+        };
+        assert_eq!(format!("{task:?}"), r#"TaskSpec { name: "pgbench", cpu: 2, .. }"#);
+        let fork = ForkSpec { name: "backend".into(), program: exit_program(), params: None, ws_kb: 0 };
+        assert_eq!(format!("{fork:?}"), r#"ForkSpec { name: "backend", params: None, .. }"#);
+        assert_eq!(format!("{:?}", FnProgram(|_: &mut StepCx<'_>| Action::Exit)), "FnProgram");
+        let mut q = Queued::new(Twice { calls: 0 });
+        q.queue.push_back(Action::Run(3));
+        assert_eq!(format!("{q:?}"), "Queued { queue: [Run(3)], .. }");
+    }
 }
