@@ -3,9 +3,10 @@
 //! online invariants on. A panic or an invariant violation is a finding;
 //! refusals (`SchedError` other than `Invariant`) are expected answers.
 //! The calls include the run-time settings (features mask, tunables, domain
-//! flags, patches switched on and off). Bit 7 of `patches` (no patch has it)
-//! switches NO_HZ on; then after every call one CPU in turn runs the
-//! idle loop's `nohz_stop_sched_tick`, as a driver would.
+//! flags, patches switched on and off). `nohz` switches NO_HZ on; then
+//! after every call one CPU in turn runs the idle loop's
+//! `nohz_stop_sched_tick`, as a driver would. (NO_HZ was bit 7 of
+//! `patches` until an eighth patch needed that bit.)
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -42,12 +43,17 @@ fn tunable(i: u8) -> &'static str {
     Tunables::NAMES.get(i as usize % (Tunables::NAMES.len() + 1)).copied().unwrap_or("sched_bogus")
 }
 
+// `Input::patches` has one bit per patch: a ninth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 8);
+
 #[derive(Arbitrary, Debug)]
 struct Input {
     host: u8,
     version: u8,
     features: u32,
+    /// One bit per patch, in `Patch::ALL` order.
     patches: u8,
+    nohz: bool,
     start: u64,
     ops: Vec<Op>,
 }
@@ -75,7 +81,7 @@ fuzz_target!(|input: Input| {
     let valid = cfg.feature_table().valid_bits();
     cfg = cfg.with_features_mask(input.features & valid).expect("masked to valid bits");
     cfg.check_invariants = true;
-    cfg.nohz = input.patches & 0x80 != 0;
+    cfg.nohz = input.nohz;
     let mut s = Scheduler::new(cfg, host.build_domains(version)).expect("valid config");
     let mut now = input.start;
     let task = |t: u8, s: &Scheduler| TaskId(t as u32 % (s.tasks().len().max(1) as u32));

@@ -172,11 +172,15 @@ struct GenTask {
     ops: Vec<GOp>,
 }
 
+// `Input::patches` has one bit per patch: a ninth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 8);
+
 #[derive(Arbitrary, Debug)]
 struct Input {
     version: u8,
     /// None: the profile's default `sched_features`.
     features: Option<u32>,
+    /// One bit per patch, in `Patch::ALL` order.
     patches: u8,
     tunables: Vec<Tunable>,
     hz: u8,

@@ -463,7 +463,9 @@ impl<O: Observer> Scheduler<O> {
     /// current task, a 2.6.25/26 quirk), makes `p` the next buddy, and
     /// reschedules when `p` is more than wakeup_gran behind in vruntime,
     /// unless `p` is SCHED_BATCH or WAKEUP_PREEMPT is off. `waker` is the
-    /// task that ran try_to_wake_up, for the last_preempter patch.
+    /// task that ran try_to_wake_up, for the last_preempter patch; `sync`
+    /// (already gated by SYNC_WAKEUPS) is read only by the wakeup-overlap
+    /// patch, as 15afe09bf49 passes it down for that test alone.
     pub(crate) fn check_preempt_wakeup(
         &mut self,
         cpu: CpuId,
@@ -502,6 +504,17 @@ impl<O: Observer> Scheduler<O> {
         }
         if !self.cfg.features.has(Feature::WakeupPreempt) {
             return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::FeatureOff);
+        }
+        if sync && rules.patches.has(Patch::WakeupOverlap) {
+            // 15afe09bf49 (2.6.27), the `wakeup-overlap` patch: both tasks
+            // run less than migration_cost between waking someone and
+            // sleeping, so the waker is about to sleep and the wakee may as
+            // well run now, whatever the vruntimes say.
+            let cost = u64::from(crate::v2_6_32::migration_cost_uint(&t));
+            if self.t(curr).se.avg_overlap < cost && self.t(p).se.avg_overlap < cost {
+                self.resched_cpu(cpu);
+                return emit(self, true, PreemptReason::SmallOverlap);
+            }
         }
         let curr_v = self.t(curr).se.vruntime;
         let p_v = self.t(p).se.vruntime;

@@ -275,6 +275,67 @@ fn check_preempt_wakeup_batch_feature_and_self() {
 }
 
 #[test]
+fn check_preempt_wakeup_wakeup_overlap_patch() {
+    // 15afe09bf49 (2.6.27 sched_fair.c:1370-1375), added after the
+    // WAKEUP_PREEMPT test: `sync && se->avg_overlap < migration_cost &&
+    // pse->avg_overlap < migration_cost` reschedules at once. The wakee here
+    // has no vruntime lead at all (lead 0 < gran 10 ms), so only that test
+    // can preempt. migration_cost = 500_000 ns, compared strictly.
+    use crate::patches::Patch;
+    let x = 5_000 * MS;
+    // (patch, mask, wakee policy, sync, curr overlap, wakee overlap) -> preempt
+    let cases: [(bool, u32, Policy, bool, u64, u64, bool); 8] = [
+        (true, 895, Policy::Normal, true, 499_999, 499_999, true),
+        (true, 895, Policy::Normal, true, 500_000, 0, false),
+        (true, 895, Policy::Normal, true, 0, 500_000, false),
+        (true, 895, Policy::Normal, false, 0, 0, false),
+        // After the WAKEUP_PREEMPT and SCHED_BATCH returns, as in the commit.
+        (true, 893, Policy::Normal, true, 0, 0, false),
+        (true, 895, Policy::Batch, true, 0, 0, false),
+        // Without the patch the same sync wakeup waits for the granularity.
+        (false, 895, Policy::Normal, true, 0, 0, false),
+        (true, 895, Policy::Normal, true, 1, 1, true),
+    ];
+    for (i, (patch, mask, policy, sync, o_curr, o_p, preempt)) in cases.into_iter().enumerate() {
+        let mut c = Config::new(V26, 1).with_features_mask(mask).unwrap();
+        if patch {
+            c = c.with_patch(Patch::WakeupOverlap).unwrap();
+        }
+        c.hres_timers = false;
+        let mut s = Scheduler::new(c, SchedDomains { version: V26, per_cpu: vec![vec![]] }).unwrap();
+        let curr = running(&mut s, 0, x);
+        let p = queued(&mut s, 0, policy, x);
+        s.tm(curr).se.avg_overlap = o_curr;
+        s.tm(p).se.avg_overlap = o_p;
+        s.rqs[0].need_resched = false;
+        s.tm(curr).se.sum_exec_runtime = 123_456;
+        s.check_preempt_wakeup(0, p, false, None, sync);
+        // The stamp and the buddy come before every return.
+        assert_eq!(
+            (s.rqs[0].need_resched, s.rqs[0].cfs.next, s.t(curr).se.last_wakeup),
+            (preempt, Some(p), 123_456),
+            "case {i}"
+        );
+    }
+    // sched_migration_cost = -1 is stored in an unsigned int: 4_294_967_295,
+    // so an overlap of 4.29 s still counts as small (only task_hot reads -1).
+    let mut c = Config::new(V26, 1).with_patch(Patch::WakeupOverlap).unwrap();
+    c.tunables.set_migration_cost(-1).unwrap();
+    let mut s = Scheduler::new(c, SchedDomains { version: V26, per_cpu: vec![vec![]] }).unwrap();
+    let curr = running(&mut s, 0, x);
+    let p = queued(&mut s, 0, Policy::Normal, x);
+    s.tm(curr).se.avg_overlap = 4_294_967_294;
+    s.tm(p).se.avg_overlap = 4_294_967_294;
+    s.rqs[0].need_resched = false;
+    s.check_preempt_wakeup(0, p, false, None, true);
+    assert!(s.rqs[0].need_resched);
+    s.tm(p).se.avg_overlap = 4_294_967_295;
+    s.rqs[0].need_resched = false;
+    s.check_preempt_wakeup(0, p, false, None, true);
+    assert!(!s.rqs[0].need_resched);
+}
+
+#[test]
 fn check_preempt_wakeup_rc4_scales_gran_by_queue_weight() {
     // rc4 calc_delta_asym: gran * W / max(w, 1024). curr nice 0, W = 2048 (curr + p):
     // tmp = 10e6 * 2048 -> SRR(.,16) = 312_500; 312_500 * 2^22 >> 16 = 20_000_000.

@@ -66,6 +66,9 @@ pub enum PreemptReason {
     SelfWake,
     /// A reschedule was already pending (2.6.32 returns early).
     AlreadyPending,
+    /// A sync wakeup between two tasks whose avg_overlap is below
+    /// migration_cost (`patches::WakeupOverlap`, 15afe09bf49).
+    SmallOverlap,
 }
 
 /// A decision.
@@ -195,5 +198,41 @@ pub struct TracingObserver;
 impl Observer for TracingObserver {
     fn event(&mut self, now: u64, event: &Event) {
         tracing::trace!(target: "cfs_core", now, ?event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+    use crate::config::Config;
+    use crate::entity::{TaskId, TaskParams};
+    use crate::sched::Scheduler;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use cfs_topology::{KernelVersion, SchedDomains};
+
+    #[test]
+    fn a_closure_is_an_observer_and_sees_each_decision_with_its_time() {
+        // Two boot-time spawns on one CPU: each is reported once, as a Fork
+        // without a parent, at the time the caller passed in.
+        let v = KernelVersion::V2_6_26;
+        let domains = SchedDomains { version: v, per_cpu: vec![vec![]] };
+        let mut seen: Vec<(u64, Event)> = Vec::new();
+        {
+            let mut s = Scheduler::with_observer(Config::new(v, 1), domains, |now: u64, e: &Event| {
+                seen.push((now, *e));
+            })
+            .unwrap();
+            s.spawn(5, 0, TaskParams::normal()).unwrap();
+            s.spawn(7, 0, TaskParams::normal()).unwrap();
+        }
+        let forks: Vec<(u64, TaskId)> = seen
+            .iter()
+            .filter_map(|(t, e)| match e {
+                Event::Fork { parent: None, child, cpu: 0 } => Some((*t, *child)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(forks, vec![(5, TaskId(0)), (7, TaskId(1))]);
     }
 }

@@ -46,11 +46,21 @@ pub enum Patch {
     /// scheduling it always is. Only the rc4 and 2.6.26 profiles have the
     /// bug (it came with 4a55bd5e97b in 2.6.26-rc1).
     IteratorFix,
+    /// 15afe09bf49 (Peter Zijlstra, 2008-09-20, merged for 2.6.27):
+    /// "sched: wakeup preempt when small overlap", there as the
+    /// WAKEUP_OVERLAP feature bit. A sync wakeup preempts the current task
+    /// at once, whatever the vruntimes, when both it and the wakee have an
+    /// avg_overlap below migration_cost: the waker is about to sleep, so
+    /// the wakee runs now rather than after it. The commit answers a 10%
+    /// OLTP regression (Lin Ming, against 2.6.27-rc4). Applied to the
+    /// 2.6.25 / 2.6.26 check_preempt_wakeup at the same place, right after
+    /// the WAKEUP_PREEMPT test, so it needs that bit on.
+    WakeupOverlap,
 }
 
 impl Patch {
     /// Every patch.
-    pub const ALL: [Patch; 7] = [
+    pub const ALL: [Patch; 8] = [
         Patch::Waker,
         Patch::LastPreempter,
         Patch::LastPreempterNoDisperse,
@@ -58,6 +68,7 @@ impl Patch {
         Patch::SyncWakeupsBit,
         Patch::AffinityFix,
         Patch::IteratorFix,
+        Patch::WakeupOverlap,
     ];
 
     /// The name used on the command line.
@@ -70,6 +81,7 @@ impl Patch {
             Patch::SyncWakeupsBit => "sync-wakeups-bit",
             Patch::AffinityFix => "affinity-fix",
             Patch::IteratorFix => "iterator-fix",
+            Patch::WakeupOverlap => "wakeup-overlap",
         }
     }
 
@@ -86,6 +98,9 @@ impl Patch {
                 "2.6.25's balance iterator walks the rbtree and returns every task; the list iterator came in 2.6.26-rc1",
             ),
             (Patch::IteratorFix, V2_6_32Rc1 | V2_6_32) => Some("2.6.32 already contains 38736f47507"),
+            (Patch::WakeupOverlap, V2_6_32Rc1 | V2_6_32) => {
+                Some("2.6.32 has 15afe09bf49 as the WAKEUP_OVERLAP feature bit (off by default); use the features mask")
+            }
             (_, V2_6_32Rc1 | V2_6_32) => {
                 Some("the seed patches were posted against 2.6.25/2.6.26; 2.6.32's wakeup path differs")
             }
@@ -149,5 +164,47 @@ impl Patches {
 impl fmt::Debug for Patches {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Patch, Patches};
+    use alloc::format;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn a_patch_set_adds_and_removes_one_patch_at_a_time() {
+        let set = Patches::none().with(Patch::Waker).with(Patch::AffinityFix).with(Patch::IteratorFix);
+        assert_eq!(set.iter().collect::<Vec<_>>(), [Patch::Waker, Patch::AffinityFix, Patch::IteratorFix]);
+        let less = set.without(Patch::AffinityFix);
+        assert_eq!(less.iter().collect::<Vec<_>>(), [Patch::Waker, Patch::IteratorFix]);
+        assert!(less.has(Patch::Waker) && !less.has(Patch::AffinityFix));
+        // Removing one that is not there changes nothing.
+        assert_eq!(less.without(Patch::SyncLoadClamp), less);
+        assert_eq!(format!("{less:?}"), "[Waker, IteratorFix]");
+    }
+
+    #[test]
+    fn names_round_trip_and_either_last_preempter_form_counts() {
+        for p in Patch::ALL {
+            assert_eq!(Patch::by_name(p.name()), Some(p));
+            assert_eq!(Patch::by_name(&format!(" {} ", p.name().to_uppercase())), Some(p));
+        }
+        assert_eq!(Patch::by_name("turbo"), None);
+        assert!(Patches::none().with(Patch::LastPreempterNoDisperse).last_preempter());
+        assert!(Patches::none().with(Patch::LastPreempter).last_preempter());
+        assert!(!Patches::none().with(Patch::Waker).last_preempter());
+    }
+
+    #[test]
+    fn wakeup_overlap_applies_to_the_kernels_before_it_had_a_feature_bit() {
+        use cfs_topology::KernelVersion::*;
+        for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
+            assert_eq!(Patch::WakeupOverlap.incompatibility(v), None, "{v}");
+        }
+        for v in [V2_6_32Rc1, V2_6_32] {
+            assert!(Patch::WakeupOverlap.incompatibility(v).unwrap().contains("WAKEUP_OVERLAP feature bit"), "{v}");
+        }
     }
 }

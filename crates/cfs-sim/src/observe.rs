@@ -161,7 +161,7 @@ impl Observer for SimObserver {
         match *event {
             Event::Wake { waker_cpu, target, reason, .. } => self.wake(waker_cpu, target, reason),
             Event::PreemptCheck { curr: Some(_), preempt, reason, .. } => {
-                if preempt && reason == PreemptReason::VruntimeLead {
+                if preempt && matches!(reason, PreemptReason::VruntimeLead | PreemptReason::SmallOverlap) {
                     self.counters.preempt_wakeup += 1;
                 } else if reason == PreemptReason::LastPreempterHold {
                     self.counters.preempt_held += 1;
@@ -251,8 +251,9 @@ mod tests {
     }
 
     /// A wakeup preemption is a check on a busy CPU that preempted for the
-    /// vruntime lead; one held off by last_preempter counts apart; checks on
-    /// an idle CPU and other outcomes count nothing.
+    /// vruntime lead or (wakeup-overlap) a small overlap; one held off by
+    /// last_preempter counts apart; checks on an idle CPU and other outcomes
+    /// count nothing.
     #[test]
     fn preemptions_picks_balances_forks_and_exits() {
         let mut o = SimObserver::new(100.0);
@@ -262,6 +263,7 @@ mod tests {
             check(0, Some(1), true, PreemptReason::Fork),
             check(0, Some(1), true, PreemptReason::BatchWakee),
             check(0, Some(1), false, PreemptReason::LastPreempterHold),
+            check(2, Some(3), true, PreemptReason::SmallOverlap),
             check(0, None, true, PreemptReason::VruntimeLead),
             check(0, None, false, PreemptReason::LastPreempterHold),
             Event::TickPreempt { cpu: 1, curr: TaskId(1), ran: 5, ideal: 4 },
@@ -275,7 +277,7 @@ mod tests {
             o.event(0, &e);
         }
         let c = &o.counters;
-        assert_eq!((c.preempt_wakeup, c.preempt_held, c.preempt_tick, c.buddy_picks), (1, 1, 1, 1));
+        assert_eq!((c.preempt_wakeup, c.preempt_held, c.preempt_tick, c.buddy_picks), (2, 1, 1, 1));
         assert_eq!((c.balance_passes, c.balance_moved, c.forks, c.exits), (2, 3, 1, 1));
         assert!(o.charges.is_empty());
     }

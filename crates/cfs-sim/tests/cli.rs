@@ -114,6 +114,7 @@ fn unknown_and_inapplicable_patches() {
     fails(&["--profile", "2.6.32", "--patch", "waker"], "does not apply");
     fails(&["--profile", "2.6.25", "--patch", "iterator-fix"], "rbtree");
     fails(&["--profile", "2.6.32", "--patch", "iterator-fix"], "already contains 38736f47507");
+    fails(&["--profile", "2.6.32-rc1", "--patch", "wakeup-overlap"], "WAKEUP_OVERLAP feature bit");
 }
 
 #[test]
