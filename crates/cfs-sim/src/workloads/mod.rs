@@ -55,6 +55,8 @@ pub enum Tag {
     Data,
     /// An acknowledgement.
     Ack,
+    /// The driver lifts its start barrier (to each worker).
+    Go,
 }
 
 /// Rounds baseline ns to the integer the vocabulary takes.
@@ -231,39 +233,70 @@ fn initial_task(name: &str, params: TaskParams, cpu: usize, ws_kb: u32, program:
 /// around it).
 const LAUNCH_NS: f64 = 50_000.0;
 
-/// A benchmark driver that forks its workers one after another, then
-/// exits (the hogs launcher; the tbench and sysbench parents): per worker,
-/// `LAUNCH_NS` (50 µs) of work, then the fork of `worker(i)` for `i` = 0,
-/// 1, ...
+/// When a [`Launcher`]'s workers may start their load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartGate {
+    /// At once (the hogs launcher).
+    Open,
+    /// Once every worker is forked: the driver then sends each a
+    /// [`Tag::Go`]. sysbench 0.4's run_test holds `thread_start_mutex`
+    /// while it creates the threads, and each thread connects, then takes
+    /// and drops that mutex before its first request; a thread still
+    /// connecting at the release starts when it is connected.
+    AfterForks,
+}
+
+/// A benchmark driver that forks its workers one after another (the hogs
+/// launcher; the tbench and sysbench parents): per worker, `LAUNCH_NS`
+/// (50 µs) of work, then the fork of `worker(i)` for `i` = 0, 1, ...; then
+/// it opens its [`StartGate`] and exits.
 pub struct Launcher<F> {
     workers: u32,
     forked: u32,
     worker: F,
+    gate: StartGate,
+    children: Vec<TaskRef>,
 }
 
 impl<F: FnMut(u32) -> ForkSpec> Launcher<F> {
-    /// A driver forking `workers` (at least one) workers built by `worker`.
+    /// A driver forking `workers` (at least one) workers built by `worker`,
+    /// which start at once.
     pub fn new(workers: u32, worker: F) -> Launcher<F> {
-        Launcher { workers: workers.max(1), forked: 0, worker }
+        Launcher { workers: workers.max(1), forked: 0, worker, gate: StartGate::Open, children: Vec::new() }
+    }
+
+    /// The same, with the workers held at `gate`.
+    pub fn gated(workers: u32, gate: StartGate, worker: F) -> Launcher<F> {
+        Launcher { gate, ..Launcher::new(workers, worker) }
     }
 }
 
 impl<F> fmt::Debug for Launcher<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Launcher").field("workers", &self.workers).field("forked", &self.forked).finish_non_exhaustive()
+        f.debug_struct("Launcher")
+            .field("workers", &self.workers)
+            .field("forked", &self.forked)
+            .field("gate", &self.gate)
+            .finish_non_exhaustive()
     }
 }
 
 impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
-    fn plan(&mut self, _cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
-        if self.forked == self.workers {
-            q.push_back(Action::Exit);
+    fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        self.children.extend(cx.forked);
+        if self.forked < self.workers {
+            let spec = (self.worker)(self.forked);
+            self.forked += 1;
+            q.push_back(Action::Run(ns(LAUNCH_NS)));
+            q.push_back(Action::Fork(Box::new(spec)));
             return;
         }
-        let spec = (self.worker)(self.forked);
-        self.forked += 1;
-        q.push_back(Action::Run(ns(LAUNCH_NS)));
-        q.push_back(Action::Fork(Box::new(spec)));
+        if self.gate == StartGate::AfterForks {
+            for &w in &self.children {
+                q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
+            }
+        }
+        q.push_back(Action::Exit);
     }
 }
 
@@ -513,7 +546,9 @@ mod tests {
     #[test]
     fn launchers_and_listeners_show_their_state() {
         let launcher = Launcher::new(3, |_: u32| -> ForkSpec { unreachable!() });
-        assert_eq!(format!("{launcher:?}"), "Launcher { workers: 3, forked: 0, .. }");
+        assert_eq!(format!("{launcher:?}"), "Launcher { workers: 3, forked: 0, gate: Open, .. }");
+        let gated = Launcher::gated(2, StartGate::AfterForks, |_: u32| -> ForkSpec { unreachable!() });
+        assert_eq!(format!("{gated:?}"), "Launcher { workers: 2, forked: 0, gate: AfterForks, .. }");
         let listener = Listener::new(150_000.0, |_: TaskRef| -> ForkSpec { unreachable!() });
         assert_eq!(format!("{listener:?}"), "Listener { fork_ns: 150000.0, .. }");
     }

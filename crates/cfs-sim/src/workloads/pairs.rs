@@ -8,7 +8,7 @@
 //! sender's CPU (loopback TCP runs the receive softirq there, unix sockets
 //! wake directly).
 
-use super::{Launcher, Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
+use super::{Launcher, Listener, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
 use crate::program::{Action, ForkSpec, Planner, Queued, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
@@ -103,9 +103,18 @@ fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -
         Kind::Tbench => ("tbench", "tbench-client", 48),
         Kind::Sysbench => ("sysbench", "sysbench-thread", 32),
     };
-    let launcher = Launcher::new(clients, move |i| ForkSpec {
+    // sysbench's threads wait at its start mutex until all exist. dbench's
+    // create_procs (tbench) also holds its children at a barrier, until all
+    // are connected; that start is not modelled yet (CALIBRATION.md,
+    // Thread 2, says what it would change), so tbench's clients start as
+    // soon as they are connected.
+    let gate = match kind {
+        Kind::Tbench => StartGate::Open,
+        Kind::Sysbench => StartGate::AfterForks,
+    };
+    let launcher = Launcher::gated(clients, gate, move |i| ForkSpec {
         name: worker_name.into(),
-        program: Queued::boxed(PairClient { kind, server: None, op: (i as usize * 3) % TB_OPS.len() }),
+        program: Queued::boxed(PairClient::new(kind, (i as usize * 3) % TB_OPS.len(), gate)),
         params: None,
         ws_kb: worker_ws,
     });
@@ -151,15 +160,26 @@ impl Planner for Server {
 /// index, so the server knows what it is answering.
 const OP_TAG: u32 = 0x100;
 
-/// A benchmark client: connect, then issue requests back to back.
+/// A benchmark client: connect, wait at the driver's start barrier if it
+/// has one, then issue requests back to back.
 struct PairClient {
     kind: Kind,
     server: Option<TaskRef>,
     /// Next tbench op, or next sysbench statement.
     op: usize,
+    /// The connect has been sent.
+    connecting: bool,
+    /// The barrier is lifted ([`Tag::Go`] received, or there is none).
+    released: bool,
+    /// The first request has gone out.
+    running: bool,
 }
 
 impl PairClient {
+    fn new(kind: Kind, op: usize, gate: StartGate) -> PairClient {
+        PairClient { kind, server: None, op, connecting: false, released: gate == StartGate::Open, running: false }
+    }
+
     fn request(&self, server: TaskRef, q: &mut VecDeque<Action>) {
         match self.kind {
             Kind::Tbench => {
@@ -200,28 +220,35 @@ impl PairClient {
 
 impl Planner for PairClient {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        if !self.connecting {
+            self.connecting = true;
+            q.push_back(Action::Run(ns(20_000.0)));
+            q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
+            q.push_back(Action::Wait { all: false });
+            return;
+        }
+        for m in cx.received {
+            if m.tag == Tag::Go as u32 {
+                self.released = true;
+            } else if m.tag == Tag::Ready as u32 && self.server.is_none() {
+                self.server = Some(m.from);
+                if self.kind == Kind::Sysbench {
+                    self.op = 0;
+                }
+            }
+        }
         match self.server {
-            None => {
-                if let Some(m) = cx.received.iter().find(|m| m.tag == Tag::Ready as u32) {
-                    self.server = Some(m.from);
-                    if self.kind == Kind::Sysbench {
-                        self.op = 0;
-                    }
-                    self.request(m.from, q);
-                } else {
-                    q.push_back(Action::Run(ns(20_000.0)));
-                    q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
-                    q.push_back(Action::Wait { all: false });
-                }
+            Some(s) if self.released && !self.running => {
+                self.running = true;
+                self.request(s, q);
             }
-            Some(s) => {
-                if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) {
-                    self.answered(q);
-                    self.request(s, q);
-                } else {
-                    q.push_back(Action::Wait { all: true });
-                }
+            Some(s) if self.running && cx.received.iter().any(|m| m.tag == Tag::Reply as u32) => {
+                self.answered(q);
+                self.request(s, q);
             }
+            // At the barrier a worker takes one message at a time (a
+            // semaphore or mutex wait); once running, every reply pending.
+            _ => q.push_back(Action::Wait { all: self.running }),
         }
     }
 }
@@ -234,8 +261,13 @@ mod tests {
 
     /// Steps `p` once with `received` delivered.
     fn step(p: &mut dyn Program, received: &[Msg]) -> Action {
+        step_as(p, received, None, None)
+    }
+
+    /// The same, for a task whose parent is `parent`, right after it forked `forked`.
+    fn step_as(p: &mut dyn Program, received: &[Msg], parent: Option<TaskRef>, forked: Option<TaskRef>) -> Action {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
-        let mut cx = StepCx { now: 0, me: 9, rng: &mut rng, received, blocked: true, forked: None, parent: None };
+        let mut cx = StepCx { now: 0, me: 9, rng: &mut rng, received, blocked: true, forked, parent };
         p.step(&mut cx)
     }
 
@@ -247,7 +279,8 @@ mod tests {
     /// and its server (task 5) cost: (client ns, server ns, progress units,
     /// request bytes, each reply's bytes).
     fn exchange(kind: Kind, first_op: usize, n: usize) -> (u64, u64, u64, u64, Vec<u32>) {
-        let mut client = Queued::new(PairClient { kind, server: None, op: first_op });
+        let connected = PairClient { connecting: true, ..PairClient::new(kind, first_op, StartGate::Open) };
+        let mut client = Queued::new(connected);
         let mut server = Queued::new(Server { kind, client: 9, started: true });
         let (mut c_ns, mut s_ns, mut units, mut req, mut rep) = (0, 0, 0, 0, Vec::new());
         let mut inbox = vec![msg(5, 64, Tag::Ready as u32)];
@@ -338,5 +371,57 @@ mod tests {
             first_ops.push(tag & !OP_TAG);
         }
         assert_eq!(first_ops, [0, 3, 6, 9, 2]);
+    }
+
+    /// Plays a driver (task 1) that forks `n` workers as tasks 10, 11, ...
+    /// Returns the workers it sends `Go` to after the last fork.
+    fn release(kind: Kind, n: u32) -> Vec<TaskRef> {
+        let start = StartCpus { server: 0, client: 1 };
+        let mut tasks = pair_tasks(kind, n, &WorkloadOpts::default(), start);
+        let driver = tasks[1].program.as_mut();
+        let mut forked = None;
+        for child in 10..10 + n as TaskRef {
+            assert!(matches!(step_as(driver, &[], None, forked), Action::Run(_)));
+            assert!(matches!(step_as(driver, &[], None, None), Action::Fork(_)));
+            forked = Some(child);
+        }
+        let mut go = Vec::new();
+        loop {
+            match step_as(driver, &[], None, forked.take()) {
+                Action::Send { to, tag, sync: false, .. } if tag == Tag::Go as u32 => go.push(to),
+                Action::Exit => return go,
+                a => panic!("driver: {a:?}"),
+            }
+        }
+    }
+
+    /// sysbench lifts its barrier as soon as its threads exist (sysbench
+    /// 0.4 run_test: create every thread, then unlock thread_start_mutex),
+    /// one `Go` per thread; tbench's driver has none to lift.
+    #[test]
+    fn the_sysbench_driver_releases_its_threads_once_all_exist() {
+        assert_eq!(release(Kind::Sysbench, 3), [10, 11, 12]);
+        assert!(release(Kind::Tbench, 3).is_empty());
+    }
+
+    /// A sysbench thread connects, and sends its first request only when
+    /// both its server is ready and the barrier is lifted, in either order.
+    #[test]
+    fn a_sysbench_thread_waits_for_its_server_and_the_barrier_in_either_order() {
+        let ready = msg(5, 64, Tag::Ready as u32);
+        let go = msg(1, 0, Tag::Go as u32);
+        for order in [[ready, go], [go, ready]] {
+            let mut w = Queued::new(PairClient::new(Kind::Sysbench, 0, StartGate::AfterForks));
+            assert!(matches!(step(&mut w, &[]), Action::Run(20_000)));
+            assert!(matches!(step(&mut w, &[]), Action::Send { to: 0, .. }));
+            assert!(matches!(step(&mut w, &[]), Action::Wait { all: false }));
+            // The first message leaves it waiting, one message at a time.
+            assert!(matches!(step(&mut w, &[order[0]]), Action::Wait { all: false }));
+            // The second starts BEGIN: 5 µs of sysbench, then the request.
+            assert!(matches!(step(&mut w, &[order[1]]), Action::Run(5_000)));
+            let Action::Send { to: 5, tag, sync: true, .. } = step(&mut w, &[]) else { panic!("no request") };
+            assert_eq!(tag, OP_TAG);
+            assert!(matches!(step(&mut w, &[]), Action::Wait { all: true }));
+        }
     }
 }
