@@ -20,7 +20,7 @@ const NO_PREFER_LOCAL: &str = "sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL";
 
 fn tbench(host: &str, config: &str, pairs: u32) -> RunOutcome {
     let mut case = Case::new(host, config, "tbench", pairs);
-    case.duration_ms = Some(50);
+    case.duration_ms = Some(200);
     case.run(Instruments::default()).unwrap()
 }
 
@@ -51,14 +51,20 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
         // short where a domain still has spare capacity (nr_running < its
         // CPUs) costs less, but with 2 x CPUs pairs it rarely is, and the
         // MC level is always read. The point of slack above it covers
-        // second-order effects not derived here (Stoakley's loss comes out
-        // 0.15 points above the price, Tigerton's just below it).
+        // second-order effects not derived here (200 ms runs: Stoakley
+        // loses 10.0% against a price of 10.2%, Tigerton 15.9% against
+        // 16.7%). The price depends on how many wakeups an op takes, which
+        // depends on whether the partners preempt each other, and that on
+        // how the pairs started, so it is taken from the run itself.
         let costs = CostModel::preset(host).unwrap();
         let per_wakeup = walk as f64 * costs.cpu(costs.scan_ns_per_cpu);
         let busy: u64 = rc1.cpu_busy_ns.iter().sum();
         let ceiling = rc1.counters.wakeups as f64 * per_wakeup / busy as f64;
+        // dbench releases every client at once (create_procs' barrier), and
+        // the balancer takes ~10 ms to spread the herd over the CPUs, so a
+        // 200 ms run is 94-95% busy in all, and fully busy after that.
         assert!(
-            busy as f64 > 0.97 * (cpus as u64 * rc1.end_ns) as f64,
+            busy as f64 > 0.93 * (cpus as u64 * rc1.end_ns) as f64,
             "{host}: tbench should keep every CPU busy ({busy} ns of {} x {} ns)",
             cpus,
             rc1.end_ns
@@ -69,10 +75,14 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
             100.0 * loss,
             100.0 * ceiling
         );
-        // Clearing the flag at MC and CPU is 2.6.32 final for tbench (the
-        // rest of rc1 -> final does not touch this path).
+        // Clearing the flag at MC and CPU is 2.6.32 final for tbench once
+        // the pairs have settled (the rest of rc1 -> final does not touch
+        // the ping-pong's path; 500 ms runs agree within 0.1%). The first
+        // ~10 ms, while the released herd is spread, are not the same
+        // under both, so a 200 ms run may differ by up to 2% (Tigerton:
+        // x0.983).
         let rest = throughput(&fin) / throughput(&cleared);
-        assert!((0.99..=1.01).contains(&rest), "{host}: 2.6.32 final at x{rest:.3} of rc1 without PREFER_LOCAL");
+        assert!((0.975..=1.025).contains(&rest), "{host}: 2.6.32 final at x{rest:.3} of rc1 without PREFER_LOCAL");
         losses.push(loss);
     }
     // The wider the CPU domain, the longer the walk: Tigerton loses more.

@@ -55,6 +55,9 @@ pub enum Tag {
     Data,
     /// An acknowledgement.
     Ack,
+    /// A worker is connected and waits at its driver's start barrier (to
+    /// the driver).
+    Started,
     /// The driver lifts its start barrier (to each worker).
     Go,
 }
@@ -244,6 +247,13 @@ pub enum StartGate {
     /// and drops that mutex before its first request; a thread still
     /// connecting at the release starts when it is connected.
     AfterForks,
+    /// Once every worker has reported [`Tag::Started`] (it is connected):
+    /// dbench's create_procs, which tbench runs, holds each child at a
+    /// barrier semaphore after nb_setup (its connect) until all are there,
+    /// then releases them at once (one semop that wakes every waiter).
+    /// dbench polls the count every 100 ms (every second before dbench 4);
+    /// here the last worker's report ends the wait.
+    AfterStarted,
 }
 
 /// A benchmark driver that forks its workers one after another (the hogs
@@ -256,13 +266,14 @@ pub struct Launcher<F> {
     worker: F,
     gate: StartGate,
     children: Vec<TaskRef>,
+    started: u32,
 }
 
 impl<F: FnMut(u32) -> ForkSpec> Launcher<F> {
     /// A driver forking `workers` (at least one) workers built by `worker`,
     /// which start at once.
     pub fn new(workers: u32, worker: F) -> Launcher<F> {
-        Launcher { workers: workers.max(1), forked: 0, worker, gate: StartGate::Open, children: Vec::new() }
+        Launcher { workers: workers.max(1), forked: 0, worker, gate: StartGate::Open, children: Vec::new(), started: 0 }
     }
 
     /// The same, with the workers held at `gate`.
@@ -284,6 +295,7 @@ impl<F> fmt::Debug for Launcher<F> {
 impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         self.children.extend(cx.forked);
+        self.started += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count() as u32;
         if self.forked < self.workers {
             let spec = (self.worker)(self.forked);
             self.forked += 1;
@@ -291,7 +303,11 @@ impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
             q.push_back(Action::Fork(Box::new(spec)));
             return;
         }
-        if self.gate == StartGate::AfterForks {
+        if self.gate == StartGate::AfterStarted && self.started < self.workers {
+            q.push_back(Action::Wait { all: true });
+            return;
+        }
+        if self.gate != StartGate::Open {
             for &w in &self.children {
                 q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
             }

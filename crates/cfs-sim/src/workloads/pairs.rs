@@ -103,13 +103,10 @@ fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -
         Kind::Tbench => ("tbench", "tbench-client", 48),
         Kind::Sysbench => ("sysbench", "sysbench-thread", 32),
     };
-    // sysbench's threads wait at its start mutex until all exist. dbench's
-    // create_procs (tbench) also holds its children at a barrier, until all
-    // are connected; that start is not modelled yet (CALIBRATION.md,
-    // Thread 2, says what it would change), so tbench's clients start as
-    // soon as they are connected.
+    // sysbench's threads wait at its start mutex until all exist; tbench's
+    // children wait at dbench's barrier until all are connected.
     let gate = match kind {
-        Kind::Tbench => StartGate::Open,
+        Kind::Tbench => StartGate::AfterStarted,
         Kind::Sysbench => StartGate::AfterForks,
     };
     let launcher = Launcher::gated(clients, gate, move |i| ForkSpec {
@@ -171,13 +168,23 @@ struct PairClient {
     connecting: bool,
     /// The barrier is lifted ([`Tag::Go`] received, or there is none).
     released: bool,
+    /// Report [`Tag::Started`] to the driver once connected.
+    report: bool,
     /// The first request has gone out.
     running: bool,
 }
 
 impl PairClient {
     fn new(kind: Kind, op: usize, gate: StartGate) -> PairClient {
-        PairClient { kind, server: None, op, connecting: false, released: gate == StartGate::Open, running: false }
+        PairClient {
+            kind,
+            server: None,
+            op,
+            connecting: false,
+            released: gate == StartGate::Open,
+            report: gate == StartGate::AfterStarted,
+            running: false,
+        }
     }
 
     fn request(&self, server: TaskRef, q: &mut VecDeque<Action>) {
@@ -230,10 +237,13 @@ impl Planner for PairClient {
         for m in cx.received {
             if m.tag == Tag::Go as u32 {
                 self.released = true;
-            } else if m.tag == Tag::Ready as u32 && self.server.is_none() {
+            } else if m.tag == Tag::Ready as u32 {
                 self.server = Some(m.from);
                 if self.kind == Kind::Sysbench {
                     self.op = 0;
+                }
+                if let (true, Some(driver)) = (self.report, cx.parent) {
+                    q.push_back(Action::Send { to: driver, sync: false, bytes: 0, tag: Tag::Started as u32 });
                 }
             }
         }
@@ -242,7 +252,8 @@ impl Planner for PairClient {
                 self.running = true;
                 self.request(s, q);
             }
-            Some(s) if self.running && cx.received.iter().any(|m| m.tag == Tag::Reply as u32) => {
+            // (A reply can only follow the first request.)
+            Some(s) if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) => {
                 self.answered(q);
                 self.request(s, q);
             }
@@ -365,7 +376,8 @@ mod tests {
             let Action::Fork(spec) = step(launcher.as_mut(), &[]) else { panic!("no fork") };
             let mut worker = spec.program;
             while !matches!(step(worker.as_mut(), &[]), Action::Wait { .. }) {}
-            assert!(matches!(step(worker.as_mut(), &[msg(5, 64, Tag::Ready as u32)]), Action::Run(_)));
+            assert!(matches!(step(worker.as_mut(), &[msg(5, 64, Tag::Ready as u32)]), Action::Wait { all: false }));
+            assert!(matches!(step(worker.as_mut(), &[msg(1, 0, Tag::Go as u32)]), Action::Run(_)));
             let Action::Send { tag, .. } = step(worker.as_mut(), &[]) else { panic!("no request") };
             assert_eq!(tag & OP_TAG, OP_TAG);
             first_ops.push(tag & !OP_TAG);
@@ -373,9 +385,11 @@ mod tests {
         assert_eq!(first_ops, [0, 3, 6, 9, 2]);
     }
 
-    /// Plays a driver (task 1) that forks `n` workers as tasks 10, 11, ...
-    /// Returns the workers it sends `Go` to after the last fork.
-    fn release(kind: Kind, n: u32) -> Vec<TaskRef> {
+    /// Plays a driver (task 1) that forks `n` workers as tasks 10, 11, ...;
+    /// each time it waits after the last fork, the next batch of workers
+    /// reports `Started`. Returns the workers it sends `Go` to, and how
+    /// often it waited first.
+    fn release(kind: Kind, n: u32, batches: &[usize]) -> (Vec<TaskRef>, usize) {
         let start = StartCpus { server: 0, client: 1 };
         let mut tasks = pair_tasks(kind, n, &WorkloadOpts::default(), start);
         let driver = tasks[1].program.as_mut();
@@ -385,43 +399,71 @@ mod tests {
             assert!(matches!(step_as(driver, &[], None, None), Action::Fork(_)));
             forked = Some(child);
         }
+        let (mut waits, mut reported) = (0, 0);
+        let mut inbox: Vec<Msg> = Vec::new();
         let mut go = Vec::new();
         loop {
-            match step_as(driver, &[], None, forked.take()) {
+            match step_as(driver, &std::mem::take(&mut inbox), None, forked.take()) {
+                Action::Wait { all: true } => {
+                    let batch = batches[waits];
+                    inbox =
+                        (reported..reported + batch).map(|i| msg(10 + i as TaskRef, 0, Tag::Started as u32)).collect();
+                    reported += batch;
+                    waits += 1;
+                }
                 Action::Send { to, tag, sync: false, .. } if tag == Tag::Go as u32 => go.push(to),
-                Action::Exit => return go,
+                Action::Exit => return (go, waits),
                 a => panic!("driver: {a:?}"),
             }
         }
     }
 
     /// sysbench lifts its barrier as soon as its threads exist (sysbench
-    /// 0.4 run_test: create every thread, then unlock thread_start_mutex),
-    /// one `Go` per thread; tbench's driver has none to lift.
+    /// 0.4 run_test: create every thread, then unlock thread_start_mutex);
+    /// tbench (dbench's create_procs) first waits until every child is
+    /// connected: with 3 of 4 reported it waits again, with all 4 it goes.
     #[test]
-    fn the_sysbench_driver_releases_its_threads_once_all_exist() {
-        assert_eq!(release(Kind::Sysbench, 3), [10, 11, 12]);
-        assert!(release(Kind::Tbench, 3).is_empty());
+    fn the_drivers_release_their_workers_at_their_barrier() {
+        assert_eq!(release(Kind::Sysbench, 3, &[]), (vec![10, 11, 12], 0));
+        assert_eq!(release(Kind::Tbench, 4, &[4]), (vec![10, 11, 12, 13], 1));
+        assert_eq!(release(Kind::Tbench, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3));
     }
 
-    /// A sysbench thread connects, and sends its first request only when
-    /// both its server is ready and the barrier is lifted, in either order.
+    /// A worker connects, reports to its driver once connected (tbench
+    /// only), and sends its first request only when both its server is
+    /// ready and the barrier is lifted, in either order.
     #[test]
-    fn a_sysbench_thread_waits_for_its_server_and_the_barrier_in_either_order() {
+    fn a_worker_waits_for_its_server_and_the_barrier_in_either_order() {
         let ready = msg(5, 64, Tag::Ready as u32);
         let go = msg(1, 0, Tag::Go as u32);
-        for order in [[ready, go], [go, ready]] {
-            let mut w = Queued::new(PairClient::new(Kind::Sysbench, 0, StartGate::AfterForks));
-            assert!(matches!(step(&mut w, &[]), Action::Run(20_000)));
-            assert!(matches!(step(&mut w, &[]), Action::Send { to: 0, .. }));
-            assert!(matches!(step(&mut w, &[]), Action::Wait { all: false }));
-            // The first message leaves it waiting, one message at a time.
-            assert!(matches!(step(&mut w, &[order[0]]), Action::Wait { all: false }));
-            // The second starts BEGIN: 5 µs of sysbench, then the request.
-            assert!(matches!(step(&mut w, &[order[1]]), Action::Run(5_000)));
-            let Action::Send { to: 5, tag, sync: true, .. } = step(&mut w, &[]) else { panic!("no request") };
-            assert_eq!(tag, OP_TAG);
-            assert!(matches!(step(&mut w, &[]), Action::Wait { all: true }));
+        for (kind, gate) in [(Kind::Tbench, StartGate::AfterStarted), (Kind::Sysbench, StartGate::AfterForks)] {
+            for order in [[ready, go], [go, ready]] {
+                let mut w = Queued::new(PairClient::new(kind, 0, gate));
+                let mut sent = Vec::new();
+                let mut inbox = Vec::new();
+                let mut order = order.into_iter();
+                // Connect (20 µs, then the connect), then take one message
+                // per wait until the first request's work starts.
+                let first_work = loop {
+                    match step_as(&mut w, &std::mem::take(&mut inbox), Some(1), None) {
+                        Action::Run(ns) if sent.iter().any(|&(to, _)| to == 0) => break ns,
+                        Action::Run(ns) => assert_eq!(ns, 20_000),
+                        Action::Send { to, tag, .. } => sent.push((to, tag)),
+                        Action::Wait { all: false } => inbox = vec![order.next().expect("waits for more")],
+                        a => panic!("{kind:?}: {a:?}"),
+                    }
+                };
+                assert!(order.next().is_none(), "{kind:?}: started before both messages");
+                let Action::Send { to: 5, tag, sync: true, .. } = step_as(&mut w, &[], Some(1), None) else {
+                    panic!("no request")
+                };
+                assert_eq!(tag, OP_TAG);
+                // tbench's first op costs 5 µs + 0.4 ns x (114 + 87) bytes; sysbench's BEGIN 5 µs.
+                assert_eq!(first_work, if kind == Kind::Tbench { 5_080 } else { 5_000 });
+                let connect = (0, Tag::Connect as u32);
+                let want = if kind == Kind::Tbench { vec![connect, (1, Tag::Started as u32)] } else { vec![connect] };
+                assert_eq!(sent, want, "{kind:?}");
+            }
         }
     }
 }
