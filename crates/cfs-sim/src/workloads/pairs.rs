@@ -157,34 +157,32 @@ impl Planner for Server {
 /// index, so the server knows what it is answering.
 const OP_TAG: u32 = 0x100;
 
+/// Where a [`PairClient`] is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Not yet started: the connect is still to be sent.
+    New,
+    /// Connect sent; waiting for its server (`server`) and, when the
+    /// driver has a start barrier, for the release (`released`).
+    Starting { server: Option<TaskRef>, released: bool },
+    /// Issuing requests to `server` back to back.
+    Running { server: TaskRef },
+}
+
 /// A benchmark client: connect, wait at the driver's start barrier if it
 /// has one, then issue requests back to back.
 struct PairClient {
     kind: Kind,
-    server: Option<TaskRef>,
+    stage: Stage,
+    /// The driver holds its workers at a barrier ([`StartGate`]).
+    gate: StartGate,
     /// Next tbench op, or next sysbench statement.
     op: usize,
-    /// The connect has been sent.
-    connecting: bool,
-    /// The barrier is lifted ([`Tag::Go`] received, or there is none).
-    released: bool,
-    /// Report [`Tag::Started`] to the driver once connected.
-    report: bool,
-    /// The first request has gone out.
-    running: bool,
 }
 
 impl PairClient {
     fn new(kind: Kind, op: usize, gate: StartGate) -> PairClient {
-        PairClient {
-            kind,
-            server: None,
-            op,
-            connecting: false,
-            released: gate == StartGate::Open,
-            report: gate == StartGate::AfterStarted,
-            running: false,
-        }
+        PairClient { kind, stage: Stage::New, gate, op }
     }
 
     fn request(&self, server: TaskRef, q: &mut VecDeque<Action>) {
@@ -227,39 +225,50 @@ impl PairClient {
 
 impl Planner for PairClient {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
-        if !self.connecting {
-            self.connecting = true;
-            q.push_back(Action::Run(ns(20_000.0)));
-            q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
-            q.push_back(Action::Wait { all: false });
-            return;
-        }
+        let (server, released) = match self.stage {
+            Stage::New => {
+                self.stage = Stage::Starting { server: None, released: self.gate == StartGate::Open };
+                q.push_back(Action::Run(ns(20_000.0)));
+                q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
+                q.push_back(Action::Wait { all: false });
+                return;
+            }
+            Stage::Running { server } => {
+                if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) {
+                    self.answered(q);
+                    self.request(server, q);
+                } else {
+                    q.push_back(Action::Wait { all: true });
+                }
+                return;
+            }
+            Stage::Starting { server, released } => (server, released),
+        };
+        // Starting: one message per wait (a semaphore or mutex wait), the
+        // server's Ready or the driver's Go, in either order.
+        let (mut server, mut released) = (server, released);
         for m in cx.received {
             if m.tag == Tag::Go as u32 {
-                self.released = true;
+                released = true;
             } else if m.tag == Tag::Ready as u32 {
-                self.server = Some(m.from);
+                server = Some(m.from);
                 if self.kind == Kind::Sysbench {
                     self.op = 0;
                 }
-                if let (true, Some(driver)) = (self.report, cx.parent) {
+                if let (StartGate::AfterStarted, Some(driver)) = (self.gate, cx.parent) {
                     q.push_back(Action::Send { to: driver, sync: false, bytes: 0, tag: Tag::Started as u32 });
                 }
             }
         }
-        match self.server {
-            Some(s) if self.released && !self.running => {
-                self.running = true;
-                self.request(s, q);
+        match server {
+            Some(server) if released => {
+                self.stage = Stage::Running { server };
+                self.request(server, q);
             }
-            // (A reply can only follow the first request.)
-            Some(s) if cx.received.iter().any(|m| m.tag == Tag::Reply as u32) => {
-                self.answered(q);
-                self.request(s, q);
+            _ => {
+                self.stage = Stage::Starting { server, released };
+                q.push_back(Action::Wait { all: false });
             }
-            // At the barrier a worker takes one message at a time (a
-            // semaphore or mutex wait); once running, every reply pending.
-            _ => q.push_back(Action::Wait { all: self.running }),
         }
     }
 }
@@ -290,7 +299,8 @@ mod tests {
     /// and its server (task 5) cost: (client ns, server ns, progress units,
     /// request bytes, each reply's bytes).
     fn exchange(kind: Kind, first_op: usize, n: usize) -> (u64, u64, u64, u64, Vec<u32>) {
-        let connected = PairClient { connecting: true, ..PairClient::new(kind, first_op, StartGate::Open) };
+        let started = Stage::Starting { server: None, released: true };
+        let connected = PairClient { stage: started, ..PairClient::new(kind, first_op, StartGate::Open) };
         let mut client = Queued::new(connected);
         let mut server = Queued::new(Server { kind, client: 9, started: true });
         let (mut c_ns, mut s_ns, mut units, mut req, mut rep) = (0, 0, 0, 0, Vec::new());
