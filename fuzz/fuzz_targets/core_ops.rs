@@ -43,8 +43,8 @@ fn tunable(i: u8) -> &'static str {
     Tunables::NAMES.get(i as usize % (Tunables::NAMES.len() + 1)).copied().unwrap_or("sched_bogus")
 }
 
-// `Input::patches` has one bit per patch: a ninth patch needs a wider field.
-const _: () = assert!(Patch::ALL.len() <= 8);
+// `Input::patches` has one bit per patch: a seventeenth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 16);
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -52,7 +52,7 @@ struct Input {
     version: u8,
     features: u32,
     /// One bit per patch, in `Patch::ALL` order.
-    patches: u8,
+    patches: u16,
     nohz: bool,
     start: u64,
     ops: Vec<Op>,

@@ -172,8 +172,8 @@ struct GenTask {
     ops: Vec<GOp>,
 }
 
-// `Input::patches` has one bit per patch: a ninth patch needs a wider field.
-const _: () = assert!(Patch::ALL.len() <= 8);
+// `Input::patches` has one bit per patch: a seventeenth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 16);
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -181,7 +181,7 @@ struct Input {
     /// None: the profile's default `sched_features`.
     features: Option<u32>,
     /// One bit per patch, in `Patch::ALL` order.
-    patches: u8,
+    patches: u16,
     tunables: Vec<Tunable>,
     hz: u8,
     hres_timers: bool,

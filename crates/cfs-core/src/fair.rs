@@ -115,7 +115,7 @@ impl<O: Observer> Scheduler<O> {
         rq.cfs.insert(
             id,
             &mut se,
-            !self.rules.is_2_6_32(),
+            !self.rules.min_vruntime_tracks_curr(),
             |t| tasks[t.0 as usize].se.vruntime,
             |t, k| rekeyed.push((t, k)),
         );
@@ -130,7 +130,7 @@ impl<O: Observer> Scheduler<O> {
         let rq = &mut self.rqs[cpu];
         let tasks = &mut self.tasks;
         let mut se = core::mem::take(&mut tasks[id.0 as usize].se);
-        rq.cfs.remove(id, &mut se, !self.rules.is_2_6_32(), |t| tasks[t.0 as usize].se.vruntime);
+        rq.cfs.remove(id, &mut se, !self.rules.min_vruntime_tracks_curr(), |t| tasks[t.0 as usize].se.vruntime);
         tasks[id.0 as usize].se = se;
     }
 
@@ -138,7 +138,8 @@ impl<O: Observer> Scheduler<O> {
     /// `exec_start`: sum_exec_runtime += delta; vruntime += delta (nice 0)
     /// or `calc_delta_fair(delta, w)`. 2.6.26-rc4 charges `delta * W / w`
     /// (the reverted 8f1bc385cfb). min_vruntime is *not* updated here in
-    /// 2.6.25/26.
+    /// 2.6.25/26, except with the `min-vruntime-fix` patch (1af5f730fc1),
+    /// which calls update_min_vruntime after the charge.
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
         if self.rules.is_2_6_32() {
             return self.update_curr_32(cpu);
@@ -159,12 +160,16 @@ impl<O: Observer> Scheduler<O> {
         };
         se.vruntime = se.vruntime.wrapping_add(weighted);
         se.exec_start = now;
+        if rules.min_vruntime_tracks_curr() {
+            self.update_min_vruntime(cpu);
+        }
     }
 
     /// `place_entity(cfs_rq, se, initial)`: start from min(min_vruntime,
-    /// leftmost); a new task (START_DEBIT) goes one vslice later; a waking
-    /// sleeper gets up to one latency of credit (NEW_FAIR_SLEEPERS) but is
-    /// never moved backwards.
+    /// leftmost) (from min_vruntime alone with the `min-vruntime-fix`
+    /// patch, 1af5f730fc1); a new task (START_DEBIT) goes one vslice later;
+    /// a waking sleeper gets up to one latency of credit (NEW_FAIR_SLEEPERS)
+    /// but is never moved backwards.
     pub(crate) fn place_entity(&mut self, cpu: CpuId, id: TaskId, initial: bool) {
         if self.rules.is_2_6_32() {
             return self.place_entity_32(cpu, id, initial);
@@ -174,8 +179,10 @@ impl<O: Observer> Scheduler<O> {
         let feats = self.cfg.features;
         let cfs: &CfsRq = &self.rqs[cpu].cfs;
         let mut vruntime = match cfs.leftmost {
-            Some(l) => min_vruntime(cfs.min_vruntime, self.tasks[l.0 as usize].se.vruntime),
-            None => cfs.min_vruntime,
+            Some(l) if !rules.min_vruntime_tracks_curr() => {
+                min_vruntime(cfs.min_vruntime, self.tasks[l.0 as usize].se.vruntime)
+            }
+            _ => cfs.min_vruntime,
         };
         let (nr, w_q) = (cfs.nr_running, cfs.load.weight);
         let se = &self.tasks[id.0 as usize].se;
@@ -287,7 +294,7 @@ impl<O: Observer> Scheduler<O> {
             self.dequeue_tree(cpu, id);
         }
         self.account_dequeue(cpu, id);
-        if self.rules.is_2_6_32() {
+        if self.rules.min_vruntime_tracks_curr() {
             self.update_min_vruntime(cpu);
         }
         self.hrtick_start_fair(cpu, true);

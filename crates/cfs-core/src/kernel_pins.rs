@@ -118,6 +118,52 @@ fn wakeup_placement_gives_one_latency_of_credit_never_backwards() {
 }
 
 #[test]
+fn min_vruntime_fix_tracks_the_current_task() {
+    // 1af5f730fc1 + e17036dac18 (the `min-vruntime-fix` patch) against
+    // 2.6.26's rule. Curr runs at M; a task queued at M + 50 ms becomes
+    // the leftmost.
+    use crate::patches::Patch;
+    let m = 1_000 * MS;
+    for fix in [false, true] {
+        let mut c = Config::new(V26, 1);
+        if fix {
+            c = c.with_patch(Patch::MinVruntimeFix).unwrap();
+        }
+        c.hres_timers = false;
+        let mut s = Scheduler::new(c, SchedDomains { version: V26, per_cpu: vec![vec![]] }).unwrap();
+        let curr = running(&mut s, 0, m);
+        s.rqs[0].cfs.min_vruntime = m;
+        let far = queued(&mut s, 0, Policy::Normal, m + 50 * MS);
+        // 2.6.26: __enqueue_entity raises min_vruntime to the new leftmost,
+        // M + 50 ms, skipping curr at M. Fixed: the tree insert leaves it at M.
+        let after_insert = if fix { m } else { m + 50 * MS };
+        assert_eq!(s.rqs[0].cfs.min_vruntime, after_insert, "fix {fix}");
+        // Curr runs 1 ms (nice 0: vruntime M + 1 ms). 2.6.26's update_curr
+        // does not touch min_vruntime; the fix's update_min_vruntime takes
+        // max(M, min(curr M + 1 ms, leftmost M + 50 ms)) = M + 1 ms.
+        s.set_clock(0, T0 + MS);
+        s.update_curr(0);
+        assert_eq!(v(&s, curr), m + MS);
+        let after_run = if fix { m + MS } else { m + 50 * MS };
+        assert_eq!(s.rqs[0].cfs.min_vruntime, after_run, "fix {fix}");
+        // A long sleeper wakes: base - latency (20 ms at f = 1). 2.6.26's base
+        // is min(min_vruntime, leftmost) = M + 50 ms -> M + 30 ms, ahead of
+        // the current task it will wait behind; fixed, base = M + 1 ms -> M - 19 ms.
+        let z = sleeping(&mut s, 0, 0);
+        s.activate_task(0, z, true);
+        let placed = if fix { m + MS - 20 * MS } else { m + 30 * MS };
+        assert_eq!(v(&s, z), placed, "fix {fix}");
+        // Dequeuing the leftmost: 2.6.26 raises min_vruntime to the next
+        // entity; fixed, dequeue_entity's update_min_vruntime takes
+        // min(curr, new leftmost) = curr's M + 1 ms again.
+        let leftmost = s.rqs[0].cfs.leftmost.unwrap();
+        s.deactivate_task(0, leftmost, false);
+        let after_dequeue = if fix { m + MS } else { v(&s, far) };
+        assert_eq!(s.rqs[0].cfs.min_vruntime, after_dequeue, "fix {fix}");
+    }
+}
+
+#[test]
 fn wakeup_placement_without_new_fair_sleepers() {
     // 894 = 895 - NEW_FAIR_SLEEPERS: no credit; vruntime = max_vruntime(se.v, base).
     let mut s = sched(V26, Some(894));

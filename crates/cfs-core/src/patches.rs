@@ -56,11 +56,23 @@ pub enum Patch {
     /// 2.6.25 / 2.6.26 check_preempt_wakeup at the same place, right after
     /// the WAKEUP_PREEMPT test, so it needs that bit on.
     WakeupOverlap,
+    /// 1af5f730fc1 (Peter Zijlstra, 2008-10-24, merged for 2.6.28): "sched:
+    /// more accurate min_vruntime accounting", with its follow-up
+    /// e17036dac18 (2009-01-15, "sched: fix update_min_vruntime"), which
+    /// together give 2.6.32's update_min_vruntime. 2.6.25/26 keep
+    /// min_vruntime only in `__enqueue_entity` / `__dequeue_entity`, from
+    /// the tree's leftmost entity, so it "can go wrong and skip the current
+    /// task" (Mike Galbraith's report in the commit): it runs ahead of a
+    /// current task further left, and tasks woken or placed after that land
+    /// too far right. With the fix, update_curr and dequeue_entity recompute
+    /// it from the current task and the leftmost, the tree operations leave
+    /// it alone, and place_entity starts from min_vruntime alone.
+    MinVruntimeFix,
 }
 
 impl Patch {
     /// Every patch.
-    pub const ALL: [Patch; 8] = [
+    pub const ALL: [Patch; 9] = [
         Patch::Waker,
         Patch::LastPreempter,
         Patch::LastPreempterNoDisperse,
@@ -69,6 +81,7 @@ impl Patch {
         Patch::AffinityFix,
         Patch::IteratorFix,
         Patch::WakeupOverlap,
+        Patch::MinVruntimeFix,
     ];
 
     /// The name used on the command line.
@@ -82,6 +95,7 @@ impl Patch {
             Patch::AffinityFix => "affinity-fix",
             Patch::IteratorFix => "iterator-fix",
             Patch::WakeupOverlap => "wakeup-overlap",
+            Patch::MinVruntimeFix => "min-vruntime-fix",
         }
     }
 
@@ -98,6 +112,9 @@ impl Patch {
                 "2.6.25's balance iterator walks the rbtree and returns every task; the list iterator came in 2.6.26-rc1",
             ),
             (Patch::IteratorFix, V2_6_32Rc1 | V2_6_32) => Some("2.6.32 already contains 38736f47507"),
+            (Patch::MinVruntimeFix, V2_6_32Rc1 | V2_6_32) => {
+                Some("2.6.32 already contains 1af5f730fc1 and e17036dac18")
+            }
             (Patch::WakeupOverlap, V2_6_32Rc1 | V2_6_32) => {
                 Some("2.6.32 has 15afe09bf49 as the WAKEUP_OVERLAP feature bit (off by default); use the features mask")
             }
@@ -112,8 +129,8 @@ impl Patch {
         }
     }
 
-    fn bit(self) -> u8 {
-        1 << (self as u8)
+    fn bit(self) -> u16 {
+        1 << (self as u16)
     }
 }
 
@@ -125,7 +142,7 @@ impl fmt::Display for Patch {
 
 /// A set of patches.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Patches(u8);
+pub struct Patches(u16);
 
 impl Patches {
     /// No patches.
@@ -195,6 +212,21 @@ mod tests {
         assert!(Patches::none().with(Patch::LastPreempterNoDisperse).last_preempter());
         assert!(Patches::none().with(Patch::LastPreempter).last_preempter());
         assert!(!Patches::none().with(Patch::Waker).last_preempter());
+    }
+
+    #[test]
+    fn min_vruntime_fix_applies_to_the_kernels_before_2_6_28() {
+        use cfs_topology::KernelVersion::*;
+        for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
+            assert_eq!(Patch::MinVruntimeFix.incompatibility(v), None, "{v}");
+        }
+        for v in [V2_6_32Rc1, V2_6_32] {
+            assert!(Patch::MinVruntimeFix.incompatibility(v).unwrap().contains("1af5f730fc1"), "{v}");
+        }
+        // Nine patches: the set is wider than a byte.
+        let all = Patch::ALL.iter().fold(Patches::none(), |set, p| set.with(*p));
+        assert_eq!(all.iter().count(), 9);
+        assert!(all.has(Patch::MinVruntimeFix) && !all.without(Patch::MinVruntimeFix).has(Patch::MinVruntimeFix));
     }
 
     #[test]

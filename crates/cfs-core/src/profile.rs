@@ -55,6 +55,15 @@ impl Rules {
             && !self.patches.has(Patch::IteratorFix)
     }
 
+    /// min_vruntime follows the current task and the leftmost through
+    /// update_min_vruntime, called from update_curr and dequeue_entity, and
+    /// the tree operations leave it alone: 1af5f730fc1 (2.6.28) with
+    /// e17036dac18 (2.6.29), in 2.6.32; the `min-vruntime-fix` patch on
+    /// 2.6.25/26.
+    pub fn min_vruntime_tracks_curr(&self) -> bool {
+        self.is_2_6_32() || self.patches.has(Patch::MinVruntimeFix)
+    }
+
     /// cpu_avg_load_per_task on an empty runqueue: SCHED_LOAD_SCALE in
     /// 2.6.25/26, 0 in 2.6.32.
     pub fn empty_rq_load_per_task(&self) -> u64 {

@@ -91,7 +91,10 @@ pub fn capacity_of_power(power: u64) -> u64 {
 }
 
 impl<O: Observer> Scheduler<O> {
-    /// `update_min_vruntime(cfs_rq)` (2.6.28+).
+    /// `update_min_vruntime(cfs_rq)`, in the form 2.6.32 has: 1af5f730fc1
+    /// (2.6.28) with e17036dac18 (2.6.29), which takes the leftmost's
+    /// vruntime outright only when there is no current task. Used by the
+    /// 2.6.32 profiles, and by 2.6.25/26 with the `min-vruntime-fix` patch.
     pub(crate) fn update_min_vruntime(&mut self, cpu: CpuId) {
         let cfs = &self.rqs[cpu].cfs;
         let mut v = cfs.min_vruntime;

@@ -143,7 +143,8 @@ pub struct BenchArgs {
     /// A patch (repeatable): the seed threads' waker, last-preempter,
     /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit and
     /// affinity-fix (b3137bc8e77), or the later mainline iterator-fix
-    /// (38736f47507) and wakeup-overlap (15afe09bf49).
+    /// (38736f47507), wakeup-overlap (15afe09bf49) and min-vruntime-fix
+    /// (1af5f730fc1 + e17036dac18).
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// Policy of every task: normal, batch or idle.

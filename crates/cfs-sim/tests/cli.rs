@@ -115,6 +115,7 @@ fn unknown_and_inapplicable_patches() {
     fails(&["--profile", "2.6.25", "--patch", "iterator-fix"], "rbtree");
     fails(&["--profile", "2.6.32", "--patch", "iterator-fix"], "already contains 38736f47507");
     fails(&["--profile", "2.6.32-rc1", "--patch", "wakeup-overlap"], "WAKEUP_OVERLAP feature bit");
+    fails(&["--profile", "2.6.32", "--patch", "min-vruntime-fix"], "already contains 1af5f730fc1");
 }
 
 #[test]
