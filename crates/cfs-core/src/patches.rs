@@ -215,28 +215,24 @@ mod tests {
     }
 
     #[test]
-    fn min_vruntime_fix_applies_to_the_kernels_before_2_6_28() {
+    fn later_mainline_changes_apply_to_the_kernels_before_them() {
+        // wakeup-overlap (2.6.27) and min-vruntime-fix (2.6.28/29) patch
+        // 2.6.25, rc4 and 2.6.26; 2.6.32 has both already.
         use cfs_topology::KernelVersion::*;
-        for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
-            assert_eq!(Patch::MinVruntimeFix.incompatibility(v), None, "{v}");
-        }
-        for v in [V2_6_32Rc1, V2_6_32] {
-            assert!(Patch::MinVruntimeFix.incompatibility(v).unwrap().contains("1af5f730fc1"), "{v}");
+        for (p, why) in [
+            (Patch::WakeupOverlap, "WAKEUP_OVERLAP feature bit"),
+            (Patch::MinVruntimeFix, "already contains 1af5f730fc1"),
+        ] {
+            for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
+                assert_eq!(p.incompatibility(v), None, "{p} on {v}");
+            }
+            for v in [V2_6_32Rc1, V2_6_32] {
+                assert!(p.incompatibility(v).unwrap().contains(why), "{p} on {v}");
+            }
         }
         // Nine patches: the set is wider than a byte.
         let all = Patch::ALL.iter().fold(Patches::none(), |set, p| set.with(*p));
         assert_eq!(all.iter().count(), 9);
         assert!(all.has(Patch::MinVruntimeFix) && !all.without(Patch::MinVruntimeFix).has(Patch::MinVruntimeFix));
-    }
-
-    #[test]
-    fn wakeup_overlap_applies_to_the_kernels_before_it_had_a_feature_bit() {
-        use cfs_topology::KernelVersion::*;
-        for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
-            assert_eq!(Patch::WakeupOverlap.incompatibility(v), None, "{v}");
-        }
-        for v in [V2_6_32Rc1, V2_6_32] {
-            assert!(Patch::WakeupOverlap.incompatibility(v).unwrap().contains("WAKEUP_OVERLAP feature bit"), "{v}");
-        }
     }
 }
