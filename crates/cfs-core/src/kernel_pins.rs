@@ -153,6 +153,15 @@ fn min_vruntime_fix_tracks_the_current_task() {
         s.activate_task(0, z, true);
         let placed = if fix { m + MS - 20 * MS } else { m + 30 * MS };
         assert_eq!(v(&s, z), placed, "fix {fix}");
+        // z is now the leftmost, and (fixed) below min_vruntime. A second
+        // long sleeper: 2.6.26 starts from min(min_vruntime, leftmost z) =
+        // M + 30 ms -> M + 10 ms; fixed, from min_vruntime (M + 1 ms) alone,
+        // not from z, -> M - 19 ms again.
+        let y = sleeping(&mut s, 0, 0);
+        s.activate_task(0, y, true);
+        let placed = if fix { m + MS - 20 * MS } else { m + 10 * MS };
+        assert_eq!(v(&s, y), placed, "fix {fix}");
+        s.deactivate_task(0, y, false);
         // Dequeuing the leftmost: 2.6.26 raises min_vruntime to the next
         // entity; fixed, dequeue_entity's update_min_vruntime takes
         // min(curr, new leftmost) = curr's M + 1 ms again.
