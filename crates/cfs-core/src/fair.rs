@@ -517,7 +517,7 @@ impl<O: Observer> Scheduler<O> {
             // run less than migration_cost between waking someone and
             // sleeping, so the waker is about to sleep and the wakee may as
             // well run now, whatever the vruntimes say.
-            let cost = u64::from(crate::v2_6_32::migration_cost_uint(&t));
+            let cost = t.migration_cost_unsigned();
             if self.t(curr).se.avg_overlap < cost && self.t(p).se.avg_overlap < cost {
                 self.resched_cpu(cpu);
                 return emit(self, true, PreemptReason::SmallOverlap);
@@ -547,7 +547,7 @@ impl<O: Observer> Scheduler<O> {
             if se.last_preempter.is_some() && se.last_preempter != Some(p) && se_w >= pse_w {
                 let exec = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
                 // u64 < unsigned int: -1 reads as 4_294_967_295.
-                if exec < u64::try_from(t.migration_cost).unwrap_or(u64::from(u32::MAX)) {
+                if exec < t.migration_cost_unsigned() {
                     preempt = false;
                 }
             }

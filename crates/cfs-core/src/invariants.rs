@@ -271,7 +271,7 @@ mod tests {
     /// Three CPUs without domains: CPU 0 runs one task and queues two, CPU 1
     /// runs one task, CPU 2 is idle. Returns CPU 0's queued tasks and CPU 1's
     /// current one.
-    fn two_cpus() -> (Scheduler<()>, TaskId, TaskId, TaskId) {
+    fn three_cpus() -> (Scheduler<()>, TaskId, TaskId, TaskId) {
         let v = KernelVersion::V2_6_26;
         let domains = SchedDomains { version: v, per_cpu: vec![vec![], vec![], vec![]] };
         let mut s = Scheduler::new(Config::new(v, 3), domains).unwrap();
@@ -323,7 +323,7 @@ mod tests {
         // accepts all three (curr is counted once and is on_rq), so only the
         // curr check can report them.
         for corrupt in 0..3 {
-            let (mut s, a, _, _) = two_cpus();
+            let (mut s, a, _, _) = three_cpus();
             let c = s.rqs[0].curr.unwrap();
             match corrupt {
                 0 => s.tm(c).state = crate::entity::TaskState::Queued,
@@ -340,7 +340,7 @@ mod tests {
         // Three nice-0 tasks on CPU 0: 3 x 1024 = 3072 queued weight, three
         // running. The rq copy and the cfs_rq copy are each corrupted alone.
         for rq_side in [false, true] {
-            let (mut s, _, _, _) = two_cpus();
+            let (mut s, _, _, _) = three_cpus();
             let rq = &mut s.rqs[0];
             assert_eq!((rq.load.weight, rq.cfs.load.weight, rq.nr_running, rq.cfs.nr_running), (3072, 3072, 3, 3));
             if rq_side {
@@ -349,7 +349,7 @@ mod tests {
                 rq.cfs.load.weight = 2048
             }
             assert!(report(&mut s).contains("summed weight 3072 != cfs load"), "{}", report(&mut s));
-            let (mut s, _, _, _) = two_cpus();
+            let (mut s, _, _, _) = three_cpus();
             let rq = &mut s.rqs[0];
             if rq_side {
                 rq.nr_running = 2
@@ -364,7 +364,7 @@ mod tests {
     fn a_last_buddy_that_is_not_queued_here_is_reported() {
         // (a) a task queued on CPU 1 left as CPU 0's last buddy (a stale
         // buddy after a migration): on_rq and in a tree, but not here.
-        let (mut s, a, _, _) = two_cpus();
+        let (mut s, a, _, _) = three_cpus();
         let on_cpu1 = s.spawn(0, 1, TaskParams::normal()).unwrap();
         assert!(s.t(on_cpu1).se.tree_key.is_some());
         s.check_invariants().unwrap();
@@ -372,7 +372,7 @@ mod tests {
         assert!(report(&mut s).contains(&alloc::format!("last buddy {on_cpu1} is not queued here")));
         // (b) a queued task of CPU 0 whose on_rq was cleared: the buddy check
         // comes before the per-task pass, which would name on_rq instead.
-        let (mut s, a2, _, _) = two_cpus();
+        let (mut s, a2, _, _) = three_cpus();
         assert_eq!(a, a2);
         s.rqs[0].cfs.last = Some(a);
         s.tm(a).se.on_rq = false;
@@ -384,15 +384,15 @@ mod tests {
         use cfs_topology::CpuMask;
         // NO_HZ off: an ILB owner alone (empty mask) is already wrong, and is
         // reported as NO_HZ being off rather than as an owner outside the mask.
-        let (mut s, _, _, _) = two_cpus();
+        let (mut s, _, _, _) = three_cpus();
         s.nohz.load_balancer = Some(1);
         assert!(report(&mut s).starts_with("NO_HZ is off"), "{}", report(&mut s));
-        let (mut s, _, _, _) = two_cpus();
+        let (mut s, _, _, _) = three_cpus();
         s.nohz.cpu_mask = CpuMask::single(1);
         assert!(report(&mut s).starts_with("NO_HZ is off"), "{}", report(&mut s));
         // NO_HZ on: the owner must be in the mask; a stopped tick needs an
         // idle CPU inside the mask.
-        let (mut s, _, _, _) = two_cpus();
+        let (mut s, _, _, _) = three_cpus();
         s.cfg.nohz = true;
         s.check_invariants().unwrap();
         s.nohz.load_balancer = Some(1);

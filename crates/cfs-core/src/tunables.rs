@@ -122,6 +122,15 @@ impl Tunables {
         Ok(())
     }
 
+    /// `sysctl_sched_migration_cost` as 2.6.25/26 compare it with u64
+    /// runtimes and overlaps (wake_affine's sync shortcut, the
+    /// wakeup-overlap and last_preempter patches): the variable is an
+    /// unsigned int (sched_fair.c:74), so -1 reads as 4,294,967,295; only
+    /// task_hot tests for -1 itself.
+    pub fn migration_cost_unsigned(&self) -> u64 {
+        u64::try_from(self.migration_cost).unwrap_or(u64::from(u32::MAX))
+    }
+
     /// Writes `sched_migration_cost` (-1 and any non-negative value).
     pub fn set_migration_cost(&mut self, ns: i64) -> Result<(), TunableError> {
         if ns < -1 {

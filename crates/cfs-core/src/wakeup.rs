@@ -189,10 +189,7 @@ impl<O: Observer> Scheduler<O> {
         if !flags.contains(SdFlags::WAKE_AFFINE) || (new_form && !self.cfg.features.has(Feature::AffineWakeups)) {
             return None;
         }
-        // sysctl_sched_migration_cost is an unsigned int (sched_fair.c:74)
-        // compared with u64 runtimes: -1 reads as 4_294_967_295 here (only
-        // task_hot tests for -1).
-        let cost = u64::try_from(self.cfg.tunables.migration_cost).unwrap_or(u64::from(u32::MAX));
+        let cost = self.cfg.tunables.migration_cost_unsigned();
         // `current` (the waker) and this_rq->curr are the same task here:
         // the driver calls wake_up from the CPU the waker runs on. An
         // interrupt wakeup from idle has the idle task as current, whose
