@@ -1105,6 +1105,17 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
+    /// [`Action::StartMeasuring`]: the window starts now. Units counted
+    /// before are dropped, and so are the phase marks' counts, which all
+    /// lie before the new start (each such phase then counts nothing).
+    fn start_measuring(&mut self) {
+        self.limits.warmup_ns = self.now;
+        self.units = 0;
+        for m in &mut self.marks {
+            m.1 = 0;
+        }
+    }
+
     /// The phases between the change times that came before the run's
     /// end (none without changes; the whole run as one phase when every
     /// change was due after its end).
@@ -1727,6 +1738,7 @@ impl<'a> Sim<'a> {
                     self.units += n;
                 }
             }
+            Action::StartMeasuring => self.start_measuring(),
             // Weight and affinity changes requeue the task on its own
             // runqueue without a decision naming it: re-read every hrtick.
             Action::SetNice(nice) => {
@@ -3343,6 +3355,36 @@ mod tests {
             conds: 0,
         };
         assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
+    }
+
+    /// hackbench reads its clock once its children are ready: progress
+    /// before `StartMeasuring` is dropped, and the window runs from it to
+    /// the end. A task pinned to CPU 1 counts 5 units at 1 ms, then 3 more
+    /// after `StartMeasuring` at 2 ms and another 1 ms of work (no jitter,
+    /// clock factor 1.0: each `Run` takes its 1 ms plus only what the CPU
+    /// charges around it). The run's window is then end − 2 ms, and a
+    /// setting written at 1.5 ms cuts it into a phase wholly before the
+    /// start, which counts nothing, and one from the start, with all 3.
+    #[test]
+    fn start_measuring_restarts_the_window() {
+        let task = script(vec![
+            Action::Run(1_000_000),
+            Action::Progress(5),
+            Action::Run(1_000_000),
+            Action::StartMeasuring,
+            Action::Run(1_000_000),
+            Action::Progress(3),
+        ]);
+        let inst = Instance { tasks: vec![pinned("t", task, 1, 0)], finish: vec![0], conds: 0 };
+        let change = Change { at_ns: 1_500_000, setting: Setting::Features("895".into()) };
+        let out = q6600_run(inst, limits(None, 100), |s| s.changes = vec![change]).unwrap();
+        assert_eq!(out.units, 3);
+        let start = out.end_ns - out.window_ns;
+        assert!((2_000_000..2_050_000).contains(&start), "window from {start} ns");
+        assert!((1_000_000..1_050_000).contains(&out.window_ns), "{} ns", out.window_ns);
+        assert_eq!(out.phases.len(), 2, "{:?}", out.phases);
+        assert_eq!((out.phases[0].start_ns, out.phases[0].end_ns, out.phases[0].units), (1_500_000, 1_500_000, 0));
+        assert_eq!((out.phases[1].start_ns, out.phases[1].end_ns, out.phases[1].units), (start, out.end_ns, 3));
     }
 
     #[test]

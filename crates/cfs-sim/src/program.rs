@@ -184,6 +184,12 @@ pub enum Action {
     /// Count units of work done (transactions, bytes, messages) towards the
     /// run's throughput. Costs nothing.
     Progress(u64),
+    /// Start the throughput window now, as a benchmark reads its clock
+    /// once its workers are ready (hackbench's `gettimeofday` before it
+    /// kicks its children off): progress counted so far is dropped, and
+    /// the run's window runs from here to its end, whatever warm-up
+    /// [`crate::engine::Limits`] set. Costs nothing (a vDSO clock read).
+    StartMeasuring,
     /// set_user_nice on itself.
     SetNice(i32),
     /// sched_setscheduler on itself.

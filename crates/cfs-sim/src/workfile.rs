@@ -45,9 +45,12 @@
 //! while the socket's send buffer or the pipe's 16 pages are full
 //! ([`crate::program::Stream`]),
 //! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
-//! name), `exit`, `yield`, `progress`, `nice`, `policy`, `affinity`, and
-//! `loop = { count = N, ops = [...] }`. A bare string op (`"exit"`,
-//! `"yield"`, `"wait"`) is the same as `{ exit = true }` etc.
+//! name), `exit`, `yield`, `progress`, `start_measuring` (the throughput
+//! window starts here and progress so far is dropped, as a benchmark reads
+//! its clock once its workers are ready: [`Action::StartMeasuring`]),
+//! `nice`, `policy`, `affinity`, and `loop = { count = N, ops = [...] }`.
+//! A bare string op (`"exit"`, `"yield"`, `"wait"`, `"start_measuring"`)
+//! is the same as `{ exit = true }` etc.
 //!
 //! # rt-app JSON
 //!
@@ -271,6 +274,7 @@ enum Instr {
     Fork(usize),
     Exit,
     Yield,
+    StartMeasuring,
     Progress(u64),
     Nice(i32),
     Policy(Policy),
@@ -698,7 +702,7 @@ impl TomlFile {
     }
 
     fn op(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
-        const OPS: [&str; 18] = [
+        const OPS: [&str; 19] = [
             "run",
             "sleep",
             "timer",
@@ -712,6 +716,7 @@ impl TomlFile {
             "fork",
             "exit",
             "yield",
+            "start_measuring",
             "progress",
             "nice",
             "policy",
@@ -803,11 +808,15 @@ impl TomlFile {
                 out.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
                 return Ok(());
             }
-            "exit" | "yield" => {
+            "exit" | "yield" | "start_measuring" => {
                 if !as_bool(val, &kp)? {
                     return err(&kp, "only `true` makes sense here");
                 }
-                if key == "exit" { Instr::Exit } else { Instr::Yield }
+                match key.as_str() {
+                    "exit" => Instr::Exit,
+                    "yield" => Instr::Yield,
+                    _ => Instr::StartMeasuring,
+                }
             }
             "progress" => Instr::Progress(ranged(val, &kp, 0, i64::MAX)? as u64),
             "nice" => Instr::Nice(ranged(val, &kp, -20, 19)? as i32),
@@ -1229,6 +1238,7 @@ impl Program for Script {
                 Instr::Fork(d) => return self.fork(d),
                 Instr::Exit => return Action::Exit,
                 Instr::Yield => return Action::Yield,
+                Instr::StartMeasuring => return Action::StartMeasuring,
                 Instr::Progress(n) => return Action::Progress(n),
                 Instr::Nice(n) => return Action::SetNice(n),
                 Instr::Policy(p) => return Action::SetPolicy(p),
@@ -1560,6 +1570,16 @@ mod structure_tests {
         assert_eq!(e, "at task[0].ops[0].send: task \"b\" has no instances started at t=0 to send to");
         let e = error(&file(&["name = \"a\"\nops = [ { fork = \"b\" } ]"]));
         assert_eq!(e, "at task[0].ops[0].fork: no task named \"b\" (tasks: a)");
+    }
+
+    /// `start_measuring`, bare or as `= true`, is the engine's
+    /// StartMeasuring; `= false` is refused like `exit = false`.
+    #[test]
+    fn start_measuring_is_an_op() {
+        let text = file(&["name = \"a\"\nops = [ \"start_measuring\", { start_measuring = true }, { progress = 2 } ]"]);
+        assert_eq!(body(&text), [Instr::StartMeasuring, Instr::StartMeasuring, Instr::Progress(2)]);
+        let bad = file(&["name = \"a\"\nops = [ { start_measuring = false } ]"]);
+        assert_eq!(error(&bad), "at task[0].ops[0].start_measuring: only `true` makes sense here");
     }
 
     /// Loops nest; each LoopBegin holds the index of its LoopEnd and back.

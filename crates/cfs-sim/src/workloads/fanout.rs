@@ -10,6 +10,15 @@
 //! ([`crate::engine::Sockets::sndbuf`]). With `--pipe` they share one
 //! pipe per receiver ([`Stream::Pipe`]), which blocks them once its 16
 //! pages are full (640 messages).
+//!
+//! hackbench also holds its children at a start barrier, and times only
+//! what follows it (hackbench.c's `ready()` and `main()`): each child
+//! writes one byte on the shared `ready` socketpair and polls `wakefd`;
+//! the parent reads a byte per child, reads the clock, and kicks them all
+//! off with one write on `wakefd`, which wakes every poller (sync, as
+//! `sock_def_readable` wakes). The model does the same ([`Tag::Started`],
+//! [`Action::StartMeasuring`], a sync [`Tag::Go`] to each child), so its
+//! messages per second are hackbench's count over hackbench's `Time:`.
 
 use super::{Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
@@ -40,7 +49,9 @@ const VM_CLIENT_RECV_NS: f64 = 6_000.0;
 /// buffer and block together when it is full; each receiver reads one
 /// message per `read()`. With `pipe` (hackbench -pipe) each receiver has
 /// a pipe instead, which holds 16 pages of 40 messages. The parent (task
-/// 0) forks them all and waits for the receivers to finish.
+/// 0) forks them all, waits until every child is ready, starts the
+/// throughput window and releases them (the module's start barrier), then
+/// waits for the receivers to finish.
 pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Kind::Messaging, groups, opts)
 }
@@ -102,7 +113,23 @@ struct Parent {
     /// Which list the last fork's child goes to.
     pending: Option<Stage>,
     forked_in_stage: usize,
+    /// hackbench's start barrier: every child forked, the ready bytes
+    /// read so far, and the children not yet released.
+    barrier: Barrier,
     done: usize,
+}
+
+/// hackbench's start barrier, as the parent sees it (unused by
+/// VolanoMark, whose users start as they connect).
+#[derive(Debug, Default)]
+struct Barrier {
+    /// Every child forked, in fork order.
+    children: Vec<TaskRef>,
+    /// Ready bytes read (one per child).
+    ready: usize,
+    /// Children still to be woken by the kick-off write, last first;
+    /// `None` until the parent has read the clock.
+    to_release: Option<Vec<TaskRef>>,
 }
 
 impl Parent {
@@ -114,18 +141,21 @@ impl Parent {
                 let expect = GROUP as u64 * self.loops as u64;
                 (
                     format!("hb-recv{me_group}.{i}"),
-                    Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS, all: false }),
+                    Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS, all: false, ready_first: true }),
                 )
             }
             (Kind::Messaging, _) => {
                 let to = self.recv.clone();
-                (format!("hb-send{me_group}.{i}"), Box::new(HbSender { to, loops: self.loops, k: 0, pipe: self.pipe }))
+                (
+                    format!("hb-send{me_group}.{i}"),
+                    Box::new(HbSender { to, loops: self.loops, k: 0, pipe: self.pipe, ready: Ready::Unready }),
+                )
             }
             (Kind::Volanomark, Stage::Receivers) => {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
                 (
                     format!("vm-crecv{me_group}.{i}"),
-                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true }),
+                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true, ready_first: false }),
                 )
             }
             (Kind::Volanomark, Stage::ServerSenders) => {
@@ -163,9 +193,33 @@ impl Parent {
     }
 }
 
+impl Parent {
+    /// hackbench's parent between its last fork and its first wait():
+    /// read a ready byte per child (blocking while some are missing), read
+    /// the clock, then the one write on `wakefd` that wakes every child
+    /// polling it. That wakes each of them in turn, sync, and is one
+    /// `Send` per child here (the model's 100 ns per system call is then
+    /// charged once per child rather than once, 40 µs at 10 groups).
+    /// `None` once every child is released.
+    fn kick_off(&mut self, cx: &StepCx<'_>) -> Option<Action> {
+        let b = &mut self.barrier;
+        let Some(to_release) = &mut b.to_release else {
+            b.ready += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count();
+            if b.ready < b.children.len() {
+                return Some(Action::Wait { all: true });
+            }
+            b.to_release = Some(b.children.iter().rev().copied().collect());
+            return Some(Action::StartMeasuring);
+        };
+        let child = to_release.pop()?;
+        Some(Action::Send { to: child, sync: true, bytes: 1, tag: Tag::Go as u32 })
+    }
+}
+
 impl Program for Parent {
     fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
         if let (Some(c), Some(stage)) = (cx.forked, self.pending.take()) {
+            self.barrier.children.push(c);
             match stage {
                 Stage::Receivers => self.recv.push(c),
                 Stage::ServerSenders => self.srv_send.push(c),
@@ -178,6 +232,11 @@ impl Program for Parent {
             }
         }
         if self.stage == Stage::Waiting {
+            if self.kind == Kind::Messaging
+                && let Some(kick) = self.kick_off(cx)
+            {
+                return kick;
+            }
             self.done += cx.received.iter().filter(|m| m.tag == Tag::Done as u32).count();
             let receivers = self.groups * GROUP;
             return if self.done >= receivers { Action::Exit } else { Action::Wait { all: true } };
@@ -197,10 +256,27 @@ struct Receiver {
     /// than one per read (hackbench's `read()` of one 100-byte message,
     /// which frees one skb of the senders' shared buffer).
     all: bool,
+    /// hackbench's `ready()` comes first: report to the parent and wait
+    /// for its kick-off.
+    ready_first: bool,
+}
+
+/// hackbench's `ready()` begins with one byte written on the `ready`
+/// socketpair that every child shares with the parent (the parent's task
+/// id names it: the parent is no receiver, so no data stream uses that
+/// id), and then polls `wakefd` (a `Wait`) until the parent's kick-off.
+fn ready_write(parent: TaskRef) -> Action {
+    Action::Write { to: parent, stream: Stream::Shared(parent as u32), bytes: 1, tag: Tag::Started as u32 }
 }
 
 impl Planner for Receiver {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        if self.ready_first {
+            self.ready_first = false;
+            q.push_back(ready_write(cx.parent.unwrap_or(0)));
+            q.push_back(Action::Wait { all: true });
+            return;
+        }
         for _ in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
             self.got += 1;
             q.push_back(Action::Run(ns(self.cost)));
@@ -224,10 +300,31 @@ struct HbSender {
     k: u64,
     /// Write on each receiver's pipe rather than its socketpair.
     pipe: bool,
+    /// Where it is in hackbench's `ready()`.
+    ready: Ready,
+}
+
+/// A hackbench sender's start: `ready()`'s write, then its poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ready {
+    Unready,
+    Reported,
+    Released,
 }
 
 impl Program for HbSender {
-    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        match self.ready {
+            Ready::Unready => {
+                self.ready = Ready::Reported;
+                return ready_write(cx.parent.unwrap_or(0));
+            }
+            Ready::Reported => {
+                self.ready = Ready::Released;
+                return Action::Wait { all: true };
+            }
+            Ready::Released => {}
+        }
         let total = self.loops as u64 * self.to.len() as u64;
         let (n, half) = (self.k / 2, self.k % 2);
         if n >= total {
@@ -331,7 +428,7 @@ mod tests {
     /// receiver, and otherwise does what it does on sockets.
     #[test]
     fn a_pipe_sender_writes_each_receivers_pipe() {
-        let mut sender = HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true };
+        let mut sender = HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true, ready: Ready::Released };
         let got: Vec<String> = (0..5).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
         let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
         assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
@@ -392,12 +489,26 @@ mod tests {
         (0..GROUP).map(|i| format!("{prefix}{group}.{i}")).collect()
     }
 
+    /// hackbench's `ready()` as a child `me` does it: one byte on the
+    /// socketpair shared with the parent (task 0, which names it), then a
+    /// poll until the parent's kick-off.
+    fn assert_ready(child: &mut dyn Program, me: TaskRef) {
+        let ready = format!("Write {{ to: 0, stream: Shared(0), bytes: 1, tag: {} }}", Tag::Started as u32);
+        assert_eq!(format!("{:?}", step(child, me, &[], None)), ready);
+        assert!(matches!(step(child, me, &[], None), Action::Wait { all: true }));
+    }
+
     /// hackbench -g 2 -l 3: the parent forks group 0's 20 receivers, then
-    /// its 20 senders, then group 1's, and only then waits; it exits once
-    /// all 2 x 20 receivers have said "done". Each receiver expects one
-    /// message per sender per loop, 20 x 3 = 60, counts each, and tells the
-    /// parent; each sender writes 3 rounds over its own group's receivers in
-    /// order, 2 µs of CPU before each write (sync, 100 bytes), 60 writes.
+    /// its 20 senders, then group 1's. Then comes the start barrier: it
+    /// waits until all 80 children have written their ready byte, starts
+    /// the throughput window (hackbench's gettimeofday) and wakes each
+    /// child, sync, in fork order (the one write on `wakefd` that every
+    /// child polls). It exits once all 2 x 20 receivers have said "done".
+    /// Each receiver first reports ready and waits, then expects one
+    /// message per sender per loop, 20 x 3 = 60, counts each, and tells
+    /// the parent; each sender reports ready and waits, then writes 3
+    /// rounds over its own group's receivers in order, 2 µs of CPU before
+    /// each write (sync, 100 bytes), 60 writes.
     #[test]
     fn a_messaging_parent_forks_groups_in_turn_and_each_child_does_its_share() {
         let (mut children, mut parent, after) = fork_all(Kind::Messaging, 2, 3);
@@ -408,13 +519,32 @@ mod tests {
         assert_eq!(names(&children, 60..80), expected("hb-send", 1));
         assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
 
-        // The receivers: 60 messages each, one per read() (each frees one
-        // skb of the senders' buffer), then "done" to the parent.
+        // The barrier: 79 ready bytes (and a stray message) are not
+        // enough; the 80th starts the window, then one sync "go" per child.
+        let id = |k: usize| FIRST_CHILD + k as TaskRef;
+        let readies: Vec<Msg> = (0..80).map(|k| msg(id(k), Tag::Started)).collect();
+        assert!(matches!(step(parent.as_mut(), 0, &readies[..50], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &[msg(7, Tag::Data)], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &readies[50..79], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &readies[79..], None), Action::StartMeasuring));
+        for k in 0..80 {
+            match step(parent.as_mut(), 0, &[], None) {
+                Action::Send { to, sync: true, bytes: 1, tag } if tag == Tag::Go as u32 => assert_eq!(to, id(k)),
+                a => panic!("release of child {k}: {a:?}"),
+            }
+        }
+
+        // The receivers: ready first, then 60 messages each, one per
+        // read() (each frees one skb of the senders' buffer), then "done"
+        // to the parent.
+        assert_ready(children[0].1.as_mut(), id(0));
         assert_eq!(feed(children[0].1.as_mut(), 60, false), (60, Some(0)));
 
-        // A sender of group 1: to task ids 140..160, round-robin, 3 times.
-        // Each write's CPU work comes before it: run, send, run, send, ...
+        // A sender of group 1: ready first, then to task ids 140..160,
+        // round-robin, 3 times. Each write's CPU work comes before it:
+        // run, send, run, send, ...
         let sender = children[60].1.as_mut();
+        assert_ready(sender, id(60));
         let (mut sent, mut ran) = (Vec::new(), false);
         for _ in 0..=2 * 60 {
             match step(sender, 160, &[], None) {
@@ -436,8 +566,9 @@ mod tests {
         let group1: Vec<TaskRef> = (FIRST_CHILD + 40..FIRST_CHILD + 60).collect();
         assert_eq!(sent, group1.repeat(3));
 
-        // The parent counts "done" messages across wake-ups: 39 are not
-        // enough, the 40th (2 groups x 20 receivers) ends it.
+        // After the release the parent counts "done" messages across
+        // wake-ups: 39 are not enough, the 40th (2 groups x 20 receivers)
+        // ends it.
         let dones: Vec<Msg> = (0..39).map(|i| msg(FIRST_CHILD + i, Tag::Done)).collect();
         assert!(matches!(step(parent.as_mut(), 0, &dones[..20], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &[msg(7, Tag::Data)], None), Action::Wait { all: true }));
