@@ -131,12 +131,23 @@ impl Tunables {
         u64::try_from(self.migration_cost).unwrap_or(u64::from(u32::MAX))
     }
 
-    /// Writes `sched_migration_cost` (-1 and any non-negative value).
+    /// Writes `sched_migration_cost`: -1 ("always cache hot") or a window
+    /// of 0 to 4,294,967,295 ns.
+    ///
+    /// The kernel variable is an unsigned int written through
+    /// `proc_dointvec` (2.6.26 kernel/sysctl.c:285-289), whose conversion
+    /// keeps the low 32 bits of whatever is written (sysctl.c:1909-1914):
+    /// so 4,294,967,295 is the same bits as -1, and task_hot's `== -1` test
+    /// takes it as "always hot"; it is stored here as -1. Any other value
+    /// outside -1..=4,294,967,295 would reach the kernel as a different
+    /// number (-2 as 4,294,967,294, 2^32 as 0), so it is refused rather
+    /// than silently wrapped.
     pub fn set_migration_cost(&mut self, ns: i64) -> Result<(), TunableError> {
-        if ns < -1 {
-            return Err(TunableError { name: "sched_migration_cost", value: ns, range: (-1, i64::MAX) });
+        const UINT_MAX: i64 = u32::MAX as i64;
+        if !(-1..=UINT_MAX).contains(&ns) {
+            return Err(TunableError { name: "sched_migration_cost", value: ns, range: (-1, UINT_MAX) });
         }
-        self.migration_cost = ns;
+        self.migration_cost = if ns == UINT_MAX { -1 } else { ns };
         Ok(())
     }
 
@@ -259,16 +270,28 @@ mod tests {
     }
 
     #[test]
-    fn migration_cost_takes_minus_one_and_up() {
+    fn migration_cost_takes_minus_one_to_uint_max() {
         // proc_dointvec: -1 is the kernel's "always cache hot" (task_hot returns 1),
-        // 0 "never"; below -1 the port refuses, naming its range.
+        // 0 "never". The variable is an unsigned int, so 4,294,967,295 is -1's
+        // bits and is stored as -1; 4,294,967,294 is the largest window. Below
+        // -1 or above 2^32 - 1 the kernel would wrap the value; the port refuses,
+        // naming its range.
         let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
         t.set_migration_cost(-1).unwrap();
         assert_eq!(t.migration_cost, -1);
         t.set_migration_cost(0).unwrap();
         assert_eq!(t.migration_cost, 0);
-        let err = t.set_migration_cost(-2).unwrap_err();
-        assert_eq!(err.range, (-1, i64::MAX));
+        t.set_migration_cost(4_294_967_294).unwrap();
+        assert_eq!(t.migration_cost, 4_294_967_294);
+        t.set_migration_cost(4_294_967_295).unwrap();
+        assert_eq!(t.migration_cost, -1);
+        for bad in [-2, 4_294_967_296, i64::MAX, i64::MIN] {
+            let err = t.set_migration_cost(bad).unwrap_err();
+            assert_eq!((err.value, err.range), (bad, (-1, 4_294_967_295)));
+        }
+        assert_eq!(t.migration_cost, -1, "a refused write leaves the value as it was");
+        let err = t.set_by_name("sched_migration_cost", 5_000_000_000).unwrap_err();
+        assert_eq!(err.to_string(), "sched_migration_cost = 5000000000 is out of range -1..=4294967295");
     }
 
     #[test]
