@@ -1696,6 +1696,13 @@ impl<'a> Sim<'a> {
                 let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
                 self.tasks[t].pending = sys + cost;
             }
+            Action::SendAll { to, sync, bytes, tag } => {
+                let mut cost = 0;
+                for &r in to.iter() {
+                    cost += self.send(c, r, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
+                }
+                self.tasks[t].pending = sys + cost;
+            }
             // A unix-stream write: a sync send charged to its socket's
             // send buffer, which blocks while that is full.
             Action::Write { to, stream, bytes, tag } => {
@@ -3355,6 +3362,40 @@ mod tests {
             conds: 0,
         };
         assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
+    }
+
+    /// One call that wakes several tasks preempts its caller once, after
+    /// the last wakeup; three calls that wake one each can preempt it
+    /// three times. Three sleepers and a waker share CPU 0 (2.6.26 on the
+    /// Q6600: wakeup granularity 10 ms × f = 3, sched_latency 20 ms × 3).
+    /// The waker runs 100 ms alone first, so min_vruntime is ~100 ms and
+    /// place_entity puts each woken sleeper at 100 − 60 = 40 ms: 60 ms
+    /// behind the waker, more than the 30 ms granularity, so every wakeup
+    /// would preempt it. With SendAll all three get their message and the
+    /// waker is preempted once; with three Sends it is preempted after each
+    /// and resumes between them (each sleeper runs 100 µs, then exits).
+    #[test]
+    fn send_all_wakes_everyone_before_the_caller_is_preempted() {
+        let run = |all: bool| {
+            // The waker sleeps first, so the sleepers block before it runs.
+            let nap = Action::Sleep { ns: 1_000_000, interruptible: false };
+            let mut sends: Vec<Action> = vec![nap, Action::Run(100_000_000)];
+            if all {
+                sends.push(Action::SendAll { to: vec![1, 2, 3].into(), sync: false, bytes: 1, tag: 7 });
+            } else {
+                sends.extend((1..=3).map(|to| Action::Send { to, sync: false, bytes: 1, tag: 7 }));
+            }
+            sends.push(Action::Run(1_000_000));
+            let sleeper = || script(vec![Action::Wait { all: true }, Action::Run(100_000), Action::Progress(1)]);
+            let mut tasks = vec![pinned("waker", script(sends), 0, 0)];
+            tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 0, 0)));
+            let inst = Instance { tasks, finish: vec![0, 1, 2, 3], conds: 0 };
+            let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
+            assert_eq!(out.units, 3, "every sleeper got its message");
+            out.preemptions
+        };
+        assert_eq!(run(true), 1);
+        assert_eq!(run(false), 3);
     }
 
     /// hackbench reads its clock once its children are ready: progress

@@ -112,6 +112,23 @@ pub enum Action {
         /// Program-defined tag.
         tag: u32,
     },
+    /// One system call that wakes several tasks: a write on a socket or
+    /// pipe that all of them poll (hackbench's kick-off on `wakefd`), a
+    /// semop that releases every waiter. Each of `to` gets the message and
+    /// is woken, in order, as by [`Action::Send`]; the waker pays one
+    /// system call and every wakeup, and a preemption any of them causes
+    /// takes effect only when the call returns, after the last, as
+    /// `__wake_up_common` wakes the whole queue under its lock.
+    SendAll {
+        /// Receivers, in wake order.
+        to: std::sync::Arc<[TaskRef]>,
+        /// Sync-wakeup hint, for every wakeup.
+        sync: bool,
+        /// Payload bytes of each message.
+        bytes: u32,
+        /// Program-defined tag.
+        tag: u32,
+    },
     /// A write of `bytes` to `to` on an AF_UNIX stream socket or a pipe
     /// ([`Stream`]): a message, and a sync wakeup of the reader if it waits
     /// (`sock_def_readable` and `pipe_write` both use

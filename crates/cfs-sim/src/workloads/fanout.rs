@@ -17,8 +17,9 @@
 //! the parent reads a byte per child, reads the clock, and kicks them all
 //! off with one write on `wakefd`, which wakes every poller (sync, as
 //! `sock_def_readable` wakes). The model does the same ([`Tag::Started`],
-//! [`Action::StartMeasuring`], a sync [`Tag::Go`] to each child), so its
-//! messages per second are hackbench's count over hackbench's `Time:`.
+//! [`Action::StartMeasuring`], one [`Action::SendAll`] of a sync
+//! [`Tag::Go`] to every child), so its messages per second are
+//! hackbench's count over hackbench's `Time:`.
 
 use super::{Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
@@ -127,9 +128,20 @@ struct Barrier {
     children: Vec<TaskRef>,
     /// Ready bytes read (one per child).
     ready: usize,
-    /// Children still to be woken by the kick-off write, last first;
-    /// `None` until the parent has read the clock.
-    to_release: Option<Vec<TaskRef>>,
+    /// How far the parent is past its last fork.
+    stage: Kick,
+}
+
+/// hackbench's parent between its last fork and its first wait().
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Kick {
+    /// Reading ready bytes.
+    #[default]
+    Reading,
+    /// Every child is ready and the clock is read: the kick-off is next.
+    ClockRead,
+    /// The children are released.
+    Released,
 }
 
 impl Parent {
@@ -197,22 +209,27 @@ impl Parent {
     /// hackbench's parent between its last fork and its first wait():
     /// read a ready byte per child (blocking while some are missing), read
     /// the clock, then the one write on `wakefd` that wakes every child
-    /// polling it. That wakes each of them in turn, sync, and is one
-    /// `Send` per child here (the model's 100 ns per system call is then
-    /// charged once per child rather than once, 40 µs at 10 groups).
-    /// `None` once every child is released.
+    /// polling it, sync, in one call ([`Action::SendAll`]): all are woken
+    /// before any of them can preempt the parent. `None` once they are
+    /// released.
     fn kick_off(&mut self, cx: &StepCx<'_>) -> Option<Action> {
         let b = &mut self.barrier;
-        let Some(to_release) = &mut b.to_release else {
-            b.ready += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count();
-            if b.ready < b.children.len() {
-                return Some(Action::Wait { all: true });
+        match b.stage {
+            Kick::Reading => {
+                b.ready += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count();
+                if b.ready < b.children.len() {
+                    return Some(Action::Wait { all: true });
+                }
+                b.stage = Kick::ClockRead;
+                Some(Action::StartMeasuring)
             }
-            b.to_release = Some(b.children.iter().rev().copied().collect());
-            return Some(Action::StartMeasuring);
-        };
-        let child = to_release.pop()?;
-        Some(Action::Send { to: child, sync: true, bytes: 1, tag: Tag::Go as u32 })
+            Kick::ClockRead => {
+                b.stage = Kick::Released;
+                let to = b.children.as_slice().into();
+                Some(Action::SendAll { to, sync: true, bytes: 1, tag: Tag::Go as u32 })
+            }
+            Kick::Released => None,
+        }
     }
 }
 
@@ -432,11 +449,25 @@ mod tests {
         let got: Vec<String> = (0..5).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
         let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
         assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
+
+        // `--pipe` reaches the senders the parent forks: after its ready
+        // report, the first sender writes receiver 0's pipe.
+        let opts = WorkloadOpts { loops: Some(1), pipe: true, ..WorkloadOpts::default() };
+        let (mut children, _parent, _) = fork_all_with(Kind::Messaging, 1, &opts);
+        let sender = children[GROUP].1.as_mut();
+        assert_ready(sender, FIRST_CHILD + GROUP as TaskRef);
+        assert!(matches!(step(sender, FIRST_CHILD + GROUP as TaskRef, &[], None), Action::Run(2_000)));
+        let first = format!("{:?}", step(sender, FIRST_CHILD + GROUP as TaskRef, &[], None));
+        assert_eq!(first, write(FIRST_CHILD));
     }
 
     fn fork_all(kind: Kind, groups: u32, loops: u32) -> (Vec<Child>, Box<dyn Program>, Action) {
-        let opts = WorkloadOpts { loops: Some(loops), ..WorkloadOpts::default() };
-        let (mut tasks, waited) = fanout_tasks(kind, groups, &opts);
+        fork_all_with(kind, groups, &WorkloadOpts { loops: Some(loops), ..WorkloadOpts::default() })
+    }
+
+    /// [`fork_all`] with any options.
+    fn fork_all_with(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<Child>, Box<dyn Program>, Action) {
+        let (mut tasks, waited) = fanout_tasks(kind, groups, opts);
         assert_eq!(waited, [0]);
         let mut parent = tasks.remove(0).program;
         let mut children = Vec::new();
@@ -501,9 +532,9 @@ mod tests {
     /// hackbench -g 2 -l 3: the parent forks group 0's 20 receivers, then
     /// its 20 senders, then group 1's. Then comes the start barrier: it
     /// waits until all 80 children have written their ready byte, starts
-    /// the throughput window (hackbench's gettimeofday) and wakes each
-    /// child, sync, in fork order (the one write on `wakefd` that every
-    /// child polls). It exits once all 2 x 20 receivers have said "done".
+    /// the throughput window (hackbench's gettimeofday) and wakes every
+    /// child, sync, in fork order, in one call (the one write on `wakefd`
+    /// that every child polls). It exits once all 2 x 20 receivers have said "done".
     /// Each receiver first reports ready and waits, then expects one
     /// message per sender per loop, 20 x 3 = 60, counts each, and tells
     /// the parent; each sender reports ready and waits, then writes 3
@@ -520,18 +551,18 @@ mod tests {
         assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
 
         // The barrier: 79 ready bytes (and a stray message) are not
-        // enough; the 80th starts the window, then one sync "go" per child.
+        // enough; the 80th starts the window, then one call wakes all.
         let id = |k: usize| FIRST_CHILD + k as TaskRef;
         let readies: Vec<Msg> = (0..80).map(|k| msg(id(k), Tag::Started)).collect();
         assert!(matches!(step(parent.as_mut(), 0, &readies[..50], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &[msg(7, Tag::Data)], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &readies[50..79], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &readies[79..], None), Action::StartMeasuring));
-        for k in 0..80 {
-            match step(parent.as_mut(), 0, &[], None) {
-                Action::Send { to, sync: true, bytes: 1, tag } if tag == Tag::Go as u32 => assert_eq!(to, id(k)),
-                a => panic!("release of child {k}: {a:?}"),
+        match step(parent.as_mut(), 0, &[], None) {
+            Action::SendAll { to, sync: true, bytes: 1, tag } if tag == Tag::Go as u32 => {
+                assert_eq!(*to, (0..80).map(id).collect::<Vec<_>>())
             }
+            a => panic!("the kick-off: {a:?}"),
         }
 
         // The receivers: ready first, then 60 messages each, one per
