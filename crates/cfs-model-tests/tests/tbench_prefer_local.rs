@@ -52,8 +52,8 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
         // CPUs) costs less, but with 2 x CPUs pairs it rarely is, and the
         // MC level is always read. The point of slack above it covers
         // second-order effects not derived here (200 ms runs: Stoakley
-        // loses 10.0% against a price of 10.2%, Tigerton 15.9% against
-        // 16.7%). The price depends on how many wakeups an op takes, which
+        // loses 10.7% against a price of 10.2%, Tigerton 16.4% against
+        // 16.8%). The price depends on how many wakeups an op takes, which
         // depends on whether the partners preempt each other, and that on
         // how the pairs started, so it is taken from the run itself.
         let costs = CostModel::preset(host).unwrap();

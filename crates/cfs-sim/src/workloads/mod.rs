@@ -250,7 +250,8 @@ pub enum StartGate {
     /// Once every worker has reported [`Tag::Started`] (it is connected):
     /// dbench's create_procs, which tbench runs, holds each child at a
     /// barrier semaphore after nb_setup (its connect) until all are there,
-    /// then releases them at once (one semop that wakes every waiter).
+    /// then releases them at once (one semop that wakes every waiter, an
+    /// [`Action::SendAll`]).
     /// dbench polls the count every 100 ms (every second before dbench 4);
     /// here the last worker's report ends the wait.
     AfterStarted,
@@ -307,9 +308,20 @@ impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
             q.push_back(Action::Wait { all: true });
             return;
         }
-        if self.gate != StartGate::Open {
-            for &w in &self.children {
-                q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
+        match self.gate {
+            StartGate::Open => {}
+            // sysbench: each thread takes and drops the mutex in turn, a
+            // chain of wakeups (one per worker here, from the driver).
+            StartGate::AfterForks => {
+                for &w in &self.children {
+                    q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
+                }
+            }
+            // dbench: one semop wakes every waiter (ipc/sem.c's
+            // update_queue, under the semaphore's lock), plainly.
+            StartGate::AfterStarted => {
+                let to = self.children.as_slice().into();
+                q.push_back(Action::SendAll { to, sync: false, bytes: 0, tag: Tag::Go as u32 });
             }
         }
         q.push_back(Action::Exit);

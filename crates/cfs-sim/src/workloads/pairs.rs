@@ -397,9 +397,9 @@ mod tests {
 
     /// Plays a driver (task 1) that forks `n` workers as tasks 10, 11, ...;
     /// each time it waits after the last fork, the next batch of workers
-    /// reports `Started`. Returns the workers it sends `Go` to, and how
-    /// often it waited first.
-    fn release(kind: Kind, n: u32, batches: &[usize]) -> (Vec<TaskRef>, usize) {
+    /// reports `Started`. Returns the workers it sends `Go` to, how often
+    /// it waited first, and in how many calls it sent them.
+    fn release(kind: Kind, n: u32, batches: &[usize]) -> (Vec<TaskRef>, usize, usize) {
         let start = StartCpus { server: 0, client: 1 };
         let mut tasks = pair_tasks(kind, n, &WorkloadOpts::default(), start);
         let driver = tasks[1].program.as_mut();
@@ -411,7 +411,7 @@ mod tests {
         }
         let (mut waits, mut reported) = (0, 0);
         let mut inbox: Vec<Msg> = Vec::new();
-        let mut go = Vec::new();
+        let (mut go, mut calls) = (Vec::new(), 0);
         loop {
             match step_as(driver, &std::mem::take(&mut inbox), None, forked.take()) {
                 Action::Wait { all: true } => {
@@ -421,8 +421,15 @@ mod tests {
                     reported += batch;
                     waits += 1;
                 }
-                Action::Send { to, tag, sync: false, .. } if tag == Tag::Go as u32 => go.push(to),
-                Action::Exit => return (go, waits),
+                Action::Send { to, tag, sync: false, .. } if tag == Tag::Go as u32 => {
+                    go.push(to);
+                    calls += 1;
+                }
+                Action::SendAll { to, tag, sync: false, .. } if tag == Tag::Go as u32 => {
+                    go.extend(to.iter());
+                    calls += 1;
+                }
+                Action::Exit => return (go, waits, calls),
                 a => panic!("driver: {a:?}"),
             }
         }
@@ -432,11 +439,13 @@ mod tests {
     /// 0.4 run_test: create every thread, then unlock thread_start_mutex);
     /// tbench (dbench's create_procs) first waits until every child is
     /// connected: with 3 of 4 reported it waits again, with all 4 it goes.
+    /// sysbench's threads pass the mutex on one by one (a call each);
+    /// dbench's one semop wakes every child.
     #[test]
     fn the_drivers_release_their_workers_at_their_barrier() {
-        assert_eq!(release(Kind::Sysbench, 3, &[]), (vec![10, 11, 12], 0));
-        assert_eq!(release(Kind::Tbench, 4, &[4]), (vec![10, 11, 12, 13], 1));
-        assert_eq!(release(Kind::Tbench, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3));
+        assert_eq!(release(Kind::Sysbench, 3, &[]), (vec![10, 11, 12], 0, 3));
+        assert_eq!(release(Kind::Tbench, 4, &[4]), (vec![10, 11, 12, 13], 1, 1));
+        assert_eq!(release(Kind::Tbench, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3, 1));
     }
 
     /// A worker connects, reports to its driver once connected (tbench
