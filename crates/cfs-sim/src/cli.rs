@@ -44,7 +44,7 @@ pub enum Cmd {
     Tbench(BenchArgs),
     /// N CPU-bound tasks (nice levels with --nice).
     Hogs(BenchArgs),
-    /// hackbench-style groups of 20 senders and 20 receivers.
+    /// hackbench-style groups of 20 senders and 20 receivers, timed from the kick-off once all are ready
     Messaging(BenchArgs),
     /// VolanoMark-style chat rooms (one receiver wakes 19 senders).
     Volanomark(BenchArgs),
