@@ -3398,6 +3398,38 @@ mod tests {
         assert_eq!(run(false), 3);
     }
 
+    /// The caller of a SendAll pays one system call plus every wakeup:
+    /// with three sleepers pinned to CPU 1 (the other core of CPU 0's L2
+    /// on the Q6600), waking all three costs the waker on CPU 0 two more
+    /// wakeups than waking one, 2 × (0.5 µs local + 0.7 µs IPI send + 8
+    /// runqueue lines × 15 ns + the two runqueue reads of wake_affine that
+    /// the model charges every wakeup, 100 ns each) = 3,040 ns; and three
+    /// Sends cost two more system calls (100 ns each) than one SendAll.
+    /// Nothing else on CPU 0 differs (no jitter, and the sleepers never run
+    /// there).
+    #[test]
+    fn send_all_charges_one_call_and_every_wakeup() {
+        let waker_ns = |sends: Vec<Action>| {
+            let mut actions = vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Run(1_000_000)];
+            actions.extend(sends);
+            actions.push(Action::Run(1_000_000));
+            let sleeper = || script(vec![Action::Wait { all: true }, Action::Progress(1)]);
+            let mut tasks = vec![pinned("waker", script(actions), 0, 0)];
+            tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 1, 0)));
+            let inst = Instance { tasks, finish: vec![0], conds: 0 };
+            let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
+            out.tasks[0].runtime_ns
+        };
+        let all = |to: Vec<TaskRef>| vec![Action::SendAll { to: to.into(), sync: false, bytes: 1, tag: 7 }];
+        let one = |to| Action::Send { to, sync: false, bytes: 1, tag: 7 };
+        let c = CostModel::preset("q6600").unwrap();
+        let wake = round_u64(c.wake_cost(Reach::SharedCache) + 2.0 * c.scan_ns_per_cpu);
+        assert_eq!(wake, 1_520);
+        let three = waker_ns(all(vec![1, 2, 3]));
+        assert_eq!(three - waker_ns(all(vec![1])), 2 * wake);
+        assert_eq!(waker_ns((1..=3).map(one).collect()) - three, 2 * 100);
+    }
+
     /// hackbench reads its clock once its children are ready: progress
     /// before `StartMeasuring` is dropped, and the window runs from it to
     /// the end. A task pinned to CPU 1 counts 5 units at 1 ms, then 3 more
