@@ -36,7 +36,9 @@
 //! Ops: `run`, `sleep`, `timer` (`{ period = "10ms" }`: sleep to the next
 //! period boundary), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
-//! sender), `broadcast` (every instance of a task), `wait` (`one`/`all`),
+//! sender), `broadcast` (every instance of a task, woken in one call, as a
+//! write on a socket they all poll wakes them: [`Action::SendAll`]; with a
+//! `stream`, one write per instance), `wait` (`one`/`all`),
 //! where a send, reply or broadcast with `stream = "pair"` (an AF_UNIX
 //! stream socket, the writer's own connection), `stream = "shared"` (one
 //! socket per receiver, shared by every writer to it, as hackbench's
@@ -1172,11 +1174,19 @@ impl Script {
                 let i = instance.unwrap_or(self.instance) as usize % list.len();
                 one(list[i])
             }
-            Target::All(def) => {
-                let list = self.ids[def].clone();
-                self.fanout = list.iter().rev().map(|&t| one(t)).collect();
-                self.fanout.pop().unwrap_or(Action::Progress(0))
-            }
+            // A message to every instance is one call that wakes them all
+            // (a write on a socket they all poll, a semop that releases
+            // every waiter); writes on their streams are one per instance.
+            Target::All(def) => match via {
+                Via::Message { sync } if !self.ids[def].is_empty() => {
+                    Action::SendAll { to: self.ids[def].as_slice().into(), sync, bytes, tag }
+                }
+                _ => {
+                    let list = self.ids[def].clone();
+                    self.fanout = list.iter().rev().map(|&t| one(t)).collect();
+                    self.fanout.pop().unwrap_or(Action::Progress(0))
+                }
+            },
         }
     }
 
@@ -2032,7 +2042,8 @@ mod script_tests {
     /// Sends: instance i of a task talks to instance i of its peer (modulo
     /// the peer's count); `#k` picks one; `parent` and `reply` need someone
     /// to go to, or they are a free step; a broadcast goes to every
-    /// instance in order; fork creates the named task with its settings.
+    /// instance in order, in one call; fork creates the named task with its
+    /// settings.
     #[test]
     fn sends_replies_broadcasts_and_forks() {
         let text = "duration = \"1s\"\n\
@@ -2049,7 +2060,7 @@ mod script_tests {
         };
         let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
         let mut got: Vec<String> = Vec::new();
-        for received in [&[][..], &[], &[], &[], &[], &[msg], &[], &[]] {
+        for received in [&[][..], &[], &[], &[], &[], &[msg], &[]] {
             got.push(format!("{:?}", step(received)));
         }
         assert_eq!(
@@ -2061,8 +2072,7 @@ mod script_tests {
                 "Progress(0)",                                   // reply: nothing received yet
                 "Wait { all: false }",
                 "Send { to: 7, sync: true, bytes: 64, tag: 0 }", // reply to the message's sender
-                "Send { to: 3, sync: true, bytes: 64, tag: 0 }", // broadcast: b#0 ...
-                "Send { to: 4, sync: true, bytes: 64, tag: 0 }", // ... then b#1
+                "SendAll { to: [3, 4], sync: true, bytes: 64, tag: 0 }", // broadcast: b#0 and b#1, one call
             ]
         );
         match step(&[]) {
