@@ -2087,6 +2087,13 @@ mod script_tests {
         let mut again = load(text, 4, &WorkloadOpts::default());
         let got = run(again[2].program.as_mut(), 3, 0, &[], Some(9));
         assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
+        // A broadcast to a task with no instance (yet) is a free step, not
+        // a call that wakes nobody.
+        let none = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\nops = [ { broadcast = \"c\" } ]\n\
+            [[task]]\nname = \"c\"\ninstances = 0\nops = [ \"exit\" ]";
+        let mut lone = load(none, 1, &WorkloadOpts::default());
+        assert_eq!(run(lone[0].program.as_mut(), 1, 0, &[], None), ["Progress(0)"]);
     }
 
     /// `stream` makes a send a write: on the writer's own socket
