@@ -115,7 +115,7 @@ struct Parent {
     pending: Option<Stage>,
     forked_in_stage: usize,
     /// hackbench's start barrier: every child forked, the ready bytes
-    /// read so far, and the children not yet released.
+    /// read so far, and how far the kick-off has got.
     barrier: Barrier,
     done: usize,
 }
@@ -153,7 +153,13 @@ impl Parent {
                 let expect = GROUP as u64 * self.loops as u64;
                 (
                     format!("hb-recv{me_group}.{i}"),
-                    Queued::boxed(Receiver { expect, got: 0, cost: HB_RECV_NS, all: false, ready_first: true }),
+                    Queued::boxed(Receiver {
+                        expect,
+                        got: 0,
+                        cost: HB_RECV_NS,
+                        all: false,
+                        ready_first: Some(self.pipe),
+                    }),
                 )
             }
             (Kind::Messaging, _) => {
@@ -167,7 +173,7 @@ impl Parent {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
                 (
                     format!("vm-crecv{me_group}.{i}"),
-                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true, ready_first: false }),
+                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true, ready_first: None }),
                 )
             }
             (Kind::Volanomark, Stage::ServerSenders) => {
@@ -186,26 +192,6 @@ impl Parent {
         }
     }
 
-    fn next_stage(&mut self) {
-        use Stage::*;
-        self.forked_in_stage = 0;
-        self.stage = match (self.kind, self.stage) {
-            (Kind::Messaging, Receivers) => Senders,
-            (Kind::Volanomark, Receivers) => ServerSenders,
-            (Kind::Volanomark, ServerSenders) => ServerReceivers,
-            (Kind::Volanomark, ServerReceivers) => Senders,
-            _ => {
-                self.group += 1;
-                self.recv.clear();
-                self.srv_send.clear();
-                self.srv_recv.clear();
-                if self.group == self.groups { Waiting } else { Receivers }
-            }
-        };
-    }
-}
-
-impl Parent {
     /// hackbench's parent between its last fork and its first wait():
     /// read a ready byte per child (blocking while some are missing), read
     /// the clock, then the one write on `wakefd` that wakes every child
@@ -230,6 +216,24 @@ impl Parent {
             }
             Kick::Released => None,
         }
+    }
+
+    fn next_stage(&mut self) {
+        use Stage::*;
+        self.forked_in_stage = 0;
+        self.stage = match (self.kind, self.stage) {
+            (Kind::Messaging, Receivers) => Senders,
+            (Kind::Volanomark, Receivers) => ServerSenders,
+            (Kind::Volanomark, ServerSenders) => ServerReceivers,
+            (Kind::Volanomark, ServerReceivers) => Senders,
+            _ => {
+                self.group += 1;
+                self.recv.clear();
+                self.srv_send.clear();
+                self.srv_recv.clear();
+                if self.group == self.groups { Waiting } else { Receivers }
+            }
+        };
     }
 }
 
@@ -273,24 +277,26 @@ struct Receiver {
     /// than one per read (hackbench's `read()` of one 100-byte message,
     /// which frees one skb of the senders' shared buffer).
     all: bool,
-    /// hackbench's `ready()` comes first: report to the parent and wait
-    /// for its kick-off.
-    ready_first: bool,
+    /// `Some(pipe)`: hackbench's `ready()` comes first (on pipes with
+    /// `-pipe`): report to the parent and wait for its kick-off.
+    ready_first: Option<bool>,
 }
 
 /// hackbench's `ready()` begins with one byte written on the `ready`
-/// socketpair that every child shares with the parent (the parent's task
-/// id names it: the parent is no receiver, so no data stream uses that
-/// id), and then polls `wakefd` (a `Wait`) until the parent's kick-off.
-fn ready_write(parent: TaskRef) -> Action {
-    Action::Write { to: parent, stream: Stream::Shared(parent as u32), bytes: 1, tag: Tag::Started as u32 }
+/// socketpair that every child shares with the parent, or on its pipe
+/// under `-pipe` (hackbench's `fdpair` makes every pair the same way), and
+/// then polls `wakefd` (a `Wait`) until the parent's kick-off. The
+/// parent's task id names that socket or pipe: the parent is no receiver,
+/// so no data stream uses the id.
+fn ready_write(parent: TaskRef, pipe: bool) -> Action {
+    let stream = if pipe { Stream::Pipe(parent as u32) } else { Stream::Shared(parent as u32) };
+    Action::Write { to: parent, stream, bytes: 1, tag: Tag::Started as u32 }
 }
 
 impl Planner for Receiver {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
-        if self.ready_first {
-            self.ready_first = false;
-            q.push_back(ready_write(cx.parent.unwrap_or(0)));
+        if let Some(pipe) = self.ready_first.take() {
+            q.push_back(ready_write(cx.parent.unwrap_or(0), pipe));
             q.push_back(Action::Wait { all: true });
             return;
         }
@@ -334,7 +340,7 @@ impl Program for HbSender {
         match self.ready {
             Ready::Unready => {
                 self.ready = Ready::Reported;
-                return ready_write(cx.parent.unwrap_or(0));
+                return ready_write(cx.parent.unwrap_or(0), self.pipe);
             }
             Ready::Reported => {
                 self.ready = Ready::Released;
@@ -450,12 +456,14 @@ mod tests {
         let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
         assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
 
-        // `--pipe` reaches the senders the parent forks: after its ready
-        // report, the first sender writes receiver 0's pipe.
+        // `--pipe` reaches the children the parent forks: a receiver and a
+        // sender report ready on the parent's pipe, and the sender then
+        // writes receiver 0's pipe.
         let opts = WorkloadOpts { loops: Some(1), pipe: true, ..WorkloadOpts::default() };
         let (mut children, _parent, _) = fork_all_with(Kind::Messaging, 1, &opts);
+        assert_ready(children[0].1.as_mut(), FIRST_CHILD, true);
         let sender = children[GROUP].1.as_mut();
-        assert_ready(sender, FIRST_CHILD + GROUP as TaskRef);
+        assert_ready(sender, FIRST_CHILD + GROUP as TaskRef, true);
         assert!(matches!(step(sender, FIRST_CHILD + GROUP as TaskRef, &[], None), Action::Run(2_000)));
         let first = format!("{:?}", step(sender, FIRST_CHILD + GROUP as TaskRef, &[], None));
         assert_eq!(first, write(FIRST_CHILD));
@@ -521,10 +529,11 @@ mod tests {
     }
 
     /// hackbench's `ready()` as a child `me` does it: one byte on the
-    /// socketpair shared with the parent (task 0, which names it), then a
-    /// poll until the parent's kick-off.
-    fn assert_ready(child: &mut dyn Program, me: TaskRef) {
-        let ready = format!("Write {{ to: 0, stream: Shared(0), bytes: 1, tag: {} }}", Tag::Started as u32);
+    /// socketpair shared with the parent (task 0, which names it), or on
+    /// its pipe with `-pipe`, then a poll until the parent's kick-off.
+    fn assert_ready(child: &mut dyn Program, me: TaskRef, pipe: bool) {
+        let kind = if pipe { "Pipe" } else { "Shared" };
+        let ready = format!("Write {{ to: 0, stream: {kind}(0), bytes: 1, tag: {} }}", Tag::Started as u32);
         assert_eq!(format!("{:?}", step(child, me, &[], None)), ready);
         assert!(matches!(step(child, me, &[], None), Action::Wait { all: true }));
     }
@@ -568,14 +577,14 @@ mod tests {
         // The receivers: ready first, then 60 messages each, one per
         // read() (each frees one skb of the senders' buffer), then "done"
         // to the parent.
-        assert_ready(children[0].1.as_mut(), id(0));
+        assert_ready(children[0].1.as_mut(), id(0), false);
         assert_eq!(feed(children[0].1.as_mut(), 60, false), (60, Some(0)));
 
         // A sender of group 1: ready first, then to task ids 140..160,
         // round-robin, 3 times. Each write's CPU work comes before it:
         // run, send, run, send, ...
         let sender = children[60].1.as_mut();
-        assert_ready(sender, id(60));
+        assert_ready(sender, id(60), false);
         let (mut sent, mut ran) = (Vec::new(), false);
         for _ in 0..=2 * 60 {
             match step(sender, 160, &[], None) {
