@@ -3368,10 +3368,11 @@ mod tests {
     /// the last wakeup; three calls that wake one each can preempt it
     /// three times. Three sleepers and a waker share CPU 0 (2.6.26 on the
     /// Q6600: wakeup granularity 10 ms × f = 3, sched_latency 20 ms × 3).
-    /// The waker runs 100 ms alone first, so min_vruntime is ~100 ms and
-    /// place_entity puts each woken sleeper at 100 − 60 = 40 ms: 60 ms
-    /// behind the waker, more than the 30 ms granularity, so every wakeup
-    /// would preempt it. With SendAll all three get their message and the
+    /// The waker runs 100 ms alone first. A woken sleeper keeps its own
+    /// vruntime (under 1 ms: it only ran up to its wait) unless that is
+    /// below min_vruntime − sched_latency (60 ms), which is at most 101 −
+    /// 60 = 41 ms; so each is at least 60 ms behind the waker, more than
+    /// the 30 ms granularity, and every wakeup would preempt it. With SendAll all three get their message and the
     /// waker is preempted once; with three Sends it is preempted after each
     /// and resumes between them (each sleeper runs 100 µs, then exits).
     #[test]
