@@ -3372,9 +3372,10 @@ mod tests {
     /// vruntime (under 1 ms: it only ran up to its wait) unless that is
     /// below min_vruntime − sched_latency (60 ms), which is at most 101 −
     /// 60 = 41 ms; so each is at least 60 ms behind the waker, more than
-    /// the 30 ms granularity, and every wakeup would preempt it. With SendAll all three get their message and the
-    /// waker is preempted once; with three Sends it is preempted after each
-    /// and resumes between them (each sleeper runs 100 µs, then exits).
+    /// the 30 ms granularity, and every wakeup would preempt it. With
+    /// SendAll all three get their message and the waker is preempted
+    /// once; with three Sends it is preempted after each and resumes
+    /// between them (each sleeper runs 100 µs, then exits).
     #[test]
     fn send_all_wakes_everyone_before_the_caller_is_preempted() {
         let run = |all: bool| {

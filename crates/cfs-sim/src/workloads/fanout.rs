@@ -21,7 +21,7 @@
 //! [`Tag::Go`] to every child), so its messages per second are
 //! hackbench's count over hackbench's `Time:`.
 
-use super::{Tag, WorkloadOpts, ns, parent_task};
+use super::{StartBarrier, Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
@@ -114,22 +114,12 @@ struct Parent {
     /// Which list the last fork's child goes to.
     pending: Option<Stage>,
     forked_in_stage: usize,
-    /// hackbench's start barrier: every child forked, the ready bytes
-    /// read so far, and how far the kick-off has got.
-    barrier: Barrier,
+    /// hackbench's start barrier: every child forked and the ready bytes
+    /// read so far.
+    barrier: StartBarrier,
+    /// How far the kick-off has got.
+    kick: Kick,
     done: usize,
-}
-
-/// hackbench's start barrier, as the parent sees it (unused by
-/// VolanoMark, whose users start as they connect).
-#[derive(Debug, Default)]
-struct Barrier {
-    /// Every child forked, in fork order.
-    children: Vec<TaskRef>,
-    /// Ready bytes read (one per child).
-    ready: usize,
-    /// How far the parent is past its last fork.
-    stage: Kick,
 }
 
 /// hackbench's parent between its last fork and its first wait().
@@ -198,21 +188,16 @@ impl Parent {
     /// polling it, sync, in one call ([`Action::SendAll`]): all are woken
     /// before any of them can preempt the parent. `None` once they are
     /// released.
-    fn kick_off(&mut self, cx: &StepCx<'_>) -> Option<Action> {
-        let b = &mut self.barrier;
-        match b.stage {
+    fn kick_off(&mut self) -> Option<Action> {
+        match self.kick {
+            Kick::Reading if self.barrier.started() < self.barrier.children().len() => Some(Action::Wait { all: true }),
             Kick::Reading => {
-                b.ready += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count();
-                if b.ready < b.children.len() {
-                    return Some(Action::Wait { all: true });
-                }
-                b.stage = Kick::ClockRead;
+                self.kick = Kick::ClockRead;
                 Some(Action::StartMeasuring)
             }
             Kick::ClockRead => {
-                b.stage = Kick::Released;
-                let to = b.children.as_slice().into();
-                Some(Action::SendAll { to, sync: true, bytes: 1, tag: Tag::Go as u32 })
+                self.kick = Kick::Released;
+                Some(self.barrier.release_all(true, 1))
             }
             Kick::Released => None,
         }
@@ -239,8 +224,8 @@ impl Parent {
 
 impl Program for Parent {
     fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        self.barrier.note(cx);
         if let (Some(c), Some(stage)) = (cx.forked, self.pending.take()) {
-            self.barrier.children.push(c);
             match stage {
                 Stage::Receivers => self.recv.push(c),
                 Stage::ServerSenders => self.srv_send.push(c),
@@ -254,7 +239,7 @@ impl Program for Parent {
         }
         if self.stage == Stage::Waiting {
             if self.kind == Kind::Messaging
-                && let Some(kick) = self.kick_off(cx)
+                && let Some(kick) = self.kick_off()
             {
                 return kick;
             }

@@ -257,6 +257,42 @@ pub enum StartGate {
     AfterStarted,
 }
 
+/// A driver's start barrier, counted where the driver sees it: the workers
+/// it forked, how many of them have reported [`Tag::Started`], and the one
+/// call that releases them all ([`Action::SendAll`] of a [`Tag::Go`]).
+/// Used by the [`Launcher`] (dbench's barrier) and hackbench's parent.
+#[derive(Debug, Default)]
+pub(crate) struct StartBarrier {
+    /// Every worker forked, in fork order.
+    children: Vec<TaskRef>,
+    /// `Started` reports taken so far.
+    started: usize,
+}
+
+impl StartBarrier {
+    /// Notes the child of the last fork and the `Started` reports among
+    /// the messages `cx` brought.
+    pub(crate) fn note(&mut self, cx: &StepCx<'_>) {
+        self.children.extend(cx.forked);
+        self.started += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count();
+    }
+
+    /// The workers forked so far, in fork order.
+    pub(crate) fn children(&self) -> &[TaskRef] {
+        &self.children
+    }
+
+    /// How many workers have reported `Started`.
+    pub(crate) fn started(&self) -> usize {
+        self.started
+    }
+
+    /// One call that wakes every worker with a `Go` of `bytes`.
+    pub(crate) fn release_all(&self, sync: bool, bytes: u32) -> Action {
+        Action::SendAll { to: self.children.as_slice().into(), sync, bytes, tag: Tag::Go as u32 }
+    }
+}
+
 /// A benchmark driver that forks its workers one after another (the hogs
 /// launcher; the tbench and sysbench parents): per worker, `LAUNCH_NS`
 /// (50 µs) of work, then the fork of `worker(i)` for `i` = 0, 1, ...; then
@@ -266,15 +302,14 @@ pub struct Launcher<F> {
     forked: u32,
     worker: F,
     gate: StartGate,
-    children: Vec<TaskRef>,
-    started: u32,
+    barrier: StartBarrier,
 }
 
 impl<F: FnMut(u32) -> ForkSpec> Launcher<F> {
     /// A driver forking `workers` (at least one) workers built by `worker`,
     /// which start at once.
     pub fn new(workers: u32, worker: F) -> Launcher<F> {
-        Launcher { workers: workers.max(1), forked: 0, worker, gate: StartGate::Open, children: Vec::new(), started: 0 }
+        Launcher { workers: workers.max(1), forked: 0, worker, gate: StartGate::Open, barrier: StartBarrier::default() }
     }
 
     /// The same, with the workers held at `gate`.
@@ -295,8 +330,7 @@ impl<F> fmt::Debug for Launcher<F> {
 
 impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
-        self.children.extend(cx.forked);
-        self.started += cx.received.iter().filter(|m| m.tag == Tag::Started as u32).count() as u32;
+        self.barrier.note(cx);
         if self.forked < self.workers {
             let spec = (self.worker)(self.forked);
             self.forked += 1;
@@ -304,7 +338,7 @@ impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
             q.push_back(Action::Fork(Box::new(spec)));
             return;
         }
-        if self.gate == StartGate::AfterStarted && self.started < self.workers {
+        if self.gate == StartGate::AfterStarted && self.barrier.started() < self.workers as usize {
             q.push_back(Action::Wait { all: true });
             return;
         }
@@ -313,16 +347,13 @@ impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
             // sysbench: each thread takes and drops the mutex in turn, a
             // chain of wakeups (one per worker here, from the driver).
             StartGate::AfterForks => {
-                for &w in &self.children {
+                for &w in self.barrier.children() {
                     q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
                 }
             }
             // dbench: one semop wakes every waiter (ipc/sem.c's
             // update_queue, under the semaphore's lock), plainly.
-            StartGate::AfterStarted => {
-                let to = self.children.as_slice().into();
-                q.push_back(Action::SendAll { to, sync: false, bytes: 0, tag: Tag::Go as u32 });
-            }
+            StartGate::AfterStarted => q.push_back(self.barrier.release_all(false, 0)),
         }
         q.push_back(Action::Exit);
     }
