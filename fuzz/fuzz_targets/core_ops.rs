@@ -54,6 +54,8 @@ struct Input {
     /// One bit per patch, in `Patch::ALL` order.
     patches: u16,
     nohz: bool,
+    /// CONFIG_PREEMPT (2.6.32's newly-idle balancing stops at one task).
+    preempt: bool,
     start: u64,
     ops: Vec<Op>,
 }
@@ -82,6 +84,7 @@ fuzz_target!(|input: Input| {
     cfg = cfg.with_features_mask(input.features & valid).expect("masked to valid bits");
     cfg.check_invariants = true;
     cfg.nohz = input.nohz;
+    cfg.preempt = input.preempt;
     let mut s = Scheduler::new(cfg, host.build_domains(version)).expect("valid config");
     let mut now = input.start;
     let task = |t: u8, s: &Scheduler| TaskId(t as u32 % (s.tasks().len().max(1) as u32));

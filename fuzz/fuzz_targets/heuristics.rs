@@ -183,6 +183,9 @@ struct Input {
     /// One bit per patch, in `Patch::ALL` order.
     patches: u16,
     tunables: Vec<Tunable>,
+    /// HZ, an index into `HZ` (modulo); bit 7 also builds the kernel with
+    /// CONFIG_PREEMPT (kept in this byte so the committed corpus decodes
+    /// as before).
     hz: u8,
     hres_timers: bool,
     overrides: Vec<Override>,
@@ -418,6 +421,7 @@ fuzz_target!(|input: Input| {
     config.hz = HZ[input.hz as usize % HZ.len()];
     config.hres_timers = input.hres_timers;
     config.nohz = input.clock & 16 != 0;
+    config.preempt = input.hz & 128 != 0;
     config.check_invariants = true;
     config.validate().expect("a configuration built from accepted pieces is valid");
     let mut domains = host.build_domains(version);

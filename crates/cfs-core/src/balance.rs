@@ -362,6 +362,14 @@ impl<O: Observer> Scheduler<O> {
         list
     }
 
+    /// A preemptible 2.6.32 kernel ends newly-idle balancing at its first
+    /// pulled task (balance_tasks, 22763c5c sched.c:3258-3266, from
+    /// 7e96fa5875d; move_tasks' class loop, sched.c:3314-3322, from
+    /// c4acb2c0669c). See [`crate::Config::preempt`].
+    fn newidle_stops_after_one(&self, reason: MigrateReason) -> bool {
+        reason == MigrateReason::NewIdle && self.cfg.preempt && self.rules.is_2_6_32()
+    }
+
     /// `balance_tasks` + `move_tasks`: pull up to `max_load_move` weighted
     /// load, examining at most sched_nr_migrate + 1 candidates.
     pub(crate) fn move_tasks(
@@ -400,7 +408,7 @@ impl<O: Observer> Scheduler<O> {
             self.move_queued_task(p, busiest, this_cpu, reason);
             pulled += 1;
             rem -= w as i64;
-            if rem <= 0 {
+            if rem <= 0 || self.newidle_stops_after_one(reason) {
                 break;
             }
             best_prio = best_prio.min(prio);

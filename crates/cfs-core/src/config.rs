@@ -35,6 +35,18 @@ pub struct Config {
     /// tick a CPU whose tick is stopped. Default false: every CPU ticks,
     /// idle or not (CONFIG_NO_HZ=n, or nohz=off on the command line).
     pub nohz: bool,
+    /// CONFIG_PREEMPT: a preemptible kernel. What the fair class sees of
+    /// it is that newly-idle balancing stops after pulling one task, to
+    /// keep that critical section short: in `move_tasks` (c4acb2c0669c,
+    /// 2.6.27) and inside `balance_tasks` (7e96fa5875d, 2.6.29), so in the
+    /// 2.6.32-rc1 and 2.6.32 profiles only. Neither commit is in the
+    /// 2.6.25 or 2.6.26 trees, where the setting changes nothing here.
+    /// CONFIG_PREEMPT's other effects (preemption points inside the
+    /// kernel, the fair `double_lock_balance`) are below the resolution of
+    /// an event-driven driver, which switches tasks when it is told to.
+    /// Default false: the server and distribution kernels of the seed
+    /// threads' time were built with PREEMPT_NONE or PREEMPT_VOLUNTARY.
+    pub preempt: bool,
     /// Run the online invariant checks after every API call.
     pub check_invariants: bool,
 }
@@ -87,6 +99,7 @@ impl Config {
             hz: 250,
             hres_timers: true,
             nohz: false,
+            preempt: false,
             check_invariants: false,
         }
     }

@@ -24,7 +24,7 @@ extern crate std;
 use crate::balance::CpuIdleType;
 use crate::config::Config;
 use crate::entity::{TaskId, TaskParams, TaskState};
-use crate::observe::{Event, Observer};
+use crate::observe::{Event, MigrateReason, Observer};
 use crate::sched::{Deschedule, Scheduler};
 use crate::weights::Policy;
 use alloc::vec;
@@ -833,6 +833,41 @@ fn newidle_stops_at_the_first_failing_level_and_passes_domains_without_newidle()
     assert_eq!(s.idle_balance(1), 1);
     assert_eq!((s.rqs[0].nr_running, s.rqs[1].nr_running), (2, 1));
     assert_eq!(s.observer.0, [8]);
+}
+
+#[test]
+fn preemptible_kernel_newidle_pulls_one_task() {
+    // The second case above, CONFIG_PREEMPT=y: NODE's imbalance of 1536 would take two of
+    // CPU 4's nice-0 tasks (1536 - 1024 = 512 left, and 1024 / 2 = 512 is not above it),
+    // but balance_tasks jumps to `out` after the first pull_task when newly idle
+    // (sched.c:3258-3266, 7e96fa5875d), so one moves. Both 2.6.32 profiles have it.
+    for ver in [RC1, V32] {
+        let mut s = nehalem(ver, |_| {});
+        s.cfg.preempt = true;
+        load(&mut s, 0, 2);
+        load(&mut s, 4, 6);
+        assert_eq!(s.idle_balance(1), 1, "{ver}");
+        assert_eq!((s.rqs[0].nr_running, s.rqs[4].nr_running), (2, 5), "{ver}");
+        // The same pass at a tick (CPU_IDLE) is not newly idle: the stop does not apply.
+        let mut s = nehalem(ver, |_| {});
+        s.cfg.preempt = true;
+        load(&mut s, 4, 6);
+        let mut all_pinned = false;
+        let pulled = s.move_tasks(1, 4, 1536, (1, NODE), MigrateReason::Periodic, &mut all_pinned);
+        assert_eq!(pulled, 2, "{ver}");
+    }
+    // 2.6.26 has neither c4acb2c0669c nor 7e96fa5875d: a preemptible build pulls the
+    // same. Two cold tasks on CPU 0 of the Q6600, CPU 1 newly idle at MC: imbalance
+    // (max 2048 - avg 512 capped by max_pull, scaled) lets both move either way.
+    for preempt in [false, true] {
+        let v = KernelVersion::V2_6_26;
+        let mut s = preset("q6600", v, Config::new(v, 4).features.mask(), |_| {});
+        s.cfg.preempt = preempt;
+        let mut all_pinned = false;
+        load(&mut s, 0, 4);
+        let pulled = s.move_tasks(1, 0, 2048, (1, 0), MigrateReason::NewIdle, &mut all_pinned);
+        assert_eq!(pulled, 2, "2.6.26, preempt {preempt}");
+    }
 }
 
 #[test]

@@ -187,7 +187,7 @@ pub struct BenchArgs {
     /// patches, policy, client_policy, server_policy, set, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.

@@ -216,6 +216,8 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
         "hz" => cfg.hz = v.parse().map_err(|_| bad())?,
         "hres_timers" | "hres" => cfg.hres_timers = as_bool()?,
         "nohz" => cfg.nohz = as_bool()?,
+        // CONFIG_PREEMPT (cfs_core::Config::preempt).
+        "preempt" => cfg.preempt = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         // SOCK_MIN_SNDBUF (2,048) is the least a socket takes; 0 leaves
@@ -236,7 +238,7 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, check_invariants, write_space_wakeups, \
                          sndbuf, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
@@ -267,7 +269,8 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 7] = ["hz", "hres_timers", "hres", "nohz", "check_invariants", "write_space_wakeups", "sndbuf"];
+const BOOT_ONLY: [&str; 8] =
+    ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf"];
 
 /// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
@@ -765,6 +768,8 @@ mod tests {
         let col = |sets: &str| SchedSpec::profile("2.6.26-rc4").with_items(sets).unwrap().resolve(&host);
         let c = col("set=hz=1000,set=hres_timers=off,set=nohz=yes,set=write_space_wakeups=1").unwrap();
         assert_eq!((c.config.hz, c.config.hres_timers, c.config.nohz), (1000, false, true));
+        assert!(!c.config.preempt);
+        assert!(col("set=preempt=1").unwrap().config.preempt);
         assert!(c.sockets.write_space_wakeups);
         let c = col("set=nohz=on,set=nohz=no,set=hres=true,set=hres=0,set=check_invariants=true").unwrap();
         assert_eq!((c.config.nohz, c.config.hres_timers, c.config.check_invariants), (false, false, true));

@@ -226,6 +226,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "hz": c.config.hz,
                 "hres_timers": c.config.hres_timers,
                 "nohz": c.config.nohz,
+                "preempt": c.config.preempt,
                 "write_space_wakeups": c.sockets.write_space_wakeups,
                 "sndbuf": c.sockets.sndbuf,
                 "sd_flags": c.spec.sd_flags,

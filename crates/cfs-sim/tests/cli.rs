@@ -237,6 +237,7 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "1s:"], "no setting");
     fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
     fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
+    fails(&["--switch", "1s:set=preempt=1"], "preempt is fixed at boot");
     fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");
     fails(&["--switch", "1s:set=sched_bogus=1"], "unknown tunable");
     fails(&["--switch", "1s:features=99999"], "sched_features mask");
