@@ -1083,11 +1083,12 @@ fn select_task_rq_fair_affine_needs_the_feature_and_an_allowed_cpu() {
         if let Some(m) = allowed {
             s.tm(p).allowed = m;
         }
-        s.select_task_rq_fair_32(p, 0, true, true).0
+        (s.select_task_rq_fair_32(p, 0, true, true).0, s.observer_mut().0.clone())
     };
-    assert_eq!(sync(DEF, None), 0);
-    assert_eq!(sync(DEF - AFFINE_WAKEUPS, None), 1);
-    assert_eq!(sync(DEF, Some(CpuMask::single(1))), 1);
+    // wake_affine reads prev's and this CPU's load (Scan 2) only when it is called.
+    assert_eq!(sync(DEF, None), (0, vec![2]));
+    assert_eq!(sync(DEF - AFFINE_WAKEUPS, None), (1, vec![]));
+    assert_eq!(sync(DEF, Some(CpuMask::single(1))), (1, vec![]));
 }
 
 #[test]
@@ -1111,8 +1112,10 @@ fn select_task_rq_fair_prefer_local_and_power_savings_capacity() {
     assert_eq!(select(off, power, 1, 1, 0).0, 1);
     assert_eq!(select(off, power, 1, 2, 0).0, 1);
     assert_eq!(select(off, power, 1, 3, 0), (0, true, vec![2, 2]));
-    // Neither flag nor SD_BALANCE_WAKE (the X2's 2.6.32 MC as built): no scan at all.
-    assert_eq!(select(DEF, |_| {}, 0, 0, 0), (1, false, vec![]));
+    // Neither flag nor SD_BALANCE_WAKE (the X2's 2.6.32 MC as built): no walk, only
+    // wake_affine's two load reads (Scan 2), which decline (not sync: this_load 1024 >
+    // load 0, and 100 * 2048 > 112 * 0).
+    assert_eq!(select(DEF, |_| {}, 0, 0, 0), (1, false, vec![2]));
 }
 
 #[test]

@@ -541,6 +541,11 @@ impl<O: Observer> Scheduler<O> {
         let prev_cpu = self.t(p).cpu;
         let mut load = self.source_load(prev_cpu, idx);
         let mut this_load = self.target_load(this_cpu, idx);
+        // The runqueues this wakeup reads (the fallback test below reads
+        // the same two again). Only a wakeup with an affine domain gets
+        // here: without AFFINE_WAKEUPS, with this CPU outside p's mask, or
+        // with no SD_WAKE_AFFINE domain spanning prev_cpu it reads none.
+        self.emit(Event::Scan { cpu: this_cpu, cpus: 2 });
         let cost = u64::from(migration_cost_uint(&self.cfg.tunables));
         let curr = self.rqs[this_cpu].curr;
         let (curr_overlap, curr_w) =

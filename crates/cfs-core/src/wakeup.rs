@@ -149,6 +149,10 @@ impl<O: Observer> Scheduler<O> {
         let imbalance = half_imbalance(pct);
         let load = self.source_load(prev_cpu, idx);
         let this_load = self.target_load(this_cpu, idx);
+        // The two load reads are the runqueues this wakeup looks at; a
+        // wakee that may not run here, or shares no domain with this CPU,
+        // is placed without them (`goto out` above).
+        self.emit(Event::Scan { cpu: this_cpu, cpus: 2 });
         if let Some(r) = self.wake_affine(flags, p, prev_cpu, this_cpu, sync, idx, load, this_load, imbalance) {
             return (this_cpu, r);
         }

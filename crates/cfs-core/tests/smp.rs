@@ -131,6 +131,42 @@ fn sync_wakeup_rc4_pulls_to_the_busier_waker_cpu_final_does_not() {
     assert_eq!(wake_reason(&s, p).1, WakeReason::Previous);
 }
 
+/// The runqueue reads a wakeup reports (`Event::Scan`), per
+/// select_task_rq_fair (2.6.26 sched_fair.c:1052-1101, the same in 2.6.25 and
+/// rc4): the loads of prev_cpu and this_cpu are read (2) as soon as the two
+/// CPUs share a domain and the wakee may run here, also when prev_cpu is
+/// this CPU (the `prev_cpu == this_cpu` exit comes after wake_affine); a
+/// wakee whose mask excludes this CPU takes `goto out` before them (0).
+#[test]
+fn a_wakeup_reports_the_two_load_reads_only_when_it_makes_them() {
+    let scans = |s: &mut S, p: TaskId, from: usize| {
+        s.observer_mut().clear();
+        s.wake_up(MS, p, from, true).unwrap();
+        let e = &s.observer().events;
+        let reads: Vec<(usize, u32)> = e
+            .iter()
+            .filter_map(|(_, e)| if let Event::Scan { cpu, cpus } = e { Some((*cpu, *cpus)) } else { None })
+            .collect();
+        // Reported before the Wake they belong to.
+        let wake_at = e.iter().position(|(_, e)| matches!(e, Event::Wake { .. })).unwrap();
+        assert!(e.iter().take(wake_at).filter(|(_, e)| matches!(e, Event::Scan { .. })).count() == reads.len());
+        reads
+    };
+    for v in [V25, RC4, V26] {
+        // Remote: W on CPU 0 wakes P, which slept on CPU 2.
+        let (mut s, _w, p) = sync_scene(cfg(v, 4));
+        assert_eq!(scans(&mut s, p, 0), [(0, 2)], "{v}");
+        // Local: P slept on CPU 0 and is woken from CPU 0.
+        let mut s = mk(cfg(v, 4), q6600(v));
+        let p = sleeper_on(&mut s, 0, 0);
+        assert_eq!(scans(&mut s, p, 0), [(0, 2)], "{v}");
+        // P may run on CPU 2 only: no reads.
+        let (mut s, _w, p) = sync_scene(cfg(v, 4));
+        s.set_affinity(MS, p, CpuMask::single(2)).unwrap();
+        assert_eq!(scans(&mut s, p, 0), [], "{v}");
+    }
+}
+
 #[test]
 fn sync_wakeups_off_makes_the_same_wakeup_non_sync() {
     // 863 = 895 - SYNC_WAKEUPS: try_to_wake_up clears sync first. rc4 then has no shortcut;

@@ -62,8 +62,9 @@
 //! moves (by its size, the distance moved, and how much of it other tasks
 //! evicted meanwhile), the cache lines a message drags from the sender's
 //! CPU, lines of shared state written by other tasks, and the scheduler's
-//! own scans of remote runqueues (from [`cfs_core::Event::Scan`] and
-//! wakeup events). CPU work scales with the host's clock; memory and
+//! own reads of runqueues (every [`cfs_core::Event::Scan`] cfs-core
+//! reports: a wakeup's wake_affine loads, domain walks, balance passes).
+//! CPU work scales with the host's clock; memory and
 //! interrupt latencies do not. Run times get a seeded jitter. Nothing is
 //! special-cased per workload or configuration: the published shapes must
 //! emerge from cfs-core's decisions plus these costs (see

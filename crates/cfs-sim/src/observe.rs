@@ -132,8 +132,7 @@ impl SimObserver {
         if target != waker_cpu {
             c.wake_remote += 1;
         }
-        // wake_affine read this CPU's and the previous CPU's load.
-        self.charge(waker_cpu, 2);
+        // The loads wake_affine read arrive as their own `Scan`.
     }
 
     fn migrate(&mut self, reason: MigrateReason) {
@@ -200,11 +199,11 @@ mod tests {
 
     /// Each wakeup counts once, by its reason; the sync shortcut is also an
     /// affine wakeup; a wakee that was still queued is no wakeup at all.
-    /// Every counted one is charged wake_affine's two runqueue reads to the
-    /// waking CPU (2 x 130 ns here), and counts as remote when placed
-    /// elsewhere.
+    /// Every counted one counts as remote when placed elsewhere. A `Wake`
+    /// itself is charged nothing: the runqueues the placement read come as
+    /// `Scan`s (2 x 130 ns here).
     #[test]
-    fn wakeups_count_by_reason_and_charge_two_reads() {
+    fn wakeups_count_by_reason_and_charge_only_their_scans() {
         let mut o = SimObserver::new(130.0);
         for (cpu, target, reason) in [
             (0, 0, WakeReason::Affine),
@@ -217,13 +216,15 @@ mod tests {
         ] {
             o.event(0, &wake(cpu, target, reason));
         }
+        assert!(o.charges.is_empty());
         let c = &o.counters;
         assert_eq!(
             (c.wakeups, c.wake_affine, c.wake_affine_sync, c.wake_passive, c.wake_idle_sibling, c.wake_remote),
             (6, 2, 1, 1, 1, 4)
         );
-        assert_eq!(o.charges, [(0, 260), (1, 260), (2, 260), (0, 260), (0, 260), (1, 260)]);
         assert_eq!(c.migrations, 0);
+        o.event(0, &Event::Scan { cpu: 1, cpus: 2 });
+        assert_eq!(o.charges, [(1, 260)]);
     }
 
     /// Migrations count by reason and in total.
