@@ -21,6 +21,7 @@ use crate::entity::TaskId;
 use crate::features::Feature;
 use crate::observe::{Event, MigrateReason, Observer};
 use crate::sched::Scheduler;
+use crate::tunables::Tunables;
 use crate::wakeup::sg_div_cpu_power;
 use alloc::vec::Vec;
 use cfs_topology::{CpuId, CpuMask, SchedDomain, SchedGroup, SdFlags};
@@ -309,14 +310,15 @@ impl<O: Observer> Scheduler<O> {
                 return true;
             }
         }
+        // The unsigned int against -1 (all ones), then `delta < (s64)cost`.
         let cost = self.cfg.tunables.migration_cost;
-        if cost == -1 {
+        if cost == Tunables::ALWAYS_HOT {
             return true;
         }
         if cost == 0 {
             return false;
         }
-        (now.wrapping_sub(t.se.exec_start) as i64) < cost
+        (now.wrapping_sub(t.se.exec_start) as i64) < i64::from(cost)
     }
 
     /// `can_migrate_task`: allowed on this CPU, not running, and cache

@@ -209,6 +209,7 @@ fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
 
 use crate::entity::{TaskId, TaskParams};
 use crate::sched::{Deschedule, Scheduler};
+use crate::tunables::Tunables;
 use crate::wakeup_pins::{T0, on, running_with};
 use cfs_topology::{CpuMask, KernelVersion};
 
@@ -237,9 +238,13 @@ fn task_hot_by_clock_and_the_migration_cost_extremes() {
     let (mut s, p) = buddy_scene(KernelVersion::V2_6_26, false);
     s.rqs[0].cfs.next = None;
     let ran = T0 - 10 * MS;
-    for (cost, delta, hot) in
-        [(500_000, 499_999, true), (500_000, 500_000, false), (-1, 10 * MS, true), (0, 0, false), (1, 0, true)]
-    {
+    for (cost, delta, hot) in [
+        (500_000, 499_999, true),
+        (500_000, 500_000, false),
+        (Tunables::ALWAYS_HOT, 10 * MS, true),
+        (0, 0, false),
+        (1, 0, true),
+    ] {
         s.cfg.tunables.migration_cost = cost;
         assert_eq!(s.task_hot(p, ran + delta, false), hot, "cost {cost} delta {delta}");
     }

@@ -26,6 +26,7 @@ use crate::config::Config;
 use crate::entity::{TaskId, TaskParams, TaskState};
 use crate::observe::{Event, MigrateReason, Observer};
 use crate::sched::{Deschedule, Scheduler};
+use crate::tunables::Tunables;
 use crate::weights::Policy;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -269,11 +270,11 @@ fn preemption_grows_avg_overlap_by_the_stint_capped_at_twice_the_cost() {
     // put_prev_task, prev still TASK_RUNNING: avg_overlap += (min(stint, 2 * cost) - avg) / 8.
     // The stint is read before put_prev_entity's update_curr, i.e. up to the last update.
     for (cost, stint, want_overlap) in [
-        (500_000i64, 300_000u64, 37_500u64), // 300_000 >> 3
+        (500_000u32, 300_000u64, 37_500u64), // 300_000 >> 3
         (500_000, 5 * MS, 125_000),          // capped at 1 ms
         // migration_cost = -1 is 4_294_967_295 as an unsigned int; 2 * it wraps to
         // 4_294_967_294 in unsigned int arithmetic: min(5 s, that) >> 3 = 536_870_911.
-        (-1, 5_000 * MS, 536_870_911),
+        (Tunables::ALWAYS_HOT, 5_000 * MS, 536_870_911),
     ] {
         let mut s = sched(V32, 1, DEF);
         s.cfg.tunables.migration_cost = cost;
@@ -440,7 +441,7 @@ fn check_preempt_wakeup_early_returns_and_the_off_by_default_modes() {
     // WAKEUP_OVERLAP compares with migration_cost as an unsigned int: -1 is
     // 4_294_967_295, so overlaps of 1 s still count as small.
     let mut s = sched(V32, 1, DEF + WAKEUP_OVERLAP);
-    s.cfg.tunables.migration_cost = -1;
+    s.cfg.tunables.migration_cost = Tunables::ALWAYS_HOT;
     let c = running(&mut s, 0, 0, x);
     s.tm(c).se.avg_overlap = 1_000 * MS;
     let p = queued(&mut s, 0, 0, Policy::Normal, x + 10 * MS);
@@ -902,7 +903,9 @@ fn wake_affine_sync_less_compares_overlaps_with_an_unsigned_cost() {
     // - cost -1 = 4_294_967_295 as the unsigned int it is: 1 ms is not above it, sync
     //   stays: this_load = 1024 - 1024 = 0 -> balanced -> affine.
     // - SYNC_LESS off (mask - 4096): affine as well.
-    for (cost, mask, affine) in [(500_000i64, DEF, false), (-1, DEF, true), (500_000, DEF - (1 << 12), true)] {
+    for (cost, mask, affine) in
+        [(500_000, DEF, false), (Tunables::ALWAYS_HOT, DEF, true), (500_000, DEF - (1 << 12), true)]
+    {
         let d = Host::preset("x2").unwrap().build_domains(V32);
         let c = Config::new(V32, 2).with_features_mask(mask).unwrap();
         let mut s = Scheduler::new(c, d).unwrap();

@@ -22,8 +22,10 @@ pub struct Tunables {
     pub wakeup_granularity: u64,
     /// `sched_nr_latency`: tasks that fit in one latency period.
     pub nr_latency: u64,
-    /// `sysctl_sched_migration_cost`: cache-hot window (-1 = always hot, 0 = never).
-    pub migration_cost: i64,
+    /// `sysctl_sched_migration_cost`, an unsigned int as in the kernel:
+    /// the cache-hot window in ns, 0 = never hot, and
+    /// [`Tunables::ALWAYS_HOT`] (written as -1) = always hot.
+    pub migration_cost: u32,
     /// `sysctl_sched_nr_migrate`: tasks examined per balance pass.
     pub nr_migrate: u32,
     /// `sysctl_sched_child_runs_first`.
@@ -122,14 +124,19 @@ impl Tunables {
         Ok(())
     }
 
-    /// `sysctl_sched_migration_cost` as 2.6.25/26 compare it with u64
-    /// runtimes and overlaps (wake_affine's sync shortcut, the
-    /// wakeup-overlap and last_preempter patches): the variable is an
-    /// unsigned int (sched_fair.c:74), so -1 reads as 4,294,967,295; only
-    /// task_hot tests for -1 itself.
+    /// `sysctl_sched_migration_cost` as the kernel compares it with u64
+    /// runtimes and overlaps (wake_affine, the wakeup-overlap and
+    /// last_preempter patches, 2.6.32's SYNC_LESS/SYNC_MORE and
+    /// WAKEUP_OVERLAP): the unsigned int widened, so "-1" reads as
+    /// 4,294,967,295 (2.6.26 sched_fair.c:74, 22763c5c sched_fair.c:74).
+    /// Only task_hot tests for -1 itself.
     pub fn migration_cost_unsigned(&self) -> u64 {
-        u64::try_from(self.migration_cost).unwrap_or(u64::from(u32::MAX))
+        u64::from(self.migration_cost)
     }
+
+    /// The `sysctl_sched_migration_cost` value -1 stands for: an unsigned
+    /// int's all-ones, which task_hot's `== -1` takes as "always cache hot".
+    pub const ALWAYS_HOT: u32 = u32::MAX;
 
     /// Writes `sched_migration_cost`: -1 ("always cache hot") or a window
     /// of 0 to 4,294,967,295 ns.
@@ -137,8 +144,8 @@ impl Tunables {
     /// The kernel variable is an unsigned int written through
     /// `proc_dointvec` (2.6.26 kernel/sysctl.c:285-289), whose conversion
     /// keeps the low 32 bits of whatever is written (sysctl.c:1909-1914):
-    /// so 4,294,967,295 is the same bits as -1, and task_hot's `== -1` test
-    /// takes it as "always hot"; it is stored here as -1. Any other value
+    /// so -1 and 4,294,967,295 store the same bits,
+    /// [`Tunables::ALWAYS_HOT`]. Any other value
     /// outside -1..=4,294,967,295 would reach the kernel as a different
     /// number (-2 as 4,294,967,294, 2^32 as 0), so it is refused rather
     /// than silently wrapped.
@@ -147,7 +154,9 @@ impl Tunables {
         if !(-1..=UINT_MAX).contains(&ns) {
             return Err(TunableError { name: "sched_migration_cost", value: ns, range: (-1, UINT_MAX) });
         }
-        self.migration_cost = if ns == UINT_MAX { -1 } else { ns };
+        // The low 32 bits, as proc_dointvec's store keeps them: -1 becomes
+        // ALWAYS_HOT, and every other accepted value is itself.
+        self.migration_cost = ns as u32;
         Ok(())
     }
 
@@ -272,24 +281,27 @@ mod tests {
     #[test]
     fn migration_cost_takes_minus_one_to_uint_max() {
         // proc_dointvec: -1 is the kernel's "always cache hot" (task_hot returns 1),
-        // 0 "never". The variable is an unsigned int, so 4,294,967,295 is -1's
-        // bits and is stored as -1; 4,294,967,294 is the largest window. Below
-        // -1 or above 2^32 - 1 the kernel would wrap the value; the port refuses,
-        // naming its range.
+        // 0 "never". The variable is an unsigned int, so -1 is stored as its bits,
+        // 4,294,967,295, and writing 4,294,967,295 stores the same; 4,294,967,294
+        // is the largest window. Below -1 or above 2^32 - 1 the kernel would wrap
+        // the value; the port refuses, naming its range.
         let mut t = Tunables::defaults(KernelVersion::V2_6_26, 4);
         t.set_migration_cost(-1).unwrap();
-        assert_eq!(t.migration_cost, -1);
+        assert_eq!(t.migration_cost, 4_294_967_295);
+        assert_eq!(t.migration_cost, Tunables::ALWAYS_HOT);
         t.set_migration_cost(0).unwrap();
         assert_eq!(t.migration_cost, 0);
+        t.set_migration_cost(1).unwrap();
+        assert_eq!(t.migration_cost, 1);
         t.set_migration_cost(4_294_967_294).unwrap();
         assert_eq!(t.migration_cost, 4_294_967_294);
         t.set_migration_cost(4_294_967_295).unwrap();
-        assert_eq!(t.migration_cost, -1);
+        assert_eq!(t.migration_cost, Tunables::ALWAYS_HOT);
         for bad in [-2, 4_294_967_296, i64::MAX, i64::MIN] {
             let err = t.set_migration_cost(bad).unwrap_err();
             assert_eq!((err.value, err.range), (bad, (-1, 4_294_967_295)));
         }
-        assert_eq!(t.migration_cost, -1, "a refused write leaves the value as it was");
+        assert_eq!(t.migration_cost, Tunables::ALWAYS_HOT, "a refused write leaves the value as it was");
         let err = t.set_by_name("sched_migration_cost", 5_000_000_000).unwrap_err();
         assert_eq!(err.to_string(), "sched_migration_cost = 5000000000 is out of range -1..=4294967295");
     }

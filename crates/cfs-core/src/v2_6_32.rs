@@ -76,15 +76,6 @@ pub fn sched_slice_32(nr_running: u64, cfs_load: &mut LoadWeight, se_weight: u64
     }
 }
 
-/// `sysctl_sched_migration_cost` as the kernel stores it: an `unsigned
-/// int` (22763c5c sched_fair.c:74), so -1 reads as 4_294_967_295 in the
-/// u64 compares of wake_affine (sched_fair.c:1201-1207),
-/// check_preempt_wakeup (sched_fair.c:1637-1638) and put_prev_task
-/// (sched.c:5369); only task_hot tests for -1 itself.
-pub fn migration_cost_uint(t: &Tunables) -> u32 {
-    t.migration_cost as u32
-}
-
 /// `DIV_ROUND_CLOSEST(power, SCHED_LOAD_SCALE)`.
 pub fn capacity_of_power(power: u64) -> u64 {
     (power + 512) / 1024
@@ -293,7 +284,7 @@ impl<O: Observer> Scheduler<O> {
             self.resched_cpu(cpu);
             return emit(self, true, PreemptReason::VruntimeLead);
         }
-        let cost = u64::from(migration_cost_uint(&self.cfg.tunables));
+        let cost = self.cfg.tunables.migration_cost_unsigned();
         let small = |o: u64| o < cost;
         let overlap =
             feats.has(Feature::WakeupOverlap) && small(self.t(curr).se.avg_overlap) && small(self.t(p).se.avg_overlap);
@@ -404,7 +395,7 @@ impl<O: Observer> Scheduler<O> {
     pub(crate) fn put_prev_stats_32(&mut self, id: TaskId) {
         // `2*sysctl_sched_migration_cost` is computed in unsigned int
         // (sched.c:5369): it wraps for costs of 2^31 and more.
-        let cost2 = u64::from(migration_cost_uint(&self.cfg.tunables).wrapping_mul(2));
+        let cost2 = u64::from(self.cfg.tunables.migration_cost.wrapping_mul(2));
         let still_runnable = self.t(id).state == TaskState::Running && self.t(id).se.on_rq;
         let se = &mut self.tm(id).se;
         let runtime = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
@@ -546,7 +537,7 @@ impl<O: Observer> Scheduler<O> {
         // here: without AFFINE_WAKEUPS, with this CPU outside p's mask, or
         // with no SD_WAKE_AFFINE domain spanning prev_cpu it reads none.
         self.emit(Event::Scan { cpu: this_cpu, cpus: 2 });
-        let cost = u64::from(migration_cost_uint(&self.cfg.tunables));
+        let cost = self.cfg.tunables.migration_cost_unsigned();
         let curr = self.rqs[this_cpu].curr;
         let (curr_overlap, curr_w) =
             curr.map_or((0, NICE_0_LOAD), |c| (self.t(c).se.avg_overlap, self.t(c).se.load.weight));

@@ -388,7 +388,7 @@ fn migration_cost_minus_one_is_unsigned_in_the_overlap_test() {
     // `avg_overlap < sysctl_sched_migration_cost`, so the rc4 sync shortcut still fires
     // (and task_hot treats every task as hot).
     let mut c = cfg(RC4, 4);
-    c.tunables.migration_cost = -1;
+    c.tunables.migration_cost = cfs_core::Tunables::ALWAYS_HOT;
     let (mut s, _w, p) = sync_scene(c);
     assert_eq!(s.wake_up(MS, p, 0, true).unwrap().cpu, 0);
     assert_eq!(wake_reason(&s, p).1, WakeReason::AffineSync);

@@ -364,7 +364,7 @@ fn soak_profile_32(v: KernelVersion, seed: u64) {
         c.hres_timers = i % 2 == 1;
         c.nohz = i != 1;
         if i == 2 {
-            c.tunables.migration_cost = -1;
+            c.tunables.migration_cost = cfs_core::Tunables::ALWAYS_HOT;
         }
         let calls = soak(c, d, (seed ^ seed_mix().wrapping_mul(0x9e37_79b9_7f4a_7c15)) + i as u64 * 7919, per);
         assert!(calls >= per, "{v} {name}: {calls}");
