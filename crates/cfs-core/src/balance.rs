@@ -366,8 +366,8 @@ impl<O: Observer> Scheduler<O> {
 
     /// A preemptible 2.6.32 kernel ends newly-idle balancing at its first
     /// pulled task (balance_tasks, 22763c5c sched.c:3258-3266, from
-    /// 7e96fa5875d; move_tasks' class loop, sched.c:3314-3322, from
-    /// c4acb2c0669c). See [`crate::Config::preempt`].
+    /// 7e96fa5875d; move_tasks' stop between classes, sched.c:3314-3322,
+    /// has only the fair class to walk here). See [`crate::Config::preempt`].
     fn newidle_stops_after_one(&self, reason: MigrateReason) -> bool {
         reason == MigrateReason::NewIdle && self.cfg.preempt && self.rules.is_2_6_32()
     }

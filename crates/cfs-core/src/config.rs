@@ -37,10 +37,13 @@ pub struct Config {
     pub nohz: bool,
     /// CONFIG_PREEMPT: a preemptible kernel. What the fair class sees of
     /// it is that newly-idle balancing stops after pulling one task, to
-    /// keep that critical section short: in `move_tasks` (c4acb2c0669c,
-    /// 2.6.27) and inside `balance_tasks` (7e96fa5875d, 2.6.29), so in the
-    /// 2.6.32-rc1 and 2.6.32 profiles only. Neither commit is in the
-    /// 2.6.25 or 2.6.26 trees, where the setting changes nothing here.
+    /// keep that critical section short: `balance_tasks` ends at its first
+    /// pull (7e96fa5875d, 2.6.29), so in the 2.6.32-rc1 and 2.6.32
+    /// profiles only. (The same commit put c4acb2c0669c's stop between
+    /// scheduling classes in `move_tasks`, 2.6.27, under CONFIG_PREEMPT;
+    /// with the fair class alone modelled it has nothing to stop.) Neither
+    /// commit is in the 2.6.25 or 2.6.26 trees, where the setting changes
+    /// nothing here.
     /// CONFIG_PREEMPT's other effects (preemption points inside the
     /// kernel, the fair `double_lock_balance`) are below the resolution of
     /// an event-driven driver, which switches tasks when it is told to.

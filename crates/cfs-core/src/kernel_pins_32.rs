@@ -857,9 +857,10 @@ fn preemptible_kernel_newidle_pulls_one_task() {
         let pulled = s.move_tasks(1, 4, 1536, (1, NODE), MigrateReason::Periodic, &mut all_pinned);
         assert_eq!(pulled, 2, "{ver}");
     }
-    // 2.6.26 has neither c4acb2c0669c nor 7e96fa5875d: a preemptible build pulls the
-    // same. Two cold tasks on CPU 0 of the Q6600, CPU 1 newly idle at MC: imbalance
-    // (max 2048 - avg 512 capped by max_pull, scaled) lets both move either way.
+    // 2.6.26 has no 7e96fa5875d (nor c4acb2c0669c): a preemptible build pulls the
+    // same. Four cold nice-0 tasks on CPU 0 of the Q6600, pulled to a newly idle CPU 1
+    // at MC with max_load_move 2048: the first leaves 1024, the second 0, so two move
+    // either way.
     for preempt in [false, true] {
         let v = KernelVersion::V2_6_26;
         let mut s = preset("q6600", v, Config::new(v, 4).features.mask(), |_| {});
