@@ -1,0 +1,1822 @@
+//! The discrete-event engine: CPUs, tasks and time around a
+//! [`cfs_core::Scheduler`].
+//!
+//! # Model
+//!
+//! One event queue ordered by `(time, seq)`, where `seq` increases with
+//! every push, so simultaneous events run in the order they were scheduled:
+//! deterministic. (A calendar queue, `queue.rs`, that pops in exactly the
+//! order of a binary heap over the same keys.) Events: scheduler ticks at
+//! HZ on every CPU, the end of a CPU's current stretch of work
+//! ("segment"), reschedule IPIs, hrtick expiries, task timers, and the end
+//! of a timed run.
+//!
+//! A CPU runs its current task's program: each [`Action`] either takes CPU
+//! time (a segment) or changes the scheduler's state at the current instant
+//! (a wakeup, a fork) and then takes the time its system call costs. Every
+//! cost (context switch, cache refill after a migration, reading a message
+//! that crossed caches, waking a task on another CPU, scheduler scans) is
+//! CPU time added to the segment of the task on whose behalf it is spent, so
+//! the scheduler accounts it to that task exactly as the kernel's rq clock
+//! would.
+//!
+//! # Preemption (PREEMPT_NONE / VOLUNTARY server kernels)
+//!
+//! - A need_resched set on a task's own CPU during a system call (its
+//!   wakeup preempts it, or a fork's child-runs-first) takes effect when the
+//!   call returns: after the action's cost segment, before the next action.
+//! - A need_resched set on another CPU is delivered by a reschedule IPI
+//!   after [`CostModel::ipi_latency_ns`] (plus the C-state exit if that CPU
+//!   idles) and interrupts whatever runs there.
+//! - Ticks, hrticks and timer interrupts preempt at once on return from the
+//!   interrupt.
+//!
+//! `--set preempt=1` ([`cfs_core::Config::preempt`], CONFIG_PREEMPT)
+//! changes what cfs-core decides (2.6.32's newly-idle balancing pulls one
+//! task), not these points: a preemptible kernel would switch at the
+//! `preempt_enable` after the wakeup, inside the call, but the engine
+//! charges a call's whole cost after the state change it makes, so it has
+//! no earlier point to switch at that would be truer than the return.
+//!
+//! # Idle
+//!
+//! By default idle CPUs keep ticking (CONFIG_NO_HZ=n). With
+//! [`cfs_core::Config::nohz`] (`--set nohz=1`) an idle CPU offers to stop
+//! its tick whenever it enters the idle loop or returns from an interrupt
+//! to it ([`cfs_core::Scheduler::nohz_stop_sched_tick`]); a tickless CPU's
+//! tick events pass it by until it leaves idle, and the idle load balancer
+//! balances for it. An idle CPU that gets work pays
+//! [`CostModel::idle_exit_ns`] before it runs it.
+
+use crate::costs::{CostModel, Reach};
+use crate::dist::round_u64;
+use crate::observe::{Counters, SimObserver};
+use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
+use crate::queue::{EventQueue, Timed};
+use crate::trace::TraceBuf;
+use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
+use cfs_topology::Host;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::cell::OnceCell;
+use std::cmp::Ordering;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::hash::BuildHasherDefault;
+
+mod settings;
+mod sockets;
+
+pub use settings::{Change, Phase, Setting, features_from_text};
+use sockets::{KeyHasher, SendBuf, SockKey};
+pub use sockets::{
+    PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
+    skb_truesize,
+};
+
+/// Why a run could not complete.
+#[derive(Debug)]
+pub enum SimError {
+    /// The scheduler refused a call (a bug in the engine or the core).
+    Sched(SchedError),
+    /// The scheduler configuration is unusable.
+    Config(ConfigError),
+    /// Every task is blocked and no timer is armed: the workload deadlocked.
+    Stalled {
+        /// Simulated time, ns.
+        at: u64,
+        /// How many of the waiting tasks are blocked writing to a full
+        /// socket buffer (a write deadlock, as on a real kernel).
+        writers: usize,
+    },
+    /// The run hit its simulated-time cap before finishing.
+    TimeLimit {
+        /// The cap, ns.
+        at: u64,
+    },
+    /// A fork would pass one of the run's task limits
+    /// ([`Limits::pid_max`] alive, or [`Limits::max_tasks`] created).
+    TooManyTasks {
+        /// Simulated time of the fork, ns.
+        at: u64,
+        /// The limit reached.
+        limit: usize,
+        /// Whether it is the limit on tasks alive at once (else on tasks
+        /// created).
+        alive: bool,
+    },
+    /// A send would pass [`Limits::max_unread`] messages queued unread.
+    TooManyMessages {
+        /// Simulated time of the send, ns.
+        at: u64,
+        /// The limit reached.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Sched(e) => write!(f, "scheduler error: {e}"),
+            SimError::Config(e) => write!(f, "configuration error: {e}"),
+            SimError::Stalled { at, writers } => {
+                write!(f, "workload stalled at {:.6} s: every task waits and no timer is armed", *at as f64 / 1e9)?;
+                match writers {
+                    0 => Ok(()),
+                    1 => write!(f, " (1 of them blocked writing to a full socket buffer)"),
+                    n => write!(f, " ({n} of them blocked writing to full socket buffers)"),
+                }
+            }
+            SimError::TimeLimit { at } => {
+                write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)
+            }
+            SimError::TooManyTasks { at, limit, alive: true } => write!(
+                f,
+                "fork failed at {:.6} s: {limit} tasks alive, the kernel's default pid_max (does a loop fork \
+                 children that never exit?)",
+                *at as f64 / 1e9
+            ),
+            SimError::TooManyTasks { at, limit, alive: false } => write!(
+                f,
+                "fork at {:.6} s would create task {}, past the {limit} one run may create (an exited task keeps its \
+                 slot; does a loop fork without end?)",
+                *at as f64 / 1e9,
+                limit + 1
+            ),
+            SimError::TooManyMessages { at, limit } => write!(
+                f,
+                "{limit} messages queued unread at {:.6} s: tasks send faster than their peers read (does a loop \
+                 send without waiting?)",
+                *at as f64 / 1e9
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<SchedError> for SimError {
+    fn from(e: SchedError) -> Self {
+        SimError::Sched(e)
+    }
+}
+
+/// When a run stops and what it measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop at this simulated time (a timed run), ns.
+    pub duration_ns: Option<u64>,
+    /// Progress before this time is not counted, ns.
+    pub warmup_ns: u64,
+    /// Give up (error) if the run has not finished by then, ns.
+    pub max_ns: u64,
+    /// Tasks a run may create, the initial ones included. An exited task
+    /// keeps its slot (the engine and cfs-core index tasks by creation
+    /// order), so this bounds the run's memory: a file that forks
+    /// short-lived tasks in an endless loop stops with
+    /// [`SimError::TooManyTasks`] instead of filling the machine.
+    pub max_tasks: usize,
+    /// Tasks alive at once. A fork beyond it fails, as the kernel's does
+    /// when it runs out of pids; the vocabulary has no failing fork, so
+    /// the run stops with [`SimError::TooManyTasks`].
+    pub pid_max: usize,
+    /// Messages sent and not yet read, over all tasks. Only a socket or
+    /// pipe write blocks on a full buffer ([`Sockets`]); a plain send never
+    /// does, so a task that sends in a loop to a peer that does not read
+    /// would queue without bound. Past this the run stops with
+    /// [`SimError::TooManyMessages`].
+    pub max_unread: usize,
+}
+
+impl Limits {
+    /// [`Limits::max_tasks`] by default: 2^20 tasks, about 0.6 GB of engine
+    /// and scheduler state (the peak of a fork loop stopped by it).
+    pub const MAX_TASKS: usize = 1 << 20;
+    /// [`Limits::pid_max`] by default: the kernel's PID_MAX_DEFAULT
+    /// (0x8000, include/linux/threads.h), /proc/sys/kernel/pid_max's
+    /// initial value.
+    pub const PID_MAX: usize = 32_768;
+    /// [`Limits::max_unread`] by default: 2^24 messages, about 1 GB of
+    /// queues at most. The built-ins stay below it: pgbench, tbench and
+    /// sysbench-oltp queue at most one message per connection, starve's
+    /// parent falls ~23,000 signals behind at worst, and hackbench-style
+    /// `messaging` holds at most 348 (640 over pipes) per receiver, so it
+    /// would take some 2,400 groups to come near it; with unbounded socket
+    /// buffers (`--set sndbuf=0`) 10 groups of 10,000 loops peak at 1.5
+    /// million.
+    pub const MAX_UNREAD: usize = 1 << 24;
+
+    /// A run that stops at `duration_ns` (or when its finishing tasks
+    /// exit), counts progress from `warmup_ns` and gives up at `max_ns`,
+    /// with the default task limits.
+    pub const fn new(duration_ns: Option<u64>, warmup_ns: u64, max_ns: u64) -> Limits {
+        Limits {
+            duration_ns,
+            warmup_ns,
+            max_ns,
+            max_tasks: Self::MAX_TASKS,
+            pid_max: Self::PID_MAX,
+            max_unread: Self::MAX_UNREAD,
+        }
+    }
+}
+
+/// The tasks a run starts with and when it is finished.
+pub struct Instance {
+    /// Initial tasks; task `i` gets engine/scheduler id `i`.
+    pub tasks: Vec<TaskSpec>,
+    /// The run is over when all of these initial tasks have exited
+    /// (empty: it runs for [`Limits::duration_ns`]).
+    pub finish: Vec<TaskRef>,
+    /// Number of named conditions (rt-app wait/signal).
+    pub conds: usize,
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Instance").field("tasks", &self.tasks.len()).field("finish", &self.finish).finish()
+    }
+}
+
+/// Everything a run needs besides the workload.
+#[derive(Clone, Debug)]
+pub struct RunSetup<'a> {
+    /// The machine.
+    pub host: &'a Host,
+    /// Its costs.
+    pub costs: &'a CostModel,
+    /// The scheduler configuration.
+    pub config: Config,
+    /// The domains (built for `config.version`, overrides applied).
+    pub domains: SchedDomains,
+    /// The random stream's seed.
+    pub seed: u64,
+    /// Stop conditions.
+    pub limits: Limits,
+    /// Record a Chrome trace.
+    pub trace: bool,
+    /// Property-test instruments (off by default).
+    pub instruments: Instruments,
+    /// What the simulated kernel's socket layer does besides the scheduler.
+    pub sockets: Sockets,
+    /// Settings written during the run, in time order.
+    pub changes: Vec<Change>,
+}
+
+/// Measurements and perturbations for property tests
+/// (`cfs-model-tests`); all off by default, and off they cost nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Instruments {
+    /// Added to every time passed to the scheduler: a run must decide the
+    /// same with its clock starting anywhere, e.g. just below 2^64.
+    pub clock_offset: u64,
+    /// Measure runnable waits and idle gaps ([`Probe`]).
+    pub watch: bool,
+    /// The task whose wakees' placement is watched for the 1:N property
+    /// (by name, e.g. `pgbench`).
+    pub one_to_n_waker: Option<String>,
+}
+
+/// What the instruments measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Probe {
+    /// Longest time any task waited runnable before it ran, ns (from its
+    /// wakeup, fork or preemption to its next switch-in).
+    pub max_wait_ns: u64,
+    /// The task that waited longest.
+    pub max_wait_task: Option<String>,
+    /// Longest stretch during which some CPU had nothing to run while
+    /// another had two or more runnable tasks, ns (the "wasted cores" gap).
+    pub worst_idle_gap_ns: u64,
+    /// Longest stretch of consecutive [`ONE_TO_N_WINDOW_NS`] windows in
+    /// which the watched waker's wakees were served on the waker's own CPU
+    /// (at least 95% of their switch-ins there, and some at all), ns.
+    pub one_to_n_streak_ns: u64,
+    /// Switch-ins of the watched waker's wakees: how many runs the 1:N
+    /// measure saw.
+    pub one_to_n_wakees: u32,
+}
+
+/// The window of the 1:N serialisation measure, ns.
+pub const ONE_TO_N_WINDOW_NS: u64 = 10_000_000;
+
+/// Steps a program may take without making time pass (progress counts,
+/// zero-length runs, shared lines that are already local) before the engine charges
+/// it a system call's time. Every built-in workload takes a handful per
+/// transaction; a loop of nothing but such steps (`ops = [{ run = "0us" },
+/// { progress = 1 }]`) is then a busy loop of ~1.5 ns per step instead of a
+/// near-free one that a 10 ms run would take a minute of wall time to
+/// simulate.
+pub const FREE_STEPS: u32 = 64;
+
+#[derive(Default)]
+struct ProbeState {
+    window: u64,
+    on_waker_cpu: u32,
+    elsewhere: u32,
+    serial_windows: u64,
+    queued_since: Vec<Option<u64>>,
+    gap_since: Option<u64>,
+    waker: Option<TaskRef>,
+    wakee: Vec<bool>,
+    out: Probe,
+}
+
+/// One task's totals.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TaskStat {
+    /// Name.
+    pub name: String,
+    /// CPU time, ns (the scheduler's sum_exec_runtime).
+    pub runtime_ns: u64,
+    /// CPU changes.
+    pub migrations: u64,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Progress units counted in the measurement window.
+    pub units: u64,
+    /// The measurement window (warm-up to end), ns.
+    pub window_ns: u64,
+    /// When the run ended, ns.
+    pub end_ns: u64,
+    /// Busy time of each CPU within the whole run, ns.
+    pub cpu_busy_ns: Vec<u64>,
+    /// Scheduler decisions by reason.
+    pub counters: Counters,
+    /// Context switches.
+    pub switches: u64,
+    /// Involuntary context switches (a runnable task lost its CPU).
+    pub preemptions: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Per-task totals.
+    pub tasks: Vec<TaskStat>,
+    /// The Chrome trace, if requested.
+    pub trace: Option<serde_json::Value>,
+    /// The instruments' measurements (zero unless asked for).
+    pub probe: Probe,
+    /// The run cut at each change time (empty without changes).
+    pub phases: Vec<Phase>,
+    /// AF_UNIX stream writes that found their send buffer full and
+    /// blocked ([`Sockets::sndbuf`]), each counted once however often it
+    /// was woken before it could write.
+    pub send_blocks: u64,
+    /// The most messages queued unread at once.
+    pub peak_unread: usize,
+}
+
+// ----- the event queue -------------------------------------------------------
+
+/// CPUs and tasks are u32 here (cfs-core's task ids are) so that an
+/// [`Item`] is 32 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    Tick(u32),
+    SegEnd(u32, u64),
+    Resched(u32),
+    Hrtick(u32, u64),
+    Timer(u32, u64),
+    Change(u32),
+    End,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Item {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl Ord for Item {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: invert to pop the earliest (t, seq).
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+
+impl PartialOrd for Item {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Item>() <= 32);
+
+impl Timed for Item {
+    #[inline]
+    fn time(&self) -> u64 {
+        self.t
+    }
+}
+
+// ----- machine state ----------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    start: u64,
+    len: u64,
+}
+
+#[derive(Debug)]
+struct Cpu {
+    /// The engine's copy of the scheduler's current task.
+    curr: Option<TaskRef>,
+    /// The stretch of work in flight, if any.
+    seg: Option<Seg>,
+    /// Invalidates SegEnd events of interrupted segments.
+    epoch: u64,
+    /// A Resched event is in flight.
+    resched_at: Option<u64>,
+    /// The hrtick expiry we have an event for.
+    hrtick: Option<u64>,
+    /// Work charged while no segment ran (added to the next one), ns.
+    debt: u64,
+    busy: u64,
+    since: u64,
+}
+
+/// Where a blocked task waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    None,
+    Wait,
+    Sleep {
+        interruptible: bool,
+    },
+    Cond,
+    /// In `sock_wait_for_wmem`, on a full send buffer.
+    SendBuf,
+}
+
+/// Work a task resumes with after its system call's time has passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deferred {
+    /// Take one or all pending messages, else sleep. `woken`: this is the
+    /// re-check after a wakeup, which costs `repoll_ns` if it finds nothing.
+    Wait {
+        all: bool,
+        repoll_ns: u64,
+        woken: bool,
+    },
+    Sleep {
+        ns: u64,
+        interruptible: bool,
+    },
+    CondWait(usize),
+    /// An AF_UNIX stream write that found its send buffer full: try again.
+    Write {
+        to: TaskRef,
+        stream: Stream,
+        bytes: u32,
+        tag: u32,
+    },
+    Yield,
+    Exit,
+    /// Woken by a timer or a condition: just continue.
+    Resume,
+}
+
+/// What an exited task's program becomes: it never runs again.
+#[derive(Debug)]
+struct Exited;
+
+impl Program for Exited {
+    fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
+        Action::Exit
+    }
+}
+
+struct Task {
+    name: String,
+    prog: Box<dyn Program>,
+    /// CPU work still to do before the next action, ns.
+    pending: u64,
+    deferred: Option<Deferred>,
+    block: Block,
+    was_blocked: bool,
+    mailbox: VecDeque<Msg>,
+    /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
+    /// each of its connections holds, so that the common check needs no
+    /// table lookup ([`Sim::pair_wmem`]).
+    pair_bytes: u64,
+    delivered: Vec<Msg>,
+    forked: Option<TaskRef>,
+    parent: Option<TaskRef>,
+    timer_gen: u64,
+    ws_bytes: f64,
+    last_cpu: Option<usize>,
+    /// The LLC's pressure counter when the task last left a CPU.
+    stamp: f64,
+    alive: bool,
+}
+
+impl Task {
+    fn new(name: String, prog: Box<dyn Program>, ws_kb: u32, parent: Option<TaskRef>) -> Task {
+        Task {
+            name,
+            prog,
+            pending: 0,
+            deferred: None,
+            block: Block::None,
+            was_blocked: false,
+            mailbox: VecDeque::new(),
+            pair_bytes: 0,
+            delivered: Vec::new(),
+            forked: None,
+            parent,
+            timer_gen: 0,
+            ws_bytes: ws_kb as f64 * 1024.0,
+            last_cpu: None,
+            stamp: 0.0,
+            alive: true,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cond {
+    pending: u64,
+    waiters: VecDeque<TaskRef>,
+}
+
+/// Which cache each CPU's working set lives in.
+#[derive(Debug)]
+struct CacheGeom {
+    /// Last-level data cache instance of each CPU (a dense id).
+    llc: Vec<usize>,
+    /// Size of each LLC instance, bytes.
+    llc_bytes: Vec<f64>,
+    /// Bytes of data cache private to each CPU's core.
+    private_bytes: Vec<f64>,
+}
+
+impl CacheGeom {
+    fn new(host: &Host) -> CacheGeom {
+        let n = host.nr_cpus();
+        let mut llc = vec![usize::MAX; n];
+        let mut llc_level = vec![0u8; n];
+        let mut llc_bytes = Vec::new();
+        let mut private_bytes = vec![0.0f64; n];
+        for cache in host.caches().iter().filter(|c| c.kind.holds_data()) {
+            for inst in &cache.instances {
+                let id = llc_bytes.len();
+                llc_bytes.push(cache.size_kb as f64 * 1024.0);
+                for cpu in inst.iter().filter(|&c| c < n) {
+                    if cache.level > llc_level[cpu] {
+                        llc_level[cpu] = cache.level;
+                        llc[cpu] = id;
+                    }
+                    if inst.is_subset_of(&host.thread_siblings(cpu)) {
+                        private_bytes[cpu] = private_bytes[cpu].max(cache.size_kb as f64 * 1024.0);
+                    }
+                }
+            }
+        }
+        // A host without cache data: one private 1 MB cache per CPU.
+        for (cpu, l) in llc.iter_mut().enumerate() {
+            if *l == usize::MAX {
+                *l = llc_bytes.len();
+                llc_bytes.push(1024.0 * 1024.0);
+                private_bytes[cpu] = 1024.0 * 1024.0;
+            }
+        }
+        CacheGeom { llc, llc_bytes, private_bytes }
+    }
+}
+
+/// A run in progress.
+struct Sim<'a> {
+    costs: &'a CostModel,
+    sched: Scheduler<SimObserver>,
+    cpus: Vec<Cpu>,
+    tasks: Vec<Task>,
+    conds: Vec<Cond>,
+    host: &'a Host,
+    /// `Reach` from each CPU to every CPU, one row per source CPU, filled
+    /// on first use (a 1024-CPU host would otherwise spend 10^6 distance
+    /// lookups on every run's start).
+    reach: Vec<OnceCell<Box<[Reach]>>>,
+    geom: CacheGeom,
+    /// Bytes loaded into each LLC instance so far.
+    pressure: Vec<f64>,
+    queue: EventQueue<Item>,
+    seq: u64,
+    now: u64,
+    rng: Pcg64Mcg,
+    tick_ns: u64,
+    limits: Limits,
+    units: u64,
+    finish: Vec<TaskRef>,
+    finish_left: usize,
+    armed_timers: usize,
+    switches: u64,
+    preemptions: u64,
+    events: u64,
+    trace: Option<TraceBuf>,
+    /// Costs converted once (ns, clock-scaled where CPU work).
+    syscall_ns: u64,
+    ctx_ns: f64,
+    idle_exit_ns: u64,
+    /// CONFIG_NO_HZ (tickless idle CPUs).
+    nohz: bool,
+    /// Socket-layer behaviour ([`Sockets`]).
+    sockets: Sockets,
+    ins: Instruments,
+    probe: ProbeState,
+    /// Re-read every CPU's hrtick after the next scheduler call, not only
+    /// those its decisions named (see [`Sim::sync_hrticks`]).
+    full_sync: bool,
+    /// CPUs whose `curr` is a task.
+    busy_cpus: usize,
+    /// Resched events in flight.
+    resched_in_flight: usize,
+    /// Tasks not yet exited.
+    live: usize,
+    /// Messages in all mailboxes.
+    unread: usize,
+    /// The send buffers of AF_UNIX stream sockets with skbs not yet taken
+    /// or writers waiting.
+    socks: HashMap<SockKey, SendBuf, BuildHasherDefault<KeyHasher>>,
+    /// Writes that blocked on a full send buffer.
+    send_blocks: u64,
+    /// The most messages unread at once.
+    peak_unread: usize,
+    /// Settings to write during the run ([`RunSetup::changes`]).
+    changes: Vec<Change>,
+    /// (time, units counted so far) at each distinct change time.
+    marks: Vec<(u64, u64)>,
+}
+
+/// Hosts up to this size re-read every CPU's hrtick after each scheduler
+/// call; larger ones only the CPUs the call's decisions named.
+const FULL_SYNC_MAX_CPUS: usize = 8;
+
+/// Runs one workload instance to completion.
+pub fn run(setup: &RunSetup<'_>, inst: Instance) -> Result<RunOutcome, SimError> {
+    let mut sim = Sim::new(setup, inst)?;
+    sim.main_loop()?;
+    Ok(sim.finish())
+}
+
+impl<'a> Sim<'a> {
+    fn new(setup: &RunSetup<'a>, inst: Instance) -> Result<Sim<'a>, SimError> {
+        let host = setup.host;
+        let n = host.nr_cpus();
+        let costs = setup.costs;
+        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu)).tracking_cpus(n > FULL_SYNC_MAX_CPUS);
+        let sched = Scheduler::with_observer(setup.config, setup.domains.clone(), obs).map_err(SimError::Config)?;
+        let reach = (0..n).map(|_| OnceCell::new()).collect();
+        let geom = CacheGeom::new(host);
+        let pressure = vec![0.0; geom.llc_bytes.len()];
+        let cpus = (0..n)
+            .map(|_| Cpu {
+                curr: None,
+                seg: None,
+                epoch: 0,
+                resched_at: None,
+                hrtick: None,
+                debt: 0,
+                busy: 0,
+                since: 0,
+            })
+            .collect();
+        let mut sim = Sim {
+            costs,
+            sched,
+            cpus,
+            tasks: Vec::new(),
+            conds: (0..inst.conds).map(|_| Cond::default()).collect(),
+            host,
+            reach,
+            geom,
+            pressure,
+            queue: EventQueue::new(),
+            seq: 0,
+            now: 0,
+            rng: Pcg64Mcg::seed_from_u64(setup.seed),
+            tick_ns: setup.config.tick_ns(),
+            limits: setup.limits,
+            units: 0,
+            finish_left: inst.finish.len(),
+            finish: inst.finish,
+            armed_timers: 0,
+            switches: 0,
+            preemptions: 0,
+            events: 0,
+            trace: setup.trace.then(|| TraceBuf::new(n)),
+            syscall_ns: costs.cpu(costs.syscall_ns).round().max(1.0) as u64,
+            ctx_ns: costs.cpu(costs.ctx_switch_ns),
+            idle_exit_ns: costs.idle_exit_ns.round() as u64,
+            nohz: setup.config.nohz,
+            sockets: setup.sockets,
+            ins: setup.instruments.clone(),
+            probe: ProbeState::default(),
+            full_sync: true,
+            busy_cpus: 0,
+            resched_in_flight: 0,
+            live: 0,
+            unread: 0,
+            socks: HashMap::default(),
+            send_blocks: 0,
+            peak_unread: 0,
+            changes: setup.changes.clone(),
+            marks: Vec::new(),
+        };
+        sim.boot(inst.tasks)?;
+        Ok(sim)
+    }
+
+    /// Creates the initial tasks at time 0 and starts the clocks.
+    fn boot(&mut self, specs: Vec<TaskSpec>) -> Result<(), SimError> {
+        let n = self.cpus.len();
+        for spec in specs {
+            self.check_task_limits()?;
+            let cpu = spec.cpu.min(n - 1);
+            let id = self.sched.spawn(self.t(), cpu, spec.params)?;
+            debug_assert_eq!(id.0 as usize, self.tasks.len());
+            self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None));
+            self.live += 1;
+            self.probe_runnable(id.0 as TaskRef);
+        }
+        self.drain_charges();
+        let _ = self.sched.take_resched();
+        for cpu in 0..n {
+            self.push(self.tick_ns, Ev::Tick(cpu as u32));
+            if self.sched.need_resched(cpu) {
+                self.switch(cpu, Deschedule::Preempt)?;
+                self.run_task(cpu)?;
+            }
+        }
+        if let Some(d) = self.limits.duration_ns {
+            self.push(d, Ev::End);
+        }
+        let times: Vec<u64> = self.changes.iter().map(|c| c.at_ns).collect();
+        for (i, at) in times.into_iter().enumerate() {
+            self.push(at, Ev::Change(i as u32));
+        }
+        Ok(())
+    }
+
+    /// Writes change `i` to the scheduler; the first change at each time
+    /// closes a throughput phase.
+    fn on_change(&mut self, i: usize) -> Result<(), SimError> {
+        if self.marks.last().is_none_or(|&(t, _)| t != self.now) {
+            self.marks.push((self.now, self.units));
+        }
+        let setting = self.changes[i].setting.clone();
+        setting.apply(&mut self.sched)?;
+        if let Some(tr) = &mut self.trace {
+            tr.mark(self.now, setting.to_string());
+        }
+        Ok(())
+    }
+
+    /// [`Action::StartMeasuring`]: the window starts now. Units counted
+    /// before are dropped, and so are the phase marks' counts, which all
+    /// lie before the new start (each such phase then counts nothing).
+    fn start_measuring(&mut self) {
+        self.limits.warmup_ns = self.now;
+        self.units = 0;
+        for m in &mut self.marks {
+            m.1 = 0;
+        }
+    }
+
+    /// The phases between the change times that came before the run's
+    /// end (none without changes; the whole run as one phase when every
+    /// change was due after its end).
+    fn phases(&self, end: u64) -> Vec<Phase> {
+        if self.changes.is_empty() {
+            return Vec::new();
+        }
+        let warm = self.limits.warmup_ns;
+        let mut bounds = vec![(0, 0)];
+        bounds.extend(self.marks.iter().copied().filter(|&(t, _)| t > 0));
+        bounds.push((end, self.units));
+        bounds
+            .windows(2)
+            .map(|w| {
+                let start = w[0].0.max(warm).min(w[1].0);
+                Phase { start_ns: start, end_ns: w[1].0, units: w[1].1 - w[0].1 }
+            })
+            .collect()
+    }
+
+    /// The time as the scheduler sees it (with the instruments' offset).
+    fn t(&self) -> u64 {
+        self.now.wrapping_add(self.ins.clock_offset)
+    }
+
+    // ----- instruments ------------------------------------------------------
+
+    fn probe_runnable(&mut self, t: TaskRef) {
+        if self.ins.watch {
+            let q = &mut self.probe.queued_since;
+            if q.len() <= t {
+                q.resize(t + 1, None);
+            }
+            q[t] = Some(self.now);
+        }
+    }
+
+    fn probe_switch_in(&mut self, c: usize, n: TaskRef) {
+        if self.ins.watch {
+            if let Some(since) = self.probe.queued_since.get_mut(n).and_then(Option::take) {
+                let wait = self.now - since;
+                if wait > self.probe.out.max_wait_ns {
+                    self.probe.out.max_wait_ns = wait;
+                    self.probe.out.max_wait_task = Some(self.tasks[n].name.clone());
+                }
+            }
+        }
+        if self.probe.wakee.get(n).copied().unwrap_or(false) {
+            self.probe.out.one_to_n_wakees += 1;
+            let w = self.now / ONE_TO_N_WINDOW_NS;
+            let st = &mut self.probe;
+            if w != st.window {
+                // Close the previous window(s): serialised if >= 95% of the
+                // wakees' switch-ins were on the waker's CPU.
+                let serial = st.on_waker_cpu > 0 && st.elsewhere * 19 <= st.on_waker_cpu && w == st.window + 1;
+                st.serial_windows = if serial { st.serial_windows + 1 } else { 0 };
+                st.out.one_to_n_streak_ns = st.out.one_to_n_streak_ns.max(st.serial_windows * ONE_TO_N_WINDOW_NS);
+                st.window = w;
+                st.on_waker_cpu = 0;
+                st.elsewhere = 0;
+            }
+            let waker_cpu = self.probe.waker.and_then(|w| self.sched.task(TaskId(w as u32))).map(|t| t.cpu);
+            if waker_cpu == Some(c) {
+                self.probe.on_waker_cpu += 1;
+            } else {
+                self.probe.elsewhere += 1;
+            }
+        }
+    }
+
+    fn probe_wake(&mut self, c: usize, to: TaskRef) {
+        let Some(name) = &self.ins.one_to_n_waker else { return };
+        let Some(w) = self.cpus[c].curr.filter(|&w| self.tasks[w].name == *name) else { return };
+        self.probe.waker = Some(w);
+        if self.probe.wakee.len() <= to {
+            self.probe.wakee.resize(to + 1, false);
+        }
+        self.probe.wakee[to] = true;
+    }
+
+    /// After every event: is a CPU idle while another has two or more
+    /// runnable tasks?
+    fn probe_gap(&mut self) {
+        let nr = |c: usize| self.sched.rq(c).map_or(0, |rq| rq.nr_running);
+        let n = self.cpus.len();
+        let idle = (0..n).any(|c| nr(c) == 0);
+        let crowded = (0..n).any(|c| nr(c) >= 2);
+        match (idle && crowded, self.probe.gap_since) {
+            (true, None) => self.probe.gap_since = Some(self.now),
+            (true, Some(s)) => self.probe.out.worst_idle_gap_ns = self.probe.out.worst_idle_gap_ns.max(self.now - s),
+            (false, Some(s)) => {
+                self.probe.out.worst_idle_gap_ns = self.probe.out.worst_idle_gap_ns.max(self.now - s);
+                self.probe.gap_since = None;
+            }
+            (false, None) => {}
+        }
+    }
+
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Item { t, seq: self.seq, ev });
+    }
+
+    #[inline]
+    fn reach(&self, a: usize, b: usize) -> Reach {
+        self.reach_row(a)[b]
+    }
+
+    /// `reach(a, _)` for every CPU.
+    #[inline]
+    fn reach_row(&self, a: usize) -> &[Reach] {
+        match self.reach[a].get() {
+            Some(row) => row,
+            None => self.fill_reach_row(a),
+        }
+    }
+
+    #[cold]
+    fn fill_reach_row(&self, a: usize) -> &[Reach] {
+        let host = self.host;
+        self.reach[a].get_or_init(|| (0..self.cpus.len()).map(|b| Reach::of(host.distance(a, b))).collect())
+    }
+
+    // ----- the loop ----------------------------------------------------------
+
+    fn main_loop(&mut self) -> Result<(), SimError> {
+        while let Some(item) = self.queue.pop() {
+            if item.t > self.limits.max_ns {
+                return Err(SimError::TimeLimit { at: self.limits.max_ns });
+            }
+            self.now = item.t;
+            self.events += 1;
+            match item.ev {
+                Ev::End => return Ok(()),
+                Ev::Tick(c) => {
+                    self.on_tick(c as usize)?;
+                    if self.stalled() {
+                        return self.on_stall();
+                    }
+                }
+                Ev::SegEnd(c, g) => {
+                    let c = c as usize;
+                    if self.cpus[c].epoch == g && self.cpus[c].seg.is_some() {
+                        self.cpus[c].seg = None;
+                        self.run_task(c)?;
+                    }
+                }
+                Ev::Resched(c) => {
+                    let c = c as usize;
+                    self.cpus[c].resched_at = None;
+                    self.resched_in_flight -= 1;
+                    if self.sched.need_resched(c) {
+                        self.preempt(c)?;
+                    }
+                }
+                Ev::Hrtick(c, e) => self.on_hrtick(c as usize, e)?,
+                Ev::Timer(t, g) => self.on_timer(t as usize, g)?,
+                Ev::Change(i) => self.on_change(i as usize)?,
+            }
+            if self.ins.watch {
+                self.probe_gap();
+            }
+            if !self.finish.is_empty() && self.finish_left == 0 {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing can ever happen again: all CPUs idle, nothing queued, no
+    /// timer armed, no IPI in flight.
+    fn stalled(&self) -> bool {
+        debug_assert_eq!(self.busy_cpus, self.cpus.iter().filter(|c| c.curr.is_some()).count());
+        debug_assert_eq!(self.resched_in_flight, self.cpus.iter().filter(|c| c.resched_at.is_some()).count());
+        self.armed_timers == 0
+            && self.busy_cpus == 0
+            && self.resched_in_flight == 0
+            && (0..self.cpus.len()).all(|c| self.sched.rq(c).is_none_or(|rq| rq.nr_running == 0))
+    }
+
+    fn on_stall(&mut self) -> Result<(), SimError> {
+        debug_assert_eq!(self.live, self.tasks.iter().filter(|t| t.alive).count());
+        let alive = self.live > 0;
+        match self.limits.duration_ns {
+            // A timed run idles to its end: jump there.
+            Some(d) => {
+                self.now = self.now.max(d);
+                Ok(())
+            }
+            None if alive => {
+                let writers = self.tasks.iter().filter(|t| t.alive && t.block == Block::SendBuf).count();
+                Err(SimError::Stalled { at: self.now, writers })
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
+        self.push(self.now + self.tick_ns, Ev::Tick(c as u32));
+        if self.sched.tick_stopped(c) {
+            return Ok(()); // NO_HZ: this idle CPU's tick is off
+        }
+        self.sched.tick(self.t(), c)?;
+        self.after_call(c);
+        self.interrupt_return(c)
+    }
+
+    fn on_hrtick(&mut self, c: usize, e: u64) -> Result<(), SimError> {
+        if self.cpus[c].hrtick == Some(e) {
+            self.cpus[c].hrtick = None;
+        }
+        if self.sched.hrtick_expiry(c) != Some(e) {
+            return Ok(()); // re-armed or cancelled since
+        }
+        self.sched.hrtick(self.t(), c)?;
+        self.after_call(c);
+        self.interrupt_return(c)
+    }
+
+    /// A task's sleep timer fired on the CPU it slept on.
+    fn on_timer(&mut self, t: TaskRef, g: u64) -> Result<(), SimError> {
+        let task = &mut self.tasks[t];
+        if task.timer_gen != g || !matches!(task.block, Block::Sleep { .. }) {
+            return Ok(());
+        }
+        self.armed_timers -= 1;
+        task.block = Block::None;
+        task.deferred = Some(Deferred::Resume);
+        let cpu = self.sched.task(TaskId(t as u32)).map_or(0, |x| x.cpu);
+        let out = self.sched.wake_up_irq(self.t(), TaskId(t as u32), cpu, false)?;
+        if out.woken {
+            self.probe_runnable(t);
+        }
+        self.after_call(cpu);
+        let cost = self.costs.wake_cost(self.reach(cpu, out.cpu));
+        self.charge(cpu, round_u64(cost));
+        self.interrupt_return(cpu)
+    }
+
+    /// The end of an interrupt on `c`: act on need_resched now (an idle CPU
+    /// first leaves its C-state).
+    fn interrupt_return(&mut self, c: usize) -> Result<(), SimError> {
+        if !self.sched.need_resched(c) {
+            return self.idle_loop(c);
+        }
+        if self.cpus[c].curr.is_none() {
+            self.post_resched(c, c);
+            Ok(())
+        } else {
+            self.preempt(c)
+        }
+    }
+
+    // ----- scheduler calls ----------------------------------------------------
+
+    /// After any scheduler call made on `c`: charge scheduler work, send
+    /// IPIs to other CPUs that must reschedule, re-arm hrtick events.
+    fn after_call(&mut self, c: usize) {
+        self.drain_charges();
+        let mask = self.sched.take_resched();
+        if !mask.is_empty() {
+            for cpu in mask.iter() {
+                if cpu != c {
+                    self.post_resched(c, cpu);
+                }
+            }
+        }
+        self.sync_hrticks(c);
+    }
+
+    fn drain_charges(&mut self) {
+        if self.sched.observer().charges.is_empty() {
+            return;
+        }
+        let charges = std::mem::take(&mut self.sched.observer_mut().charges);
+        for &(cpu, ns) in &charges {
+            self.charge(cpu, ns);
+        }
+        let mut charges = charges;
+        charges.clear();
+        self.sched.observer_mut().charges = charges;
+    }
+
+    /// Queues an Hrtick event for every CPU whose armed expiry changed, in
+    /// CPU order. On hosts above [`FULL_SYNC_MAX_CPUS`] only the CPUs the
+    /// scheduler's decisions named since the last sync (and `c`) can have
+    /// changed (see [`SimObserver::touched`]); debug builds check that
+    /// against every CPU.
+    fn sync_hrticks(&mut self, c: usize) {
+        let n = self.cpus.len();
+        if n <= FULL_SYNC_MAX_CPUS || std::mem::take(&mut self.full_sync) {
+            self.sched.observer_mut().touched.clear();
+            for cpu in 0..n {
+                self.sync_hrtick(cpu);
+            }
+            return;
+        }
+        let mut touched = std::mem::take(&mut self.sched.observer_mut().touched);
+        touched.push(c);
+        touched.sort_unstable();
+        touched.dedup();
+        for &cpu in &touched {
+            self.sync_hrtick(cpu);
+        }
+        touched.clear();
+        self.sched.observer_mut().touched = touched;
+        #[cfg(debug_assertions)]
+        for cpu in 0..n {
+            assert_eq!(
+                self.sched.hrtick_expiry(cpu),
+                self.cpus[cpu].hrtick,
+                "CPU {cpu}'s hrtick changed in a call on CPU {c} that named no decision on it"
+            );
+        }
+    }
+
+    #[inline]
+    fn sync_hrtick(&mut self, c: usize) {
+        let e = self.sched.hrtick_expiry(c);
+        if e != self.cpus[c].hrtick {
+            self.cpus[c].hrtick = e;
+            if let Some(e) = e {
+                let at = e.wrapping_sub(self.ins.clock_offset).max(self.now);
+                self.push(at, Ev::Hrtick(c as u32, e));
+            }
+        }
+    }
+
+    /// A reschedule request from `from` reaches `cpu` after the IPI's
+    /// flight time and, if `cpu` idles, its C-state exit.
+    fn post_resched(&mut self, from: usize, cpu: usize) {
+        if self.cpus[cpu].resched_at.is_some() {
+            return;
+        }
+        let mut lat = if from == cpu { 0 } else { self.costs.ipi_latency_ns[self.reach(from, cpu) as usize] as u64 };
+        if self.cpus[cpu].curr.is_none() {
+            lat += self.idle_exit_ns;
+        }
+        let t = self.now + lat;
+        self.cpus[cpu].resched_at = Some(t);
+        self.resched_in_flight += 1;
+        self.push(t, Ev::Resched(cpu as u32));
+    }
+
+    /// Adds `ns` of work to `cpu`: to the segment in flight, or to the next
+    /// one. An idle CPU absorbs it.
+    fn charge(&mut self, cpu: usize, ns: u64) {
+        if ns == 0 || self.cpus[cpu].curr.is_none() {
+            return;
+        }
+        match self.cpus[cpu].seg.as_mut() {
+            Some(seg) => {
+                seg.len += ns;
+                let end = seg.start + seg.len;
+                self.cpus[cpu].epoch += 1;
+                let g = self.cpus[cpu].epoch;
+                self.push(end, Ev::SegEnd(cpu as u32, g));
+            }
+            None => self.cpus[cpu].debt += ns,
+        }
+    }
+
+    // ----- running tasks --------------------------------------------------------
+
+    /// Interrupts `c`'s segment and reschedules, then runs whoever is current.
+    fn preempt(&mut self, c: usize) -> Result<(), SimError> {
+        self.interrupt_segment(c);
+        self.switch(c, Deschedule::Preempt)?;
+        self.run_task(c)
+    }
+
+    fn interrupt_segment(&mut self, c: usize) {
+        if let Some(seg) = self.cpus[c].seg.take() {
+            self.cpus[c].epoch += 1;
+            let done = self.now.saturating_sub(seg.start);
+            if let Some(t) = self.cpus[c].curr {
+                self.tasks[t].pending = seg.len.saturating_sub(done);
+            }
+        }
+    }
+
+    fn start_segment(&mut self, c: usize, t: TaskRef) {
+        debug_assert!(self.cpus[c].seg.is_none());
+        let len = (self.tasks[t].pending + std::mem::take(&mut self.cpus[c].debt)).max(1);
+        self.tasks[t].pending = 0;
+        self.cpus[c].seg = Some(Seg { start: self.now, len });
+        self.cpus[c].epoch += 1;
+        let g = self.cpus[c].epoch;
+        self.push(self.now + len, Ev::SegEnd(c as u32, g));
+    }
+
+    /// `schedule()` on `c`: the scheduler picks, the engine prices the
+    /// switch.
+    fn switch(&mut self, c: usize, how: Deschedule) -> Result<(), SimError> {
+        let prev = self.cpus[c].curr;
+        self.account(c);
+        let sw = self.sched.schedule(self.t(), c, how)?;
+        self.after_call(c);
+        let next = sw.next.map(|t| t.0 as TaskRef);
+        self.cpus[c].curr = next;
+        self.busy_cpus = self.busy_cpus + usize::from(next.is_some()) - usize::from(prev.is_some());
+        if next == prev {
+            if next.is_none() {
+                // Woken with nothing to run (an ILB kick): back to the idle loop.
+                self.idle_loop(c)?;
+            }
+            return Ok(());
+        }
+        self.switches += 1;
+        if how == Deschedule::Preempt && prev.is_some() {
+            self.preemptions += 1;
+        }
+        if let Some(p) = prev {
+            self.switch_out(c, p);
+            if matches!(how, Deschedule::Preempt | Deschedule::Yield) {
+                self.probe_runnable(p);
+            }
+        }
+        if let Some(n) = next {
+            self.probe_switch_in(c, n);
+            self.switch_in(c, n);
+        } else {
+            if let Some(tr) = &mut self.trace {
+                tr.idle(c, self.now);
+            }
+            self.idle_loop(c)?;
+        }
+        Ok(())
+    }
+
+    /// `c` is (back) in the idle loop with nothing to do: with NO_HZ it
+    /// offers to stop its tick (tick_nohz_stop_sched_tick). A no-op on a
+    /// busy CPU, with need_resched set, or with NO_HZ off.
+    fn idle_loop(&mut self, c: usize) -> Result<(), SimError> {
+        if !self.nohz || self.cpus[c].curr.is_some() || self.sched.need_resched(c) {
+            return Ok(());
+        }
+        self.sched.nohz_stop_sched_tick(self.t(), c)?;
+        self.after_call(c);
+        Ok(())
+    }
+
+    fn account(&mut self, c: usize) {
+        let cpu = &mut self.cpus[c];
+        if cpu.curr.is_some() {
+            cpu.busy += self.now - cpu.since;
+        }
+        cpu.since = self.now;
+    }
+
+    fn switch_out(&mut self, c: usize, p: TaskRef) {
+        let llc = self.geom.llc[c];
+        let task = &mut self.tasks[p];
+        task.last_cpu = Some(c);
+        task.stamp = self.pressure[llc];
+    }
+
+    fn switch_in(&mut self, c: usize, n: TaskRef) {
+        let cost = self.ctx_ns + self.refill(n, c);
+        self.tasks[n].pending += round_u64(cost);
+        if let Some(tr) = &mut self.trace {
+            tr.begin(c, n, self.now);
+        }
+    }
+
+    /// The cache refill task `t` pays to run on `c` (see docs/CALIBRATION.md):
+    /// the part of its working set evicted from, or left behind in, another
+    /// cache. Eviction follows random replacement: after P bytes were
+    /// loaded into a cache of S bytes a line survives with exp(-P/S).
+    fn refill(&mut self, t: TaskRef, c: usize) -> f64 {
+        let ws = self.tasks[t].ws_bytes;
+        if ws <= 0.0 {
+            return 0.0;
+        }
+        let lines = ws / 64.0;
+        let llc_c = self.geom.llc[c];
+        let mem = self.costs.mem_line_ns;
+        let evicted = |s: &Self, llc: usize| {
+            let p = (s.pressure[llc] - s.tasks[t].stamp).max(0.0);
+            1.0 - (-p / s.geom.llc_bytes[llc]).exp()
+        };
+        let (cost, loaded) = match self.tasks[t].last_cpu {
+            None => (lines * mem, ws),
+            Some(p) if self.geom.llc[p] == llc_c => {
+                let f = evicted(self, llc_c);
+                let mut cost = f * lines * mem;
+                if p != c {
+                    // The core's private levels refill from the shared cache.
+                    let private = ws.min(self.geom.private_bytes[c]) / 64.0;
+                    cost += private * self.costs.xfer_line_ns[self.reach(p, c) as usize];
+                }
+                (cost, f * ws)
+            }
+            Some(p) => {
+                let f = evicted(self, self.geom.llc[p]);
+                let xfer = self.costs.xfer_line_ns[self.reach(p, c) as usize];
+                ((1.0 - f) * lines * xfer + f * lines * mem, ws)
+            }
+        };
+        self.pressure[llc_c] += loaded;
+        cost
+    }
+
+    /// Runs `c`'s current task until it starts a segment or leaves the CPU
+    /// and nothing else can run at this instant.
+    fn run_task(&mut self, c: usize) -> Result<(), SimError> {
+        let mut free_steps = 0u32;
+        loop {
+            let Some(t) = self.cpus[c].curr else { return Ok(()) };
+            if self.tasks[t].pending > 0 || self.cpus[c].debt > 0 {
+                self.start_segment(c, t);
+                return Ok(());
+            }
+            if let Some(d) = self.tasks[t].deferred.take() {
+                self.resume(c, t, d)?;
+                continue;
+            }
+            // Return to user space: the preemption point.
+            if self.sched.need_resched(c) {
+                self.switch(c, Deschedule::Preempt)?;
+                if self.cpus[c].curr == Some(t) {
+                    // Nobody better: carry on without looping back here.
+                    let a = self.step(t);
+                    self.exec(c, t, a)?;
+                }
+                continue;
+            }
+            free_steps += 1;
+            if free_steps > FREE_STEPS {
+                // A program that only counts progress: make time pass.
+                self.tasks[t].pending = self.syscall_ns;
+                continue;
+            }
+            let a = self.step(t);
+            self.exec(c, t, a)?;
+        }
+    }
+
+    /// Asks task `t`'s program for its next action.
+    fn step(&mut self, t: TaskRef) -> Action {
+        let task = &mut self.tasks[t];
+        let mut cx = StepCx {
+            now: self.now,
+            me: t,
+            rng: &mut self.rng,
+            received: &task.delivered,
+            blocked: task.was_blocked,
+            forked: task.forked,
+            parent: task.parent,
+        };
+        let a = task.prog.step(&mut cx);
+        task.delivered.clear();
+        task.was_blocked = false;
+        task.forked = None;
+        a
+    }
+
+    /// CPU work of `ns` baseline ns at this host's speed, with jitter.
+    fn work(&mut self, ns: u64) -> u64 {
+        let cv = self.costs.jitter_cv;
+        let j = if cv > 0.0 { (1.0 + cv * crate::dist::std_normal(&mut self.rng)).clamp(0.2, 3.0) } else { 1.0 };
+        round_u64(self.costs.cpu(ns as f64) * j)
+    }
+
+    fn exec(&mut self, c: usize, t: TaskRef, a: Action) -> Result<(), SimError> {
+        let sys = self.syscall_ns;
+        let defer = |s: &mut Self, d: Deferred| {
+            s.tasks[t].pending = sys;
+            s.tasks[t].deferred = Some(d);
+        };
+        match a {
+            Action::Run(ns) => self.tasks[t].pending = self.work(ns),
+            Action::RunDist(d) => {
+                let ns = d.sample(&mut self.rng);
+                self.tasks[t].pending = self.work(ns);
+            }
+            Action::Send { to, sync, bytes, tag } => {
+                let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
+                self.tasks[t].pending = sys + cost;
+            }
+            Action::SendAll { to, sync, bytes, tag } => {
+                let mut cost = 0;
+                for &r in to.iter() {
+                    cost += self.send(c, r, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
+                }
+                self.tasks[t].pending = sys + cost;
+            }
+            // A unix-stream write: a sync send charged to its socket's
+            // send buffer, which blocks while that is full.
+            Action::Write { to, stream, bytes, tag } => {
+                if self.send_buffer_full(SockKey::new(stream, t, to), bytes) {
+                    self.send_blocks += 1;
+                    defer(self, Deferred::Write { to, stream, bytes, tag });
+                } else {
+                    let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(stream) })?;
+                    self.tasks[t].pending = sys + cost;
+                }
+            }
+            Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
+            Action::Select { repoll_ns } => defer(self, Deferred::Wait { all: true, repoll_ns, woken: false }),
+            Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
+            Action::CondWait(k) => defer(self, Deferred::CondWait(k)),
+            Action::CondSignal { cond, all } => {
+                let cost = self.cond_signal(c, cond, all)?;
+                self.tasks[t].pending = sys + cost;
+            }
+            Action::Fork(spec) => {
+                self.fork(c, t, *spec)?;
+                self.tasks[t].pending = sys;
+            }
+            Action::Yield => defer(self, Deferred::Yield),
+            Action::Exit => defer(self, Deferred::Exit),
+            Action::Touch { peers, lines } => {
+                let row = self.reach_row(c);
+                let cost: f64 = peers
+                    .iter()
+                    .filter(|&&p| p != t && self.tasks.get(p).is_some_and(|x| x.alive))
+                    .map(|&p| {
+                        let cpu = self.sched.task(TaskId(p as u32)).map_or(c, |x| x.cpu);
+                        self.costs.dirty_line_ns[row[cpu] as usize]
+                    })
+                    .sum();
+                self.tasks[t].pending = round_u64(cost * lines);
+            }
+            Action::Progress(n) => {
+                if self.now >= self.limits.warmup_ns {
+                    self.units += n;
+                }
+            }
+            Action::StartMeasuring => self.start_measuring(),
+            // Weight and affinity changes requeue the task on its own
+            // runqueue without a decision naming it: re-read every hrtick.
+            Action::SetNice(nice) => {
+                self.full_sync = true;
+                self.sched.set_nice(self.t(), TaskId(t as u32), nice)?;
+                self.after_call(c);
+                self.tasks[t].pending = sys;
+            }
+            Action::SetPolicy(p) => {
+                self.full_sync = true;
+                self.sched.set_policy(self.t(), TaskId(t as u32), p)?;
+                self.after_call(c);
+                self.tasks[t].pending = sys;
+            }
+            Action::SetAffinity(m) => {
+                self.full_sync = true;
+                // A mask with no CPU of this host is refused like the
+                // kernel's EINVAL: the task keeps its affinity.
+                if self.sched.set_affinity(self.t(), TaskId(t as u32), m).is_ok() {
+                    self.after_call(c);
+                }
+                self.tasks[t].pending = sys;
+            }
+        }
+        Ok(())
+    }
+
+    /// The blocking half of an action, once its system call time has passed.
+    fn resume(&mut self, c: usize, t: TaskRef, d: Deferred) -> Result<(), SimError> {
+        match d {
+            Deferred::Resume => {}
+            Deferred::Wait { all, repoll_ns, woken } => {
+                if self.tasks[t].mailbox.is_empty() {
+                    if woken && repoll_ns > 0 {
+                        // Woken with nothing to read: poll every socket
+                        // again, then look once more.
+                        self.tasks[t].pending = self.work(repoll_ns);
+                        self.tasks[t].deferred = Some(Deferred::Wait { all, repoll_ns, woken: false });
+                        return Ok(());
+                    }
+                    return self.block(c, t, Block::Wait, Deferred::Wait { all, repoll_ns, woken: true });
+                }
+                self.deliver(c, t, all)?;
+            }
+            Deferred::Sleep { ns, interruptible } => {
+                if interruptible && !self.tasks[t].mailbox.is_empty() {
+                    // A signal is already pending: nanosleep returns at once.
+                    self.deliver(c, t, true)?;
+                    return Ok(());
+                }
+                let task = &mut self.tasks[t];
+                task.timer_gen += 1;
+                let g = task.timer_gen;
+                self.armed_timers += 1;
+                self.push(self.now + ns.max(1), Ev::Timer(t as u32, g));
+                return self.block(c, t, Block::Sleep { interruptible }, Deferred::Resume);
+            }
+            Deferred::CondWait(k) => {
+                let cond = &mut self.conds[k];
+                if cond.pending > 0 {
+                    cond.pending -= 1;
+                } else {
+                    cond.waiters.push_back(t);
+                    return self.block(c, t, Block::Cond, Deferred::Resume);
+                }
+            }
+            Deferred::Write { to, stream, bytes, tag } => {
+                let key = SockKey::new(stream, t, to);
+                if self.send_buffer_full(key, bytes) {
+                    self.socks.entry(key).or_default().waiters.push(t);
+                    if let Some(tr) = &mut self.trace {
+                        tr.send_block(t, c, self.now);
+                    }
+                    return self.block(c, t, Block::SendBuf, d);
+                }
+                let cost = self.send(c, to, true, Msg { from: t, cpu: c, bytes, tag, stream: Some(stream) })?;
+                self.tasks[t].pending = cost;
+            }
+            Deferred::Yield => self.switch(c, Deschedule::Yield)?,
+            Deferred::Exit => {
+                // Closing the socket purges what it had not read, which
+                // frees those skbs and wakes their blocked writers: they
+                // find the peer gone (EPIPE).
+                while let Some(m) = self.tasks[t].mailbox.pop_front() {
+                    self.unread -= 1;
+                    self.write_space(c, t, &m)?;
+                }
+                self.tasks[t].mailbox = VecDeque::new();
+                let task = &mut self.tasks[t];
+                task.alive = false;
+                // Nothing of an exited task is read again but its name
+                // (the run's per-task figures): free the rest, since its
+                // slot stays (Limits::max_tasks).
+                task.prog = Box::new(Exited);
+                task.delivered = Vec::new();
+                self.live -= 1;
+                if self.finish.contains(&t) {
+                    self.finish_left -= 1;
+                }
+                self.switch(c, Deschedule::Exit)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `t` goes to sleep; `then` is what it does when it runs again.
+    fn block(&mut self, c: usize, t: TaskRef, how: Block, then: Deferred) -> Result<(), SimError> {
+        let task = &mut self.tasks[t];
+        task.block = how;
+        task.deferred = Some(then);
+        task.was_blocked = true;
+        self.switch(c, Deschedule::Sleep)
+    }
+
+    /// Hands `t` one or all pending messages; reading them costs the cache
+    /// lines they drag from the sender's CPU. Taking an AF_UNIX stream
+    /// message frees its skb, which can wake writers ([`Sim::write_space`]);
+    /// the reader pays for those wakeups.
+    fn deliver(&mut self, c: usize, t: TaskRef, all: bool) -> Result<(), SimError> {
+        let take = if all { self.tasks[t].mailbox.len() } else { 1 };
+        let mut cost = 0.0;
+        let mut wake_cost = 0;
+        for _ in 0..take {
+            let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
+            self.unread -= 1;
+            cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
+            self.tasks[t].delivered.push(m);
+            wake_cost += self.write_space(c, t, &m)?;
+        }
+        self.tasks[t].pending += round_u64(cost) + wake_cost;
+        Ok(())
+    }
+
+    /// Whether a write of `bytes` on `key` must wait: a socket's
+    /// `sk_wmem_alloc` has reached `sk_sndbuf` (`sock_alloc_send_pskb`'s
+    /// test), or a pipe needs a new page and has none ([`SendBuf::pipe_full`]).
+    fn send_buffer_full(&mut self, key: SockKey, bytes: u32) -> bool {
+        let sndbuf = self.sockets.sndbuf;
+        match key {
+            SockKey::Pair { writer, reader } => sndbuf > 0 && self.pair_wmem(writer, reader, sndbuf) >= sndbuf,
+            SockKey::Pipe(_) => self.socks.get(&key).is_some_and(|b| b.pipe_full(bytes)),
+            SockKey::Shared(_) => sndbuf > 0 && self.socks.get(&key).is_some_and(|b| b.wmem >= sndbuf),
+        }
+    }
+
+    /// The `sk_wmem_alloc` of `writer`'s connection to `reader`, exact from
+    /// `floor` up. Below it, what the reader's pair skbs come to in all (an
+    /// upper bound, also below `floor`), so that nothing is looked up while
+    /// a reader holds little (pgbench's one query or reply).
+    ///
+    /// Every skb of a connection waits in its one reader's mailbox, so its
+    /// charge is their truesize there. The first time it is needed exactly,
+    /// the mailbox is walked once and the connection gets a table entry,
+    /// which `send` and `write_space` then keep up to date until the
+    /// connection is empty again, so a reader with a long backlog from many
+    /// writers is not walked on every write.
+    fn pair_wmem(&mut self, writer: TaskRef, reader: TaskRef, floor: u64) -> u64 {
+        let key = SockKey::Pair { writer, reader };
+        if let Some(buf) = self.socks.get(&key) {
+            debug_assert_eq!(buf.wmem, self.walk_pair(writer, reader), "tracked charge of {key:?}");
+            return buf.wmem;
+        }
+        let Some(r) = self.tasks.get(reader) else { return 0 };
+        if r.pair_bytes < floor {
+            return r.pair_bytes;
+        }
+        let wmem = self.walk_pair(writer, reader);
+        if wmem > 0 {
+            self.socks.insert(key, SendBuf { wmem, ..SendBuf::default() });
+        }
+        wmem
+    }
+
+    /// The truesize of `writer`'s pair-socket skbs in `reader`'s mailbox.
+    fn walk_pair(&self, writer: TaskRef, reader: TaskRef) -> u64 {
+        let sndbuf = self.sockets.sndbuf;
+        self.tasks.get(reader).map_or(0, |r| {
+            r.mailbox
+                .iter()
+                .filter(|m| m.from == writer && m.stream == Some(Stream::Pair))
+                .map(|m| skb_truesize(m.bytes, sndbuf))
+                .sum()
+        })
+    }
+
+    /// The reader `reader` took (or purged) message `m`, already out of
+    /// its mailbox: frees its share of its stream's buffer and, if that
+    /// made room, wakes the stream's waiters with the sync hint, every
+    /// writer blocked on the buffer, newest first (prepare_to_wait adds at
+    /// the head of the wait queue). Room is, for a socket, `sock_wfree` →
+    /// `unix_write_space` finding `sk_wmem_alloc` at most a quarter of
+    /// `sk_sndbuf`; for a pipe, `pipe_read` emptying a page. On a socket,
+    /// with [`Sockets::write_space_wakeups`], the message's writer is woken
+    /// too if it sleeps in `Select` or `Wait`. Returns the wakeups' cost to
+    /// the caller.
+    fn write_space(&mut self, c: usize, reader: TaskRef, m: &Msg) -> Result<u64, SimError> {
+        let Some(stream) = m.stream else { return Ok(0) };
+        let sndbuf = self.sockets.sndbuf;
+        let key = SockKey::new(stream, m.from, reader);
+        let writable = |wmem: u64| sndbuf == 0 || wmem.saturating_mul(4) <= sndbuf;
+        let mut blocked = Vec::new();
+        let ts = skb_truesize(m.bytes, sndbuf);
+        if let SockKey::Pair { writer, .. } = key {
+            let r = &mut self.tasks[reader];
+            r.pair_bytes = r.pair_bytes.saturating_sub(ts);
+            // Untracked, the connection has no waiters; its charge then
+            // matters only to a select()ing writer.
+            let tracked = !self.socks.is_empty() && self.socks.contains_key(&key);
+            // Read, not tracked (this message has already left the
+            // mailbox, and a new entry would count it out twice): the
+            // reader's total bounds the charge, and only when that is not
+            // writable is the mailbox walked.
+            let bound = r.pair_bytes;
+            if !tracked
+                && self.sockets.write_space_wakeups
+                && !writable(bound)
+                && !writable(self.walk_pair(writer, reader))
+            {
+                return Ok(0);
+            }
+        }
+        // Debug builds check a tracked connection's charge against its
+        // reader's mailbox.
+        #[cfg(debug_assertions)]
+        let walked = match key {
+            SockKey::Pair { writer, .. } if self.socks.contains_key(&key) => Some(self.walk_pair(writer, reader)),
+            _ => None,
+        };
+        if let Some(Entry::Occupied(mut e)) = (!self.socks.is_empty()).then(|| self.socks.entry(key)) {
+            let buf = e.get_mut();
+            let room = match key {
+                SockKey::Pipe(_) => buf.pipe_take(m.bytes) > 0,
+                SockKey::Shared(_) | SockKey::Pair { .. } => {
+                    buf.wmem = buf.wmem.saturating_sub(ts);
+                    #[cfg(debug_assertions)]
+                    if let Some(w) = walked {
+                        debug_assert_eq!(buf.wmem, w, "tracked charge of {key:?}");
+                    }
+                    writable(buf.wmem)
+                }
+            };
+            if !room {
+                return Ok(0);
+            }
+            blocked = std::mem::take(&mut buf.waiters);
+            if buf.wmem == 0 && buf.pages.is_empty() {
+                e.remove();
+            }
+        }
+        let mut cost = 0;
+        for &w in blocked.iter().rev() {
+            if self.tasks[w].block == Block::SendBuf {
+                cost += self.wake(c, w, true)?;
+            }
+        }
+        let pipe = matches!(key, SockKey::Pipe(_));
+        let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
+        if self.sockets.write_space_wakeups && !pipe && writer_sleeps {
+            cost += self.wake(c, m.from, true)?;
+        }
+        Ok(cost)
+    }
+
+    /// Posts a message; wakes the receiver if it waits. Returns the waker's
+    /// cost, ns.
+    fn send(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg) -> Result<u64, SimError> {
+        let Some(task) = self.tasks.get_mut(to) else { return Ok(0) };
+        if !task.alive {
+            return Ok(0); // EPIPE: the peer is gone
+        }
+        if self.unread >= self.limits.max_unread {
+            return Err(SimError::TooManyMessages { at: self.now, limit: self.limits.max_unread });
+        }
+        task.mailbox.push_back(msg);
+        self.unread += 1;
+        self.peak_unread = self.peak_unread.max(self.unread);
+        if let Some(stream) = msg.stream {
+            let ts = skb_truesize(msg.bytes, self.sockets.sndbuf);
+            match SockKey::new(stream, msg.from, to) {
+                key @ SockKey::Pair { .. } => {
+                    task.pair_bytes += ts;
+                    // A connection whose charge is tracked keeps it exact.
+                    if let Some(buf) = (!self.socks.is_empty()).then(|| self.socks.get_mut(&key)).flatten() {
+                        buf.wmem += ts;
+                    }
+                }
+                key @ SockKey::Pipe(_) => self.socks.entry(key).or_default().pipe_put(msg.bytes),
+                key @ SockKey::Shared(_) => self.socks.entry(key).or_default().wmem += ts,
+            }
+        }
+        match task.block {
+            Block::Wait => {}
+            Block::Sleep { interruptible: true } => {
+                // A signal interrupts the sleep: cancel its timer.
+                task.timer_gen += 1;
+                task.deferred = Some(Deferred::Wait { all: true, repoll_ns: 0, woken: false });
+                self.armed_timers -= 1;
+            }
+            _ => return Ok(0),
+        }
+        self.wake(c, to, sync)
+    }
+
+    /// try_to_wake_up of a blocked task from `c`; returns the waker's cost.
+    fn wake(&mut self, c: usize, to: TaskRef, sync: bool) -> Result<u64, SimError> {
+        self.tasks[to].block = Block::None;
+        let out = self.sched.wake_up(self.t(), TaskId(to as u32), c, sync)?;
+        self.after_call(c);
+        if out.woken {
+            self.probe_runnable(to);
+            self.probe_wake(c, to);
+        }
+        if let Some(tr) = &mut self.trace {
+            tr.wake(to, c, self.now);
+        }
+        Ok(round_u64(self.costs.wake_cost(self.reach(c, out.cpu))))
+    }
+
+    fn cond_signal(&mut self, c: usize, k: usize, all: bool) -> Result<u64, SimError> {
+        let cond = &mut self.conds[k];
+        if cond.waiters.is_empty() {
+            cond.pending += 1;
+            return Ok(0);
+        }
+        let n = if all { cond.waiters.len() } else { 1 };
+        let woken: Vec<TaskRef> = cond.waiters.drain(..n).collect();
+        let mut cost = 0;
+        for w in woken {
+            self.tasks[w].deferred = Some(Deferred::Resume);
+            cost += self.wake(c, w, false)?;
+        }
+        Ok(cost)
+    }
+
+    fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
+        self.check_task_limits()?;
+        let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params)?;
+        let child = out.child.0 as TaskRef;
+        debug_assert_eq!(child, self.tasks.len());
+        self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent)));
+        self.live += 1;
+        self.tasks[parent].forked = Some(child);
+        self.after_call(c);
+        self.probe_runnable(child);
+        Ok(())
+    }
+
+    /// Whether one more task may be created ([`Limits`]): fewer than
+    /// `pid_max` alive and fewer than `max_tasks` created.
+    fn check_task_limits(&self) -> Result<(), SimError> {
+        let l = &self.limits;
+        if self.live >= l.pid_max {
+            return Err(SimError::TooManyTasks { at: self.now, limit: l.pid_max, alive: true });
+        }
+        if self.tasks.len() >= l.max_tasks {
+            return Err(SimError::TooManyTasks { at: self.now, limit: l.max_tasks, alive: false });
+        }
+        Ok(())
+    }
+
+    // ----- results ---------------------------------------------------------------
+
+    fn finish(mut self) -> RunOutcome {
+        for c in 0..self.cpus.len() {
+            self.account(c);
+        }
+        let end = self.now;
+        let tasks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let st = self.sched.task(TaskId(i as u32));
+                TaskStat {
+                    name: t.name.clone(),
+                    runtime_ns: st.map_or(0, |s| s.se.sum_exec_runtime),
+                    migrations: st.map_or(0, |s| s.nr_migrations),
+                }
+            })
+            .collect();
+        let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
+        let trace = self.trace.take().map(|tr| tr.into_json(&names, end));
+        let phases = self.phases(end);
+        RunOutcome {
+            units: self.units,
+            window_ns: end.saturating_sub(self.limits.warmup_ns),
+            end_ns: end,
+            cpu_busy_ns: self.cpus.iter().map(|c| c.busy).collect(),
+            counters: self.sched.observer().counters.clone(),
+            switches: self.switches,
+            preemptions: self.preemptions,
+            events: self.events,
+            tasks,
+            trace,
+            probe: std::mem::take(&mut self.probe.out),
+            phases,
+            send_blocks: self.send_blocks,
+            peak_unread: self.peak_unread,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

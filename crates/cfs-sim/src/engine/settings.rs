@@ -1,0 +1,129 @@
+//! Settings written into a running simulation (`--switch`): what each
+//! one writes to the scheduler, its text and JSON forms, and the
+//! throughput phases the run is cut into at each change.
+
+use cfs_core::features::FeatureError;
+use cfs_core::{Features, Patch, SchedError, Scheduler, SettingError};
+use cfs_topology::{DomainLevel, SdFlags};
+use std::fmt;
+
+/// A setting written on the running scheduler (cfs-core's `sysctl`
+/// module), as `echo … > /proc/sys/kernel/sched_*` would be mid-run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `sched_features`: a numeric mask (`863`, `0x35f`) or debugfs-style
+    /// names applied to the value current at that moment
+    /// (`NO_SYNC_WAKEUPS`).
+    Features(String),
+    /// A `sched_*` tunable by its `/proc` name.
+    Tunable(String, i64),
+    /// Flags of every domain at a level: set, then clear (nothing on a
+    /// host without that level, as with `--sd-flags`).
+    DomainFlags(DomainLevel, SdFlags, SdFlags),
+    /// A seed patch switched on (`true`) or off.
+    Patch(Patch, bool),
+}
+
+/// A [`Setting`] written at a simulated time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// When, ns from the start of the run.
+    pub at_ns: u64,
+    /// What.
+    pub setting: Setting,
+}
+
+impl Setting {
+    /// Writes the setting to `s` at its next decision.
+    pub fn apply<O: cfs_core::Observer>(&self, s: &mut Scheduler<O>) -> Result<(), SchedError> {
+        match self {
+            Setting::Features(text) => {
+                let f = features_from_text(s.config().features, text)
+                    .map_err(|e| SchedError::Setting(SettingError::Features(e)))?;
+                s.set_features_mask(f.mask())
+            }
+            Setting::Tunable(name, v) => s.set_tunable(name, *v),
+            // As with --sd-flags at boot, a level this host does not build
+            // (CPU on a NUMA Nehalem, NODE on a Q6600) is skipped, so one
+            // list serves every host.
+            Setting::DomainFlags(level, set, clear) => match s.set_domain_flags(*level, *set, *clear) {
+                Err(SchedError::Setting(SettingError::NoSuchLevel(_))) => Ok(()),
+                r => r.map(|_| ()),
+            },
+            Setting::Patch(p, on) => s.set_patch(*p, *on),
+        }
+    }
+}
+
+/// `sched_features` as text, as written to `/proc` (a numeric mask of
+/// `current`'s table: `863`, `0x35f`) or to debugfs (names applied to
+/// `current`: `NO_SYNC_WAKEUPS WAKEUP_PREEMPT`).
+pub fn features_from_text(current: Features, text: &str) -> Result<Features, FeatureError> {
+    let t = text.trim();
+    let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => t.parse::<u32>().ok(),
+    };
+    match mask {
+        Some(m) => Features::from_mask(current.table(), m),
+        None => current.apply_names(t),
+    }
+}
+
+impl fmt::Display for Setting {
+    /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
+    /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Setting::Features(m) => write!(f, "features={m}"),
+            Setting::Tunable(n, v) => write!(f, "set={n}={v}"),
+            Setting::DomainFlags(level, set, clear) => {
+                write!(f, "sd-flags={}:", level.name())?;
+                for n in set.names() {
+                    write!(f, "+{n}")?;
+                }
+                for n in clear.names() {
+                    write!(f, "-{n}")?;
+                }
+                Ok(())
+            }
+            Setting::Patch(p, true) => write!(f, "patch={}", p.name()),
+            Setting::Patch(p, false) => write!(f, "no-patch={}", p.name()),
+        }
+    }
+}
+
+impl Change {
+    /// The change as JSON: `{"at_s": 1.0, "features": "863"}`,
+    /// `{"at_s": 1.0, "tunable": NAME, "value": V}`, `{"at_s": 1.0, "level":
+    /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
+    /// NAME, "on": true}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let at_s = self.at_ns as f64 / 1e9;
+        match &self.setting {
+            Setting::Features(f) => json!({"at_s": at_s, "features": f}),
+            Setting::Tunable(n, v) => json!({"at_s": at_s, "tunable": n, "value": v}),
+            Setting::DomainFlags(level, set, clear) => json!({
+                "at_s": at_s,
+                "level": level.name(),
+                "set": set.names().collect::<Vec<_>>(),
+                "clear": clear.names().collect::<Vec<_>>(),
+            }),
+            Setting::Patch(p, on) => json!({"at_s": at_s, "patch": p.name(), "on": on}),
+        }
+    }
+}
+
+/// Throughput bookkeeping between two setting changes: the run is cut into
+/// phases at each distinct change time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Start of the phase's measured part, ns (a phase that starts within
+    /// the warm-up is measured from its end).
+    pub start_ns: u64,
+    /// End, ns (the next change, or the end of the run).
+    pub end_ns: u64,
+    /// Progress units counted within it.
+    pub units: u64,
+}

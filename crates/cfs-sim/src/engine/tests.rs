@@ -1,0 +1,1408 @@
+//! The engine's unit tests: each pins one cost or rule of the model with a
+//! hand-built program, its expected value worked out in its comment.
+
+use super::*;
+use crate::program::FnProgram;
+use cfs_core::{CpuMask, KernelVersion, TaskParams};
+
+fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'a> {
+    let v = KernelVersion::V2_6_26;
+    RunSetup {
+        host,
+        costs,
+        config: Config::new(v, host.nr_cpus()),
+        domains: host.build_domains(v),
+        seed: 3,
+        limits,
+        trace: true,
+        instruments: Instruments::default(),
+        sockets: Sockets::default(),
+        changes: Vec::new(),
+    }
+}
+
+/// A task allowed only on `cpu`.
+fn pinned(name: &str, program: Box<dyn Program>, cpu: usize, ws_kb: u32) -> TaskSpec {
+    TaskSpec { name: name.into(), program, params: TaskParams::normal().allowed(CpuMask::single(cpu)), cpu, ws_kb }
+}
+
+/// A program that plays `actions` in order, then exits.
+fn script(actions: Vec<Action>) -> Box<dyn Program> {
+    let mut it = actions.into_iter();
+    Box::new(FnProgram(move |_cx: &mut StepCx<'_>| it.next().unwrap_or(Action::Exit)))
+}
+
+/// A ping task on `a` and a pong task on `b` for `rounds` round trips
+/// of 10 µs each side; returns the run's end time.
+fn ping_pong(a: usize, b: usize, rounds: u64) -> u64 {
+    ping_pong_run(a, b, rounds).end_ns
+}
+
+/// [`ping_pong`]'s whole outcome.
+fn ping_pong_run(a: usize, b: usize, rounds: u64) -> RunOutcome {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    let limits = Limits::new(None, 0, 10_000_000_000);
+    let mut n = 0u64;
+    let ping = FnProgram(move |cx: &mut StepCx<'_>| {
+        n += 1;
+        match n % 3 {
+            1 if n / 3 >= rounds => Action::Exit,
+            1 => Action::Run(10_000),
+            2 => Action::Send { to: 1, sync: true, bytes: 64, tag: 0 },
+            _ => {
+                let _ = cx;
+                Action::Wait { all: false }
+            }
+        }
+    });
+    let mut m = 0u64;
+    let pong = FnProgram(move |_cx: &mut StepCx<'_>| {
+        m += 1;
+        match m % 3 {
+            1 => Action::Wait { all: false },
+            2 => Action::Run(10_000),
+            _ => Action::Send { to: 0, sync: true, bytes: 64, tag: 0 },
+        }
+    });
+    let inst = Instance {
+        tasks: vec![pinned("ping", Box::new(ping), a, 16), pinned("pong", Box::new(pong), b, 16)],
+        finish: vec![0],
+        conds: 0,
+    };
+    let out = run(&setup(&host, &costs, limits), inst).unwrap();
+    assert!(out.trace.is_some());
+    out
+}
+
+#[test]
+fn communication_costs_grow_with_distance() {
+    let same_cpu = ping_pong(0, 0, 200);
+    let same_die = ping_pong(0, 1, 200);
+    let cross_die = ping_pong(0, 2, 200);
+    // 200 round trips of 20 µs of work.
+    assert!(same_cpu > 4_000_000, "{same_cpu}");
+    assert!(same_cpu < same_die && same_die < cross_die, "{same_cpu} {same_die} {cross_die}");
+}
+
+/// The engine's price of one ping-pong round, worked out from the
+/// Q6600 cost set (no jitter, so every figure is exact). The runs stay
+/// inside the first 4 ms, before any tick, and the difference between
+/// 60 and 20 rounds leaves out the start (first refills from DRAM).
+///
+/// Same CPU: each side runs 10 µs, sends (a system call, a local wakeup
+/// and the two runqueue loads wake_affine reads), enters the wait (a
+/// system call) and switches to the other (the direct switch cost; the
+/// 16 KB working sets stay in the L2, so no refill).
+///
+/// Across CPUs the sender's own send and wait overlap the wakee's
+/// start; the round trip is two hops of: the reschedule IPI's flight,
+/// the idle wakee's C-state exit, its switch in, reading the message
+/// (its 64 bytes plus the kernel's communication lines, dirty in the
+/// sender's cache), its 10 µs, and the newly-idle balancing its CPU did
+/// when it went idle (six runqueue reads: the die's two CPUs in the MC
+/// domain, all four in the CPU domain), which the CPU owes as debt.
+#[test]
+fn round_trips_cost_what_the_model_charges() {
+    let c = CostModel::preset("q6600").unwrap();
+    let per_round = |a: usize, b: usize| (ping_pong(a, b, 60) - ping_pong(a, b, 20)) / 40;
+    let side = 10_000.0
+        + c.syscall_ns
+        + c.wake_cost(Reach::SameCpu)
+        + 2.0 * c.scan_ns_per_cpu
+        + c.syscall_ns
+        + c.ctx_switch_ns;
+    // 2 x (10,000 + 100 + 500 + 200 + 100 + 1,800) = 25,400 ns.
+    assert_eq!(per_round(0, 0), round_u64(2.0 * side));
+    for (b, reach) in [(1, Reach::SharedCache), (2, Reach::Package)] {
+        let hop = c.ipi_latency_ns[reach as usize]
+            + c.idle_exit_ns
+            + c.ctx_switch_ns
+            + c.handoff_cost(reach, 64)
+            + 10_000.0
+            + 6.0 * c.scan_ns_per_cpu;
+        // Same die: 2 x (1,000 + 5,000 + 1,800 + 41 x 15 + 10,000 + 600)
+        // = 38,030 ns; across the dies: 2 x (1,500 + 5,000 + 1,800 +
+        // 41 x 125 + 10,000 + 600) = 48,050 ns.
+        assert_eq!(per_round(0, b), round_u64(2.0 * hop), "{reach:?}");
+    }
+}
+
+/// A Q6600 simulation booted with one 128 KB task that only exits, for
+/// poking at the cost helpers directly.
+fn q6600_sim<'a>(host: &'a Host, costs: &'a CostModel) -> Sim<'a> {
+    let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 128)], finish: vec![0], conds: 0 };
+    Sim::new(&setup(host, costs, limits(None, 1_000)), inst).unwrap()
+}
+
+/// The refill formula of docs/CALIBRATION.md section 1, case by case, for a
+/// 128 KB working set (2,048 lines) on the Q6600 (4 MB L2 per die, 32 KB
+/// L1d per core; DRAM 12 ns a line, L2 to L1 3 ns, cross-die 20 ns).
+/// A line survives P bytes loaded into a cache of S with exp(-P/S).
+#[test]
+fn refill_prices_the_working_set_by_where_it_was_left() {
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let mut sim = q6600_sim(&host, &costs);
+    let (die0, die1) = (sim.geom.llc[0], sim.geom.llc[2]);
+    assert_eq!(sim.geom.llc[1], die0);
+    assert_ne!(die0, die1);
+    let s = 4.0 * 1024.0 * 1024.0;
+    assert_eq!(sim.geom.llc_bytes[die0], s);
+    assert_eq!(sim.geom.private_bytes[1], 32.0 * 1024.0);
+    let (ws, lines) = (128.0 * 1024.0, 2048.0);
+    let close = |got: f64, want: f64| assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} against {want}");
+
+    // Never ran: the whole set from DRAM, 2,048 x 12 = 24,576 ns, and the
+    // die's cache now holds it.
+    sim.tasks[0].last_cpu = None;
+    let before = sim.pressure[die1];
+    close(sim.refill(0, 2), lines * 12.0);
+    close(sim.pressure[die1] - before, ws);
+
+    // Back on its own CPU after one cache's worth was loaded there:
+    // 1 - e^-1 = 63.2% of it comes again from DRAM.
+    sim.tasks[0].last_cpu = Some(0);
+    sim.tasks[0].stamp = sim.pressure[die0] - s;
+    let f = 1.0 - (-1.0f64).exp();
+    let before = sim.pressure[die0];
+    close(sim.refill(0, 0), f * lines * 12.0);
+    close(sim.pressure[die0] - before, f * ws);
+
+    // The other core of the die, nothing loaded since: only the 512
+    // lines of L1d refill from the shared L2, 512 x 3 = 1,536 ns.
+    sim.tasks[0].last_cpu = Some(1);
+    sim.tasks[0].stamp = sim.pressure[die0];
+    close(sim.refill(0, 0), 512.0 * 3.0);
+
+    // Across the dies after half a cache was loaded on the old one: the
+    // surviving 1 - (1 - e^-0.5) comes over the FSB at 20 ns, the rest
+    // from DRAM, and the new die's cache takes the whole set.
+    sim.tasks[0].last_cpu = Some(2);
+    sim.tasks[0].stamp = sim.pressure[die1] - s / 2.0;
+    let f = 1.0 - (-0.5f64).exp();
+    let before = sim.pressure[die0];
+    close(sim.refill(0, 0), (1.0 - f) * lines * 20.0 + f * lines * 12.0);
+    close(sim.pressure[die0] - before, ws);
+
+    // Nothing to refill without a working set.
+    sim.tasks[0].ws_bytes = 0.0;
+    assert_eq!(sim.refill(0, 0), 0.0);
+}
+
+/// Run-time jitter: the host's clock factor times a normal factor of
+/// the cost set's CV (0.03 on the Q6600), clamped to 0.2-3; without
+/// jitter the work is exact and draws nothing.
+#[test]
+fn work_is_scaled_and_jittered_by_the_cost_set() {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.clock_factor = 0.5;
+    let mut sim = q6600_sim(&host, &costs);
+    // The first draw, exactly: 10,000 ns x (1 + 0.03 z) for the run's
+    // next standard normal z (a distribution test alone cannot tell
+    // 1 + cv z from 1 - cv z).
+    let z = crate::dist::std_normal(&mut sim.rng.clone());
+    assert!(z.abs() > 0.01, "{z}");
+    assert_eq!(sim.work(20_000), round_u64(10_000.0 * (1.0 + costs.jitter_cv * z)));
+    let xs: Vec<f64> = (0..4000).map(|_| sim.work(20_000) as f64).collect();
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let sd = (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt();
+    // 20 us at half the baseline's time: mean 10,000 ns, sd 300 ns; the
+    // sample's standard errors are 5 ns and ~1.1%.
+    assert!((mean - 10_000.0).abs() < 25.0, "{mean}");
+    assert!((sd - 300.0).abs() < 15.0, "{sd}");
+    costs.jitter_cv = 0.0;
+    let mut sim = q6600_sim(&host, &costs);
+    let twin = sim.rng.clone();
+    assert_eq!(sim.work(20_000), 10_000);
+    assert_eq!(sim.rng, twin);
+    // The clamp: a CV so large that the normal factor leaves 0.2-3.
+    costs.jitter_cv = 10.0;
+    let mut sim = q6600_sim(&host, &costs);
+    let xs: Vec<u64> = (0..4000).map(|_| sim.work(20_000)).collect();
+    assert!(xs.iter().all(|&x| (2_000..=30_000).contains(&x)));
+    assert!(xs.contains(&2_000) && xs.contains(&30_000));
+}
+
+/// Runs `tasks` on the Q6600 without jitter until all have exited.
+fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
+    let finish = (0..tasks.len()).collect();
+    q6600_run(Instance { tasks, finish, conds: 0 }, limits(None, 1_000), |s| s.sockets = sockets).unwrap()
+}
+
+/// Limits for a run of `duration_ms` (or until its tasks finish) capped
+/// at `max_ms` of simulated time.
+fn limits(duration_ms: Option<u64>, max_ms: u64) -> Limits {
+    Limits::new(duration_ms.map(|d| d * 1_000_000), 0, max_ms * 1_000_000)
+}
+
+/// Runs `inst` on the Q6600 without jitter, under [`setup`] as `edit`
+/// changes it.
+fn q6600_run(inst: Instance, limits: Limits, edit: impl FnOnce(&mut RunSetup<'_>)) -> Result<RunOutcome, SimError> {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    let mut s = setup(&host, &costs, limits);
+    edit(&mut s);
+    run(&s, inst)
+}
+
+/// A CPU hog: 1 ms of work at a time, for ever.
+fn hog() -> Box<dyn Program> {
+    Box::new(FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000)))
+}
+
+/// What one exchange measured.
+#[derive(Debug, PartialEq, Eq)]
+struct Exchange {
+    wakeups: u64,
+    switches: u64,
+    writer_ns: u64,
+    reader_ns: u64,
+    end_ns: u64,
+}
+
+/// One AF_UNIX exchange: the writer (task 0, CPU 0) computes 20 µs,
+/// writes to the reader (task 1, CPU 2, asleep in recv by then) and
+/// sleeps, in select() (`repoll_ns`) or, with `None`, in a 1 ms
+/// nanosleep and then select(); the reader, woken across the FSB (IPI
+/// and idle exit, ~6.5 µs, long after the writer slept), takes the
+/// message, works 50 µs and writes back; the writer takes the reply and
+/// exits.
+fn unix_exchange(write_space_wakeups: bool, repoll_ns: Option<u64>) -> Exchange {
+    let mut n = 0;
+    let writer = FnProgram(move |_cx: &mut StepCx<'_>| {
+        n += 1;
+        match (n, repoll_ns) {
+            // Let the reader block in recv first.
+            (1, _) => Action::Run(20_000),
+            (2, _) => Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 },
+            (3, Some(repoll_ns)) => Action::Select { repoll_ns },
+            (3, None) => Action::Sleep { ns: 1_000_000, interruptible: false },
+            (4, None) => Action::Select { repoll_ns: 0 },
+            _ => Action::Exit,
+        }
+    });
+    let mut m = 0;
+    let reader = FnProgram(move |_cx: &mut StepCx<'_>| {
+        m += 1;
+        match m {
+            1 => Action::Wait { all: false },
+            2 => Action::Run(50_000),
+            3 => Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
+            _ => Action::Exit,
+        }
+    });
+    let tasks = vec![pinned("writer", Box::new(writer), 0, 0), pinned("reader", Box::new(reader), 2, 0)];
+    let out = run_to_exit(tasks, Sockets { write_space_wakeups, ..Sockets::default() });
+    Exchange {
+        wakeups: out.counters.wakeups,
+        switches: out.switches,
+        writer_ns: out.tasks[0].runtime_ns,
+        reader_ns: out.tasks[1].runtime_ns,
+        end_ns: out.end_ns,
+    }
+}
+
+#[test]
+fn taking_a_unix_write_wakes_a_writer_sleeping_in_select() {
+    let repoll = 30_000;
+    let off = unix_exchange(false, Some(repoll));
+    let on = unix_exchange(true, Some(repoll));
+    // Off: the query wakes the reader and the reply wakes the writer.
+    // On: the reader taking the query (while the writer sleeps in
+    // select) wakes the writer once more; it finds nothing, polls every
+    // socket again (repoll_ns, no jitter, clock factor 1) and sleeps:
+    // one wakeup, one more switch in and one more out of the writer's
+    // CPU, and at least repoll_ns more CPU time for the writer. The
+    // reader pays for that wakeup: a remote one across the FSB.
+    assert_eq!(on.wakeups, off.wakeups + 1, "{off:?} {on:?}");
+    assert_eq!(on.switches, off.switches + 2, "{off:?} {on:?}");
+    assert!(on.writer_ns >= off.writer_ns + repoll, "{off:?} {on:?}");
+    let remote_wake = CostModel::preset("q6600").unwrap().wake_cost(Reach::Package);
+    assert_eq!(remote_wake, 2_200.0, "0.5 µs local + 0.7 µs IPI send + 8 lines x 125 ns");
+    assert!(on.reader_ns >= off.reader_ns + 2_200, "{off:?} {on:?}");
+    // A plain re-check costs nothing: only the switches differ.
+    let free = unix_exchange(true, Some(0));
+    assert!(free.writer_ns < off.writer_ns + repoll, "{off:?} {free:?}");
+    // A writer asleep elsewhere (a nanosleep) is not on the socket's
+    // wait queue: nothing changes.
+    assert_eq!(unix_exchange(true, None), unix_exchange(false, None));
+}
+
+#[test]
+fn an_skbs_truesize_is_its_aligned_data_plus_the_sk_buff() {
+    // (232 + 256) x 256.
+    assert_eq!(SK_WMEM_MAX, 124_928);
+    // 100 bytes round up to one 128-byte line, plus 232.
+    assert_eq!(skb_truesize(100, SK_WMEM_MAX), 360);
+    assert_eq!(skb_truesize(128, SK_WMEM_MAX), 360);
+    assert_eq!(skb_truesize(129, SK_WMEM_MAX), 488);
+    assert_eq!(skb_truesize(0, SK_WMEM_MAX), 232);
+    // Whole skbs only: 16,000 and 32,000 bytes leave no remainder.
+    assert_eq!(skb_truesize(16_000, SK_WMEM_MAX), 16_232);
+    assert_eq!(skb_truesize(32_000, SK_WMEM_MAX), 2 * 16_232);
+    // 40,000 bytes: two full skbs of SKB_MAX_ALLOC (16,000 = 125 lines,
+    // so 16,232 each) and 8,000 more (63 lines = 8,064, + 232).
+    assert_eq!(skb_truesize(40_000, SK_WMEM_MAX), 2 * 16_232 + 8_296);
+    // A 4,096-byte buffer cuts at 4,096 / 2 - 64 = 1,984 bytes (16 lines
+    // = 2,048, + 232): 5,000 bytes are two of those and 1,032 (9 lines).
+    assert_eq!(skb_truesize(5_000, 4_096), 2 * 2_280 + 1_384);
+}
+
+/// A writer (task 0, CPU 0) writing 100-byte messages for ever,
+/// counting one unit per completed write, to a reader (task 1, CPU 2)
+/// that sleeps 1 ms and then takes `reads` messages one at a time and
+/// sleeps for good; each writer on `stream`, one more writer (task 2,
+/// CPU 1) on the same terms with `second`. 5 ms.
+fn flood(reads: u64, stream: Stream, second: bool, sockets: Sockets) -> RunOutcome {
+    let writer = || {
+        let mut wrote = false;
+        Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+            wrote = !wrote;
+            if wrote { Action::Write { to: 1, stream, bytes: 100, tag: 0 } } else { Action::Progress(1) }
+        })) as Box<dyn Program>
+    };
+    let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+    reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+    reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+    let mut tasks = vec![pinned("writer", writer(), 0, 0), pinned("reader", script(reader), 2, 0)];
+    if second {
+        tasks.push(pinned("writer2", writer(), 1, 0));
+    }
+    q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = sockets).unwrap()
+}
+
+#[test]
+fn a_full_send_buffer_blocks_the_writer_until_a_quarter_is_left() {
+    let d = Sockets::default();
+    // A write goes ahead while less than 124,928 bytes are charged:
+    // 347 x 360 = 124,920 still is, so the 348th goes and the 349th
+    // blocks.
+    let full = flood(0, Stream::Pair, false, d);
+    assert_eq!((full.units, full.send_blocks, full.peak_unread), (348, 1, 348));
+    // The blocked writer wakes when the socket is writable:
+    // 4 x sk_wmem_alloc <= 124,928, i.e. at most 86 skbs left
+    // (4 x 86 x 360 = 123,840; 87 give 125,280). So 261 reads leave it
+    // asleep, and the 262nd wakes it; it then writes while less than
+    // the buffer is charged: 86 + 262 = 348 again, 610 writes in all.
+    assert_eq!(flood(261, Stream::Pair, false, d).units, 348);
+    let refill = flood(262, Stream::Pair, false, d);
+    assert_eq!((refill.units, refill.send_blocks), (610, 2));
+    // Each block is an instant on the writer's CPU (0) in the trace.
+    let blocks: Vec<u64> = refill.trace.as_ref().unwrap()["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "socket")
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(blocks, [0, 0]);
+    // The reader pays for waking the writer: a wakeup across the FSB
+    // (writer on CPU 0, reader on CPU 2; 500 + 700 + 8 x 125 = 2,200
+    // ns), and no runqueue reads, since the writer may not run on the
+    // reader's CPU; without the bound it takes the same 262 messages
+    // and wakes nobody.
+    let free_262 = flood(262, Stream::Pair, false, Sockets { sndbuf: 0, ..d });
+    let c = CostModel::preset("q6600").unwrap();
+    let wake = round_u64(c.wake_cost(Reach::Package));
+    assert_eq!(refill.tasks[1].runtime_ns - free_262.tasks[1].runtime_ns, wake);
+    // "At most a quarter" includes a quarter: a 2,880-byte buffer takes
+    // 8 skbs (7 x 360 = 2,520 < 2,880), and 6 reads leave 2 x 360 =
+    // 2,880 / 4, which wakes the writer for 6 more; 5 reads do not.
+    let small = Sockets { sndbuf: 2_880, ..d };
+    assert_eq!(flood(5, Stream::Pair, false, small).units, 8);
+    assert_eq!(flood(6, Stream::Pair, false, small).units, 14);
+    // Write-space wakeups change nothing for a writer blocked on the
+    // buffer rather than in select().
+    let wsw = Sockets { write_space_wakeups: true, ..d };
+    assert_eq!(flood(262, Stream::Pair, false, wsw).units, 610);
+    // Unbounded buffers never block: 5 ms of writes at ~100 ns each.
+    let free = flood(0, Stream::Pair, false, Sockets { sndbuf: 0, ..d });
+    assert_eq!(free.send_blocks, 0);
+    assert!(free.units > 10_000, "{}", free.units);
+}
+
+/// A pipe: 100-byte writes merge into a page while 100 more bytes fit
+/// after its data, 40 a page (4,000 of 4,096 bytes), so 16 pages take
+/// 640 writes and the 641st, needing a 17th page, blocks. The reader
+/// frees a page with its 40th read (pipe_read releases an emptied
+/// buffer and wakes the writers), and the writer fills one more: 680.
+/// Two writers share the one pipe.
+#[test]
+fn a_pipe_holds_sixteen_pages_and_a_freed_page_wakes_its_writers() {
+    let d = Sockets::default();
+    let full = flood(0, Stream::Pipe(3), false, d);
+    assert_eq!((full.units, full.send_blocks, full.peak_unread), (640, 1, 640));
+    // Reads that empty no page wake nobody: the only wakeups are the
+    // reader's timer ones, as with no reads at all.
+    let partial = flood(39, Stream::Pipe(3), false, d);
+    assert_eq!((partial.units, partial.counters.wakeups), (640, full.counters.wakeups));
+    let one_page = flood(40, Stream::Pipe(3), false, d);
+    assert_eq!((one_page.units, one_page.send_blocks), (680, 2));
+    assert_eq!(one_page.counters.wakeups, full.counters.wakeups + 1, "the writer, once");
+    assert_eq!(flood(0, Stream::Pipe(3), true, d).units, 640);
+    // The socket buffer's size has nothing to do with a pipe.
+    assert_eq!(flood(0, Stream::Pipe(3), false, Sockets { sndbuf: 0, ..d }).units, 640);
+}
+
+#[test]
+fn pipe_pages_merge_short_writes_and_release_when_read() {
+    let mut b = SendBuf::default();
+    // Nothing to merge into: a first write takes a page.
+    assert_eq!(b.pipe_merge(100), 0);
+    b.pipe_put(100);
+    assert_eq!(b.pages.len(), 1);
+    // 39 more fit (4,000 bytes); the 41st does not.
+    for _ in 0..39 {
+        assert_eq!(b.pipe_merge(100), 100);
+        b.pipe_put(100);
+    }
+    assert_eq!((b.pages.len(), b.pipe_merge(100)), (1, 0));
+    // 96 bytes still fit exactly (4,000 + 96 = 4,096).
+    assert_eq!(b.pipe_merge(96), 96);
+    // A 10,000-byte write: its 1,808 bytes modulo a page (10,000 -
+    // 2 x 4,096) do not fit after 4,000, so it takes three new pages.
+    b.pipe_put(10_000);
+    assert_eq!(b.pages.iter().map(|p| p.unread).collect::<Vec<_>>(), [4_000, 4_096, 4_096, 1_808]);
+    // Reading the first 40 messages empties the first page only with
+    // the last of them.
+    assert_eq!((0..39).map(|_| b.pipe_take(100)).sum::<usize>(), 0);
+    assert_eq!(b.pipe_take(100), 1);
+    // The big message spans and frees the other three.
+    assert_eq!(b.pipe_take(10_000), 3);
+    assert!(b.pages.is_empty());
+    // Full: 16 pages in use and a write that needs a new one.
+    for _ in 0..PIPE_BUFFERS {
+        b.pipe_put(PAGE_SIZE);
+    }
+    assert!(b.pipe_full(1) && b.pipe_full(PAGE_SIZE));
+    assert!(!b.pipe_full(0));
+}
+
+/// Two connections into one reader, whose mailbox holds both: each
+/// writer's charge is its own messages' truesize there, however many
+/// of the other's are queued with them. `a` and `b` are each a writer's
+/// script (task 0 on CPU 0, task 2 on CPU 1), the reader (task 1, CPU
+/// 2) sleeps 1 ms, reads `reads` messages, then sleeps for good; 5 ms.
+fn two_connections(a: Vec<Action>, b: Vec<Action>, reads: u64) -> RunOutcome {
+    let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+    reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+    reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+    let tasks =
+        vec![pinned("a", script(a), 0, 0), pinned("reader", script(reader), 2, 0), pinned("b", script(b), 1, 0)];
+    q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+}
+
+/// `n` writes of `bytes` to the reader, each counted as a unit if
+/// `count`.
+fn writes(n: u64, bytes: u32, count: bool) -> Vec<Action> {
+    (0..n)
+        .flat_map(|_| {
+            let w = Action::Write { to: 1, stream: Stream::Pair, bytes, tag: 0 };
+            [w, Action::Progress(count as u64)]
+        })
+        .collect()
+}
+
+#[test]
+fn a_connection_is_charged_only_its_own_messages() {
+    let sleep = |us: u64| Action::Sleep { ns: us * 1_000, interruptible: false };
+    // 200-byte writes cost 256 + 232 = 488 bytes, and 256 of them are
+    // exactly 124,928. `a` writes 128, waits while `b` writes 128, and
+    // writes once more: the reader then holds exactly sk_sndbuf, but
+    // `a`'s connection only half of it, so the write goes ahead.
+    let mut a = writes(128, 200, true);
+    a.push(sleep(200));
+    a.extend(writes(1, 200, true));
+    let mut b = vec![sleep(50)];
+    b.extend(writes(128, 200, false));
+    assert_eq!(two_connections(a, b, 0).units, 129);
+    // `b` fills its connection (348 x 360) and blocks; then `a` queues
+    // 300 behind it. 262 reads leave `b` 86 messages, a quarter, and
+    // wake it though the reader still holds 386: it writes 262 more.
+    // b's units count its writes from the 401st on: 348 + 262 = 610
+    // writes in all leave 210 of them.
+    let b_only = |reads| {
+        let mut b = writes(400, 100, false);
+        b.extend(writes(1_000, 100, true));
+        let mut a = vec![sleep(200)];
+        a.extend(writes(300, 100, false));
+        two_connections(a, b, reads).units
+    };
+    assert_eq!(b_only(261), 0);
+    assert_eq!(b_only(262), 210);
+}
+
+/// Three connections into one reader: each blocks at its own 348
+/// (1,044 in all, the reader far past sk_sndbuf, so each charge is
+/// tracked exactly; debug builds check it against the mailbox at every
+/// step). After 786 reads the three hold 258 between them, so one at
+/// least is down to a quarter (86) and writes again.
+#[test]
+fn connections_into_one_reader_block_each_at_its_own_buffer() {
+    let run = |reads: u64| {
+        let mut reader = vec![Action::Sleep { ns: 1_000_000, interruptible: false }];
+        reader.extend((0..reads).map(|_| Action::Wait { all: false }));
+        reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
+        let flood = || {
+            Box::new(FnProgram({
+                let mut wrote = false;
+                move |_cx: &mut StepCx<'_>| {
+                    wrote = !wrote;
+                    if wrote {
+                        Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }
+                    } else {
+                        Action::Progress(1)
+                    }
+                }
+            })) as Box<dyn Program>
+        };
+        let tasks = vec![
+            pinned("w0", flood(), 0, 0),
+            pinned("reader", script(reader), 2, 0),
+            pinned("w1", flood(), 1, 0),
+            pinned("w2", flood(), 3, 0),
+        ];
+        q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+    };
+    let full = run(0);
+    assert_eq!((full.units, full.send_blocks, full.peak_unread), (1_044, 3, 1_044));
+    assert!(run(786).units > 1_044);
+}
+
+/// A connection's first write can find its reader already holding
+/// sk_sndbuf or more of other connections' skbs: its own charge, not
+/// that total, decides. `b` fills its own connection with exactly
+/// 256 x 488 = 124,928 bytes, `c` then writes once (the reader holding
+/// exactly sk_sndbuf), and `a` once more (the reader holding more).
+#[test]
+fn a_first_write_is_charged_only_its_own_connection() {
+    let sleep = |us: u64| Action::Sleep { ns: us * 1_000, interruptible: false };
+    let w = |count| [Action::Write { to: 1, stream: Stream::Pair, bytes: 200, tag: 0 }, Action::Progress(count)];
+    let b: Vec<Action> = (0..256).flat_map(|_| w(0)).collect();
+    let after = |us, count| {
+        let mut v = vec![sleep(us)];
+        v.extend(w(count));
+        v
+    };
+    let (c, a) = (after(100, 1), after(200, 1));
+    let reader = script(vec![Action::Sleep { ns: 1_000_000_000, interruptible: false }]);
+    let tasks = vec![
+        pinned("a", script(a), 0, 0),
+        pinned("reader", reader, 2, 0),
+        pinned("b", script(b), 1, 0),
+        pinned("c", script(c), 3, 0),
+    ];
+    let out = q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap();
+    assert_eq!((out.units, out.send_blocks), (2, 0));
+}
+
+/// With write-space wakeups, a writer sleeping in select() is woken
+/// when its own connection becomes writable, whatever else its reader
+/// holds: `a` writes `mine` messages and selects (re-polling costs 30
+/// µs), `b` queues 100 more behind them (36,000 bytes, above a quarter
+/// of sk_sndbuf), the reader takes one. With `a`'s one message taken,
+/// its connection is empty and `a` is woken; with 99 of its 100 left
+/// (35,640 bytes) it is not. `b` writing on a shared socket elsewhere
+/// as well puts an entry in the stream table.
+#[test]
+fn a_select_wakeup_looks_at_the_writers_own_connection() {
+    let a_time = |mine: u64| {
+        let mut a: Vec<Action> =
+            (0..mine).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }).collect();
+        a.push(Action::Select { repoll_ns: 30_000 });
+        let mut b = vec![Action::Sleep { ns: 100_000, interruptible: false }];
+        b.extend((0..100).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }));
+        b.push(Action::Write { to: 3, stream: Stream::Shared(9), bytes: 100, tag: 0 });
+        let reader = script(vec![
+            Action::Sleep { ns: 1_000_000, interruptible: false },
+            Action::Wait { all: false },
+            Action::Sleep { ns: 1_000_000_000, interruptible: false },
+        ]);
+        let idle = script(vec![Action::Sleep { ns: 1_000_000_000, interruptible: false }]);
+        let tasks = vec![
+            pinned("a", script(a), 0, 0),
+            pinned("reader", reader, 2, 0),
+            pinned("b", script(b), 1, 0),
+            pinned("d", idle, 3, 0),
+        ];
+        let wsw = Sockets { write_space_wakeups: true, ..Sockets::default() };
+        let out = q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = wsw);
+        out.unwrap().tasks[0].runtime_ns
+    };
+    assert!(a_time(1) >= 30_000, "{}", a_time(1));
+    assert!(a_time(100) < 30_000, "{}", a_time(100));
+}
+
+#[test]
+fn writers_sharing_a_socket_share_its_buffer() {
+    let d = Sockets::default();
+    // Two connections: 348 each.
+    let pairs = flood(0, Stream::Pair, true, d);
+    assert_eq!((pairs.units, pairs.send_blocks), (696, 2));
+    // One descriptor both write on (hackbench's senders): 348 in all,
+    // and both block.
+    let shared = flood(0, Stream::Shared(9), true, d);
+    assert_eq!((shared.units, shared.send_blocks), (348, 2));
+    // The 262nd read wakes both (unix_write_space wakes the whole
+    // queue); between them they refill the 262 freed places.
+    let refill = flood(262, Stream::Shared(9), true, d);
+    assert_eq!(refill.units, 610);
+    assert!(refill.counters.wakeups >= 2, "{:?}", refill.counters);
+}
+
+/// Two tasks that write to each other and never read fill both
+/// buffers and block for good, as on a real kernel: the run stops with
+/// a stall that says so.
+#[test]
+fn a_write_deadlock_is_a_stall_that_names_the_writers() {
+    let flood = |to| {
+        let mut n = 0;
+        Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+            n += 1;
+            if n > 1_000 { Action::Exit } else { Action::Write { to, stream: Stream::Pair, bytes: 100, tag: 0 } }
+        })) as Box<dyn Program>
+    };
+    let tasks = vec![pinned("a", flood(1), 0, 0), pinned("b", flood(0), 1, 0)];
+    let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+    match q6600_run(inst, limits(None, 1_000), |_| {}) {
+        Err(SimError::Stalled { writers, .. }) => assert_eq!(writers, 2),
+        other => panic!("{:?}", other.map(|o| o.end_ns)),
+    }
+}
+
+/// Unbounded buffers are always writable: with write-space wakeups, a
+/// writer sleeping in select() is woken by each of its messages taken,
+/// whether or not others are still unread, exactly as with the default
+/// buffer (where two 360-byte skbs are far below a quarter).
+#[test]
+fn an_unbounded_buffer_is_always_writable() {
+    let run = |sndbuf: u64| {
+        let w = |to| Action::Write { to, stream: Stream::Pair, bytes: 100, tag: 0 };
+        let writer = script(vec![Action::Run(20_000), w(1), w(1), Action::Select { repoll_ns: 0 }]);
+        let reader = script(vec![
+            Action::Wait { all: false },
+            Action::Run(30_000),
+            Action::Wait { all: false },
+            Action::Run(30_000),
+            Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
+        ]);
+        let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
+        run_to_exit(tasks, Sockets { write_space_wakeups: true, sndbuf }).counters.wakeups
+    };
+    // The reader woken by the first write; the writer by each take
+    // (twice) and by the reply: 4.
+    assert_eq!(run(SK_WMEM_MAX), 4);
+    assert_eq!(run(0), 4);
+}
+
+#[test]
+fn a_reader_exiting_frees_its_unread_messages_and_wakes_their_writer() {
+    // The writer writes 500 messages and exits; the reader sleeps 1 ms
+    // and exits without reading. The writer blocks after 348; the
+    // reader's exit purges them, which wakes it, and its last 152
+    // writes find the peer gone (EPIPE) and return at once.
+    let writer = script(
+        (0..500)
+            .flat_map(|_| [Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }, Action::Progress(1)])
+            .collect(),
+    );
+    let reader = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
+    let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
+    let out = run_to_exit(tasks, Sockets::default());
+    assert_eq!((out.units, out.send_blocks), (500, 1));
+    // It ends soon after the reader's 1 ms, not at the 1 s cap.
+    assert!(out.end_ns < 2_000_000, "{}", out.end_ns);
+}
+
+/// The reader's CPU time for taking a 6,400-byte message written on
+/// CPU 0, reading it on `cpu`.
+fn reader_time(cpu: usize) -> u64 {
+    let writer = script(vec![Action::Run(20_000), Action::Send { to: 1, sync: true, bytes: 6_400, tag: 0 }]);
+    let mut m = 0;
+    let reader = FnProgram(move |_cx: &mut StepCx<'_>| {
+        m += 1;
+        if m == 1 { Action::Wait { all: false } } else { Action::Exit }
+    });
+    let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", Box::new(reader), cpu, 0)];
+    run_to_exit(tasks, Sockets::default()).tasks[1].runtime_ns
+}
+
+#[test]
+fn reading_a_message_costs_its_lines_from_the_writers_cache() {
+    // 40 lines of socket state plus 6,400 / 64 = 100 payload lines, at
+    // 15 ns each from the other core of the die and 125 ns across the
+    // FSB: the cross-die read costs 140 x 110 = 15,400 ns more.
+    let (same_die, cross_die) = (reader_time(1), reader_time(2));
+    assert_eq!(cross_die - same_die, 15_400, "{same_die} {cross_die}");
+}
+
+/// A condition signalled twice before anyone waits (rt-app `signal`):
+/// the waiter sleeps 100 µs on a timer, then passes two waits on the
+/// counted signals (a unit after each) and blocks on the third for the
+/// rest of the 5 ms run.
+#[test]
+fn condition_signals_are_counted_not_lost() {
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let limits = Limits::new(Some(5_000_000), 0, 1_000_000_000);
+    let mut n = 0;
+    let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
+        n += 1;
+        if n <= 2 { Action::CondSignal { cond: 0, all: false } } else { Action::Exit }
+    });
+    let mut m = 0;
+    let waiter = FnProgram(move |_cx: &mut StepCx<'_>| {
+        m += 1;
+        match m {
+            1 => Action::Sleep { ns: 100_000, interruptible: false },
+            k if k % 2 == 0 => Action::CondWait(0),
+            _ => Action::Progress(1),
+        }
+    });
+    let inst = Instance {
+        tasks: vec![pinned("signaller", Box::new(signaller), 0, 0), pinned("waiter", Box::new(waiter), 1, 0)],
+        finish: vec![],
+        conds: 1,
+    };
+    let out = run(&setup(&host, &costs, limits), inst).unwrap();
+    // Two signals, two waits passed, the third blocks: 2 units, and the
+    // run idles to its end.
+    assert_eq!(out.units, 2);
+    assert_eq!(out.end_ns, 5_000_000);
+}
+
+#[test]
+fn a_workload_that_waits_forever_is_reported() {
+    let host = Host::preset("x2").unwrap();
+    let costs = CostModel::preset("x2").unwrap();
+    let limits = Limits::new(None, 0, 1_000_000_000);
+    let waiter = FnProgram(|_cx: &mut StepCx<'_>| Action::Wait { all: true });
+    let inst = Instance {
+        tasks: vec![TaskSpec {
+            name: "w".into(),
+            program: Box::new(waiter),
+            params: TaskParams::normal(),
+            cpu: 0,
+            ws_kb: 0,
+        }],
+        finish: vec![0],
+        conds: 0,
+    };
+    assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::Stalled { .. })));
+}
+
+/// A sleeper (CPU 0) and a task (CPU 2) that computes 1 ms and signals
+/// it; the sleeper's program after the signal is `then`.
+fn interrupted_sleep(then: Action) -> Result<RunOutcome, SimError> {
+    let sleeper = script(vec![Action::Sleep { ns: 10_000_000, interruptible: true }, then]);
+    let signaller = script(vec![Action::Run(1_000_000), Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }]);
+    let tasks = vec![pinned("sleeper", sleeper, 0, 0), pinned("signaller", signaller, 2, 0)];
+    q6600_run(Instance { tasks, finish: vec![0, 1], conds: 0 }, limits(None, 100), |_| {})
+}
+
+/// A signal ends an interruptible sleep and cancels its timer for good:
+/// a second sleep of 20 ms from ~1 ms lasts its 20 ms (the cancelled
+/// timer's expiry at 10 ms must not end it), and a sleeper that then
+/// waits for a message nobody sends is a stall as soon as a tick looks
+/// (4 ms at HZ=250), not a run that idles on to its cap.
+#[test]
+fn a_signal_cancels_the_sleep_it_ends() {
+    let out = interrupted_sleep(Action::Sleep { ns: 20_000_000, interruptible: false }).unwrap();
+    assert!((21_000_000..21_100_000).contains(&out.end_ns), "{}", out.end_ns);
+    match interrupted_sleep(Action::Wait { all: true }) {
+        Err(SimError::Stalled { at, writers }) => assert_eq!((at, writers), (4_000_000, 0)),
+        other => panic!("{:?}", other.map(|o| o.end_ns)),
+    }
+}
+
+/// What the CLI prints when a run fails, and how an instance shows in
+/// a debug log (programs are closures: only their count).
+#[test]
+fn errors_and_instances_say_what_they_hold() {
+    let stalled = SimError::Stalled { at: 1_500_000_000, writers: 0 }.to_string();
+    assert_eq!(stalled, "workload stalled at 1.500000 s: every task waits and no timer is armed");
+    let one = SimError::Stalled { at: 0, writers: 1 }.to_string();
+    assert!(one.ends_with("armed (1 of them blocked writing to a full socket buffer)"), "{one}");
+    let two = SimError::Stalled { at: 0, writers: 2 }.to_string();
+    assert!(two.ends_with("armed (2 of them blocked writing to full socket buffers)"), "{two}");
+    let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
+    assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
+    let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
+    assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
+    let alive = SimError::TooManyTasks { at: 2_500_000, limit: Limits::PID_MAX, alive: true }.to_string();
+    assert_eq!(
+        alive,
+        "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (does a loop fork children \
+         that never exit?)"
+    );
+    let queued = SimError::TooManyMessages { at: 1_677_740_000, limit: Limits::MAX_UNREAD }.to_string();
+    assert_eq!(
+        queued,
+        "16777216 messages queued unread at 1.677740 s: tasks send faster than their peers read (does a loop \
+         send without waiting?)"
+    );
+    let created = SimError::TooManyTasks { at: 40_000_000_000, limit: Limits::MAX_TASKS, alive: false }.to_string();
+    assert_eq!(
+        created,
+        "fork at 40.000000 s would create task 1048577, past the 1048576 one run may create (an exited task \
+         keeps its slot; does a loop fork without end?)"
+    );
+}
+
+/// A task on CPU 0 that forks `k` children running `child`, then exits
+/// (which ends the run), under task limits of `max_tasks` created and
+/// `pid_max` alive. Returns the number of tasks the run created.
+fn forks(k: usize, child: fn() -> Box<dyn Program>, max_tasks: usize, pid_max: usize) -> Result<usize, SimError> {
+    let spec = || ForkSpec { name: "child".into(), program: child(), params: None, ws_kb: 0 };
+    let parent = script((0..k).map(|_| Action::Fork(Box::new(spec()))).collect());
+    let inst = Instance { tasks: vec![pinned("parent", parent, 0, 0)], finish: vec![0], conds: 0 };
+    let limits = Limits { max_tasks, pid_max, ..limits(None, 1_000) };
+    q6600_run(inst, limits, |_| {}).map(|o| o.tasks.len())
+}
+
+/// The task limits refuse the fork that would pass them, with an
+/// error naming the limit, and nothing short of them. Children that
+/// exit at once still count against `max_tasks` (a slot is never
+/// reused): the parent and 9 children fit in 10, a 10th child does
+/// not, however few are alive. Children that wait forever count
+/// against `pid_max`: the parent and 9 of them are 10 alive.
+#[test]
+fn a_fork_past_the_task_limits_stops_the_run() {
+    let exits = || script(Vec::new());
+    assert_eq!(forks(9, exits, 10, 1_000).unwrap(), 10);
+    match forks(10, exits, 10, 1_000) {
+        Err(SimError::TooManyTasks { limit: 10, alive: false, at }) => assert!(at > 0),
+        other => panic!("{other:?}"),
+    }
+    // An exited child no longer counts as alive: each runs first (the
+    // child-runs-first rule) and exits before the parent forks again,
+    // so 20 fit under a pid_max of 2.
+    assert_eq!(forks(20, exits, 1_000, 2).unwrap(), 21);
+    let waits = || script(vec![Action::Wait { all: true }]);
+    assert_eq!(forks(9, waits, 1_000, 10).unwrap(), 10);
+    match forks(10, waits, 1_000, 10) {
+        Err(SimError::TooManyTasks { limit: 10, alive: true, at }) => assert!(at > 0),
+        other => panic!("{other:?}"),
+    }
+    // An instance that starts with more tasks than pid_max allows is
+    // refused at time 0.
+    let tasks = (0..3).map(|i| pinned("t", script(Vec::new()), i, 0)).collect();
+    let limits = Limits { pid_max: 2, ..limits(None, 100) };
+    match q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits, |_| {}) {
+        Err(SimError::TooManyTasks { at: 0, limit: 2, alive: true }) => {}
+        other => panic!("{:?}", other.map(|o| o.tasks.len())),
+    }
+}
+
+/// The signaller's CPU time when it signals a condition after 1 ms on
+/// CPU 0, with or without a waiter blocked on it on CPU 2.
+fn signaller_runtime(with_waiter: bool) -> u64 {
+    let signaller = script(vec![Action::Run(1_000_000), Action::CondSignal { cond: 0, all: false }]);
+    let mut tasks = vec![pinned("signaller", signaller, 0, 0)];
+    if with_waiter {
+        // Allowed on CPUs 0 and 2, started on 2: the waking CPU is in
+        // its mask, so its wakeup reads the two loads.
+        let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
+        let program = script(vec![Action::CondWait(0)]);
+        tasks.push(TaskSpec { name: "waiter".into(), program, params, cpu: 2, ws_kb: 0 });
+    }
+    let finish = (0..tasks.len()).collect();
+    let out = q6600_run(Instance { tasks, finish, conds: 1 }, limits(None, 100), |_| {}).unwrap();
+    out.tasks[0].runtime_ns
+}
+
+/// Signalling a waiter costs the signaller a wakeup across the dies
+/// (500 + 700 + 8 x 125 = 2,200 ns) and the two runqueue reads cfs-core
+/// reports for wake_affine (`Event::Scan`, 2 x 100 ns; wake_affine
+/// declines: the signaller's 1024 on CPU 0 against an empty CPU 2, not
+/// sync); a signal nobody waits for is only counted.
+#[test]
+fn a_condition_signal_charges_the_wakeup_to_the_signaller() {
+    let c = CostModel::preset("q6600").unwrap();
+    let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
+    assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+}
+
+/// Runs `tasks` (the last one finishes the run) under a `max_unread`
+/// of 3 messages.
+fn with_three_unread(tasks: Vec<TaskSpec>) -> Result<RunOutcome, SimError> {
+    let finish = vec![tasks.len() - 1];
+    let limits = Limits { max_unread: 3, ..limits(None, 1_000) };
+    q6600_run(Instance { tasks, finish, conds: 0 }, limits, |_| {})
+}
+
+/// `max_unread` bounds the messages queued over all tasks: a fourth
+/// message to a task that never reads stops the run, three do not; a
+/// message counts until it is read, or until its receiver exits; a
+/// send to an exited task queues nothing.
+#[test]
+fn unread_messages_stop_the_run_past_max_unread() {
+    let send = |to| Action::Send { to, sync: false, bytes: 64, tag: 0 };
+    let hog = || script(vec![Action::Run(100_000_000)]);
+    let sender = |n: usize| script((0..n).map(|_| send(0)).collect());
+    assert!(with_three_unread(vec![pinned("hog", hog(), 0, 0), pinned("s", sender(3), 1, 0)]).is_ok());
+    match with_three_unread(vec![pinned("hog", hog(), 0, 0), pinned("s", sender(4), 1, 0)]) {
+        Err(SimError::TooManyMessages { limit: 3, at }) => assert!(at > 0),
+        other => panic!("{:?}", other.map(|o| o.end_ns)),
+    }
+    // Three to a reader, then three more after it has read them: six
+    // sent, never more than three unread.
+    let batches = |to| {
+        let mut ops: Vec<Action> = (0..3).map(|_| send(to)).collect();
+        ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+        ops.extend((0..3).map(|_| send(to)));
+        script(ops)
+    };
+    let reader = script(vec![Action::Wait { all: true }, Action::Wait { all: true }]);
+    assert!(with_three_unread(vec![pinned("reader", reader, 0, 0), pinned("s", batches(0), 1, 0)]).is_ok());
+    // Three to a task that exits unread at 0.1 ms, then three to another.
+    let quits = script(vec![Action::Run(100_000)]);
+    let mut ops: Vec<Action> = (0..3).map(|_| send(0)).collect();
+    ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+    ops.extend((0..3).map(|_| send(1)));
+    let tasks = vec![pinned("quits", quits, 0, 0), pinned("hog", hog(), 2, 0), pinned("s", script(ops), 1, 0)];
+    assert!(with_three_unread(tasks).is_ok());
+    // With three unread, a send to a task that has exited queues
+    // nothing (EPIPE) and is no error.
+    let quits = script(vec![Action::Run(100_000)]);
+    let mut ops: Vec<Action> = (0..3).map(|_| send(1)).collect();
+    ops.push(Action::Sleep { ns: 1_000_000, interruptible: false });
+    ops.push(send(0));
+    let tasks = vec![pinned("quits", quits, 0, 0), pinned("hog", hog(), 2, 0), pinned("s", script(ops), 1, 0)];
+    assert!(with_three_unread(tasks).is_ok());
+}
+
+/// A waker that runs 50 ms on CPU 0, wakes a task asleep there since
+/// the start, and runs 1 ms more, with or without WAKEUP_PREEMPT.
+/// Returns both tasks' CPU time and the preemptions.
+fn waker_and_wakee(preempt: bool) -> (u64, u64, u64) {
+    let waker = script(vec![
+        Action::Run(50_000_000),
+        Action::Send { to: 0, sync: false, bytes: 64, tag: 0 },
+        Action::Run(1_000_000),
+    ]);
+    // The wakee is task 0, so it runs first and is asleep before the
+    // waker starts.
+    let wakee = script(vec![Action::Wait { all: true }, Action::Run(100_000)]);
+    let tasks = vec![pinned("wakee", wakee, 0, 0), pinned("waker", waker, 0, 0)];
+    let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+    // Without HRTICK: its timer would end the waker's long slice as
+    // soon as the wakee is queued, a preemption in both variants.
+    let edit = |s: &mut RunSetup<'_>| {
+        s.config.features.set(cfs_core::Feature::WakeupPreempt, preempt).unwrap();
+        s.config.features.set(cfs_core::Feature::Hrtick, false).unwrap();
+    };
+    let out = q6600_run(inst, limits(None, 100), edit).unwrap();
+    (out.tasks[1].runtime_ns, out.tasks[0].runtime_ns, out.preemptions)
+}
+
+/// The waker pays for its wakeup even when the wakee preempts it: the
+/// wakeup is work inside the waker's system call, done before the
+/// return to user space where the preemption takes effect. The wakee
+/// is ~50 ms of vruntime behind the waker, past 2.6.26's 30 ms wakeup
+/// granularity (10 ms x (1 + log2 4)), so it preempts. With the
+/// preemption the waker's CPU time grows by exactly the one context
+/// switch it pays to come back (1.8 µs), and the wakee's is unchanged.
+#[test]
+fn a_preempted_waker_still_pays_for_its_wakeup() {
+    let (waker_p, wakee_p, preemptions) = waker_and_wakee(true);
+    let (waker, wakee, none) = waker_and_wakee(false);
+    assert_eq!((preemptions, none), (1, 0));
+    let ctx = round_u64(CostModel::preset("q6600").unwrap().ctx_switch_ns);
+    assert_eq!(waker_p, waker + ctx);
+    assert_eq!(wakee_p, wakee);
+}
+
+/// Two CPU hogs pinned to CPU 0 under 2.6.26 (sched_latency 20 ms x
+/// (1 + log2 4) = 60 ms, so each of the two gets a 30 ms slice). Returns
+/// when the second first runs, i.e. when the first lost the CPU.
+fn first_slice_end(hrtick: bool) -> u64 {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let started = Rc::new(Cell::new(None));
+    let hog = |seen: Option<Rc<Cell<Option<u64>>>>| {
+        FnProgram(move |cx: &mut StepCx<'_>| {
+            if let Some(seen) = &seen
+                && seen.get().is_none()
+            {
+                seen.set(Some(cx.now));
+            }
+            Action::Run(1_000_000)
+        })
+    };
+    let tasks = vec![pinned("a", Box::new(hog(None)), 0, 0), pinned("b", Box::new(hog(Some(started.clone()))), 0, 0)];
+    let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+    q6600_run(inst, limits(Some(50), 1_000), |s| s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap())
+        .unwrap();
+    started.get().unwrap()
+}
+
+/// With HRTICK the first hog is preempted when its 30 ms slice is used
+/// up (hrtick_start_fair arms the timer for the rest of the slice, and
+/// the hrtick's entity_tick reschedules at once); without it, at the
+/// first tick after that, 32 ms (HZ=250). The second starts after the
+/// switch (1.8 us; the tick's own scheduler work is the first's).
+#[test]
+fn hrtick_ends_a_slice_on_time_and_the_tick_late() {
+    let ctx = round_u64(CostModel::preset("q6600").unwrap().ctx_switch_ns);
+    assert_eq!(first_slice_end(true), 30_000_000 + ctx);
+    assert_eq!(first_slice_end(false), 32_000_000 + ctx);
+}
+
+/// A timer that ends a sleep disarms it: a task that sleeps 1 ms and
+/// then waits for a message nobody sends is a stall at the next tick.
+#[test]
+fn a_finished_sleep_leaves_no_timer_armed() {
+    let p = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Wait { all: true }]);
+    let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], conds: 0 };
+    match q6600_run(inst, limits(None, 100), |_| {}) {
+        Err(SimError::Stalled { at, writers }) => assert_eq!((at, writers), (4_000_000, 0)),
+        other => panic!("{:?}", other.map(|o| o.end_ns)),
+    }
+}
+
+/// Without tasks whose exit ends the run, the run ends when every task
+/// has exited (at the first tick that finds nothing to do), without an
+/// error; a task spec's CPU beyond the host starts on its last CPU.
+#[test]
+fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
+    let p = script(vec![Action::Run(1_000_000)]);
+    let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
+    let out =
+        q6600_run(Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }, limits(None, 100), |_| {}).unwrap();
+    assert_eq!(out.end_ns, 4_000_000);
+    assert!(out.cpu_busy_ns[3] >= 1_000_000 && out.cpu_busy_ns[..3].iter().all(|&b| b == 0), "{:?}", out.cpu_busy_ns);
+    assert!(out.events >= out.switches && out.switches >= 2, "{} {}", out.events, out.switches);
+}
+
+/// The simulated-time cap is inclusive: a run whose last event falls
+/// exactly on it finishes.
+#[test]
+fn a_run_may_use_all_of_its_cap() {
+    let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
+    assert_eq!(q6600_run(inst, limits(Some(8), 8), |_| {}).unwrap().end_ns, 8_000_000);
+}
+
+/// How work lands on a CPU: an idle CPU absorbs a charge; a charge to a
+/// segment in flight lengthens it (and supersedes its end event); one
+/// between segments waits as debt for the next. Every new or cut
+/// segment takes a new epoch, so a superseded end event is ignored.
+#[test]
+fn charges_lengthen_the_segment_in_flight_or_wait_as_debt() {
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let mut sim = q6600_sim(&host, &costs);
+    assert!(sim.cpus[3].curr.is_none());
+    sim.charge(3, 500);
+    assert_eq!(sim.cpus[3].debt, 0);
+    let seg = sim.cpus[0].seg.expect("the booted task runs");
+    let g = sim.cpus[0].epoch;
+    sim.charge(0, 500);
+    assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500);
+    assert!(sim.cpus[0].epoch > g);
+    // Cut the segment 100 ns in: the rest is the task's pending work.
+    let g = sim.cpus[0].epoch;
+    sim.now = seg.start + 100;
+    sim.interrupt_segment(0);
+    assert!(sim.cpus[0].seg.is_none() && sim.cpus[0].epoch > g);
+    assert_eq!(sim.tasks[0].pending, seg.len + 500 - 100);
+    sim.charge(0, 700);
+    assert_eq!(sim.cpus[0].debt, 700);
+    let g = sim.cpus[0].epoch;
+    sim.start_segment(0, 0);
+    assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500 - 100 + 700);
+    assert_eq!((sim.cpus[0].debt, sim.tasks[0].pending), (0, 0));
+    assert!(sim.cpus[0].epoch > g);
+    // Debt is paid before the task goes on, even with no work of its
+    // own pending: a task about to resume from its system call first
+    // runs a segment of the 300 ns its CPU owes.
+    sim.now += sim.cpus[0].seg.unwrap().len;
+    sim.interrupt_segment(0);
+    assert_eq!(sim.tasks[0].pending, 0);
+    sim.charge(0, 300);
+    sim.tasks[0].deferred = Some(Deferred::Resume);
+    sim.run_task(0).unwrap();
+    assert_eq!(sim.cpus[0].seg.unwrap().len, 300);
+    assert_eq!(sim.tasks[0].deferred, Some(Deferred::Resume));
+}
+
+/// Switch counting in the same-CPU ping-pong: two switches a round,
+/// none of them a preemption (wakeup granularity is far above the
+/// 10 us the wakee is behind).
+#[test]
+fn blocking_switches_are_not_preemptions() {
+    let out = ping_pong_run(0, 0, 20);
+    assert_eq!(out.preemptions, 0);
+    assert!((40..=42).contains(&out.switches), "{}", out.switches);
+}
+
+/// Two hogs sharing CPU 0 for 100 ms under 2.6.26 take turns every
+/// 30 ms slice (HRTICK on): preempted at 30, 60 and 90 ms.
+#[test]
+fn hogs_sharing_a_cpu_are_preempted_once_a_slice() {
+    let tasks = vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)];
+    let out = q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(100), 1_000), |_| {}).unwrap();
+    assert_eq!(out.preemptions, 3);
+}
+
+/// With NO_HZ an idle CPU stops its tick when it goes idle, except the
+/// one that takes the idle load balancer's role; without it every CPU
+/// ticks.
+#[test]
+fn tickless_idle_cpus_stop_their_ticks() {
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let stopped = |nohz: bool| {
+        let mut s = setup(&host, &costs, limits(Some(20), 1_000));
+        s.config.nohz = nohz;
+        let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
+        let mut sim = Sim::new(&s, inst).unwrap();
+        sim.main_loop().unwrap();
+        (0..4).filter(|&c| sim.sched.tick_stopped(c)).count()
+    };
+    assert_eq!(stopped(false), 0);
+    assert_eq!(stopped(true), 2);
+}
+
+/// CPU time of a task on CPU 0 that reads 10 lines of each of `peers`
+/// and exits, beside a task on CPU 2 that runs 1 ms (task 1) and one
+/// that has exited by then (task 2).
+fn toucher_runtime(peers: &[TaskRef]) -> u64 {
+    let peers: std::sync::Arc<[TaskRef]> = peers.into();
+    let toucher = script(vec![Action::Run(100_000), Action::Touch { peers, lines: 10.0 }]);
+    let tasks = vec![
+        pinned("toucher", toucher, 0, 0),
+        pinned("busy", script(vec![Action::Run(1_000_000)]), 2, 0),
+        pinned("gone", script(Vec::new()), 3, 0),
+    ];
+    run_to_exit(tasks, Sockets::default()).tasks[0].runtime_ns
+}
+
+/// Reading a live peer's lines costs a dirty line each from where it
+/// runs (across the dies: 10 x 125 ns); the task's own lines and an
+/// exited peer's cost nothing.
+#[test]
+fn touching_shared_lines_costs_by_where_each_peer_ran() {
+    let c = CostModel::preset("q6600").unwrap();
+    let base = toucher_runtime(&[]);
+    assert_eq!(toucher_runtime(&[0, 2]), base);
+    assert_eq!(toucher_runtime(&[0, 1, 2]) - base, round_u64(10.0 * c.dirty_line_ns[Reach::Package as usize]));
+}
+
+#[test]
+fn a_run_that_never_finishes_hits_the_cap() {
+    let host = Host::preset("x2").unwrap();
+    let costs = CostModel::preset("x2").unwrap();
+    let limits = Limits::new(None, 0, 50_000_000);
+    let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
+    let inst = Instance {
+        tasks: vec![TaskSpec {
+            name: "h".into(),
+            program: Box::new(hog),
+            params: TaskParams::normal(),
+            cpu: 0,
+            ws_kb: 0,
+        }],
+        finish: vec![0],
+        conds: 0,
+    };
+    assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
+}
+
+/// One call that wakes several tasks preempts its caller once, after
+/// the last wakeup; three calls that wake one each can preempt it
+/// three times. Three sleepers and a waker share CPU 0 (2.6.26 on the
+/// Q6600: wakeup granularity 10 ms × f = 3, sched_latency 20 ms × 3).
+/// The waker runs 100 ms alone first. A woken sleeper keeps its own
+/// vruntime (under 1 ms: it only ran up to its wait) unless that is
+/// below min_vruntime − sched_latency (60 ms), which is at most 101 −
+/// 60 = 41 ms; so each is at least 60 ms behind the waker, more than
+/// the 30 ms granularity, and every wakeup would preempt it. With
+/// SendAll all three get their message and the waker is preempted
+/// once; with three Sends it is preempted after each and resumes
+/// between them (each sleeper runs 100 µs, then exits).
+#[test]
+fn send_all_wakes_everyone_before_the_caller_is_preempted() {
+    let run = |all: bool| {
+        // The waker sleeps first, so the sleepers block before it runs.
+        let nap = Action::Sleep { ns: 1_000_000, interruptible: false };
+        let mut sends: Vec<Action> = vec![nap, Action::Run(100_000_000)];
+        if all {
+            sends.push(Action::SendAll { to: vec![1, 2, 3].into(), sync: false, bytes: 1, tag: 7 });
+        } else {
+            sends.extend((1..=3).map(|to| Action::Send { to, sync: false, bytes: 1, tag: 7 }));
+        }
+        sends.push(Action::Run(1_000_000));
+        let sleeper = || script(vec![Action::Wait { all: true }, Action::Run(100_000), Action::Progress(1)]);
+        let mut tasks = vec![pinned("waker", script(sends), 0, 0)];
+        tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 0, 0)));
+        let inst = Instance { tasks, finish: vec![0, 1, 2, 3], conds: 0 };
+        let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
+        assert_eq!(out.units, 3, "every sleeper got its message");
+        out.preemptions
+    };
+    assert_eq!(run(true), 1);
+    assert_eq!(run(false), 3);
+}
+
+/// The caller of a SendAll pays one system call plus every wakeup:
+/// with three sleepers pinned to CPU 1 (the other core of CPU 0's L2
+/// on the Q6600), waking all three costs the waker on CPU 0 two more
+/// wakeups than waking one, 2 × (0.5 µs local + 0.7 µs IPI send + 8
+/// runqueue lines × 15 ns) = 2,640 ns (pinned to CPU 1, the sleepers
+/// are placed without wake_affine's load reads); and three
+/// Sends cost two more system calls (100 ns each) than one SendAll.
+/// Nothing else on CPU 0 differs (no jitter, and the sleepers never run
+/// there).
+#[test]
+fn send_all_charges_one_call_and_every_wakeup() {
+    let waker_ns = |sends: Vec<Action>| {
+        let mut actions = vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Run(1_000_000)];
+        actions.extend(sends);
+        actions.push(Action::Run(1_000_000));
+        let sleeper = || script(vec![Action::Wait { all: true }, Action::Progress(1)]);
+        let mut tasks = vec![pinned("waker", script(actions), 0, 0)];
+        tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 1, 0)));
+        let inst = Instance { tasks, finish: vec![0], conds: 0 };
+        let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
+        out.tasks[0].runtime_ns
+    };
+    let all = |to: Vec<TaskRef>| vec![Action::SendAll { to: to.into(), sync: false, bytes: 1, tag: 7 }];
+    let one = |to| Action::Send { to, sync: false, bytes: 1, tag: 7 };
+    let c = CostModel::preset("q6600").unwrap();
+    let wake = round_u64(c.wake_cost(Reach::SharedCache));
+    assert_eq!(wake, 1_320);
+    let three = waker_ns(all(vec![1, 2, 3]));
+    assert_eq!(three - waker_ns(all(vec![1])), 2 * wake);
+    assert_eq!(waker_ns((1..=3).map(one).collect()) - three, 2 * 100);
+}
+
+/// hackbench reads its clock once its children are ready: progress
+/// before `StartMeasuring` is dropped, and the window runs from it to
+/// the end. A task pinned to CPU 1 counts 5 units at 1 ms, then 3 more
+/// after `StartMeasuring` at 2 ms and another 1 ms of work (no jitter,
+/// clock factor 1.0: each `Run` takes its 1 ms plus only what the CPU
+/// charges around it). The run's window is then end − 2 ms, and a
+/// setting written at 1.5 ms cuts it into a phase wholly before the
+/// start, which counts nothing, and one from the start, with all 3.
+#[test]
+fn start_measuring_restarts_the_window() {
+    let task = script(vec![
+        Action::Run(1_000_000),
+        Action::Progress(5),
+        Action::Run(1_000_000),
+        Action::StartMeasuring,
+        Action::Run(1_000_000),
+        Action::Progress(3),
+    ]);
+    let inst = Instance { tasks: vec![pinned("t", task, 1, 0)], finish: vec![0], conds: 0 };
+    let change = Change { at_ns: 1_500_000, setting: Setting::Features("895".into()) };
+    let out = q6600_run(inst, limits(None, 100), |s| s.changes = vec![change]).unwrap();
+    assert_eq!(out.units, 3);
+    let start = out.end_ns - out.window_ns;
+    assert!((2_000_000..2_050_000).contains(&start), "window from {start} ns");
+    assert!((1_000_000..1_050_000).contains(&out.window_ns), "{} ns", out.window_ns);
+    assert_eq!(out.phases.len(), 2, "{:?}", out.phases);
+    assert_eq!((out.phases[0].start_ns, out.phases[0].end_ns, out.phases[0].units), (1_500_000, 1_500_000, 0));
+    assert_eq!((out.phases[1].start_ns, out.phases[1].end_ns, out.phases[1].units), (start, out.end_ns, 3));
+}
+
+#[test]
+fn a_hog_keeps_its_cpu_busy() {
+    let host = Host::preset("x2").unwrap();
+    let costs = CostModel::preset("x2").unwrap();
+    let limits = Limits::new(Some(100_000_000), 0, 1_000_000_000);
+    let mut k = 0u64;
+    let hog = FnProgram(move |_cx: &mut StepCx<'_>| {
+        k += 1;
+        if k % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
+    });
+    let inst = Instance {
+        tasks: vec![TaskSpec {
+            name: "h".into(),
+            program: Box::new(hog),
+            params: TaskParams::normal(),
+            cpu: 1,
+            ws_kb: 0,
+        }],
+        finish: vec![],
+        conds: 0,
+    };
+    let out = run(&setup(&host, &costs, limits), inst).unwrap();
+    assert!(out.cpu_busy_ns[1] > 99_000_000, "{:?}", out.cpu_busy_ns);
+    // 1 ms of baseline work at the X2's clock factor 1.06, with jitter.
+    assert!((85..=100).contains(&out.units), "{}", out.units);
+}
+
+/// The wasted-cores gap: while a second task shares CPU 0 with a hog
+/// (both pinned there) the Q6600's other three CPUs are idle. A task
+/// that wakes at 5 ms and runs 1 ms preempts the hog at once (wakeup
+/// preemption), so the gap closes when it exits, ~1 ms later; one that
+/// keeps running leaves the gap open to the end of the 25 ms run, and
+/// the measure follows it at every event inside it. (b is listed first
+/// so that it runs into its sleep before the hog takes the CPU.)
+#[test]
+fn the_idle_gap_probe_measures_from_its_start() {
+    let gap = |second: Box<dyn Program>| {
+        let tasks = vec![pinned("b", second, 0, 0), pinned("hog", hog(), 0, 0)];
+        let watch = |s: &mut RunSetup<'_>| s.instruments = Instruments { watch: true, ..Instruments::default() };
+        let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+        q6600_run(inst, limits(Some(25), 1_000), watch).unwrap().probe.worst_idle_gap_ns
+    };
+    let sleep = || Action::Sleep { ns: 5_000_000, interruptible: false };
+    let short = gap(script(vec![sleep(), Action::Run(1_000_000)]));
+    assert!((1_000_000..1_100_000).contains(&short), "{short}");
+    let long = gap(script(vec![sleep(), Action::Run(100_000_000)]));
+    // The last event inside it is the tick at 24 ms: 24 - 5 ms, less
+    // the few µs b took to wake and be queued.
+    assert!((18_990_000..19_000_000).contains(&long), "{long}");
+}
+
+/// The 1:N measure: a waker on CPU 0 wakes ten wakees in turn (100 µs
+/// of work per wakeup, sync hint, 50 µs per wakee run), for 200 ms.
+/// With every wakee pinned to CPU 0 the windows are serialised for most
+/// of the run (from 20 ms on: until then the wakees, queued behind the
+/// waker's first slice, have not yet run into their first wait, so its
+/// sends find them queued and wake no one), and the measure sees one
+/// wakee run per wakeup. With one
+/// wakee of ten on CPU 1, 90% of their runs are on the waker's CPU,
+/// short of the 95% a window needs: no streak at all.
+#[test]
+fn the_one_to_n_probe_needs_95_percent_on_the_wakers_cpu() {
+    let streak = |wakee_cpu: fn(usize) -> usize| {
+        let mut k = 0usize;
+        let mut ran = false;
+        let waker = FnProgram(move |_cx: &mut StepCx<'_>| {
+            ran = !ran;
+            if ran {
+                return Action::Run(100_000);
+            }
+            k += 1;
+            Action::Send { to: k % 10 + 1, sync: true, bytes: 64, tag: 0 }
+        });
+        let mut tasks = vec![pinned("waker", Box::new(waker), 0, 0)];
+        for i in 0..10 {
+            let mut waiting = false;
+            let wakee = FnProgram(move |_cx: &mut StepCx<'_>| {
+                waiting = !waiting;
+                if waiting { Action::Wait { all: true } } else { Action::Run(50_000) }
+            });
+            tasks.push(pinned(&format!("w{i}"), Box::new(wakee), wakee_cpu(i), 0));
+        }
+        let watch = |s: &mut RunSetup<'_>| {
+            s.instruments = Instruments { one_to_n_waker: Some("waker".into()), ..Instruments::default() }
+        };
+        let out = q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(200), 1_000), watch);
+        let out = out.unwrap();
+        (out.probe.one_to_n_streak_ns, out.probe.one_to_n_wakees as u64, out.counters.wakeups)
+    };
+    let (serial, runs, wakeups) = streak(|_| 0);
+    assert!(serial >= 150_000_000, "{serial}");
+    assert!(wakeups > 900 && (wakeups - 1..=wakeups).contains(&runs), "{runs} runs, {wakeups} wakeups");
+    assert_eq!(streak(|i| usize::from(i == 9)).0, 0);
+}
