@@ -1,0 +1,709 @@
+//! Workload files: TOML, and the subset of rt-app JSON that maps onto the
+//! [`crate::program`] vocabulary.
+//!
+//! [`parse_workload`] reads either (JSON if the text starts with `{`) into a
+//! [`FileWorkload`]; it never panics, and every unknown key is an error
+//! that names it and its place.
+//!
+//! # TOML
+//!
+//! ```toml
+//! name = "pingpong"          # optional
+//! duration = "1s"            # simulated run time (optional if a task has finish = true)
+//! warmup = "100ms"           # progress before this is not counted
+//! metric = "round_trips_s"   # column name of the throughput
+//!
+//! [[task]]
+//! name = "ping"
+//! instances = 2              # started at t=0 (0: only created by fork); default 1
+//! nice = 0                   # policy = "normal" | "batch" | "idle"; cpus = "0-1"
+//! ws_kb = 32                 # private working set (migration refill)
+//! loop = -1                  # repeat ops forever (default), or N times then exit
+//! finish = false             # the run ends when all finish tasks have exited
+//! ops = [
+//!   { run = "20us" },        # or { run = { mean = "20us", dist = "exp" } }, dist: fixed|exp|normal (cv)|uniform (min, max)
+//!   { send = "pong", sync = true, bytes = 64 },  # instance i talks to instance i of pong
+//!   { wait = "one" },        # "all" takes every pending message (select)
+//!   { progress = 1 },
+//! ]
+//!
+//! [[task]]
+//! name = "pong"
+//! instances = 2
+//! ops = [ { wait = "one" }, { run = "30us" }, { reply = true, sync = true } ]
+//! ```
+//!
+//! Ops: `run`, `sleep`, `timer` (`{ period = "10ms" }`: sleep to the next
+//! period boundary), `send` (a task name, `name#3` for an instance, or
+//! `parent`; with `sync`, `bytes`), `reply` (to the last message's
+//! sender), `broadcast` (every instance of a task, woken in one call, as a
+//! write on a socket they all poll wakes them: [`Action::SendAll`]; with a
+//! `stream`, one write per instance), `wait` (`one`/`all`),
+//! where a send, reply or broadcast with `stream = "pair"` (an AF_UNIX
+//! stream socket, the writer's own connection), `stream = "shared"` (one
+//! socket per receiver, shared by every writer to it, as hackbench's
+//! senders share each receiver's) or `stream = "pipe"` (one pipe per
+//! receiver, hackbench's `-pipe`) is a write: always sync, and blocked
+//! while the socket's send buffer or the pipe's 16 pages are full
+//! ([`crate::program::Stream`]),
+//! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
+//! name), `exit`, `yield`, `progress`, `start_measuring` (the throughput
+//! window starts here and progress so far is dropped, as a benchmark reads
+//! its clock once its workers are ready: [`Action::StartMeasuring`]),
+//! `nice`, `policy`, `affinity`, and `loop = { count = N, ops = [...] }`.
+//! A bare string op (`"exit"`, `"yield"`, `"wait"`, `"start_measuring"`)
+//! is the same as `{ exit = true }` etc.
+//!
+//! # rt-app JSON
+//!
+//! `global`: `duration` (s), `default_policy`; the rt-app housekeeping keys
+//! (`calibration`, `logdir`, `log_basename`, `lock_pages`, `ftrace`,
+//! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
+//! `cumulative_slack`, `log_size`) are accepted and ignored.
+//! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice), `cpus`,
+//! `delay` (µs), `ws_kb`, `phases`, and events in document order, each key
+//! optionally suffixed by digits (`run0`, `sleep1`): `run`/`runtime` (µs of
+//! CPU), `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
+//! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
+//! (accepted; mutex cost is not modelled), `fork` (a task name),
+//! `suspend` (wait for a `resume`), `resume` (a task name), `yield`.
+//! Without any progress op, every task counts one unit per loop.
+//!
+//! Steps that take no time (a progress count, a zero-length run) are free
+//! up to [`crate::engine::FREE_STEPS`] in a row; then the engine charges a
+//! system call, so a loop of nothing else is a busy loop, not a free one.
+//!
+//! A file is checked when it is read (at most 256 task definitions, 4,096
+//! tasks at start, 100,000 ops, loops 32 deep), and its run is bounded by
+//! [`crate::engine::Limits`]: a fork that would make more than 32,768
+//! tasks alive (the kernel's default pid_max) or create more than 2^20 in
+//! one run, or a send that would leave more than 2^24 messages unread
+//! (only a socket or pipe write ever blocks), stops the run with an error that
+//! says so.
+
+use crate::dist::{Dist, parse_duration, parse_duration_with};
+use crate::program::{Action, ForkSpec, Program, StepCx, Stream, TaskRef, TaskSpec};
+use crate::workloads::WorkloadOpts;
+use cfs_core::{CpuMask, Policy, TaskParams};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+use std::sync::Arc;
+
+mod rt_app;
+mod script;
+mod toml_file;
+
+use rt_app::RtApp;
+use script::Script;
+use toml_file::TomlFile;
+
+/// Limits that keep a hostile file from exhausting memory or time.
+const MAX_TASK_DEFS: usize = 256;
+const MAX_INSTANCES: u64 = 4096;
+const MAX_OPS: usize = 100_000;
+const MAX_DEPTH: usize = 32;
+
+/// A workload file that could not be used. Display: one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadError {
+    /// Where (`task[2].ops[3]`, `tasks.thread0`), empty for the whole file.
+    pub path: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() { write!(f, "{}", self.msg) } else { write!(f, "at {}: {}", self.path, self.msg) }
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+fn err<T>(path: &str, msg: impl Into<String>) -> Result<T, WorkloadError> {
+    Err(WorkloadError { path: path.to_string(), msg: msg.into() })
+}
+
+// ----- an ordered value tree for both formats ----------------------------------
+
+/// A parsed TOML/JSON value that keeps object keys in document order
+/// (rt-app events are ordered by their keys' position).
+#[derive(Clone, Debug, PartialEq)]
+enum V {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Arr(Vec<V>),
+    Obj(Vec<(String, V)>),
+}
+
+impl V {
+    fn kind(&self) -> &'static str {
+        match self {
+            V::Null => "null",
+            V::Bool(_) => "a boolean",
+            V::Int(_) => "an integer",
+            V::Float(_) => "a number",
+            V::Str(_) => "a string",
+            V::Arr(_) => "an array",
+            V::Obj(_) => "a table",
+        }
+    }
+}
+
+struct VVisitor;
+
+impl<'de> Visitor<'de> for VVisitor {
+    type Value = V;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V, E> {
+        Ok(V::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V, E> {
+        Ok(V::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V, E> {
+        Ok(i64::try_from(v).map_or(V::Float(v as f64), V::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V, E> {
+        Ok(V::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V, E> {
+        Ok(V::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V, E> {
+        Ok(V::Str(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<V, E> {
+        Ok(V::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<V, E> {
+        Ok(V::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V, D::Error> {
+        V::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V, A::Error> {
+        let mut v = Vec::new();
+        while let Some(x) = seq.next_element()? {
+            v.push(x);
+        }
+        Ok(V::Arr(v))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V, A::Error> {
+        let mut v = Vec::new();
+        while let Some((k, x)) = map.next_entry::<String, V>()? {
+            v.push((k, x));
+        }
+        Ok(V::Obj(v))
+    }
+}
+
+impl<'de> Deserialize<'de> for V {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<V, D::Error> {
+        d.deserialize_any(VVisitor)
+    }
+}
+
+/// Nesting depth of a text's brackets, a cheap guard against inputs that
+/// would recurse deeply in the parsers.
+fn bracket_depth(text: &str) -> usize {
+    let (mut d, mut max) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '[' | '{' => {
+                d += 1;
+                max = max.max(d);
+            }
+            ']' | '}' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+// ----- the parsed workload --------------------------------------------------------
+
+/// Who a send goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// An instance of a task definition (None: the sender's own index).
+    Task { def: usize, instance: Option<u32> },
+    /// Every instance of a task definition.
+    All(usize),
+    /// The creator of this task.
+    Parent,
+    /// The sender of the last message received.
+    Reply,
+}
+
+/// How a send reaches its receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// A message and a wakeup (a signal, a futex), `sync` or not.
+    Message { sync: bool },
+    /// An AF_UNIX stream write on the writer's own connection to the
+    /// receiver (`stream = "pair"`): a sync wakeup, and a send buffer of
+    /// its own.
+    Pair,
+    /// An AF_UNIX stream write on the receiver's one socket, whose buffer
+    /// every writer to it shares (`stream = "shared"`, hackbench's
+    /// inherited socketpair end).
+    Shared,
+    /// A write on the receiver's one pipe, shared by every writer to it
+    /// (`stream = "pipe"`).
+    Pipe,
+}
+
+/// One instruction of a task's flattened op list.
+#[derive(Clone, Debug, PartialEq)]
+enum Instr {
+    Run(Dist),
+    Sleep(u64),
+    Timer {
+        slot: usize,
+        period: u64,
+    },
+    Send {
+        to: Target,
+        via: Via,
+        bytes: u32,
+    },
+    Wait {
+        all: bool,
+    },
+    CondWait(usize),
+    CondSignal {
+        cond: usize,
+        all: bool,
+    },
+    Fork(usize),
+    Exit,
+    Yield,
+    StartMeasuring,
+    Progress(u64),
+    Nice(i32),
+    Policy(Policy),
+    Affinity(CpuMask),
+    /// Enter a loop; `end` is the index of its LoopEnd.
+    LoopBegin {
+        count: Option<u64>,
+        end: usize,
+    },
+    /// Close a loop; `begin` is the index of its LoopBegin.
+    LoopEnd {
+        begin: usize,
+    },
+}
+
+/// One task definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskDef {
+    /// Name.
+    pub name: String,
+    /// Instances started at t=0.
+    pub instances: u32,
+    /// Nice level.
+    pub nice: i32,
+    /// Policy.
+    pub policy: Policy,
+    /// Affinity (None: all CPUs).
+    pub cpus: Option<CpuMask>,
+    /// Private working set, KB.
+    pub ws_kb: u32,
+    /// The run ends when every finish task has exited.
+    pub finish: bool,
+    code: Vec<Instr>,
+    timers: usize,
+}
+
+/// A parsed workload file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileWorkload {
+    /// Name (file `name`, or "workload").
+    pub name: String,
+    /// Throughput column name.
+    pub metric: String,
+    /// Simulated run time.
+    pub duration_ns: Option<u64>,
+    /// Progress before this is not counted.
+    pub warmup_ns: u64,
+    /// Task definitions.
+    pub tasks: Vec<TaskDef>,
+    /// Named conditions.
+    pub conds: Vec<String>,
+}
+
+/// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
+/// Never panics.
+pub fn parse_workload(text: &str) -> Result<FileWorkload, WorkloadError> {
+    if bracket_depth(text) > 64 {
+        return err("", "nesting deeper than 64 levels");
+    }
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let v: V =
+            serde_json::from_str(text).map_err(|e| WorkloadError { path: String::new(), msg: format!("JSON: {e}") })?;
+        RtApp::parse(&v)
+    } else {
+        let v: V = toml::from_str(text)
+            .map_err(|e| WorkloadError { path: String::new(), msg: format!("TOML: {}", e.to_string().trim()) })?;
+        TomlFile::parse(&v)
+    }
+}
+
+// ----- shared helpers ---------------------------------------------------------------
+
+fn obj<'a>(v: &'a V, path: &str) -> Result<&'a [(String, V)], WorkloadError> {
+    match v {
+        V::Obj(o) => Ok(o),
+        other => err(path, format!("expected a table, found {}", other.kind())),
+    }
+}
+
+fn as_str<'a>(v: &'a V, path: &str) -> Result<&'a str, WorkloadError> {
+    match v {
+        V::Str(s) => Ok(s),
+        other => err(path, format!("expected a string, found {}", other.kind())),
+    }
+}
+
+fn as_int(v: &V, path: &str) -> Result<i64, WorkloadError> {
+    match v {
+        V::Int(i) => Ok(*i),
+        V::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
+        other => err(path, format!("expected an integer, found {}", other.kind())),
+    }
+}
+
+fn as_bool(v: &V, path: &str) -> Result<bool, WorkloadError> {
+    match v {
+        V::Bool(b) => Ok(*b),
+        other => err(path, format!("expected true or false, found {}", other.kind())),
+    }
+}
+
+fn ranged(v: &V, path: &str, lo: i64, hi: i64) -> Result<i64, WorkloadError> {
+    let i = as_int(v, path)?;
+    if (lo..=hi).contains(&i) { Ok(i) } else { err(path, format!("{i} is out of range {lo}..={hi}")) }
+}
+
+/// A duration: a string with a unit, or a number in `bare_unit_ns`.
+fn duration(v: &V, path: &str, bare_unit_ns: f64) -> Result<u64, WorkloadError> {
+    let r = match v {
+        V::Str(s) if bare_unit_ns > 0.0 => parse_duration_with(s, bare_unit_ns),
+        V::Str(s) => parse_duration(s),
+        V::Int(_) | V::Float(_) if bare_unit_ns > 0.0 => {
+            let x = match v {
+                V::Int(i) => *i as f64,
+                V::Float(f) => *f,
+                _ => 0.0,
+            };
+            parse_duration_with(&format!("{x}"), bare_unit_ns)
+        }
+        other => return err(path, format!("expected a duration such as \"20us\", found {}", other.kind())),
+    };
+    r.map_err(|e| WorkloadError { path: path.to_string(), msg: e.to_string() })
+}
+
+fn policy(v: &V, path: &str) -> Result<Policy, WorkloadError> {
+    let s = as_str(v, path)?;
+    Policy::by_name(s).ok_or_else(|| WorkloadError {
+        path: path.into(),
+        msg: format!("unknown policy {s:?} (known: normal, batch, idle; SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)"),
+    })
+}
+
+fn cpus(v: &V, path: &str) -> Result<CpuMask, WorkloadError> {
+    let mask = match v {
+        V::Str(s) => CpuMask::parse_list(s).map_err(|e| WorkloadError { path: path.into(), msg: e.to_string() })?,
+        V::Arr(a) => {
+            let mut m = CpuMask::empty();
+            for (i, x) in a.iter().enumerate() {
+                m.set(ranged(x, &format!("{path}[{i}]"), 0, cfs_topology::MAX_CPUS as i64 - 1)? as usize);
+            }
+            m
+        }
+        V::Int(i) => CpuMask::single(ranged(&V::Int(*i), path, 0, cfs_topology::MAX_CPUS as i64 - 1)? as usize),
+        other => return err(path, format!("expected a CPU list such as \"0-3\", found {}", other.kind())),
+    };
+    if mask.is_empty() { err(path, "empty CPU list") } else { Ok(mask) }
+}
+
+/// Checks every key of a table is known.
+fn known_keys(o: &[(String, V)], path: &str, known: &[&str]) -> Result<(), WorkloadError> {
+    for (k, _) in o {
+        if !known.contains(&k.as_str()) {
+            return err(path, format!("unknown key {k:?} (known: {})", known.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+fn get<'a>(o: &'a [(String, V)], k: &str) -> Option<&'a V> {
+    o.iter().find(|(key, _)| key == k).map(|(_, v)| v)
+}
+
+/// Collects names (task definitions, conditions) to resolve references
+/// after all definitions are read.
+#[derive(Debug, Default)]
+struct Names {
+    conds: Vec<String>,
+    timers: Vec<String>,
+}
+
+impl Names {
+    fn cond(&mut self, name: &str) -> usize {
+        match self.conds.iter().position(|c| c == name) {
+            Some(i) => i,
+            None => {
+                self.conds.push(name.to_string());
+                self.conds.len() - 1
+            }
+        }
+    }
+}
+
+/// Op text with unresolved task names.
+#[derive(Clone, Debug, PartialEq)]
+enum RawTarget {
+    Name(String, Option<u32>),
+    All(String),
+    Parent,
+    Reply,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Raw {
+    I(Instr),
+    Send { to: RawTarget, via: Via, bytes: u32, path: String },
+    Fork { name: String, path: String },
+}
+
+/// A task's raw ops and its top-level loop count.
+type RawTask = (Vec<Raw>, Option<u64>);
+/// A task definition's header and raw ops.
+type ParsedTask = (TaskDef, RawTask);
+
+fn parse_target(s: &str) -> RawTarget {
+    match s.trim() {
+        "parent" => RawTarget::Parent,
+        t => match t.rsplit_once('#') {
+            Some((n, i)) if i.parse::<u32>().is_ok() => RawTarget::Name(n.to_string(), i.parse().ok()),
+            _ => RawTarget::Name(t.to_string(), None),
+        },
+    }
+}
+
+/// Resolves names and checks the program, producing a task's code.
+fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, WorkloadError> {
+    let find = |n: &str, p: &str| {
+        defs.iter().position(|(d, _)| d == n).ok_or_else(|| WorkloadError {
+            path: p.to_string(),
+            msg: format!(
+                "no task named {n:?} (tasks: {})",
+                defs.iter().map(|(d, _)| d.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for r in raw {
+        out.push(match r {
+            Raw::I(i) => i,
+            Raw::Fork { name, path } => Instr::Fork(find(&name, &path)?),
+            Raw::Send { to, via, bytes, path } => {
+                let to = match to {
+                    RawTarget::Parent => Target::Parent,
+                    RawTarget::Reply => Target::Reply,
+                    RawTarget::All(n) => Target::All(find(&n, &path)?),
+                    RawTarget::Name(n, inst) => {
+                        let def = find(&n, &path)?;
+                        let count = defs[def].1;
+                        if let Some(i) = inst.filter(|&i| i >= count) {
+                            return err(&path, format!("task {n:?} has {count} instance(s), no #{i}"));
+                        }
+                        if count == 0 {
+                            return err(&path, format!("task {n:?} has no instances started at t=0 to send to"));
+                        }
+                        Target::Task { def, instance: inst }
+                    }
+                };
+                Instr::Send { to, via, bytes }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Wraps a task body in its top-level loop, adding an implicit progress
+/// count per iteration when the file has none.
+fn wrap_loop(mut body: Vec<Raw>, count: Option<u64>, implicit_progress: bool) -> Vec<Raw> {
+    if implicit_progress {
+        body.push(Raw::I(Instr::Progress(1)));
+    }
+    let mut out = Vec::with_capacity(body.len() + 2);
+    out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+    out.extend(body);
+    out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+    fix_loops(&mut out);
+    out
+}
+
+/// Sets the jump targets of every LoopBegin/LoopEnd pair (they nest).
+fn fix_loops(code: &mut [Raw]) {
+    let mut stack = Vec::new();
+    for i in 0..code.len() {
+        match code[i] {
+            Raw::I(Instr::LoopBegin { .. }) => stack.push(i),
+            Raw::I(Instr::LoopEnd { .. }) => {
+                if let Some(b) = stack.pop() {
+                    if let Raw::I(Instr::LoopBegin { end, .. }) = &mut code[b] {
+                        *end = i;
+                    }
+                    code[i] = Raw::I(Instr::LoopEnd { begin: b });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn has_progress(raw: &[Raw]) -> bool {
+    raw.iter().any(|r| matches!(r, Raw::I(Instr::Progress(_))))
+}
+
+/// `loop = -1` (forever) or a count.
+fn loop_count(v: &V, path: &str) -> Result<Option<u64>, WorkloadError> {
+    let n = ranged(v, path, -1, i64::MAX)?;
+    Ok(if n < 0 { None } else { Some(n as u64) })
+}
+
+/// A run-time distribution: a duration, or `{ mean, dist, cv, min, max }`.
+fn run_dist(v: &V, path: &str, bare_unit_ns: f64) -> Result<Dist, WorkloadError> {
+    let V::Obj(o) = v else { return Ok(Dist::Fixed(duration(v, path, bare_unit_ns)?)) };
+    known_keys(o, path, &["mean", "dist", "cv", "min", "max"])?;
+    let dur = |k: &str| get(o, k).map(|x| duration(x, &format!("{path}.{k}"), bare_unit_ns)).transpose();
+    let kind = get(o, "dist").map(|d| as_str(d, &format!("{path}.dist"))).transpose()?.unwrap_or("fixed");
+    let mean = dur("mean")?;
+    let need_mean =
+        || mean.ok_or_else(|| WorkloadError { path: path.into(), msg: format!("dist {kind:?} needs `mean`") });
+    Ok(match kind {
+        "fixed" => Dist::Fixed(need_mean()?),
+        "exp" => Dist::Exp { mean: need_mean()? },
+        "normal" => {
+            let cv = match get(o, "cv") {
+                Some(V::Float(f)) if (0.0..=10.0).contains(f) => *f,
+                Some(V::Int(i)) if (0..=10).contains(i) => *i as f64,
+                Some(other) => {
+                    return err(&format!("{path}.cv"), format!("expected a number in 0..=10, found {}", other.kind()));
+                }
+                None => 0.1,
+            };
+            Dist::normal_cv(need_mean()? as f64, cv)
+        }
+        "uniform" => {
+            let (lo, hi) = (dur("min")?, dur("max")?);
+            match (lo, hi) {
+                (Some(lo), Some(hi)) if lo <= hi => Dist::Uniform { lo, hi },
+                _ => return err(path, "dist \"uniform\" needs min <= max"),
+            }
+        }
+        other => {
+            return err(
+                &format!("{path}.dist"),
+                format!("unknown distribution {other:?} (known: fixed, exp, normal, uniform)"),
+            );
+        }
+    })
+}
+
+/// Resolves every task's names, numbers timers, checks finish/duration.
+#[allow(clippy::too_many_arguments)]
+fn finish_defs(
+    name: String,
+    metric: String,
+    duration_ns: Option<u64>,
+    warmup_ns: u64,
+    mut heads: Vec<TaskDef>,
+    raws: Vec<RawTask>,
+    names: Names,
+    any_progress: bool,
+) -> Result<FileWorkload, WorkloadError> {
+    let defs: Vec<(String, u32)> = heads.iter().map(|h| (h.name.clone(), h.instances)).collect();
+    let total: u64 = defs.iter().map(|d| d.1 as u64).sum();
+    if total > MAX_INSTANCES {
+        return err("", format!("{total} tasks at start; at most {MAX_INSTANCES}"));
+    }
+    if total == 0 {
+        return err("", "no task has instances at start");
+    }
+    for (head, (raw, count)) in heads.iter_mut().zip(raws) {
+        let raw = wrap_loop(raw, count, !any_progress);
+        let mut code = resolve(raw, &defs)?;
+        // Number this task's timers.
+        let mut slot = 0;
+        for ins in &mut code {
+            if let Instr::Timer { slot: s, .. } = ins {
+                *s = slot;
+                slot += 1;
+            }
+        }
+        head.timers = slot;
+        head.code = code;
+    }
+    let wl = FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds: names.conds };
+    if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
+        return err("", "give a `duration` or mark a task started at t=0 with finish = true");
+    }
+    Ok(wl)
+}
+
+// ----- running a file workload --------------------------------------------------------
+
+impl FileWorkload {
+    /// The initial tasks (every instance of every definition, in order) and
+    /// the finish set.
+    pub fn instantiate(self: &Arc<Self>, nr_cpus: usize, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+        let mut ids: Vec<Vec<TaskRef>> = Vec::new();
+        let mut next = 0usize;
+        for d in &self.tasks {
+            ids.push((next..next + d.instances as usize).collect());
+            next += d.instances as usize;
+        }
+        let ids = Arc::new(ids);
+        let mut tasks = Vec::new();
+        let mut finish = Vec::new();
+        for (di, d) in self.tasks.iter().enumerate() {
+            for inst in 0..d.instances {
+                let params = self.params(di, opts);
+                if d.finish {
+                    finish.push(tasks.len());
+                }
+                tasks.push(TaskSpec {
+                    name: if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() },
+                    program: Box::new(Script::new(self.clone(), ids.clone(), di, inst)),
+                    params,
+                    cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
+                    ws_kb: d.ws_kb,
+                });
+            }
+        }
+        (tasks, finish)
+    }
+
+    fn params(&self, def: usize, opts: &WorkloadOpts) -> TaskParams {
+        let d = &self.tasks[def];
+        let mut p = TaskParams::normal().nice(d.nice).policy(opts.policies.all.unwrap_or(d.policy));
+        if let Some(m) = d.cpus {
+            p = p.allowed(m);
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+//! The subset of rt-app JSON that maps onto the vocabulary (see the module
+//! doc of [`super`]), into a [`FileWorkload`].
+
+use super::*;
+
+pub(super) struct RtApp;
+
+/// rt-app's housekeeping keys in `global`: accepted and ignored.
+const RTAPP_IGNORED_GLOBAL: [&str; 11] = [
+    "calibration",
+    "logdir",
+    "log_basename",
+    "lock_pages",
+    "ftrace",
+    "gnuplot",
+    "pi_enabled",
+    "io_device",
+    "mem_buffer_size",
+    "cumulative_slack",
+    "log_size",
+];
+
+/// rt-app event names (keys may carry a numeric suffix: run0, sleep1).
+const RTAPP_EVENTS: [&str; 14] = [
+    "run", "runtime", "sleep", "timer", "wait", "signal", "broad", "sync", "lock", "unlock", "fork", "suspend",
+    "resume", "yield",
+];
+
+impl RtApp {
+    pub(super) fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
+        let top = obj(v, "")?;
+        known_keys(top, "", &["global", "tasks"])?;
+        let mut duration_ns = None;
+        let mut default_policy = Policy::Normal;
+        if let Some(g) = get(top, "global") {
+            let g = obj(g, "global")?;
+            let mut known: Vec<&str> = vec!["duration", "default_policy"];
+            known.extend(RTAPP_IGNORED_GLOBAL);
+            known_keys(g, "global", &known)?;
+            if let Some(d) = get(g, "duration") {
+                // At most the simulated-time cap of a run (600 s).
+                let cap_s = (crate::workloads::MAX_SIM_NS / 1_000_000_000) as i64;
+                let s = ranged(d, "global.duration", -1, cap_s)?;
+                duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
+            }
+            if let Some(p) = get(g, "default_policy") {
+                default_policy = policy(p, "global.default_policy")?;
+            }
+        }
+        let tasks = obj(
+            get(top, "tasks").ok_or_else(|| WorkloadError { path: String::new(), msg: "missing `tasks`".into() })?,
+            "tasks",
+        )?;
+        if tasks.is_empty() || tasks.len() > MAX_TASK_DEFS {
+            return err("tasks", format!("need 1..={MAX_TASK_DEFS} tasks"));
+        }
+        let mut names = Names::default();
+        let mut heads = Vec::new();
+        let mut raws = Vec::new();
+        for (tname, tv) in tasks {
+            let path = format!("tasks.{tname}");
+            if heads.iter().any(|h: &TaskDef| &h.name == tname) {
+                return err(&path, "duplicate task name");
+            }
+            let (head, raw) = Self::task(tname, tv, &path, default_policy, &mut names)?;
+            heads.push(head);
+            raws.push(raw);
+        }
+        let any_progress = false;
+        let metric = "loops_s".to_string();
+        let duration_ns = duration_ns.or(Some(1_000_000_000));
+        finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)
+    }
+
+    fn task(
+        name: &str,
+        v: &V,
+        path: &str,
+        default_policy: Policy,
+        names: &mut Names,
+    ) -> Result<ParsedTask, WorkloadError> {
+        let o = obj(v, path)?;
+        let mut head = TaskDef {
+            name: name.to_string(),
+            instances: 1,
+            nice: 0,
+            policy: default_policy,
+            cpus: None,
+            ws_kb: 64,
+            finish: false,
+            code: Vec::new(),
+            timers: 0,
+        };
+        let mut count = None;
+        let mut raw = Vec::new();
+        for (k, x) in o {
+            let kp = format!("{path}.{k}");
+            match k.as_str() {
+                "instance" => head.instances = ranged(x, &kp, 0, MAX_INSTANCES as i64)? as u32,
+                "loop" => count = loop_count(x, &kp)?,
+                "policy" => head.policy = policy(x, &kp)?,
+                "priority" => head.nice = ranged(x, &kp, -20, 19)? as i32,
+                "cpus" => head.cpus = Some(cpus(x, &kp)?),
+                "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
+                "delay" => raw.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
+                "phases" => Self::phases(x, &kp, names, &mut raw)?,
+                _ => Self::event(k, x, &kp, names, &mut raw).map_err(|e| {
+                    if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
+                })?,
+            }
+        }
+        Ok((head, (raw, count)))
+    }
+
+    fn phases(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+        for (pname, pv) in obj(v, path)? {
+            let pp = format!("{path}.{pname}");
+            let po = obj(pv, &pp)?;
+            let count = match get(po, "loop") {
+                Some(l) => loop_count(l, &format!("{pp}.loop"))?,
+                None => Some(1),
+            };
+            out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+            for (k, x) in po {
+                if k != "loop" {
+                    Self::event(k, x, &format!("{pp}.{k}"), names, out)?;
+                }
+            }
+            out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+            if out.len() > MAX_OPS {
+                return err(path, format!("more than {MAX_OPS} events"));
+            }
+        }
+        fix_loops(out);
+        Ok(())
+    }
+
+    fn event(key: &str, v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+        let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+        if !RTAPP_EVENTS.contains(&base) {
+            let mut known = vec!["instance", "loop", "policy", "priority", "cpus", "delay", "ws_kb", "phases"];
+            known.extend(RTAPP_EVENTS);
+            return err(
+                path,
+                format!("unknown key {key:?} (known: {}, each event optionally suffixed by digits)", known.join(", ")),
+            );
+        }
+        let cond_ref = |v: &V| -> Result<String, WorkloadError> {
+            match v {
+                V::Str(s) => Ok(s.clone()),
+                V::Obj(o) => {
+                    known_keys(o, path, &["ref", "mutex"])?;
+                    let r = get(o, "ref")
+                        .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ref`".into() })?;
+                    Ok(as_str(r, &format!("{path}.ref"))?.to_string())
+                }
+                other => err(path, format!("expected a name or {{ref, mutex}}, found {}", other.kind())),
+            }
+        };
+        let instr = match base {
+            "run" | "runtime" => Instr::Run(Dist::Fixed(duration(v, path, 1e3)?)),
+            "sleep" => Instr::Sleep(duration(v, path, 1e3)?),
+            "timer" => {
+                let t = obj(v, path)?;
+                known_keys(t, path, &["ref", "period", "mode"])?;
+                let p = get(t, "period")
+                    .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `period`".into() })?;
+                let period = duration(p, &format!("{path}.period"), 1e3)?;
+                if period == 0 {
+                    return err(path, "timer period must be positive");
+                }
+                Instr::Timer { slot: usize::MAX, period }
+            }
+            "wait" | "suspend" => match base {
+                "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),
+                _ => Instr::Wait { all: false },
+            },
+            "signal" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: false },
+            "broad" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: true },
+            "sync" => {
+                let c = names.cond(&cond_ref(v)?);
+                out.push(Raw::I(Instr::CondSignal { cond: c, all: false }));
+                Instr::CondWait(c)
+            }
+            "lock" | "unlock" => {
+                as_str(v, path)?;
+                return Ok(());
+            }
+            "fork" => {
+                out.push(Raw::Fork { name: as_str(v, path)?.to_string(), path: path.into() });
+                return Ok(());
+            }
+            "resume" => {
+                out.push(Raw::Send {
+                    to: RawTarget::Name(as_str(v, path)?.to_string(), None),
+                    via: Via::Message { sync: false },
+                    bytes: 0,
+                    path: path.into(),
+                });
+                return Ok(());
+            }
+            _ => Instr::Yield,
+        };
+        out.push(Raw::I(instr));
+        Ok(())
+    }
+}

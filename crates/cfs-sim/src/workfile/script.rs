@@ -1,0 +1,131 @@
+//! Running a file workload: the [`Program`] that interprets one task
+//! definition's resolved code for one instance.
+
+use super::*;
+
+/// Interprets a task definition's code.
+pub(super) struct Script {
+    wl: Arc<FileWorkload>,
+    ids: Arc<Vec<Vec<TaskRef>>>,
+    def: usize,
+    instance: u32,
+    pc: usize,
+    /// Iterations left of each open loop, innermost last (None = forever).
+    pub(super) loops: Vec<Option<u64>>,
+    /// Next deadline of each timer.
+    timers: Vec<Option<u64>>,
+    last_from: Option<TaskRef>,
+    /// Pending sends of a broadcast.
+    fanout: Vec<Action>,
+}
+
+impl Script {
+    pub(super) fn new(wl: Arc<FileWorkload>, ids: Arc<Vec<Vec<TaskRef>>>, def: usize, instance: u32) -> Script {
+        let timers = vec![None; wl.tasks[def].timers];
+        Script { wl, ids, def, instance, pc: 0, loops: Vec::new(), timers, last_from: None, fanout: Vec::new() }
+    }
+
+    fn send_to(&mut self, to: Target, via: Via, bytes: u32, cx: &StepCx<'_>) -> Action {
+        let tag = 0;
+        let one = |t: TaskRef| match via {
+            Via::Message { sync } => Action::Send { to: t, sync, bytes, tag },
+            Via::Pair => Action::Write { to: t, stream: Stream::Pair, bytes, tag },
+            // Named by the receiver, whose socket or pipe it is.
+            Via::Shared => Action::Write { to: t, stream: Stream::Shared(t as u32), bytes, tag },
+            Via::Pipe => Action::Write { to: t, stream: Stream::Pipe(t as u32), bytes, tag },
+        };
+        match to {
+            Target::Parent => cx.parent.map_or(Action::Progress(0), one),
+            Target::Reply => self.last_from.map_or(Action::Progress(0), one),
+            Target::Task { def, instance } => {
+                let list = &self.ids[def];
+                if list.is_empty() {
+                    return Action::Progress(0);
+                }
+                let i = instance.unwrap_or(self.instance) as usize % list.len();
+                one(list[i])
+            }
+            // A message to every instance is one call that wakes them all
+            // (a write on a socket they all poll, a semop that releases
+            // every waiter); writes on their streams are one per instance.
+            Target::All(def) => match via {
+                Via::Message { sync } if !self.ids[def].is_empty() => {
+                    Action::SendAll { to: self.ids[def].as_slice().into(), sync, bytes, tag }
+                }
+                _ => {
+                    let list = self.ids[def].clone();
+                    self.fanout = list.iter().rev().map(|&t| one(t)).collect();
+                    self.fanout.pop().unwrap_or(Action::Progress(0))
+                }
+            },
+        }
+    }
+
+    fn fork(&self, def: usize) -> Action {
+        let d = &self.wl.tasks[def];
+        let mut p = TaskParams::normal().nice(d.nice).policy(d.policy);
+        if let Some(m) = d.cpus {
+            p = p.allowed(m);
+        }
+        Action::Fork(Box::new(ForkSpec {
+            name: d.name.clone(),
+            program: Box::new(Script::new(self.wl.clone(), self.ids.clone(), def, 0)),
+            params: Some(p),
+            ws_kb: d.ws_kb,
+        }))
+    }
+}
+
+impl Program for Script {
+    fn step(&mut self, cx: &mut StepCx<'_>) -> Action {
+        if let Some(m) = cx.received.last() {
+            self.last_from = Some(m.from);
+        }
+        if let Some(a) = self.fanout.pop() {
+            return a;
+        }
+        let code_len = self.wl.tasks[self.def].code.len();
+        // Bounded: a file of empty loops yields a free action now and then.
+        for _ in 0..10_000 {
+            if self.pc >= code_len {
+                return Action::Exit;
+            }
+            let ins = self.wl.tasks[self.def].code[self.pc].clone();
+            self.pc += 1;
+            match ins {
+                Instr::LoopBegin { count: Some(0), end } => self.pc = end + 1,
+                Instr::LoopBegin { count, .. } => self.loops.push(count),
+                Instr::LoopEnd { begin } => match self.loops.last_mut() {
+                    Some(None) => self.pc = begin + 1,
+                    Some(Some(n)) if *n > 1 => {
+                        *n -= 1;
+                        self.pc = begin + 1;
+                    }
+                    _ => {
+                        self.loops.pop();
+                    }
+                },
+                Instr::Run(d) => return Action::RunDist(d),
+                Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
+                Instr::Timer { slot, period } => {
+                    let next = self.timers[slot].unwrap_or(cx.now).max(cx.now.saturating_sub(period)) + period;
+                    self.timers[slot] = Some(next);
+                    return Action::Sleep { ns: next.saturating_sub(cx.now).max(1), interruptible: false };
+                }
+                Instr::Send { to, via, bytes } => return self.send_to(to, via, bytes, cx),
+                Instr::Wait { all } => return Action::Wait { all },
+                Instr::CondWait(c) => return Action::CondWait(c),
+                Instr::CondSignal { cond, all } => return Action::CondSignal { cond, all },
+                Instr::Fork(d) => return self.fork(d),
+                Instr::Exit => return Action::Exit,
+                Instr::Yield => return Action::Yield,
+                Instr::StartMeasuring => return Action::StartMeasuring,
+                Instr::Progress(n) => return Action::Progress(n),
+                Instr::Nice(n) => return Action::SetNice(n),
+                Instr::Policy(p) => return Action::SetPolicy(p),
+                Instr::Affinity(m) => return Action::SetAffinity(m),
+            }
+        }
+        Action::Progress(0)
+    }
+}

@@ -1,0 +1,885 @@
+//! The workload-file tests: parsing both formats, their errors and limits,
+//! and running the resulting scripts.
+
+use super::*;
+
+const PINGPONG: &str = r#"
+name = "pingpong"
+duration = "10ms"
+[[task]]
+name = "ping"
+ops = [ { run = "20us" }, { send = "pong", sync = true }, { wait = "one" }, { progress = 1 } ]
+[[task]]
+name = "pong"
+ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
+"#;
+
+#[test]
+fn toml_pingpong_parses() {
+    let w = parse_workload(PINGPONG).unwrap();
+    assert_eq!(w.tasks.len(), 2);
+    assert_eq!(w.metric, "units_s");
+    assert_eq!(w.duration_ns, Some(10_000_000));
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let bad = PINGPONG.replace("name = \"ping\"", "name = \"ping\"\nbogus = 3");
+    let e = parse_workload(&bad).unwrap_err();
+    assert!(e.to_string().contains("\"bogus\""), "{e}");
+    let bad = PINGPONG.replace("{ run = \"20us\" }", "{ run = \"20us\", speed = 2 }");
+    let e = parse_workload(&bad).unwrap_err();
+    assert!(e.to_string().contains("\"speed\"") && e.to_string().contains("task[0].ops[0]"), "{e}");
+    let e = parse_workload(r#"{"global": {"duration": 1, "colour": "red"}, "tasks": {"a": {"run": 10}}}"#).unwrap_err();
+    assert!(e.to_string().contains("\"colour\""), "{e}");
+    let e = parse_workload(r#"{"tasks": {"a": {"run": 10, "flibble0": 3}}}"#).unwrap_err();
+    assert!(e.to_string().contains("\"flibble0\"") && e.to_string().contains("tasks.a"), "{e}");
+}
+
+#[test]
+fn rtapp_subset_parses_in_event_order() {
+    let j = r#"{
+      "global": {"duration": 2, "calibration": "CPU0", "default_policy": "SCHED_OTHER"},
+      "tasks": {
+        "thread0": {"instance": 2, "loop": -1, "run": 1000, "sleep": 500, "cpus": [0, 1], "priority": 5},
+        "thread1": {"run0": 200, "signal": "q", "run1": 100, "wait": {"ref": "q", "mutex": "m"},
+                    "phases": {"p1": {"loop": 3, "timer": {"ref": "t", "period": 1000}}}}
+      }
+    }"#;
+    let w = parse_workload(j).unwrap();
+    assert_eq!(w.duration_ns, Some(2_000_000_000));
+    assert_eq!(w.tasks[0].instances, 2);
+    assert_eq!(w.tasks[0].nice, 5);
+    let c = &w.tasks[1].code;
+    // loop, run0, signal, run1, wait, phase loop, timer, phase end, progress, loop end
+    assert!(matches!(c[1], Instr::Run(Dist::Fixed(200_000))));
+    assert!(matches!(c[2], Instr::CondSignal { .. }));
+    assert!(matches!(c[3], Instr::Run(Dist::Fixed(100_000))));
+    assert!(matches!(c[4], Instr::CondWait(_)));
+}
+
+#[test]
+fn garbage_never_panics() {
+    for text in [
+        "",
+        "{",
+        "}",
+        "[[task]]",
+        "[[task]]\nname=1",
+        "{\"tasks\": 3}",
+        "a = [[[[[[[[]]]]]]]]",
+        "[[task]]\nname = \"x\"\nops = [ { loop = { count = 5, ops = [] } } ]",
+        "[[task]]\nname = \"x\"\nops = [ { send = \"nobody\" } ]\nfinish = true",
+        "[[task]]\nname = \"x\"\nops = [ { run = \"1e30s\" } ]",
+        "[[task]]\nname = \"x\"\ninstances = 99999999999\nops = []",
+        "[[task]]\nname = \"x\"\ncpus = \"9999999\"\nops = []",
+        "{\"tasks\": {\"a\": {\"cpus\": [-1]}}}",
+        "{\"tasks\": {\"a\": {\"run\": 1.5e300}}}",
+    ] {
+        let _ = parse_workload(text);
+    }
+    let deep = "[".repeat(100_000);
+    assert!(parse_workload(&format!("a = {deep}")).is_err());
+}
+
+mod test_files {
+    //! Helpers the test modules below share.
+    use super::*;
+
+    /// A TOML file with a 1 s duration and these `[[task]]` bodies.
+    pub(super) fn file(tasks: &[&str]) -> String {
+        let mut s = String::from("duration = \"1s\"\n");
+        for t in tasks {
+            s += &format!("[[task]]\n{t}\n");
+        }
+        s
+    }
+
+    /// The one-line error a file gets.
+    pub(super) fn error(text: &str) -> String {
+        parse_workload(text).unwrap_err().to_string()
+    }
+
+    /// The code of one task of a file.
+    pub(super) fn code(text: &str, task: usize) -> Vec<Instr> {
+        parse_workload(text).unwrap().tasks[task].code.clone()
+    }
+
+    /// The first task's ops between the implicit loop's begin and its end
+    /// (the implicit progress count included, when the file has none).
+    pub(super) fn body(text: &str) -> Vec<Instr> {
+        let code = code(text, 0);
+        code[1..code.len() - 1].to_vec()
+    }
+}
+
+mod value_tests {
+    //! Pins for the value helpers: the kind a message names, integers
+    //! given as floats, booleans, durations with and without units, policies,
+    //! CPU lists at the limits, and the bracket-depth guard.
+    use super::test_files::{body, error, file};
+    use super::*;
+
+    /// One TOML task `x` with `extra` header lines and `ops`.
+    fn toml(extra: &str, ops: &str) -> String {
+        file(&[&format!("name = \"x\"\n{extra}\nops = [ {ops} ]")])
+    }
+
+    fn task(text: &str) -> TaskDef {
+        parse_workload(text).unwrap().tasks.remove(0)
+    }
+
+    #[test]
+    fn messages_name_what_was_found() {
+        let cases = [
+            (
+                toml("", "{ run = \"1us\" }").replace("name = \"x\"", "name = 1"),
+                "at task[0].name: expected a string, found an integer",
+            ),
+            (toml("finish = \"yes\"", "\"exit\""), "at task[0].finish: expected true or false, found a string"),
+            (toml("nice = 1.5", "\"exit\""), "at task[0].nice: expected an integer, found a number"),
+            (toml("cpus = true", "\"exit\""), "at task[0].cpus: expected a CPU list such as \"0-3\", found a boolean"),
+            (toml("", "{ run = [1] }"), "at task[0].ops[0].run: expected a duration such as \"20us\", found an array"),
+            (
+                toml("", "{ run = { mean = { a = 1 } } }"),
+                "at task[0].ops[0].run.mean: expected a duration such as \"20us\", found a table",
+            ),
+            (toml("", "3"), "at task[0].ops[0]: expected a table, found an integer"),
+            (
+                "duration = \"1s\"\n[[task]]\nname = \"x\"\nops = 3\n".to_string(),
+                "at task[0].ops: expected an array of ops, found an integer",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(error(&text), want);
+        }
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"run": null}}}"#),
+            "at tasks.a.run: expected a duration such as \"20us\", found null"
+        );
+    }
+
+    /// JSON numbers with no fraction are integers (rt-app writes `2.0`);
+    /// beyond 9e15 a float no longer holds every integer, so it is refused.
+    #[test]
+    fn whole_floats_are_integers_below_9e15() {
+        let w = parse_workload(r#"{"tasks": {"a": {"instance": 2.0, "run": 10}}}"#).unwrap();
+        assert_eq!(w.tasks[0].instances, 2);
+        for bad in ["2.5", "9e15", "-9e15", "1e16"] {
+            let text = format!(r#"{{"tasks": {{"a": {{"instance": {bad}, "run": 10}}}}}}"#);
+            assert_eq!(error(&text), "at tasks.a.instance: expected an integer, found a number", "{bad}");
+        }
+        let text = r#"{"tasks": {"a": {"instance": 8999999999999998.0, "run": 10}}}"#;
+        assert_eq!(error(text), "at tasks.a.instance: 8999999999999998 is out of range 0..=4096");
+    }
+
+    #[test]
+    fn booleans_are_read_as_written() {
+        assert!(task(&toml("finish = true", "\"exit\"")).finish);
+        assert!(!task(&toml("finish = false", "\"exit\"")).finish);
+        let text = "duration = \"1s\"\n[[task]]\nname = \"x\"\nops = [ { send = \"x\", sync = false, bytes = 9 }, { send = \"x\" } ]\n";
+        let send = |sync, bytes| Instr::Send {
+            to: Target::Task { def: 0, instance: None },
+            via: Via::Message { sync },
+            bytes,
+        };
+        assert_eq!(body(text), [send(false, 9), send(true, 64), Instr::Progress(1)]);
+    }
+
+    /// TOML durations carry a unit; rt-app's bare numbers are µs, integer
+    /// or not, and its strings may carry a unit too.
+    #[test]
+    fn durations_with_and_without_units() {
+        assert_eq!(
+            body(&toml("", "{ sleep = \"2ms\" }, \"exit\"")),
+            [Instr::Sleep(2_000_000), Instr::Exit, Instr::Progress(1)]
+        );
+        assert_eq!(
+            error(&toml("", "{ sleep = 20 }")),
+            "at task[0].ops[0].sleep: expected a duration such as \"20us\", found an integer"
+        );
+        assert_eq!(
+            error(&toml("", "{ sleep = 2.5 }")),
+            "at task[0].ops[0].sleep: expected a duration such as \"20us\", found a number"
+        );
+        // A string without a unit is µs in rt-app, and no duration in TOML.
+        assert!(error(&toml("", "{ sleep = \"1000\" }")).contains("bad duration \"1000\""));
+        let w = parse_workload(r#"{"tasks": {"a": {"run": "1000"}}}"#).unwrap();
+        assert_eq!(w.tasks[0].code[1], Instr::Run(Dist::Fixed(1_000_000)));
+        let w = parse_workload(r#"{"tasks": {"a": {"run": 1000, "sleep": 1.5, "run1": "2ms", "delay": 3}}}"#).unwrap();
+        let code = &w.tasks[0].code;
+        assert_eq!(
+            code[1..5],
+            [
+                Instr::Run(Dist::Fixed(1_000_000)),
+                Instr::Sleep(1_500),
+                Instr::Run(Dist::Fixed(2_000_000)),
+                Instr::Sleep(3_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn policies_by_name() {
+        assert_eq!(task(&toml("policy = \"batch\"", "\"exit\"")).policy, Policy::Batch);
+        assert_eq!(task(&toml("policy = \"SCHED_IDLE\"", "\"exit\"")).policy, Policy::Idle);
+        assert_eq!(task(&toml("", "\"exit\"")).policy, Policy::Normal);
+        assert!(
+            error(&toml("policy = \"fifo\"", "\"exit\"")).starts_with("at task[0].policy: unknown policy \"fifo\"")
+        );
+    }
+
+    /// A CPU list: a list string, an array of CPU numbers or one number,
+    /// each below the 1024-CPU limit.
+    #[test]
+    fn cpu_lists_in_three_forms_up_to_the_limit() {
+        let mask = |extra: &str| task(&toml(extra, "\"exit\"")).cpus.unwrap();
+        assert_eq!(mask("cpus = \"0-2\""), CpuMask::parse_list("0-2").unwrap());
+        assert_eq!(mask("cpus = [1, 3]"), CpuMask::parse_list("1,3").unwrap());
+        assert_eq!(mask("cpus = 1023"), CpuMask::single(1023));
+        assert_eq!(mask("cpus = [1023]"), CpuMask::single(1023));
+        assert_eq!(error(&toml("cpus = 1024", "\"exit\"")), "at task[0].cpus: 1024 is out of range 0..=1023");
+        assert_eq!(error(&toml("cpus = [0, 1024]", "\"exit\"")), "at task[0].cpus[1]: 1024 is out of range 0..=1023");
+        assert_eq!(error(&toml("cpus = []", "\"exit\"")), "at task[0].cpus: empty CPU list");
+        assert_eq!(body(&toml("", "{ affinity = [2] }")), [Instr::Affinity(CpuMask::single(2)), Instr::Progress(1)]);
+    }
+
+    /// Files nested deeper than 64 brackets are refused before parsing;
+    /// brackets side by side do not add up.
+    #[test]
+    fn bracket_depth_guard() {
+        let nested = |n: usize| format!("a = {}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(bracket_depth(&nested(65)), 65);
+        assert_eq!(error(&nested(65)), "nesting deeper than 64 levels");
+        assert_ne!(error(&nested(64)), "nesting deeper than 64 levels");
+        assert_eq!(bracket_depth("[]{}[{}]"), 2);
+        let many = vec!["{ run = \"1us\" }"; 70].join(", ");
+        assert_eq!(body(&toml("", &many)).len(), 71);
+    }
+}
+
+mod structure_tests {
+    //! Pins for how a file becomes task code: names and targets, loops and
+    //! their jump indices, run-time distributions, the defaults, the limits,
+    //! and the rt-app events.
+    use super::test_files::{body, code, error, file};
+    use super::*;
+
+    #[test]
+    fn targets_and_names() {
+        assert_eq!(parse_target("parent"), RawTarget::Parent);
+        assert_eq!(parse_target(" pong#3 "), RawTarget::Name("pong".into(), Some(3)));
+        assert_eq!(parse_target("pong#x"), RawTarget::Name("pong#x".into(), None));
+        assert_eq!(parse_target("a#b#2"), RawTarget::Name("a#b".into(), Some(2)));
+        let mut n = Names::default();
+        assert_eq!((n.cond("a"), n.cond("b"), n.cond("a"), n.cond("b")), (0, 1, 0, 1));
+        assert_eq!(n.conds, ["a", "b"]);
+        let text = file(&[
+            "name = \"a\"\ninstances = 2\nops = [ { send = \"b#1\" }, { broadcast = \"a\", sync = false }, { send = \"parent\" }, { reply = true, bytes = 7 } ]",
+            "name = \"b\"\ninstances = 2\nops = [ { signal = \"q\" }, { broad = \"r\" }, { cond_wait = \"q\" }, { fork = \"a\" } ]",
+        ]);
+        let w = parse_workload(&text).unwrap();
+        let send = |to, sync, bytes| Instr::Send { to, via: Via::Message { sync }, bytes };
+        assert_eq!(
+            w.tasks[0].code[1..5],
+            [
+                send(Target::Task { def: 1, instance: Some(1) }, true, 64),
+                send(Target::All(0), false, 64),
+                send(Target::Parent, true, 64),
+                send(Target::Reply, true, 7)
+            ]
+        );
+        assert_eq!(
+            w.tasks[1].code[1..5],
+            [
+                Instr::CondSignal { cond: 0, all: false },
+                Instr::CondSignal { cond: 1, all: true },
+                Instr::CondWait(0),
+                Instr::Fork(0)
+            ]
+        );
+        assert_eq!(w.conds, ["q", "r"]);
+    }
+
+    #[test]
+    fn unresolvable_targets_are_errors() {
+        let e = error(&file(&["name = \"a\"\nops = [ { send = \"zz\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].send: no task named \"zz\" (tasks: a)");
+        let e = error(&file(&["name = \"a\"\ninstances = 2\nops = [ { send = \"a#2\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].send: task \"a\" has 2 instance(s), no #2");
+        assert!(parse_workload(&file(&["name = \"a\"\ninstances = 2\nops = [ { send = \"a#1\" } ]"])).is_ok());
+        let e = error(&file(&[
+            "name = \"a\"\nops = [ { send = \"b\" } ]",
+            "name = \"b\"\ninstances = 0\nops = [ \"exit\" ]",
+        ]));
+        assert_eq!(e, "at task[0].ops[0].send: task \"b\" has no instances started at t=0 to send to");
+        let e = error(&file(&["name = \"a\"\nops = [ { fork = \"b\" } ]"]));
+        assert_eq!(e, "at task[0].ops[0].fork: no task named \"b\" (tasks: a)");
+    }
+
+    /// `start_measuring`, bare or as `= true`, is the engine's
+    /// StartMeasuring; `= false` is refused like `exit = false`.
+    #[test]
+    fn start_measuring_is_an_op() {
+        let text = file(&["name = \"a\"\nops = [ \"start_measuring\", { start_measuring = true }, { progress = 2 } ]"]);
+        assert_eq!(body(&text), [Instr::StartMeasuring, Instr::StartMeasuring, Instr::Progress(2)]);
+        let bad = file(&["name = \"a\"\nops = [ { start_measuring = false } ]"]);
+        assert_eq!(error(&bad), "at task[0].ops[0].start_measuring: only `true` makes sense here");
+    }
+
+    /// Loops nest; each LoopBegin holds the index of its LoopEnd and back.
+    /// The task's own loop wraps everything, with one implicit progress per
+    /// pass when no op counts progress.
+    #[test]
+    fn loops_nest_and_know_their_ends() {
+        let text = file(&[
+            "name = \"a\"\nloop = 3\nops = [ { loop = { count = 2, ops = [ { run = \"1us\" }, { loop = { ops = [ \"yield\" ] } } ] } }, \"exit\" ]",
+        ]);
+        let c = code(&text, 0);
+        assert_eq!(
+            c,
+            [
+                Instr::LoopBegin { count: Some(3), end: 9 },
+                Instr::LoopBegin { count: Some(2), end: 6 },
+                Instr::Run(Dist::Fixed(1_000)),
+                Instr::LoopBegin { count: None, end: 5 },
+                Instr::Yield,
+                Instr::LoopEnd { begin: 3 },
+                Instr::LoopEnd { begin: 1 },
+                Instr::Exit,
+                Instr::Progress(1),
+                Instr::LoopEnd { begin: 0 },
+            ]
+        );
+        // With a progress op anywhere in the file, none is added; loop = -1
+        // is forever, loop = 0 never.
+        let text = file(&[
+            "name = \"a\"\nloop = -1\nops = [ { progress = 5 } ]",
+            "name = \"b\"\nloop = 0\nops = [ \"yield\" ]",
+        ]);
+        assert_eq!(
+            code(&text, 0),
+            [Instr::LoopBegin { count: None, end: 2 }, Instr::Progress(5), Instr::LoopEnd { begin: 0 }]
+        );
+        assert_eq!(
+            code(&text, 1),
+            [Instr::LoopBegin { count: Some(0), end: 2 }, Instr::Yield, Instr::LoopEnd { begin: 0 }]
+        );
+        assert_eq!(parse_workload(&text).unwrap().metric, "units_s");
+        assert_eq!(
+            error(&file(&["name = \"a\"\nloop = -2\nops = [ \"yield\" ]"])),
+            "at task[0].loop: -2 is out of range -1..=9223372036854775807"
+        );
+    }
+
+    #[test]
+    fn run_time_distributions() {
+        let run = |spec: &str| -> Result<Dist, String> {
+            let text = file(&[&format!("name = \"a\"\nops = [ {{ run = {spec} }} ]")]);
+            match parse_workload(&text) {
+                Ok(w) => match &w.tasks[0].code[1] {
+                    Instr::Run(d) => Ok(*d),
+                    other => panic!("{other:?}"),
+                },
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        assert_eq!(run("\"5us\""), Ok(Dist::Fixed(5_000)));
+        assert_eq!(run("{ mean = \"5us\" }"), Ok(Dist::Fixed(5_000)));
+        assert_eq!(run("{ mean = \"5us\", dist = \"exp\" }"), Ok(Dist::Exp { mean: 5_000 }));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\" }"), Ok(Dist::normal_cv(10_000.0, 0.1)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 0.5 }"), Ok(Dist::normal_cv(10_000.0, 0.5)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 10 }"), Ok(Dist::normal_cv(10_000.0, 10.0)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 10.0 }"), Ok(Dist::normal_cv(10_000.0, 10.0)));
+        assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 0 }"), Ok(Dist::normal_cv(10_000.0, 0.0)));
+        assert_eq!(
+            run("{ mean = \"10us\", dist = \"normal\", cv = 11 }"),
+            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found an integer".into())
+        );
+        assert_eq!(
+            run("{ mean = \"10us\", dist = \"normal\", cv = -0.5 }"),
+            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found a number".into())
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"1us\", max = \"3us\" }"),
+            Ok(Dist::Uniform { lo: 1_000, hi: 3_000 })
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"2us\", max = \"2us\" }"),
+            Ok(Dist::Uniform { lo: 2_000, hi: 2_000 })
+        );
+        assert_eq!(
+            run("{ dist = \"uniform\", min = \"3us\", max = \"1us\" }"),
+            Err("at task[0].ops[0].run: dist \"uniform\" needs min <= max".into())
+        );
+        assert_eq!(run("{ dist = \"exp\" }"), Err("at task[0].ops[0].run: dist \"exp\" needs `mean`".into()));
+        assert_eq!(
+            run("{ mean = \"1us\", dist = \"pareto\" }"),
+            Err("at task[0].ops[0].run.dist: unknown distribution \"pareto\" (known: fixed, exp, normal, uniform)"
+                .into())
+        );
+    }
+
+    /// A task's defaults, the file's, and what a file must have.
+    #[test]
+    fn defaults_and_requirements() {
+        let w = parse_workload(&file(&["name = \"a\"\nops = [ \"yield\" ]"])).unwrap();
+        assert_eq!((w.name.as_str(), w.metric.as_str(), w.warmup_ns), ("workload", "loops_s", 0));
+        let t = &w.tasks[0];
+        assert_eq!((t.instances, t.nice, t.ws_kb, t.finish, t.cpus), (1, 0, 64, false, None));
+        let w = parse_workload("name = \"n\"\nmetric = \"m_s\"\nwarmup = \"5ms\"\n[[task]]\nname = \"a\"\nfinish = true\nops = [ \"exit\" ]").unwrap();
+        assert_eq!((w.name.as_str(), w.metric.as_str(), w.warmup_ns, w.duration_ns), ("n", "m_s", 5_000_000, None));
+        assert_eq!(
+            error("[[task]]\nname = \"a\"\nops = [ \"exit\" ]"),
+            "give a `duration` or mark a task started at t=0 with finish = true"
+        );
+        assert_eq!(
+            error(
+                "[[task]]\nname = \"a\"\ninstances = 0\nfinish = true\nops = [ \"exit\" ]\n[[task]]\nname = \"b\"\nops = [ \"exit\" ]"
+            ),
+            "give a `duration` or mark a task started at t=0 with finish = true"
+        );
+        assert_eq!(error("duration = \"1s\""), "no [[task]] tables");
+        assert_eq!(
+            error(&file(&["name = \"a\"\nops = [ \"exit\" ]", "name = \"a\"\nops = [ \"exit\" ]"])),
+            "at task[1]: duplicate task name \"a\""
+        );
+        assert_eq!(error(&file(&["ops = [ \"exit\" ]"])), "at task[0]: missing `name`");
+        assert_eq!(error(&file(&["name = \"a\""])), "at task[0]: missing `ops`");
+        assert_eq!(
+            error(&file(&["name = \"a\"\ninstances = 0\nops = [ \"exit\" ]"])),
+            "no task has instances at start"
+        );
+        // 4096 instances in all at most.
+        assert!(parse_workload(&file(&["name = \"a\"\ninstances = 4096\nops = [ \"exit\" ]"])).is_ok());
+        assert_eq!(
+            error(&file(&["name = \"a\"\ninstances = 4096\nops = [ \"exit\" ]", "name = \"b\"\nops = [ \"exit\" ]"])),
+            "4097 tasks at start; at most 4096"
+        );
+        // At most 256 task definitions.
+        let many: Vec<String> =
+            (0..257).map(|i| format!("name = \"t{i}\"\ninstances = 0\nops = [ \"exit\" ]")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(error(&file(&refs)), "at task: need 1..=256 tasks");
+        let mut ok = file(&refs[..256]);
+        ok = ok.replacen("instances = 0", "instances = 1", 1);
+        assert!(parse_workload(&ok).is_ok());
+    }
+
+    #[test]
+    fn op_forms_and_their_errors() {
+        let body = |ops: &str| body(&file(&[&format!("name = \"a\"\nops = [ {ops} ]")]));
+        assert_eq!(
+            body(
+                "{ wait = \"one\" }, { wait = \"all\" }, { wait = true }, \"wait\", \"yield\", { nice = -20 }, { policy = \"idle\" }, { progress = 0 }"
+            ),
+            [
+                Instr::Wait { all: false },
+                Instr::Wait { all: true },
+                Instr::Wait { all: false },
+                Instr::Wait { all: false },
+                Instr::Yield,
+                Instr::Nice(-20),
+                Instr::Policy(Policy::Idle),
+                Instr::Progress(0)
+            ]
+        );
+        assert_eq!(
+            body("{ timer = \"10ms\" }, { timer = { period = \"5ms\", ref = \"t\" } }"),
+            [
+                Instr::Timer { slot: 0, period: 10_000_000 },
+                Instr::Timer { slot: 1, period: 5_000_000 },
+                Instr::Progress(1)
+            ]
+        );
+        let e = |ops: &str| error(&file(&[&format!("name = \"a\"\nops = [ {ops} ]")]));
+        assert_eq!(e("{ wait = \"some\" }"), "at task[0].ops[0].wait: expected \"one\" or \"all\"");
+        assert_eq!(e("{ exit = false }"), "at task[0].ops[0].exit: only `true` makes sense here");
+        assert_eq!(e("{ yield = false }"), "at task[0].ops[0].yield: only `true` makes sense here");
+        assert_eq!(e("{ timer = \"0s\" }"), "at task[0].ops[0].timer: timer period must be positive");
+        assert_eq!(e("{ timer = { ref = \"t\" } }"), "at task[0].ops[0].timer: missing `period`");
+        assert_eq!(e("{ nice = 20 }"), "at task[0].ops[0].nice: 20 is out of range -20..=19");
+        assert_eq!(e("{ loop = { count = 2 } }"), "at task[0].ops[0].loop: missing `ops`");
+        assert!(
+            e("{ run = \"1us\", sleep = \"1us\" }")
+                .starts_with("at task[0].ops[0]: unknown key \"sleep\" (known: run)")
+        );
+        // Two ops in one table: TOML hands the keys over sorted, so the
+        // first op key is `reply`, and `send` is then the stray one.
+        assert_eq!(
+            e("{ send = \"a\", reply = true }"),
+            "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes, stream)"
+        );
+        assert!(e("{ fly = 1 }").starts_with("at task[0].ops[0]: no op in [\"fly\"]"));
+        // Each nested loop costs three brackets, so the 64-bracket guard
+        // stops a file at 22 levels, before the op parser's own limit of 32
+        // (kept for values that do not come from text).
+        let nest = |n: usize| format!("{}\"yield\"{}", "{ loop = { ops = [ ".repeat(n), " ] } }".repeat(n));
+        assert!(parse_workload(&file(&[&format!("name = \"a\"\nops = [ {} ]", nest(21))])).is_ok());
+        assert_eq!(e(&nest(22)), "nesting deeper than 64 levels");
+        let mut out = Vec::new();
+        let ops = V::Arr(vec![V::Str("yield".into())]);
+        assert!(TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 32).is_ok());
+        let deep = TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 33).unwrap_err();
+        assert_eq!(deep.to_string(), "at p: loops nested deeper than 32");
+    }
+
+    #[test]
+    fn rt_app_globals_tasks_and_events() {
+        let w = parse_workload(r#"{"global": {"duration": -1, "default_policy": "SCHED_BATCH", "logdir": "."}, "tasks": {"a": {"run": 1}}}"#).unwrap();
+        assert_eq!(
+            (w.duration_ns, w.tasks[0].policy, w.metric.as_str(), w.name.as_str()),
+            (Some(1_000_000_000), Policy::Batch, "loops_s", "rt-app")
+        );
+        let w = parse_workload(r#"{"global": {"duration": 0}, "tasks": {"a": {"run": 1}}}"#).unwrap();
+        assert_eq!(w.duration_ns, Some(1_000_000_000));
+        let w = parse_workload(
+            r#"{"global": {"duration": 3}, "tasks": {"a": {"run": 1, "policy": "SCHED_IDLE", "ws_kb": 8, "loop": 4}}}"#,
+        )
+        .unwrap();
+        assert_eq!((w.duration_ns, w.tasks[0].policy, w.tasks[0].ws_kb), (Some(3_000_000_000), Policy::Idle, 8));
+        assert_eq!(w.tasks[0].code[0], Instr::LoopBegin { count: Some(4), end: 3 });
+        assert_eq!(error(r#"{"global": {}}"#), "missing `tasks`");
+        assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
+        assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
+        // Events in document order, suffixes allowed; a phase loops once
+        // unless told; sync is signal then wait; lock and unlock cost
+        // nothing; resume is a plain message; suspend waits for one.
+        let w = parse_workload(
+            r#"{"tasks": {
+                "a": {"sync3": "c", "lock": "m", "unlock": "m", "resume": "b", "suspend0": "x", "yield": "y", "fork": "b",
+                      "phases": {"p": {"runtime": 7, "timer": {"ref": "t", "period": 100, "mode": "absolute"}},
+                                 "q": {"loop": 2, "broad": {"ref": "c", "mutex": "m"}}}},
+                "b": {"instance": 1, "wait": "c"}
+            }}"#,
+        )
+        .unwrap();
+        let c = &w.tasks[0].code;
+        assert_eq!(
+            c[1..],
+            [
+                Instr::CondSignal { cond: 0, all: false },
+                Instr::CondWait(0),
+                Instr::Send {
+                    to: Target::Task { def: 1, instance: None },
+                    via: Via::Message { sync: false },
+                    bytes: 0
+                },
+                Instr::Wait { all: false },
+                Instr::Yield,
+                Instr::Fork(1),
+                Instr::LoopBegin { count: Some(1), end: 10 },
+                Instr::Run(Dist::Fixed(7_000)),
+                Instr::Timer { slot: 0, period: 100_000 },
+                Instr::LoopEnd { begin: 7 },
+                Instr::LoopBegin { count: Some(2), end: 13 },
+                Instr::CondSignal { cond: 0, all: true },
+                Instr::LoopEnd { begin: 11 },
+                Instr::Progress(1),
+                Instr::LoopEnd { begin: 0 },
+            ]
+        );
+        assert_eq!(w.tasks[0].timers, 1);
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 0}}}}"#),
+            "at tasks.a.timer: timer period must be positive"
+        );
+        assert_eq!(error(r#"{"tasks": {"a": {"timer": {"ref": "t"}}}}"#), "at tasks.a.timer: missing `period`");
+        assert_eq!(error(r#"{"tasks": {"a": {"wait": {"mutex": "m"}}}}"#), "at tasks.a.wait: missing `ref`");
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"wait": 3}}}"#),
+            "at tasks.a.wait: expected a name or {ref, mutex}, found an integer"
+        );
+        assert_eq!(error(r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#), "at tasks.a: duplicate task name");
+    }
+}
+
+mod limit_tests {
+    //! The size limits, at their edges.
+    use super::test_files::error;
+    use super::*;
+
+    /// `n` JSON object members, comma-separated.
+    fn members(n: usize, member: impl Fn(usize) -> String) -> String {
+        (0..n).map(member).collect::<Vec<_>>().join(",")
+    }
+
+    /// A run's duration is at most the simulated-time cap, 600 s: a longer
+    /// one could only end in the cap's error, after ten simulated minutes.
+    #[test]
+    fn a_duration_is_at_most_600_s() {
+        let toml = |d: &str| format!("duration = \"{d}\"\n[[task]]\nname = \"a\"\nops = [ \"yield\" ]\n");
+        assert_eq!(parse_workload(&toml("600s")).unwrap().duration_ns, Some(600_000_000_000));
+        assert_eq!(error(&toml("600000001us")), "at duration: must be at most 600s, the simulated-time cap of a run");
+        let json = |d: u32| format!(r#"{{"global": {{"duration": {d}}}, "tasks": {{"a": {{"run": 10}}}}}}"#);
+        assert_eq!(parse_workload(&json(600)).unwrap().duration_ns, Some(600_000_000_000));
+        assert!(error(&json(601)).starts_with("at global.duration:"), "{}", error(&json(601)));
+    }
+
+    /// A TOML task reads at most 100,000 ops before refusing more: the
+    /// check runs before each op, so 100,001 pass and 100,002 do not.
+    #[test]
+    fn at_most_100_000_ops_a_task() {
+        let file = |n: usize| {
+            format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {} ]\n", vec!["\"yield\""; n].join(","))
+        };
+        assert!(parse_workload(&file(100_001)).is_ok());
+        assert_eq!(error(&file(100_002)), "at task[0].ops: more than 100000 ops");
+    }
+
+    /// rt-app phases count toward the same limit, checked after each
+    /// phase: a delay (1 op) and 33,333 one-event phases (3 ops each: the
+    /// phase's loop begin, the event, its end) make exactly 100,000.
+    #[test]
+    fn rt_app_phases_count_toward_the_limit() {
+        let file = |phases: usize| {
+            let p = members(phases, |i| format!("\"p{i}\": {{\"yield\": \"y\"}}"));
+            format!("{{\"tasks\": {{\"a\": {{\"delay\": 1, \"phases\": {{ {p} }}}}}}}}")
+        };
+        assert!(parse_workload(&file(33_333)).is_ok());
+        assert_eq!(error(&file(33_334)), "at tasks.a.phases: more than 100000 events");
+    }
+
+    /// A loop inside ops read at depth 32 is read at depth 33.
+    #[test]
+    fn a_loop_body_is_one_level_deeper() {
+        let looped = V::Arr(vec![V::Obj(vec![(
+            "loop".into(),
+            V::Obj(vec![("ops".into(), V::Arr(vec![V::Str("yield".into())]))]),
+        )])]);
+        let mut out = Vec::new();
+        assert!(TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 31).is_ok());
+        let e = TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 32).unwrap_err();
+        assert_eq!(e.to_string(), "at p[0].loop.ops: loops nested deeper than 32");
+    }
+
+    /// rt-app takes 1..=256 task definitions.
+    #[test]
+    fn rt_app_takes_up_to_256_tasks() {
+        let file = |n: usize| format!("{{\"tasks\": {{ {} }}}}", members(n, |i| format!("\"t{i}\": {{\"run\": 1}}")));
+        assert!(parse_workload(&file(256)).is_ok());
+        assert_eq!(error(&file(257)), "at tasks: need 1..=256 tasks");
+    }
+}
+
+mod script_tests {
+    //! Pins for running a file: the initial tasks and the interpreter.
+    use super::*;
+    use crate::program::Msg;
+    use crate::workloads::Policies;
+    use rand::SeedableRng;
+
+    fn load(text: &str, nr_cpus: usize, opts: &WorkloadOpts) -> Vec<TaskSpec> {
+        Arc::new(parse_workload(text).unwrap()).instantiate(nr_cpus, opts).0
+    }
+
+    /// Steps a program `n` times at `now`, delivering `received` to the
+    /// first step, as task 0 forked by `parent`; the actions as text.
+    fn run(p: &mut dyn Program, n: usize, now: u64, received: &[Msg], parent: Option<TaskRef>) -> Vec<String> {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        (0..n)
+            .map(|k| {
+                let got = if k == 0 { received } else { &[] };
+                let mut cx = StepCx { now, me: 0, rng: &mut rng, received: got, blocked: true, forked: None, parent };
+                format!("{:?}", p.step(&mut cx))
+            })
+            .collect()
+    }
+
+    /// Every instance of every definition, in order; instances are named
+    /// `name#i` when there are several; the finish set lists the finish
+    /// tasks' indices; a task starts on its first allowed CPU (or the last
+    /// CPU of a smaller host); `--policy` overrides the file's policy.
+    #[test]
+    fn instances_names_cpus_and_finish() {
+        let text = "[[task]]\nname = \"a\"\ninstances = 2\ncpus = \"2-3\"\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"b\"\nfinish = true\npolicy = \"batch\"\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"c\"\ninstances = 0\nops = [ \"exit\" ]\n\
+                    [[task]]\nname = \"d\"\ncpus = \"9\"\nfinish = true\nnice = 3\nws_kb = 7\nops = [ \"exit\" ]\n";
+        let w = Arc::new(parse_workload(text).unwrap());
+        let (tasks, finish) = w.instantiate(4, &WorkloadOpts::default());
+        let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a#0", "a#1", "b", "d"]);
+        assert_eq!(finish, [2, 3]);
+        let cpus: Vec<usize> = tasks.iter().map(|t| t.cpu).collect();
+        assert_eq!(cpus, [2, 2, 0, 3]);
+        assert_eq!((tasks[3].params.nice, tasks[3].ws_kb, tasks[3].params.allowed), (3, 7, CpuMask::single(9)));
+        assert_eq!(tasks[2].params.policy, Policy::Batch);
+        assert_eq!(tasks[0].params.policy, Policy::Normal);
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Idle), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let (tasks, _) = w.instantiate(4, &opts);
+        assert!(tasks.iter().all(|t| t.params.policy == Policy::Idle));
+    }
+
+    /// Loops repeat their count, the task's own loop included; a zero
+    /// count skips its body; past the end the task exits.
+    #[test]
+    fn loops_run_their_count_then_the_task_exits() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nloop = 2\nops = [ { loop = { count = 0, ops = [ \"yield\" ] } }, { loop = { count = 3, ops = [ { progress = 1 } ] } }, { run = \"1us\" } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let got = run(t.program.as_mut(), 10, 0, &[], None);
+        let (unit, ran) = ("Progress(1)", "RunDist(Fixed(1000))");
+        assert_eq!(got, [unit, unit, unit, ran, unit, unit, unit, ran, "Exit", "Exit"]);
+    }
+
+    /// Going round a loop jumps past its LoopBegin, so the interpreter
+    /// keeps one entry per open loop however many passes it makes.
+    #[test]
+    fn loops_do_not_pile_up_entries() {
+        let text =
+            "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { count = 1000, ops = [ \"yield\" ] } } ]";
+        let wl = Arc::new(parse_workload(text).unwrap());
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        run(&mut script, 500, 0, &[], None);
+        assert_eq!(script.loops, [None, Some(501)], "the task's own loop and the inner one");
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { ops = [ \"yield\" ] } } ]";
+        let wl = Arc::new(parse_workload(text).unwrap());
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        run(&mut script, 500, 0, &[], None);
+        assert_eq!(script.loops, [None, None]);
+    }
+
+    /// A loop with nothing in it does not hang the interpreter: it hands
+    /// back a free step after 10,000 instructions.
+    #[test]
+    fn an_empty_loop_yields_a_free_step() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { progress = 1 }, { loop = { ops = [] } } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        assert_eq!(run(t.program.as_mut(), 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
+    }
+
+    /// A periodic timer sleeps to the next period boundary counted from
+    /// its first use. A task that falls more than a period behind drops
+    /// the missed periods: its next deadline is now (no sleep to speak of),
+    /// and the period counts on from there.
+    #[test]
+    fn timers_keep_their_period() {
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { timer = \"10ms\" } ]";
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let p = t.program.as_mut();
+        let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
+        // First use at 1 ms: the deadline is 11 ms. (Each pass also counts
+        // its implicit progress unit.)
+        assert_eq!(run(p, 2, 1_000_000, &[], None), [sleep(10_000_000), "Progress(1)".into()]);
+        // Back at 12 ms: sleep to 21 ms.
+        assert_eq!(run(p, 2, 12_000_000, &[], None)[0], sleep(9_000_000));
+        // At 50 ms, 29 ms late: the deadline is max(21, 50 - 10) + 10 = 50.
+        assert_eq!(run(p, 2, 50_000_000, &[], None)[0], sleep(1));
+        // At 55 ms: the next boundary is 60 ms.
+        assert_eq!(run(p, 1, 55_000_000, &[], None)[0], sleep(5_000_000));
+    }
+
+    /// Sends: instance i of a task talks to instance i of its peer (modulo
+    /// the peer's count); `#k` picks one; `parent` and `reply` need someone
+    /// to go to, or they are a free step; a broadcast goes to every
+    /// instance in order, in one call; fork creates the named task with its
+    /// settings.
+    #[test]
+    fn sends_replies_broadcasts_and_forks() {
+        let text = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\ninstances = 3\nops = [ { send = \"b\", sync = false, bytes = 5 }, { send = \"b#0\" }, { send = \"parent\" }, { reply = true }, { wait = \"one\" }, { reply = true }, { broadcast = \"b\" }, { fork = \"c\" } ]\n\
+            [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]\n\
+            [[task]]\nname = \"c\"\ninstances = 0\nnice = 4\ncpus = \"1\"\nws_kb = 9\nops = [ \"exit\" ]";
+        // Instance a#2 (task ids: a = 0, 1, 2 and b = 3, 4), no parent.
+        let mut tasks = load(text, 4, &WorkloadOpts::default());
+        let p = tasks[2].program.as_mut();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut step = |received: &[Msg]| {
+            let mut cx = StepCx { now: 0, me: 2, rng: &mut rng, received, blocked: true, forked: None, parent: None };
+            p.step(&mut cx)
+        };
+        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
+        let mut got: Vec<String> = Vec::new();
+        for received in [&[][..], &[], &[], &[], &[], &[msg], &[]] {
+            got.push(format!("{:?}", step(received)));
+        }
+        assert_eq!(
+            got,
+            [
+                "Send { to: 3, sync: false, bytes: 5, tag: 0 }", // b: instance 2 mod 2 = b#0
+                "Send { to: 3, sync: true, bytes: 64, tag: 0 }", // b#0
+                "Progress(0)",                                   // parent: none
+                "Progress(0)",                                   // reply: nothing received yet
+                "Wait { all: false }",
+                "Send { to: 7, sync: true, bytes: 64, tag: 0 }", // reply to the message's sender
+                "SendAll { to: [3, 4], sync: true, bytes: 64, tag: 0 }", // broadcast: b#0 and b#1, one call
+            ]
+        );
+        match step(&[]) {
+            Action::Fork(f) => {
+                assert_eq!((f.name.as_str(), f.ws_kb), ("c", 9));
+                let params = f.params.unwrap();
+                assert_eq!((params.nice, params.allowed), (4, CpuMask::single(1)));
+            }
+            other => panic!("{other:?}"),
+        }
+        // With a parent, the third op goes to it.
+        let mut again = load(text, 4, &WorkloadOpts::default());
+        let got = run(again[2].program.as_mut(), 3, 0, &[], Some(9));
+        assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
+        // A broadcast to a task with no instance (yet) is a free step, not
+        // a call that wakes nobody.
+        let none = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\nops = [ { broadcast = \"c\" } ]\n\
+            [[task]]\nname = \"c\"\ninstances = 0\nops = [ \"exit\" ]";
+        let mut lone = load(none, 1, &WorkloadOpts::default());
+        assert_eq!(run(lone[0].program.as_mut(), 1, 0, &[], None), ["Progress(0)"]);
+    }
+
+    /// `stream` makes a send a write: on the writer's own socket
+    /// connection (`pair`), or on the receiver's one socket or pipe, named
+    /// by the receiver's task id (`shared`, `pipe`), for a send, a reply
+    /// and each target of a broadcast.
+    #[test]
+    fn stream_sends_are_socket_or_pipe_writes() {
+        let text = "duration = \"1s\"\n\
+            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", stream = \"pair\", bytes = 100 }, { send = \"b\", stream = \"shared\" }, { wait = \"one\" }, { reply = true, stream = \"pipe\", sync = true }, { broadcast = \"b\", stream = \"pair\" } ]\n\
+            [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]";
+        // Task ids: a = 0, b = 1, 2.
+        let mut tasks = load(text, 3, &WorkloadOpts::default());
+        let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
+        let got = run(tasks[0].program.as_mut(), 2, 0, &[], None);
+        assert_eq!(
+            got,
+            [
+                "Write { to: 2, stream: Pair, bytes: 100, tag: 0 }",
+                "Write { to: 1, stream: Shared(1), bytes: 64, tag: 0 }", // b: instance 0 of a
+            ]
+        );
+        let p = tasks[0].program.as_mut();
+        assert_eq!(run(p, 1, 0, &[], None), ["Wait { all: false }"]);
+        assert_eq!(
+            run(p, 3, 0, &[msg], None),
+            [
+                "Write { to: 7, stream: Pipe(7), bytes: 64, tag: 0 }",
+                "Write { to: 1, stream: Pair, bytes: 64, tag: 0 }",
+                "Write { to: 2, stream: Pair, bytes: 64, tag: 0 }",
+            ]
+        );
+        let bad = |op: &str| {
+            let text = format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {op} ]");
+            parse_workload(&text).unwrap_err().to_string()
+        };
+        let expected = "at task[0].ops[0].stream: expected \"pair\", \"shared\" or \"pipe\"";
+        assert_eq!(bad("{ send = \"a\", stream = \"tcp\" }"), expected);
+        assert_eq!(bad("{ send = \"a\", stream = 1 }"), expected);
+        assert!(
+            bad("{ send = \"a\", stream = \"pipe\", sync = false }")
+                .contains("always wakes its reader with the sync hint")
+        );
+        assert!(bad("{ wait = \"one\", stream = \"pair\" }").contains("unknown key \"stream\""));
+    }
+}
+
+mod fuzz_regressions {
+    /// Found by the `workload_spec` fuzz target: rt-app's "run forever"
+    /// duration (-1) must not overflow while computing the unused value.
+    #[test]
+    fn rt_app_duration_minus_one_does_not_panic() {
+        let r = super::parse_workload(r#"{"global": {"duration": -1}, "tasks": {"a": {"run": 1}}}"#);
+        assert!(r.is_ok(), "{r:?}");
+    }
+}

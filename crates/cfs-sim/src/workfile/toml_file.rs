@@ -1,0 +1,238 @@
+//! The TOML workload format (see the module doc of [`super`]): its keys,
+//! ops and their checks, into a [`FileWorkload`].
+
+use super::*;
+
+pub(super) struct TomlFile;
+
+impl TomlFile {
+    pub(super) fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
+        let top = obj(v, "")?;
+        known_keys(top, "", &["name", "duration", "warmup", "metric", "task"])?;
+        let name = get(top, "name").map(|x| as_str(x, "name")).transpose()?.unwrap_or("workload").to_string();
+        let duration_ns = get(top, "duration").map(|x| duration(x, "duration", 0.0)).transpose()?;
+        if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
+            let cap = crate::experiment::fmt_ns(crate::workloads::MAX_SIM_NS);
+            return err("duration", format!("must be at most {cap}, the simulated-time cap of a run"));
+        }
+        let warmup_ns = get(top, "warmup").map(|x| duration(x, "warmup", 0.0)).transpose()?.unwrap_or(0);
+        let Some(V::Arr(task_vals)) = get(top, "task") else {
+            return err("", "no [[task]] tables");
+        };
+        if task_vals.is_empty() || task_vals.len() > MAX_TASK_DEFS {
+            return err("task", format!("need 1..={MAX_TASK_DEFS} tasks"));
+        }
+        let mut names = Names::default();
+        let mut heads = Vec::new();
+        let mut raws = Vec::new();
+        for (i, t) in task_vals.iter().enumerate() {
+            let path = format!("task[{i}]");
+            let (head, raw) = Self::task(t, &path, &mut names)?;
+            if heads.iter().any(|h: &TaskDef| h.name == head.name) {
+                return err(&path, format!("duplicate task name {:?}", head.name));
+            }
+            heads.push(head);
+            raws.push(raw);
+        }
+        let any_progress = raws.iter().any(|(r, _)| has_progress(r));
+        let metric = match get(top, "metric") {
+            Some(m) => as_str(m, "metric")?.to_string(),
+            None if any_progress => "units_s".into(),
+            None => "loops_s".into(),
+        };
+        finish_defs(name, metric, duration_ns, warmup_ns, heads, raws, names, any_progress)
+    }
+
+    /// One `[[task]]`: its header and raw ops with the loop count.
+    fn task(v: &V, path: &str, names: &mut Names) -> Result<ParsedTask, WorkloadError> {
+        let o = obj(v, path)?;
+        known_keys(o, path, &["name", "instances", "nice", "policy", "cpus", "ws_kb", "loop", "finish", "ops"])?;
+        let name = as_str(
+            get(o, "name").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `name`".into() })?,
+            &format!("{path}.name"),
+        )?;
+        let head = TaskDef {
+            name: name.to_string(),
+            instances: get(o, "instances")
+                .map(|x| ranged(x, &format!("{path}.instances"), 0, MAX_INSTANCES as i64))
+                .transpose()?
+                .unwrap_or(1) as u32,
+            nice: get(o, "nice").map(|x| ranged(x, &format!("{path}.nice"), -20, 19)).transpose()?.unwrap_or(0) as i32,
+            policy: get(o, "policy")
+                .map(|x| policy(x, &format!("{path}.policy")))
+                .transpose()?
+                .unwrap_or(Policy::Normal),
+            cpus: get(o, "cpus").map(|x| cpus(x, &format!("{path}.cpus"))).transpose()?,
+            ws_kb: get(o, "ws_kb").map(|x| ranged(x, &format!("{path}.ws_kb"), 0, 1 << 20)).transpose()?.unwrap_or(64)
+                as u32,
+            finish: get(o, "finish").map(|x| as_bool(x, &format!("{path}.finish"))).transpose()?.unwrap_or(false),
+            code: Vec::new(),
+            timers: 0,
+        };
+        let count = get(o, "loop").map(|x| loop_count(x, &format!("{path}.loop"))).transpose()?.flatten();
+        let count = if get(o, "loop").is_some() { count } else { None };
+        let ops = get(o, "ops").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ops`".into() })?;
+        let mut raw = Vec::new();
+        Self::ops(ops, &format!("{path}.ops"), names, &mut raw, 0)?;
+        Ok((head, (raw, count)))
+    }
+
+    pub(super) fn ops(
+        v: &V,
+        path: &str,
+        names: &mut Names,
+        out: &mut Vec<Raw>,
+        depth: usize,
+    ) -> Result<(), WorkloadError> {
+        if depth > MAX_DEPTH {
+            return err(path, format!("loops nested deeper than {MAX_DEPTH}"));
+        }
+        let V::Arr(list) = v else { return err(path, format!("expected an array of ops, found {}", v.kind())) };
+        for (i, op) in list.iter().enumerate() {
+            if out.len() > MAX_OPS {
+                return err(path, format!("more than {MAX_OPS} ops"));
+            }
+            Self::op(op, &format!("{path}[{i}]"), names, out, depth)?;
+        }
+        Ok(())
+    }
+
+    fn op(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
+        const OPS: [&str; 19] = [
+            "run",
+            "sleep",
+            "timer",
+            "send",
+            "reply",
+            "broadcast",
+            "wait",
+            "cond_wait",
+            "signal",
+            "broad",
+            "fork",
+            "exit",
+            "yield",
+            "start_measuring",
+            "progress",
+            "nice",
+            "policy",
+            "affinity",
+            "loop",
+        ];
+        let single;
+        let o: &[(String, V)] = match v {
+            V::Str(s) => {
+                single = [(s.clone(), V::Bool(true))];
+                &single
+            }
+            _ => obj(v, path)?,
+        };
+        let Some((key, val)) = o.iter().find(|(k, _)| OPS.contains(&k.as_str())) else {
+            let keys: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
+            return err(path, format!("no op in {keys:?} (ops: {})", OPS.join(", ")));
+        };
+        let kp = format!("{path}.{key}");
+        let allowed: &[&str] = match key.as_str() {
+            "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes", "stream"],
+            k => &[k][..],
+        };
+        let allowed: Vec<&str> = allowed.iter().copied().filter(|k| *k == key || !OPS.contains(k)).collect();
+        known_keys(o, path, &allowed)?;
+        let sync = get(o, "sync").map(|x| as_bool(x, &format!("{path}.sync"))).transpose()?.unwrap_or(true);
+        let bytes =
+            get(o, "bytes").map(|x| ranged(x, &format!("{path}.bytes"), 0, 1 << 30)).transpose()?.unwrap_or(64) as u32;
+        let via = match get(o, "stream") {
+            None => Via::Message { sync },
+            Some(s) => {
+                let sp = format!("{path}.stream");
+                if !sync {
+                    return err(
+                        &sp,
+                        "a socket or pipe write always wakes its reader with the sync hint (drop `sync = false`)",
+                    );
+                }
+                match s {
+                    V::Str(x) if x == "pair" => Via::Pair,
+                    V::Str(x) if x == "shared" => Via::Shared,
+                    V::Str(x) if x == "pipe" => Via::Pipe,
+                    _ => return err(&sp, "expected \"pair\", \"shared\" or \"pipe\""),
+                }
+            }
+        };
+        let instr = match key.as_str() {
+            "run" => Instr::Run(run_dist(val, &kp, 0.0)?),
+            "sleep" => Instr::Sleep(duration(val, &kp, 0.0)?),
+            "timer" => {
+                let period = match val {
+                    V::Obj(t) => {
+                        known_keys(t, &kp, &["period", "ref"])?;
+                        let p = get(t, "period")
+                            .ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `period`".into() })?;
+                        duration(p, &format!("{kp}.period"), 0.0)?
+                    }
+                    other => duration(other, &kp, 0.0)?,
+                };
+                if period == 0 {
+                    return err(&kp, "timer period must be positive");
+                }
+                names.timers.push(kp.clone());
+                Instr::Timer { slot: usize::MAX, period }
+            }
+            "send" => {
+                out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
+                return Ok(());
+            }
+            "broadcast" => {
+                out.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), via, bytes, path: kp });
+                return Ok(());
+            }
+            "reply" => {
+                as_bool(val, &kp)?;
+                out.push(Raw::Send { to: RawTarget::Reply, via, bytes, path: kp });
+                return Ok(());
+            }
+            "wait" => match val {
+                V::Bool(true) => Instr::Wait { all: false },
+                V::Str(s) if s == "one" => Instr::Wait { all: false },
+                V::Str(s) if s == "all" => Instr::Wait { all: true },
+                _ => return err(&kp, "expected \"one\" or \"all\""),
+            },
+            "cond_wait" => Instr::CondWait(names.cond(as_str(val, &kp)?)),
+            "signal" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: false },
+            "broad" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: true },
+            "fork" => {
+                out.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
+                return Ok(());
+            }
+            "exit" | "yield" | "start_measuring" => {
+                if !as_bool(val, &kp)? {
+                    return err(&kp, "only `true` makes sense here");
+                }
+                match key.as_str() {
+                    "exit" => Instr::Exit,
+                    "yield" => Instr::Yield,
+                    _ => Instr::StartMeasuring,
+                }
+            }
+            "progress" => Instr::Progress(ranged(val, &kp, 0, i64::MAX)? as u64),
+            "nice" => Instr::Nice(ranged(val, &kp, -20, 19)? as i32),
+            "policy" => Instr::Policy(policy(val, &kp)?),
+            "affinity" => Instr::Affinity(cpus(val, &kp)?),
+            _ => {
+                // "loop"
+                let lo = obj(val, &kp)?;
+                known_keys(lo, &kp, &["count", "ops"])?;
+                let count = get(lo, "count").map(|x| loop_count(x, &format!("{kp}.count"))).transpose()?.flatten();
+                let count = if get(lo, "count").is_some() { count } else { None };
+                let body =
+                    get(lo, "ops").ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `ops`".into() })?;
+                out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+                Self::ops(body, &format!("{kp}.ops"), names, out, depth + 1)?;
+                out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+                return Ok(());
+            }
+        };
+        out.push(Raw::I(instr));
+        Ok(())
+    }
+}
