@@ -157,7 +157,8 @@ pub enum Event {
     },
     /// Scheduler work that visits CPUs: a wakeup reading the previous and
     /// this CPU's load for wake_affine (2, before the wakeup's `Wake`;
-    /// none when the wakee may not run on the waking CPU), a wakeup or
+    /// none when the wakee is placed without them: it may not run on the
+    /// waking CPU, or on 2.6.32 has no affine domain), a wakeup or
     /// fork placement scanning a domain (e.g. 2.6.32-rc1's SD_PREFER_LOCAL
     /// sums over whole spans) or a balance pass scanning groups. Drivers
     /// price scheduler overhead per CPU visited.
