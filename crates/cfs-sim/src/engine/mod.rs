@@ -47,6 +47,13 @@
 //! tick events pass it by until it leaves idle, and the idle load balancer
 //! balances for it. An idle CPU that gets work pays
 //! [`CostModel::idle_exit_ns`] before it runs it.
+//!
+//! # Layout
+//!
+//! This file holds the event loop and the CPUs' and tasks' state;
+//! `settings.rs` the settings a run writes mid-way (`--switch`) and its
+//! throughput phases; `sockets.rs` the socket layer (send buffers, pipes
+//! and the kernel constants that size them); `tests.rs` the unit tests.
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;

@@ -80,6 +80,11 @@
 //! one run, or a send that would leave more than 2^24 messages unread
 //! (only a socket or pipe write ever blocks), stops the run with an error that
 //! says so.
+//!
+//! This file holds the value tree both formats parse into, the checks and
+//! name resolution they share, and [`FileWorkload`]; `toml_file.rs` and
+//! `rt_app.rs` read the two formats, `script.rs` runs a definition's code
+//! as a [`Program`], and `tests.rs` tests all of it.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
 use crate::program::{Action, ForkSpec, Program, StepCx, Stream, TaskRef, TaskSpec};
