@@ -5,8 +5,12 @@
 //! `../shared/seeds/patches.md`, and the code it changes carries a
 //! `patches.md §N` comment; the mainline fixes are specified by their
 //! commits, which the [`crate::profile::Rules`] switch they turn off names.
+//! One patch changes no code but the sched-domain initialisers
+//! ([`Patch::PreferLocalToNode`]): it is applied to the domains' flags
+//! ([`Patch::domain_flags`]) when a scheduler is built with it, and
+//! written into them, or back out, when it is switched at run time.
 
-use cfs_topology::KernelVersion;
+use cfs_topology::{DomainLevel, KernelVersion, SdFlags};
 use core::fmt;
 
 /// One patch from the seed threads.
@@ -68,11 +72,31 @@ pub enum Patch {
     /// it from the current task and the leftmost, the tree operations leave
     /// it alone, and place_entity starts from min_vruntime alone.
     MinVruntimeFix,
+    /// Peter Zijlstra, 2009-10-09, merged as 799e2205ec6 ("sched: Disable
+    /// SD_PREFER_LOCAL for MC/CPU domains"; patches.md §6): SD_MC_INIT and
+    /// SD_CPU_INIT lose SD_PREFER_LOCAL, x86's SD_NODE_INIT gains it. A
+    /// change of the domain initialisers only, so it acts through the
+    /// flags ([`Patch::domain_flags`]). Against 2.6.32-rc1 only: 2.6.32
+    /// final has it, and has 6b9de613ae9 (Mike Galbraith, 2009-11-02,
+    /// "sched: Disable SD_PREFER_LOCAL at node level") on top, which took
+    /// the NODE half back out after Yanmin reported "an order of magnitude
+    /// increase in select_task_rq_fair() overhead" under tbench and
+    /// VolanoMark.
+    PreferLocalToNode,
 }
+
+/// 799e2205ec6: include/linux/topology.h SD_MC_INIT and SD_CPU_INIT go
+/// from `1*SD_PREFER_LOCAL` to `0*`; arch/x86/include/asm/topology.h
+/// SD_NODE_INIT gains `1*SD_PREFER_LOCAL`.
+const PREFER_LOCAL_TO_NODE: [(DomainLevel, SdFlags, SdFlags); 3] = [
+    (DomainLevel::Mc, SdFlags::empty(), SdFlags::PREFER_LOCAL),
+    (DomainLevel::Cpu, SdFlags::empty(), SdFlags::PREFER_LOCAL),
+    (DomainLevel::Node, SdFlags::PREFER_LOCAL, SdFlags::empty()),
+];
 
 impl Patch {
     /// Every patch.
-    pub const ALL: [Patch; 9] = [
+    pub const ALL: [Patch; 10] = [
         Patch::Waker,
         Patch::LastPreempter,
         Patch::LastPreempterNoDisperse,
@@ -82,6 +106,7 @@ impl Patch {
         Patch::IteratorFix,
         Patch::WakeupOverlap,
         Patch::MinVruntimeFix,
+        Patch::PreferLocalToNode,
     ];
 
     /// The name used on the command line.
@@ -96,6 +121,7 @@ impl Patch {
             Patch::IteratorFix => "iterator-fix",
             Patch::WakeupOverlap => "wakeup-overlap",
             Patch::MinVruntimeFix => "min-vruntime-fix",
+            Patch::PreferLocalToNode => "prefer-local-to-node",
         }
     }
 
@@ -108,6 +134,11 @@ impl Patch {
     pub fn incompatibility(self, v: KernelVersion) -> Option<&'static str> {
         use KernelVersion::*;
         match (self, v) {
+            (Patch::PreferLocalToNode, V2_6_32Rc1) => None,
+            (Patch::PreferLocalToNode, V2_6_32) => {
+                Some("2.6.32 final contains 799e2205ec6, and 6b9de613ae9 took SD_PREFER_LOCAL back off the NODE level")
+            }
+            (Patch::PreferLocalToNode, _) => Some("SD_PREFER_LOCAL came in 2.6.32-rc1 (59abf02644c)"),
             (Patch::IteratorFix, V2_6_25) => Some(
                 "2.6.25's balance iterator walks the rbtree and returns every task; the list iterator came in 2.6.26-rc1",
             ),
@@ -126,6 +157,17 @@ impl Patch {
             }
             (Patch::AffinityFix, V2_6_26) => Some("2.6.26 final already contains b3137bc8e77"),
             _ => None,
+        }
+    }
+
+    /// The domain flags the patch changes, as (level, set, clear): the
+    /// initialiser hunks of a patch that changes no code. Switching the
+    /// patch off writes the inverse (each `set` cleared, each `clear` set),
+    /// which restores the flags the kernel built at those levels.
+    pub const fn domain_flags(self) -> &'static [(DomainLevel, SdFlags, SdFlags)] {
+        match self {
+            Patch::PreferLocalToNode => &PREFER_LOCAL_TO_NODE,
+            _ => &[],
         }
     }
 
@@ -230,9 +272,37 @@ mod tests {
                 assert!(p.incompatibility(v).unwrap().contains(why), "{p} on {v}");
             }
         }
-        // Nine patches: the set is wider than a byte.
+        // Ten patches: the set is wider than a byte.
         let all = Patch::ALL.iter().fold(Patches::none(), |set, p| set.with(*p));
-        assert_eq!(all.iter().count(), 9);
+        assert_eq!(all.iter().count(), 10);
         assert!(all.has(Patch::MinVruntimeFix) && !all.without(Patch::MinVruntimeFix).has(Patch::MinVruntimeFix));
+        assert!(
+            all.has(Patch::PreferLocalToNode) && !all.without(Patch::PreferLocalToNode).has(Patch::PreferLocalToNode)
+        );
+    }
+
+    #[test]
+    fn prefer_local_to_node_is_799e2205ec6_on_rc1_only() {
+        // patches.md §6, merged as 799e2205ec6 after 2.6.32-rc1 (17d857be); 2.6.32
+        // final (22763c5c) has it and 6b9de613ae9 on top; no earlier kernel has the flag.
+        use cfs_topology::KernelVersion::*;
+        use cfs_topology::{DomainLevel, SdFlags};
+        let p = Patch::PreferLocalToNode;
+        assert_eq!(p.incompatibility(V2_6_32Rc1), None);
+        assert!(p.incompatibility(V2_6_32).unwrap().contains("6b9de613ae9"));
+        for v in [V2_6_25, V2_6_26Rc4, V2_6_26] {
+            assert!(p.incompatibility(v).unwrap().contains("59abf02644c"), "{v}");
+        }
+        let pl = SdFlags::PREFER_LOCAL;
+        assert_eq!(
+            p.domain_flags(),
+            [
+                (DomainLevel::Mc, SdFlags::empty(), pl),
+                (DomainLevel::Cpu, SdFlags::empty(), pl),
+                (DomainLevel::Node, pl, SdFlags::empty())
+            ]
+        );
+        // Every other patch changes code, not the domains.
+        assert!(Patch::ALL.iter().filter(|q| **q != p).all(|q| q.domain_flags().is_empty()));
     }
 }

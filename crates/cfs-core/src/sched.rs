@@ -211,6 +211,13 @@ impl<O: Observer> Scheduler<O> {
         if domains.per_cpu.len() < n {
             domains.per_cpu.resize(n, Vec::new());
         }
+        // A patch that changes the domain initialisers: the kernel would
+        // have built these levels with its flags.
+        for p in cfg.patches.iter() {
+            for &(level, set, clear) in p.domain_flags() {
+                domains.override_flags(level, set, clear);
+            }
+        }
         Ok(Scheduler {
             rules: cfg.rules(),
             cfg,

@@ -134,7 +134,10 @@ impl<O: Observer> Scheduler<O> {
     /// while the patch is off; switched back on, the patch starts from what
     /// it left. The 2.6.25 SYNC_WAKEUPS back-port changes the feature
     /// table: the mask is carried over, without the back-port's
-    /// SYNC_WAKEUPS bit when it goes off.
+    /// SYNC_WAKEUPS bit when it goes off. A patch of the domain
+    /// initialisers ([`Patch::domain_flags`]) is written into the flags of
+    /// every domain at its levels when it goes on, and its inverse when it
+    /// goes off (nothing when it was already in that state).
     pub fn set_patch(&mut self, patch: Patch, on: bool) -> Result<(), SchedError> {
         let patches = if on {
             if let Some(why) = patch.incompatibility(self.cfg.version) {
@@ -151,6 +154,12 @@ impl<O: Observer> Scheduler<O> {
         } else {
             Features::from_mask(table, self.cfg.features.mask() & table.valid_bits()).map_err(SettingError::Features)?
         };
+        if self.cfg.patches.has(patch) != on {
+            for &(level, set, clear) in patch.domain_flags() {
+                let (set, clear) = if on { (set, clear) } else { (clear, set) };
+                self.domains.override_flags(level, set, clear);
+            }
+        }
         self.cfg.patches = patches;
         self.cfg.features = features;
         self.rules = self.cfg.rules();

@@ -94,6 +94,49 @@ fn clearing_prefer_local_removes_the_walk_but_not_the_decision() {
     assert_eq!(scans(&log.take()), 2);
 }
 
+/// patches.md §6 (799e2205ec6): MC and CPU lose SD_PREFER_LOCAL, NODE gains
+/// it. The same wakeup as above then passes SIBLING and MC without a walk and
+/// sums power and nr_running over NODE's 16 threads (capacity
+/// DIV_ROUND_CLOSEST(16 x 589, 1024) = 9 > nr_running 1: want_sd = 0), where
+/// it also finds affine_sd; wake_affine's two loads follow. 16 + 2 runqueues
+/// per wakeup against rc1's 8 + 2, and 2 with no PREFER_LOCAL at all: the
+/// "order of magnitude increase in select_task_rq_fair() overhead" for which
+/// 6b9de613ae9 took the NODE half back out. The decision is the same.
+#[test]
+fn prefer_local_to_node_walks_the_whole_machine() {
+    use cfs_core::Patch::PreferLocalToNode;
+    // rc1 built with or without the patch, then switched as `ops` says; then the wakeup.
+    let wakeup = |built_with: bool, ops: &[bool]| {
+        let host = Host::preset("nehalem-ep").expect("preset");
+        let v = KernelVersion::V2_6_32Rc1;
+        let mut cfg = Config::new(v, host.nr_cpus());
+        if built_with {
+            cfg = cfg.with_patch(PreferLocalToNode).unwrap();
+        }
+        let log = Log::default();
+        let mut s = Scheduler::with_observer(cfg, host.build_domains(v), log.clone()).unwrap();
+        for &on in ops {
+            s.set_patch(PreferLocalToNode, on).unwrap();
+        }
+        let (_w, p) = waker_and_sleeper(&mut s);
+        log.take();
+        let out = s.wake_up(200_000, p, 0, true).unwrap();
+        let ev = log.take();
+        (out.cpu, wake_reason(&ev), scans(&ev))
+    };
+    let affine = Some(WakeReason::AffineSync);
+    assert_eq!(wakeup(true, &[]), (0, affine, 16 + 2));
+    // Switched at run time: on writes the flags, off writes rc1's back (the MC walk
+    // again); a switch to the state it is already in writes nothing.
+    assert_eq!(wakeup(false, &[true]), (0, affine, 16 + 2));
+    assert_eq!(wakeup(true, &[false]), (0, affine, 8 + 2));
+    assert_eq!(wakeup(false, &[false, false]), (0, affine, 8 + 2));
+    assert_eq!(wakeup(true, &[true, false, true]), (0, affine, 16 + 2));
+    // 2.6.32 final refuses it (it has 799e2205ec6 and 6b9de613ae9).
+    let e = Config::new(KernelVersion::V2_6_32, 16).with_patch(PreferLocalToNode).unwrap_err();
+    assert!(e.to_string().contains("6b9de613ae9"), "{e}");
+}
+
 #[test]
 fn non_sync_wakeup_onto_a_busy_cpu_stays_on_prev() {
     // Not sync: this_load stays 1024. balanced: 100 * (1024 + 1024) = 204800

@@ -88,3 +88,40 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
     // The wider the CPU domain, the longer the walk: Tigerton loses more.
     assert!(losses[1] > losses[0], "Tigerton {:.3} vs Stoakley {:.3}", losses[1], losses[0]);
 }
+
+/// patches.md §6, merged as 799e2205ec6 (2009-10-09): Peter's answer to the
+/// report clears SD_PREFER_LOCAL at MC and CPU and sets it for x86's NODE
+/// level. On the Core 2 servers, which build no NODE level, that is the
+/// cleared case above. On Nehalem-EP the walk then reads NODE's 16 threads
+/// on every wakeup instead of MC's 8, and the model's tbench falls below
+/// rc1's (200 ms, 32 pairs: 975 MB/s against 1,410, and 1,435 with the flag
+/// cleared everywhere). Mainline took the NODE half back out three weeks
+/// later (6b9de613ae9, "Yanmin Zhang reported that SD_PREFER_LOCAL induces
+/// an order of magnitude increase in select_task_rq_fair() overhead while
+/// running heavy wakeup benchmarks (tbench and vmark)"). No parameter was
+/// set from this.
+#[test]
+fn prefer_local_at_node_costs_nehalem_more_than_rc1_did() {
+    let pairs = 32;
+    let rc1 = tbench("nehalem-ep", "profile=2.6.32-rc1", pairs);
+    let cleared = tbench("nehalem-ep", &format!("profile=2.6.32-rc1,{NO_PREFER_LOCAL}"), pairs);
+    let patched = tbench("nehalem-ep", "profile=2.6.32-rc1,patch=prefer-local-to-node", pairs);
+    assert!(
+        throughput(&patched) < throughput(&rc1),
+        "Nehalem under 799e2205ec6 {:.0} should fall below rc1 {:.0}",
+        throughput(&patched),
+        throughput(&rc1)
+    );
+    // At least half the NODE walk's price (16 runqueues a wakeup, taken from
+    // the run's own wakeups), as on the Core 2 servers above.
+    let costs = CostModel::preset("nehalem-ep").unwrap();
+    let busy: u64 = patched.cpu_busy_ns.iter().sum();
+    let price = patched.counters.wakeups as f64 * 16.0 * costs.cpu(costs.scan_ns_per_cpu) / busy as f64;
+    let loss = 1.0 - throughput(&patched) / throughput(&cleared);
+    assert!(
+        loss > 0.5 * price,
+        "799e2205ec6 costs Nehalem {:.1}%; the NODE walk's price is {:.1}%",
+        100.0 * loss,
+        100.0 * price
+    );
+}

@@ -160,6 +160,21 @@ impl SchedSpec {
         let mut domains = host.build_domains(version);
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
+            // A patch of the domain initialisers is applied when the
+            // scheduler is built, over these overrides: a flag both touch
+            // would silently take the patch's value.
+            for p in cfg.patches.iter() {
+                for &(level, set, clear) in p.domain_flags() {
+                    if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
+                        let names: Vec<&str> = ((o.set | o.clear) & (set | clear)).names().collect();
+                        return Err(format!(
+                            "--sd-flags: patch {p} already sets {} at {}; give one or the other",
+                            names.join(","),
+                            level.name()
+                        ));
+                    }
+                }
+            }
             domains.apply_overrides(&ov);
         }
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());

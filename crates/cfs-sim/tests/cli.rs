@@ -116,6 +116,14 @@ fn unknown_and_inapplicable_patches() {
     fails(&["--profile", "2.6.32", "--patch", "iterator-fix"], "already contains 38736f47507");
     fails(&["--profile", "2.6.32-rc1", "--patch", "wakeup-overlap"], "WAKEUP_OVERLAP feature bit");
     fails(&["--profile", "2.6.32", "--patch", "min-vruntime-fix"], "already contains 1af5f730fc1");
+    // patches.md §6 (799e2205ec6) is rc1's alone, and sets domain flags that an
+    // --sd-flags item must not contradict silently.
+    fails(&["--profile", "2.6.32", "--patch", "prefer-local-to-node"], "6b9de613ae9");
+    fails(&["--profile", "2.6.26", "--patch", "prefer-local-to-node"], "59abf02644c");
+    fails(
+        &["--profile", "2.6.32-rc1", "--patch", "prefer-local-to-node", "--sd-flags", "MC:+PREFER_LOCAL"],
+        "patch prefer-local-to-node already sets SD_PREFER_LOCAL at MC; give one or the other",
+    );
 }
 
 #[test]
