@@ -141,10 +141,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MASK")]
     pub features: Option<String>,
     /// A patch (repeatable): the seed threads' waker, last-preempter,
-    /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit and
-    /// affinity-fix (b3137bc8e77), or the later mainline iterator-fix
-    /// (38736f47507), wakeup-overlap (15afe09bf49) and min-vruntime-fix
-    /// (1af5f730fc1 + e17036dac18).
+    /// last-preempter-no-disperse, sync-load-clamp, sync-wakeups-bit,
+    /// affinity-fix (b3137bc8e77) and, on 2.6.32-rc1, prefer-local-to-node
+    /// (799e2205ec6: SD_PREFER_LOCAL off at MC and CPU, on at NODE), or the
+    /// later mainline iterator-fix (38736f47507), wakeup-overlap
+    /// (15afe09bf49) and min-vruntime-fix (1af5f730fc1 + e17036dac18).
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// Policy of every task: normal, batch or idle.
