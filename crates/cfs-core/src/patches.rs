@@ -1,5 +1,6 @@
-//! The seed threads' patches, and two mainline fixes for behaviour the
-//! profiles keep, as switchable variants (all off by default).
+//! The seed threads' patches, and three later mainline changes for
+//! behaviour the 2.6.25/26 profiles keep, as switchable variants (all off
+//! by default).
 //!
 //! Each seed patch is specified by its posting in
 //! `../shared/seeds/patches.md`, and the code it changes carries a
