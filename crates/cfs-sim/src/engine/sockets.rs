@@ -67,7 +67,7 @@ pub const PAGE_SIZE: u32 = 4_096;
 /// woken, beyond the reader wakeup every message makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sockets {
-    /// Wake the writer of an AF_UNIX stream message ([`Action::Write`](crate::program::Action::Write))
+    /// Wake the writer of an AF_UNIX stream message ([`Action::Write`])
     /// when the reader takes it, if the writer sleeps in `Select` or
     /// `Wait`. In every modelled kernel the reader's recvmsg frees the skb,
     /// whose destructor `sock_wfree` calls `unix_write_space`; that wakes
@@ -79,10 +79,12 @@ pub struct Sockets {
     /// select/poll"), and unix_write_space still passed no key in 2.6.32
     /// (22763c5c net/unix/af_unix.c). Off by default: see
     /// docs/CALIBRATION.md §5 for what it does to the pgbench tables.
+    ///
+    /// [`Action::Write`]: crate::program::Action::Write
     pub write_space_wakeups: bool,
     /// `sk_sndbuf` of every AF_UNIX stream socket, bytes; 0 leaves send
     /// buffers unbounded (writes never block). A write
-    /// ([`Action::Write`](crate::program::Action::Write)) finding its socket's `sk_wmem_alloc` (the
+    /// ([`Action::Write`]) finding its socket's `sk_wmem_alloc` (the
     /// truesize of its skbs not yet taken, [`skb_truesize`]) at or above
     /// this blocks, as `sock_alloc_send_pskb` does in
     /// `sock_wait_for_wmem`, until the reader has taken enough that the
@@ -92,6 +94,8 @@ pub struct Sockets {
     /// Default [`SK_WMEM_MAX`]: 348 hackbench messages fit, and a blocked
     /// sender wakes when 86 are left. A write larger than one skb is
     /// charged whole when it starts rather than blocking between its skbs.
+    ///
+    /// [`Action::Write`]: crate::program::Action::Write
     pub sndbuf: u64,
 }
 
