@@ -4,6 +4,7 @@
 //! is a task and sits directly on its CPU's cfs_rq, so the kernel's
 //! `for_each_sched_entity` walks are single steps.
 
+use crate::schedstats::SchedStats;
 use crate::weights::{LoadWeight, Policy};
 use cfs_topology::{CpuId, CpuMask};
 use core::fmt;
@@ -24,7 +25,8 @@ impl fmt::Display for TaskId {
     }
 }
 
-/// `struct sched_entity` (2.6.26 include/linux/sched.h), minus schedstats.
+/// `struct sched_entity` (2.6.26 include/linux/sched.h); its schedstats are
+/// in [`SchedStats`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchedEntity {
     /// The task's weight and inverse.
@@ -55,6 +57,8 @@ pub struct SchedEntity {
     pub waker: Option<TaskId>,
     /// `patches::LastPreempter`: the last wakee that preempted (or tried to).
     pub last_preempter: Option<TaskId>,
+    /// The CONFIG_SCHEDSTATS fields: waits, sleeps, longest runs.
+    pub stats: SchedStats,
     /// Position in the cfs_rq `tasks` list: larger = enqueued later
     /// (list_add puts new entries at the head).
     pub(crate) group_seq: u64,

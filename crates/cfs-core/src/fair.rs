@@ -150,6 +150,7 @@ impl<O: Observer> Scheduler<O> {
         let rules = self.rules;
         let se = &mut self.tasks[cid.0 as usize].se;
         let delta = now.wrapping_sub(se.exec_start);
+        se.stats.exec_max = se.stats.exec_max.max(delta);
         se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
         let weighted = if rules.weight_math_rc() {
             calc_delta_mine(delta, rq.cfs.load.weight, &mut se.load, rules.version)
@@ -238,7 +239,9 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_25() {
             if wakeup {
                 self.place_entity(cpu, id, false);
+                self.enqueue_sleeper(cpu, id);
             }
+            self.update_stats_enqueue(cpu, id);
             if !is_curr {
                 self.enqueue_tree(cpu, id);
             }
@@ -247,7 +250,9 @@ impl<O: Observer> Scheduler<O> {
             self.account_enqueue(cpu, id);
             if wakeup {
                 self.place_entity(cpu, id, false);
+                self.enqueue_sleeper(cpu, id);
             }
+            self.update_stats_enqueue(cpu, id);
             if !is_curr {
                 self.enqueue_tree(cpu, id);
             }
@@ -275,6 +280,7 @@ impl<O: Observer> Scheduler<O> {
             self.dequeue_stats_32(id, sleep);
         }
         self.update_curr(cpu);
+        self.update_stats_dequeue(cpu, id);
         if self.rules.is_2_6_32() {
             self.clear_buddies(cpu, id);
         } else if sleep {
@@ -303,10 +309,12 @@ impl<O: Observer> Scheduler<O> {
     /// `set_next_entity`: take the entity out of the tree, start its run.
     pub(crate) fn set_next_entity(&mut self, cpu: CpuId, id: TaskId) {
         if self.t(id).se.on_rq {
+            self.update_stats_wait_end(cpu, id);
             self.dequeue_tree(cpu, id);
         }
         let clock = self.rqs[cpu].clock;
         self.rqs[cpu].cfs.curr = Some(id);
+        self.update_stats_slice_max(cpu, id);
         let se = &mut self.tm(id).se;
         se.exec_start = clock;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
@@ -318,6 +326,7 @@ impl<O: Observer> Scheduler<O> {
         let on_rq = self.t(id).se.on_rq;
         if on_rq {
             self.update_curr(cpu);
+            self.update_stats_wait_start(cpu, id);
             self.enqueue_tree(cpu, id);
             self.tm(id).state = TaskState::Queued;
         }
@@ -616,6 +625,7 @@ impl<O: Observer> Scheduler<O> {
         let old_cpu = self.t(id).cpu;
         let old_min = self.rqs[old_cpu].cfs.min_vruntime;
         let new_min = self.rqs[new_cpu].cfs.min_vruntime;
+        self.migrate_stats(id, old_cpu, new_cpu);
         let t = self.tm(id);
         t.se.vruntime = t.se.vruntime.wrapping_sub(old_min.wrapping_sub(new_min));
         if old_cpu != new_cpu {
@@ -685,6 +695,11 @@ impl<O: Observer> Scheduler<O> {
                 Deschedule::Yield => self.yield_task_fair(cpu),
                 Deschedule::Sleep | Deschedule::Exit => {
                     self.deactivate_task(cpu, p, true);
+                    // dequeue_entity's schedstat block: a TASK_INTERRUPTIBLE
+                    // sleeper stamps its sleep; TASK_DEAD stamps nothing.
+                    if how == Deschedule::Sleep {
+                        self.update_stats_sleep_start(cpu, p);
+                    }
                     self.tm(p).state = if how == Deschedule::Exit { TaskState::Dead } else { TaskState::Sleeping };
                 }
                 Deschedule::Preempt => {}

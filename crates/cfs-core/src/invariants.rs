@@ -5,8 +5,9 @@
 //! as s64); the cached leftmost is the tree's first entity; the summed
 //! weight of queued entities (tree + curr) equals both the cfs_rq and rq
 //! load; the counts agree; every queued task is on a CPU its mask allows;
-//! min_vruntime never went backwards; and every task is in exactly one
-//! state that matches where it is found. With `Config::check_invariants`
+//! min_vruntime never went backwards; every task is in exactly one
+//! state that matches where it is found; and only a queued task has a
+//! schedstat wait open, only a sleeping one a sleep. With `Config::check_invariants`
 //! on, every API call runs the check and a violation carries the last
 //! [`HISTORY_LEN`] calls.
 
@@ -116,6 +117,13 @@ impl<O: Observer> Scheduler<O> {
             }
             if t.se.on_rq != (expect == 1) {
                 return fail(alloc::format!("{} is {:?} with on_rq = {}", t.id, t.state, t.se.on_rq));
+            }
+            let st = &t.se.stats;
+            if st.wait_start != 0 && t.state != TaskState::Queued {
+                return fail(alloc::format!("{} is {:?} with a wait open since {}", t.id, t.state, st.wait_start));
+            }
+            if st.sleep_start != 0 && t.state != TaskState::Sleeping {
+                return fail(alloc::format!("{} is {:?} with a sleep open since {}", t.id, t.state, st.sleep_start));
             }
         }
         Ok(())
@@ -425,6 +433,19 @@ mod tests {
         let vb = s.t(b).se.vruntime;
         s.tm(a).se.vruntime = vb + 1_000_000;
         assert!(report(&mut s).contains("out of order"), "{}", report(&mut s));
+    }
+
+    #[test]
+    fn a_schedstat_stamp_left_open_is_reported() {
+        // The running task's wait ended when it was picked, and nothing
+        // here sleeps: an open stamp on either is a missed update.
+        let (mut s, _, _) = three();
+        let curr = s.rqs[0].curr.unwrap();
+        s.tm(curr).se.stats.wait_start = 7;
+        assert!(report(&mut s).contains("with a wait open since 7"), "{}", report(&mut s));
+        s.tm(curr).se.stats.wait_start = 0;
+        s.tm(curr).se.stats.sleep_start = 9;
+        assert!(report(&mut s).contains("Running with a sleep open since 9"), "{}", report(&mut s));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! | [`config`] | all of the above, validated together |
 //! | [`sysctl`] | the same knobs written on a running scheduler (`/proc/sys/kernel/sched_*`) |
 //! | [`entity`] | `sched_entity`, tasks, `update_avg` |
+//! | [`schedstats`] | CONFIG_SCHEDSTATS: runqueue waits, sleeps, longest runs |
 //! | [`cfs_rq`] | the vruntime timeline, min_vruntime, buddies |
 //! | [`rq`] | the per-CPU runqueue and `cpu_load[]` decay |
 //! | [`fair`] | the fair class on one runqueue (update_curr … task_new_fair) |
@@ -90,6 +91,7 @@ pub mod patches;
 pub mod profile;
 pub mod rq;
 pub mod sched;
+pub mod schedstats;
 pub mod sysctl;
 pub mod tunables;
 pub mod v2_6_32;
@@ -110,6 +112,7 @@ pub use observe::TracingObserver;
 pub use observe::{Event, MigrateReason, Observer, PreemptReason, WakeReason};
 pub use patches::{Patch, Patches};
 pub use sched::{Deschedule, DomainState, ForkOutcome, SchedError, Scheduler, Switch, WakeOutcome};
+pub use schedstats::SchedStats;
 pub use sysctl::SettingError;
 pub use tunables::Tunables;
 pub use weights::Policy;

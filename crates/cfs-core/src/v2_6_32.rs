@@ -112,6 +112,7 @@ impl<O: Observer> Scheduler<O> {
         if delta == 0 {
             return;
         }
+        se.stats.exec_max = se.stats.exec_max.max(delta);
         se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair_32(delta, &se.load));
         self.update_min_vruntime(cpu);

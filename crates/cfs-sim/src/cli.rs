@@ -89,6 +89,11 @@ pub struct OutArgs {
     /// baseline), e.g. x1.52; needs two or more configurations.
     #[arg(long)]
     pub relative: bool,
+    /// Follow the table with two more: each cell's mean and longest
+    /// runqueue wait in µs (CONFIG_SCHEDSTATS wait_sum / wait_count and
+    /// wait_max over all tasks, medians of the runs)
+    #[arg(long)]
+    pub waits: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -253,6 +258,11 @@ pub struct CalArgs {
     /// Base random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Follow the table with two more: each cell's mean and longest
+    /// runqueue wait in µs (CONFIG_SCHEDSTATS wait_sum / wait_count and
+    /// wait_max over all tasks, medians of the runs)
+    #[arg(long)]
+    pub waits: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -604,6 +614,10 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
     if !json_stdout {
         let style = report::TableStyle { spread: out.spread, relative: out.relative };
         say(&report::table_with(plan, res, what, style))?;
+        if out.waits {
+            say(&report::waits_table(plan, res, report::Wait::Mean, style))?;
+            say(&report::waits_table(plan, res, report::Wait::Longest, style))?;
+        }
     }
     if let Some(p) = &out.csv {
         write_file(p, &report::csv(plan, res))?;

@@ -502,6 +502,23 @@ pub struct RunRecord {
     pub peak_unread: usize,
 }
 
+impl RunRecord {
+    /// The mean runqueue wait of the run, ns: every task's ended waits
+    /// (schedstat `wait_sum` over `wait_count`, summed over the tasks);
+    /// 0 for a run in which nothing waited.
+    pub fn wait_avg_ns(&self) -> f64 {
+        let sum: u64 = self.tasks.iter().map(|t| t.wait_sum_ns).sum();
+        let count: u64 = self.tasks.iter().map(|t| t.wait_count).sum();
+        if count == 0 { 0.0 } else { sum as f64 / count as f64 }
+    }
+
+    /// The longest wait of any task in the run, ended or still open at its
+    /// end, ns.
+    pub fn wait_max_ns(&self) -> u64 {
+        self.tasks.iter().map(engine::TaskStat::longest_wait_ns).max().unwrap_or(0)
+    }
+}
+
 /// All runs of a plan, in (column, clients, run) order.
 #[derive(Debug)]
 pub struct Results {

@@ -80,20 +80,82 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
                 .collect()
         })
         .collect();
+    grid(&mut s, &labels, &plan.clients, &cells);
+    s
+}
+
+/// The body of a table: a header of column labels, then one row per
+/// client count, every column as wide as its widest entry (at least 8).
+fn grid(s: &mut String, labels: &[String], clients: &[u32], cells: &[Vec<String>]) {
     let widest_cell = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(0);
     let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(8).max(8).max(widest_cell);
     let _ = write!(s, "{:>7}", "clients");
-    for l in &labels {
+    for l in labels {
         let _ = write!(s, "  {l:>width$}");
     }
     s.push('\n');
-    for (&n, row) in plan.clients.iter().zip(&cells) {
+    for (&n, row) in clients.iter().zip(cells) {
         let _ = write!(s, "{n:>7}");
         for v in row {
             let _ = write!(s, "  {v:>width$}");
         }
         s.push('\n');
     }
+}
+
+/// What a run waited for the CPU, for [`waits_table`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The run's mean runqueue wait (all tasks' schedstat `wait_sum` over
+    /// their `wait_count`).
+    Mean,
+    /// The run's longest single wait, ended or open at its end.
+    Longest,
+}
+
+/// A table of runqueue waits in µs, laid out like [`table_with`]: per
+/// cell the median over its runs of each run's mean or longest wait
+/// (cfs-core's CONFIG_SCHEDSTATS fields, over the whole run, start-up
+/// included, so without a column per `--switch` phase). `relative` and
+/// `spread` work as for throughput.
+pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -> String {
+    let mut s = String::new();
+    let what = match which {
+        Wait::Mean => "mean runqueue wait",
+        Wait::Longest => "longest runqueue wait",
+    };
+    let _ = write!(s, "# {what} (us, schedstats over the whole run), median of {} run(s) per cell", plan.runs);
+    if style.relative {
+        let _ = write!(s, "; columns after the first as a ratio to it");
+    }
+    if style.spread {
+        let _ = write!(s, "; ± half the range of the runs, % of the median");
+    }
+    s.push('\n');
+    let of = |ci: usize, n: u32| -> Vec<f64> {
+        res.runs
+            .iter()
+            .filter(|r| r.config == ci && r.clients == n)
+            .map(|r| match which {
+                Wait::Mean => r.wait_avg_ns() / 1e3,
+                Wait::Longest => r.wait_max_ns() as f64 / 1e3,
+            })
+            .collect()
+    };
+    let labels: Vec<String> = plan.columns.iter().map(|c| c.label.clone()).collect();
+    let cells: Vec<Vec<String>> = plan
+        .clients
+        .iter()
+        .map(|&n| {
+            (0..plan.columns.len())
+                .map(|ci| {
+                    let base = if ci > 0 { of(0, n) } else { Vec::new() };
+                    cell_text(&of(ci, n), &base, ci > 0 && style.relative, style.spread)
+                })
+                .collect()
+        })
+        .collect();
+    grid(&mut s, &labels, &plan.clients, &cells);
     s
 }
 
@@ -132,7 +194,7 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
     }
     s.push_str(
         ",max_cpu_share,migrations,preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,\
-         switches,balance_passes,events",
+         switches,balance_passes,events,wait_avg_us,wait_max_us",
     );
     // With --switch: the throughput of each phase, `tps@0s,tps@2s`.
     let starts = phase_starts(plan);
@@ -152,7 +214,7 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
         let k = &r.counters;
         let _ = write!(
             s,
-            ",{:.4},{},{},{},{},{},{},{},{},{},{}",
+            ",{:.4},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3}",
             r.max_cpu_share,
             k.migrations,
             r.preemptions,
@@ -163,7 +225,9 @@ pub fn csv(plan: &Plan, res: &Results) -> String {
             k.preempt_tick,
             r.switches,
             k.balance_passes,
-            r.events
+            r.events,
+            r.wait_avg_ns() / 1e3,
+            r.wait_max_ns() as f64 / 1e3
         );
         if phased {
             for k in 0..starts.len() {
@@ -200,6 +264,8 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "events": r.events,
         "send_blocks": r.send_blocks,
         "peak_unread": r.peak_unread,
+        "wait_avg_ns": r.wait_avg_ns(),
+        "wait_max_ns": r.wait_max_ns(),
         "tasks": r.tasks,
         "phases": r.phases.iter().map(|&(from, to, v)| json!({
             "from_s": from as f64 / 1e9,

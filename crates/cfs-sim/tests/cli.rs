@@ -433,6 +433,22 @@ fn relative_with_two_columns() {
     assert!(text.lines().nth(2).unwrap().split_whitespace().nth(2).unwrap().starts_with('x'), "{text}");
 }
 
+/// `--waits` follows the throughput table with the mean and the longest
+/// runqueue wait, laid out the same way (one row per client count).
+#[test]
+fn waits_add_two_tables() {
+    let out = run(&["hogs", "--clients", "1,2", "--runs", "1", "--duration", "100ms", "--pin-client", "0", "--waits"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(heads.len(), 3, "{text}");
+    assert!(heads[1].contains("mean runqueue wait") && heads[2].contains("longest runqueue wait"), "{text}");
+    // Two pinned hogs take 30 ms turns (see tests/workloads.rs): the
+    // longest wait at 2 hogs is at least that, in µs.
+    let last: f64 = text.lines().last().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(last >= 30_000.0, "{text}");
+}
+
 /// A write error other than a closed pipe is an error (here: a full
 /// disk, as /dev/full reports it).
 #[test]

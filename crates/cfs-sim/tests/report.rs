@@ -139,7 +139,8 @@ fn csv_has_one_line_per_run_and_quotes_labels_that_need_it() {
     assert_eq!(
         lines[0],
         "config,clients,run,seed,tps,elapsed_s,cpu0_util,cpu1_util,cpu2_util,cpu3_util,max_cpu_share,migrations,\
-         preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,switches,balance_passes,events"
+         preemptions,affine_wakeups,wakeups,remote_wakeups,wakeup_preempts,tick_preempts,switches,balance_passes,events,\
+         wait_avg_us,wait_max_us"
     );
     // 2 configurations x 2 client counts x 3 runs.
     assert_eq!(lines.len(), 1 + 12);
@@ -154,7 +155,9 @@ fn csv_has_one_line_per_run_and_quotes_labels_that_need_it() {
         assert_eq!(f[1..4], [r.clients.to_string(), r.run.to_string(), r.seed.to_string()]);
         assert_eq!(f[4], format!("{:.3}", r.value));
         assert_eq!(f[11], r.counters.migrations.to_string());
-        assert_eq!(f[width - 1], r.events.to_string());
+        assert_eq!(f[width - 3], r.events.to_string());
+        assert_eq!(f[width - 2], format!("{:.3}", r.wait_avg_ns() / 1e3));
+        assert_eq!(f[width - 1], format!("{:.3}", r.wait_max_ns() as f64 / 1e3));
     }
 }
 
@@ -283,4 +286,43 @@ fn plot_axes_cover_the_data_with_head_room() {
     let top: f64 = y.last().unwrap().parse().unwrap();
     let highest = (0..2).flat_map(|c| [1, 3].map(|n| res.median(c, n).unwrap())).fold(0.0, f64::max);
     assert!(top >= 1.2 * highest && top <= 1.6 * highest, "top tick {top} for a highest median of {highest}");
+}
+
+/// The wait tables: a run's mean wait is all its tasks' ended waits over
+/// their count (computed here from the per-task schedstats), its longest
+/// the largest of any task's ended or open wait, and a cell the middle of
+/// its three runs, printed in µs.
+#[test]
+fn wait_tables_show_the_median_run_of_each_cell() {
+    let (plan, res) = small();
+    let middle = |ci: usize, n: u32, f: &dyn Fn(&cfs_sim::experiment::RunRecord) -> f64| {
+        let mut v: Vec<f64> = res.runs.iter().filter(|r| r.config == ci && r.clients == n).map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let mean = |r: &cfs_sim::experiment::RunRecord| {
+        let sum: u64 = r.tasks.iter().map(|t| t.wait_sum_ns).sum();
+        let count: u64 = r.tasks.iter().map(|t| t.wait_count).sum();
+        sum as f64 / count as f64 / 1e3
+    };
+    let longest = |r: &cfs_sim::experiment::RunRecord| {
+        r.tasks.iter().map(|t| t.wait_max_ns.max(t.wait_open_ns)).max().unwrap() as f64 / 1e3
+    };
+    for (which, f) in [(report::Wait::Mean, &mean as &dyn Fn(&_) -> f64), (report::Wait::Longest, &longest)] {
+        let text = report::waits_table(&plan, &res, which, report::TableStyle::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("runqueue wait (us"), "{text}");
+        assert_eq!(lines.len(), 2 + plan.clients.len(), "{text}");
+        for (row, &n) in lines[2..].iter().zip(&plan.clients) {
+            let cells: Vec<f64> = row.split_whitespace().skip(1).map(|c| c.parse().unwrap()).collect();
+            assert_eq!(cells.len(), 2, "{row}");
+            for (ci, cell) in cells.iter().enumerate() {
+                let want = middle(ci, n, f);
+                // Cells print with two decimals below 100 and none above.
+                assert!((cell - want).abs() <= 0.5 + 0.005 * want, "{which:?} {n} clients col {ci}: {row} vs {want}");
+            }
+        }
+    }
+    // Every pgbench run waits somewhere: the client and its backends share CPUs.
+    assert!(res.runs.iter().all(|r| r.wait_avg_ns() > 0.0 && r.wait_max_ns() > 0));
 }

@@ -94,7 +94,7 @@ fn the_table_csv_and_json_show_each_phase() {
     let want: Vec<f64> = res.runs.iter().flat_map(|r| r.phases.iter().map(|p| p.2.round())).collect();
     assert_eq!(row, want);
     let csv = report::csv(&plan, &res);
-    assert!(csv.lines().next().unwrap().ends_with(",events,tps@0s,tps@100ms"), "{csv}");
+    assert!(csv.lines().next().unwrap().ends_with(",events,wait_avg_us,wait_max_us,tps@0s,tps@100ms"), "{csv}");
     for (line, r) in csv.lines().skip(1).zip(&res.runs) {
         let f: Vec<&str> = line.rsplit(',').take(2).collect();
         assert_eq!(f[0].parse::<f64>().unwrap(), (r.phases[1].2 * 1000.0).round() / 1000.0);

@@ -145,3 +145,35 @@ ops = [ { run = "0us" }, { progress = 1 } ]
     let rate = value(Workload::File(Arc::new(w)), &["--host", "q6600"]);
     assert!((rate - 320e6).abs() / 320e6 < 0.01, "{rate}");
 }
+
+/// Two hogs pinned to one CPU take turns by slices, and the schedstat
+/// waits say so. On the Q6600 (4 CPUs) 2.6.26's sched_latency is 20 ms x
+/// (1 + ilog2 4) = 60 ms, and two nice-0 tasks get 60 x 1024 / 2048 = 30 ms
+/// each. The HRTICK timer (on in 2.6.26's defaults, with high-resolution
+/// timers) ends the slice on time; without it check_preempt_tick would see
+/// the overrun at the next 4 ms tick (HZ=250). So a hog waits at least
+/// 30 ms and at most 34 ms (plus a context switch) while the other runs.
+/// And a hog never sleeps: from its fork to the end of the run it is
+/// either running or waiting, so its run time and its waits add up to the
+/// run's length less its fork time (both are forked within the launcher's
+/// first slices, under 70 ms).
+#[test]
+fn pinned_hogs_wait_one_slice_of_the_other() {
+    let plan = plan_for(Workload::Hogs, &args(&["--clients", "2", "--duration", "1s", "--pin-client", "0"])).unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    let run = &res.runs[0];
+    // The launcher ("hogs") forks hog0 and hog1, then exits.
+    let hogs: Vec<_> = run.tasks.iter().filter(|t| t.name.starts_with("hog") && t.name != "hogs").collect();
+    assert_eq!(hogs.len(), 2);
+    for me in &hogs {
+        let longest = me.longest_wait_ns();
+        assert!((30_000_000..=34_100_000).contains(&longest), "{me:?}");
+        let alive = me.runtime_ns + me.wait_sum_ns + me.wait_open_ns;
+        assert!((run.end_ns - 70_000_000..=run.end_ns).contains(&alive), "{me:?} over {} ns", run.end_ns);
+        // 1 s in 60 ms rounds: 16-17 turns each, a wait before each.
+        assert!((14..=20).contains(&me.wait_count), "{me:?}");
+    }
+    // The run's longest wait is any task's, the launcher's included.
+    assert_eq!(run.wait_max_ns(), run.tasks.iter().map(|t| t.longest_wait_ns()).max().unwrap());
+    assert!(run.wait_max_ns() >= hogs[0].longest_wait_ns());
+}

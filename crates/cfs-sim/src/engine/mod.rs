@@ -61,7 +61,7 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
-use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId};
+use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId, TaskState};
 use cfs_topology::Host;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -330,8 +330,10 @@ struct ProbeState {
     out: Probe,
 }
 
-/// One task's totals.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+/// One task's totals. The wait and sleep figures are cfs-core's
+/// CONFIG_SCHEDSTATS fields ([`cfs_core::SchedStats`]) over the whole run,
+/// start-up included, as `/proc/<pid>/sched` would show them at its end.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TaskStat {
     /// Name.
     pub name: String,
@@ -339,6 +341,29 @@ pub struct TaskStat {
     pub runtime_ns: u64,
     /// CPU changes.
     pub migrations: u64,
+    /// Time spent runnable on a runqueue without the CPU, ns (`wait_sum`).
+    pub wait_sum_ns: u64,
+    /// Waits ended (`wait_count`): picks, and moves off a queue.
+    pub wait_count: u64,
+    /// The longest ended wait, ns (`wait_max`).
+    pub wait_max_ns: u64,
+    /// A wait still open when the run ended, ns (0 if the task was not
+    /// queued then): a starved task's wait shows here, not in `wait_max`.
+    pub wait_open_ns: u64,
+    /// Time asleep, ns (`sum_sleep_runtime`; sleeps ended by a wakeup).
+    pub sleep_sum_ns: u64,
+    /// The longest ended sleep, ns (`sleep_max`).
+    pub sleep_max_ns: u64,
+    /// The longest run between two picks while the queue held at least
+    /// twice the task's weight, ns (`slice_max`).
+    pub slice_max_ns: u64,
+}
+
+impl TaskStat {
+    /// The longest wait, open or ended, ns.
+    pub fn longest_wait_ns(&self) -> u64 {
+        self.wait_max_ns.max(self.wait_open_ns)
+    }
 }
 
 /// What a run produced.
@@ -1795,11 +1820,22 @@ impl<'a> Sim<'a> {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let st = self.sched.task(TaskId(i as u32));
+                let Some(st) = self.sched.task(TaskId(i as u32)) else {
+                    return TaskStat { name: t.name.clone(), ..TaskStat::default() };
+                };
+                let ss = st.se.stats;
+                let open = st.state == TaskState::Queued;
                 TaskStat {
                     name: t.name.clone(),
-                    runtime_ns: st.map_or(0, |s| s.se.sum_exec_runtime),
-                    migrations: st.map_or(0, |s| s.nr_migrations),
+                    runtime_ns: st.se.sum_exec_runtime,
+                    migrations: st.nr_migrations,
+                    wait_sum_ns: ss.wait_sum,
+                    wait_count: ss.wait_count,
+                    wait_max_ns: ss.wait_max,
+                    wait_open_ns: if open { end.saturating_sub(ss.wait_start) } else { 0 },
+                    sleep_sum_ns: u64::try_from(ss.sum_sleep_runtime).unwrap_or(0),
+                    sleep_max_ns: ss.sleep_max,
+                    slice_max_ns: ss.slice_max,
                 }
             })
             .collect();
