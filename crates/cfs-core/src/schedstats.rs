@@ -23,7 +23,7 @@
 //! every [`Deschedule::Sleep`](crate::Deschedule::Sleep) is a
 //! TASK_INTERRUPTIBLE one, as a task in `select()`, `recv()` or `nanosleep()`
 //! is), and the `nr_wakeups_*` / `nr_*_migrations` counters, which the
-//! [`Observer`](crate::Observer) events carry with their reasons.
+//! [`Observer`] events carry with their reasons.
 //!
 //! ## What the numbers mean
 //!
