@@ -177,3 +177,37 @@ fn pinned_hogs_wait_one_slice_of_the_other() {
     assert_eq!(run.wait_max_ns(), run.tasks.iter().map(|t| t.longest_wait_ns()).max().unwrap());
     assert!(run.wait_max_ns() >= hogs[0].longest_wait_ns());
 }
+
+/// rt-app's `run` is CPU work and its `runtime` wall-clock time. Two tasks
+/// pinned to one CPU, each looping on 50 ms of it, are both always
+/// runnable, so the scheduler treats them alike either way: 30 ms slices
+/// in turn (2.6.26 on 4 CPUs: a 60 ms period over two; HRTICK ends each on
+/// time), ~0.5 s of CPU each in a 1 s run. With `run` a loop needs 50 ms of
+/// that CPU: 10 loops for 0.5 s, 9 for a little less, 19-20 in all. With
+/// `runtime` a loop ends 50 ms after it began, preempted or not: it runs
+/// its 30 ms slice, waits out the other's, and ends within a check
+/// (100 µs) of running again, so each loop is one 60 ms round: 16 full
+/// loops each in 1 s, 32-33 in all.
+///
+/// `delay` holds a thread back once, at its start. One task alone on CPU 0
+/// after a 400 ms delay and one alone on CPU 1, each looping on 50 ms: 12
+/// loops in the first's 600 ms and 20 in the second's second, 32 in all,
+/// or one fewer for each whose last check lands just past the run's end
+/// (a delay in every loop, 450 ms each, would leave the first 2).
+#[test]
+fn rt_app_runtime_is_wall_clock_and_delay_is_once() {
+    let loops = |a: &str, b: &str| {
+        let json = format!(r#"{{"global": {{"duration": 1}}, "tasks": {{"a": {{{a}}}, "b": {{{b}}}}}}}"#);
+        let w = cfs_sim::parse_workload(&json).unwrap();
+        let plan = plan_for(Workload::File(Arc::new(w)), &args(&[])).unwrap();
+        plan.execute(&|| {}).unwrap().runs[0].value
+    };
+    let shared =
+        |event: &str| loops(&format!(r#""cpus": [0], "{event}": 50000"#), &format!(r#""cpus": [0], "{event}": 50000"#));
+    let run = shared("run");
+    assert!((19.0..=20.0).contains(&run), "{run}");
+    let wall = shared("runtime");
+    assert!((32.0..=33.0).contains(&wall), "{wall}");
+    let delayed = loops(r#""cpus": [0], "delay": 400000, "runtime": 50000"#, r#""cpus": [1], "runtime": 50000"#);
+    assert!((30.0..=32.0).contains(&delayed), "{delayed}");
+}

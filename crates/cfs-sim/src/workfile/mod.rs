@@ -62,8 +62,10 @@
 //! `cumulative_slack`, `log_size`) are accepted and ignored.
 //! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice), `cpus`,
 //! `delay` (µs), `ws_kb`, `phases`, and events in document order, each key
-//! optionally suffixed by digits (`run0`, `sleep1`): `run`/`runtime` (µs of
-//! CPU), `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
+//! optionally suffixed by digits (`run0`, `sleep1`): `run` (µs of CPU),
+//! `runtime` (µs of wall-clock time: it computes until that much time has
+//! passed since it began, preempted or not, as rt-app's `runtime` does),
+//! `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
 //! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
 //! (accepted; mutex cost is not modelled), `fork` (a task name),
 //! `suspend` (wait for a `resume`), `resume` (a task name), `yield`.
@@ -268,6 +270,10 @@ enum Via {
 #[derive(Clone, Debug, PartialEq)]
 enum Instr {
     Run(Dist),
+    /// Compute until this many ns of simulated time have passed since the
+    /// instruction began, however much of it the task spent preempted
+    /// (rt-app's `runtime`).
+    RunWall(u64),
     Sleep(u64),
     Timer {
         slot: usize,
@@ -489,8 +495,13 @@ enum Raw {
     Fork { name: String, path: String },
 }
 
-/// A task's raw ops and its top-level loop count.
-type RawTask = (Vec<Raw>, Option<u64>);
+/// A task's raw ops: what it does once before its top-level loop (rt-app's
+/// `delay`), the loop's body, and the loop's count (None = forever).
+struct RawTask {
+    prelude: Vec<Raw>,
+    body: Vec<Raw>,
+    count: Option<u64>,
+}
 /// A task definition's header and raw ops.
 type ParsedTask = (TaskDef, RawTask);
 
@@ -546,11 +557,13 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
 
 /// Wraps a task body in its top-level loop, adding an implicit progress
 /// count per iteration when the file has none.
-fn wrap_loop(mut body: Vec<Raw>, count: Option<u64>, implicit_progress: bool) -> Vec<Raw> {
+fn wrap_loop(task: RawTask, implicit_progress: bool) -> Vec<Raw> {
+    let RawTask { prelude, mut body, count } = task;
     if implicit_progress {
         body.push(Raw::I(Instr::Progress(1)));
     }
-    let mut out = Vec::with_capacity(body.len() + 2);
+    let mut out = Vec::with_capacity(prelude.len() + body.len() + 2);
+    out.extend(prelude);
     out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
     out.extend(body);
     out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
@@ -646,8 +659,8 @@ fn finish_defs(
     if total == 0 {
         return err("", "no task has instances at start");
     }
-    for (head, (raw, count)) in heads.iter_mut().zip(raws) {
-        let raw = wrap_loop(raw, count, !any_progress);
+    for (head, task) in heads.iter_mut().zip(raws) {
+        let raw = wrap_loop(task, !any_progress);
         let mut code = resolve(raw, &defs)?;
         // Number this task's timers.
         let mut slot = 0;

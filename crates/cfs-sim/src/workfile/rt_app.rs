@@ -91,8 +91,10 @@ impl RtApp {
             code: Vec::new(),
             timers: 0,
         };
+        // A thread loops forever unless told otherwise (rt-app's default).
         let mut count = None;
         let mut raw = Vec::new();
+        let mut prelude = Vec::new();
         for (k, x) in o {
             let kp = format!("{path}.{k}");
             match k.as_str() {
@@ -102,14 +104,16 @@ impl RtApp {
                 "priority" => head.nice = ranged(x, &kp, -20, 19)? as i32,
                 "cpus" => head.cpus = Some(cpus(x, &kp)?),
                 "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
-                "delay" => raw.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
+                // rt-app: "initial delay before a thread starts execution",
+                // once, not every loop.
+                "delay" => prelude.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
                 "phases" => Self::phases(x, &kp, names, &mut raw)?,
                 _ => Self::event(k, x, &kp, names, &mut raw).map_err(|e| {
                     if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
         }
-        Ok((head, (raw, count)))
+        Ok((head, RawTask { prelude, body: raw, count }))
     }
 
     fn phases(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
@@ -158,7 +162,8 @@ impl RtApp {
             }
         };
         let instr = match base {
-            "run" | "runtime" => Instr::Run(Dist::Fixed(duration(v, path, 1e3)?)),
+            "run" => Instr::Run(Dist::Fixed(duration(v, path, 1e3)?)),
+            "runtime" => Instr::RunWall(duration(v, path, 1e3)?),
             "sleep" => Instr::Sleep(duration(v, path, 1e3)?),
             "timer" => {
                 let t = obj(v, path)?;

@@ -17,12 +17,32 @@ pub(super) struct Script {
     last_from: Option<TaskRef>,
     /// Pending sends of a broadcast.
     fanout: Vec<Action>,
+    /// When the `RunWall` in progress ends.
+    wall_until: Option<u64>,
 }
+
+/// The piece of CPU work a `RunWall` does between two looks at the clock,
+/// ns (baseline). A piece that is preempted finishes when its task runs
+/// again, so a `runtime` event ends at most this much after its time is
+/// up (rt-app polls the clock every few µs; a finer piece costs an engine
+/// step per piece).
+const WALL_CHECK_NS: u64 = 100_000;
 
 impl Script {
     pub(super) fn new(wl: Arc<FileWorkload>, ids: Arc<Vec<Vec<TaskRef>>>, def: usize, instance: u32) -> Script {
         let timers = vec![None; wl.tasks[def].timers];
-        Script { wl, ids, def, instance, pc: 0, loops: Vec::new(), timers, last_from: None, fanout: Vec::new() }
+        Script {
+            wl,
+            ids,
+            def,
+            instance,
+            pc: 0,
+            loops: Vec::new(),
+            timers,
+            last_from: None,
+            fanout: Vec::new(),
+            wall_until: None,
+        }
     }
 
     fn send_to(&mut self, to: Target, via: Via, bytes: u32, cx: &StepCx<'_>) -> Action {
@@ -106,6 +126,18 @@ impl Program for Script {
                     }
                 },
                 Instr::Run(d) => return Action::RunDist(d),
+                Instr::RunWall(ns) => {
+                    let end = *self.wall_until.get_or_insert(cx.now.saturating_add(ns));
+                    let left = end.saturating_sub(cx.now);
+                    if left == 0 {
+                        self.wall_until = None;
+                        continue;
+                    }
+                    // Stay on this instruction: compute a piece, then
+                    // look at the clock again.
+                    self.pc -= 1;
+                    return Action::Run(left.min(WALL_CHECK_NS));
+                }
                 Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
                 Instr::Timer { slot, period } => {
                     let next = self.timers[slot].unwrap_or(cx.now).max(cx.now.saturating_sub(period)) + period;

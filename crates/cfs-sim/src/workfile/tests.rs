@@ -208,15 +208,16 @@ mod value_tests {
         assert_eq!(w.tasks[0].code[1], Instr::Run(Dist::Fixed(1_000_000)));
         let w = parse_workload(r#"{"tasks": {"a": {"run": 1000, "sleep": 1.5, "run1": "2ms", "delay": 3}}}"#).unwrap();
         let code = &w.tasks[0].code;
+        // `delay` is rt-app's initial delay: once, before the loop, wherever
+        // it stands among the keys; the events loop in document order.
+        assert_eq!(code[0], Instr::Sleep(3_000));
+        assert!(matches!(code[1], Instr::LoopBegin { count: None, .. }), "{code:?}");
         assert_eq!(
-            code[1..5],
-            [
-                Instr::Run(Dist::Fixed(1_000_000)),
-                Instr::Sleep(1_500),
-                Instr::Run(Dist::Fixed(2_000_000)),
-                Instr::Sleep(3_000)
-            ]
+            code[2..5],
+            [Instr::Run(Dist::Fixed(1_000_000)), Instr::Sleep(1_500), Instr::Run(Dist::Fixed(2_000_000))]
         );
+        assert_eq!(code[5], Instr::Progress(1));
+        assert!(matches!(code[6], Instr::LoopEnd { begin: 1 }), "{code:?}");
     }
 
     #[test]
@@ -569,7 +570,8 @@ mod structure_tests {
                 Instr::Yield,
                 Instr::Fork(1),
                 Instr::LoopBegin { count: Some(1), end: 10 },
-                Instr::Run(Dist::Fixed(7_000)),
+                // `runtime` is wall-clock time, `run` CPU work.
+                Instr::RunWall(7_000),
                 Instr::Timer { slot: 0, period: 100_000 },
                 Instr::LoopEnd { begin: 7 },
                 Instr::LoopBegin { count: Some(2), end: 13 },

@@ -34,7 +34,7 @@ impl TomlFile {
             heads.push(head);
             raws.push(raw);
         }
-        let any_progress = raws.iter().any(|(r, _)| has_progress(r));
+        let any_progress = raws.iter().any(|r: &RawTask| has_progress(&r.body));
         let metric = match get(top, "metric") {
             Some(m) => as_str(m, "metric")?.to_string(),
             None if any_progress => "units_s".into(),
@@ -74,7 +74,7 @@ impl TomlFile {
         let ops = get(o, "ops").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ops`".into() })?;
         let mut raw = Vec::new();
         Self::ops(ops, &format!("{path}.ops"), names, &mut raw, 0)?;
-        Ok((head, (raw, count)))
+        Ok((head, RawTask { prelude: Vec::new(), body: raw, count }))
     }
 
     pub(super) fn ops(
