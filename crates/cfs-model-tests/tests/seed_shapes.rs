@@ -164,6 +164,27 @@ fn chrt_b_on_pgbench_alone_does_not_help() {
     }
 }
 
+/// The pile in schedstat terms (cfs-core's CONFIG_SCHEDSTATS fields). Under
+/// 895 every backend pgbench wakes on its own CPU preempts it, so pgbench
+/// waits out a backend run (63 µs of work plus a switch, docs/CALIBRATION.md
+/// §3) for most transactions, against its own ~27 µs: it waits longer than
+/// it runs, well over half a backend run per transaction. Under 861 nothing
+/// preempts it: it runs, and waits a few µs per transaction at most.
+#[test]
+fn under_895_pgbench_waits_out_a_backend_per_transaction() {
+    let r = seed(&["name=895", "name=861,features=861"], &[15]);
+    let client = |ci: usize| {
+        let run = r.median_run(ci, 15).unwrap();
+        run.tasks.iter().find(|t| t.name == "pgbench").unwrap().clone()
+    };
+    let pile = client(0);
+    assert!(pile.wait_sum_ns as f64 > 1.3 * pile.runtime_ns as f64, "895: {pile:?}");
+    assert!(pile.wait_sum_ns / TX > 32_000, "895: {} ns a transaction, {pile:?}", pile.wait_sum_ns / TX);
+    let spread = client(1);
+    assert!((spread.wait_sum_ns as f64) < 0.1 * spread.runtime_ns as f64, "861: {spread:?}");
+    assert!(spread.wait_sum_ns / TX < 5_000, "861: {} ns a transaction, {spread:?}", spread.wait_sum_ns / TX);
+}
+
 #[test]
 fn the_clamp_table_is_a_waker_tree() {
     // pgbench-q6600-sync-load-clamp.csv (Mike Galbraith 2008-05-23), compared
