@@ -213,6 +213,26 @@ mod tests {
         }
     }
 
+    /// A waiting task moved to another CPU (its affinity changed) ends its
+    /// wait on the old queue and starts one on the new, as pull_task's
+    /// deactivate / activate do: B waits 5,000-8,000 on CPU 0 and
+    /// 8,000-9,500 on CPU 1, two waits of 3,000 and 1,500.
+    #[test]
+    fn a_move_ends_one_wait_and_starts_another() {
+        let v = KernelVersion::V2_6_26;
+        let domains = SchedDomains { version: v, per_cpu: vec![vec![], vec![]] };
+        let mut s = Scheduler::new(Config::new(v, 2), domains).unwrap();
+        let a = s.spawn(1_000, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.schedule(1_000, 0, Deschedule::Preempt).unwrap().next, Some(a));
+        let b = s.spawn(5_000, 0, TaskParams::normal()).unwrap();
+        s.set_affinity(8_000, b, crate::CpuMask::single(1)).unwrap();
+        let st = s.task(b).unwrap().se.stats;
+        assert_eq!((st.wait_count, st.wait_sum, st.wait_start), (1, 3_000, 8_000));
+        assert_eq!(s.schedule(9_500, 1, Deschedule::Preempt).unwrap().next, Some(b));
+        let st = s.task(b).unwrap().se.stats;
+        assert_eq!((st.wait_count, st.wait_sum, st.wait_max, st.wait_start), (2, 4_500, 3_000, 0));
+    }
+
     /// set_task_cpu moves open stamps by old clock - new clock, and leaves
     /// closed (zero) ones alone.
     #[test]
@@ -234,7 +254,8 @@ mod tests {
     }
 
     /// A sleep measured against a runqueue clock behind the stamp counts
-    /// as 0 (`(s64)delta < 0`), not as 2^64 - x.
+    /// as 0 (`(s64)delta < 0`), not as 2^64 - x. (`<= 0` would be the same
+    /// test: a zero-length sleep counts 0 either way.)
     #[test]
     fn a_negative_sleep_counts_as_zero() {
         let v = KernelVersion::V2_6_26;
