@@ -186,7 +186,7 @@ fn pinned_hogs_wait_one_slice_of_the_other() {
 /// that CPU: 10 loops for 0.5 s, 9 for a little less, 19-20 in all. With
 /// `runtime` a loop ends 50 ms after it began, preempted or not: it runs
 /// its 30 ms slice, waits out the other's, and ends within a check
-/// (100 µs) of running again, so each loop is one 60 ms round: 16 full
+/// (32 µs) of running again, so each loop is one 60 ms round: 16 full
 /// loops each in 1 s, 32-33 in all.
 ///
 /// `delay` holds a thread back once, at its start. One task alone on CPU 0

@@ -33,8 +33,12 @@
 //! ops = [ { wait = "one" }, { run = "30us" }, { reply = true, sync = true } ]
 //! ```
 //!
-//! Ops: `run`, `sleep`, `timer` (`{ period = "10ms" }`: sleep to the next
-//! period boundary), `send` (a task name, `name#3` for an instance, or
+//! Ops: `run`, `sleep`, `timer` (`{ period = "10ms" }`, optionally
+//! `mode = "absolute"`: sleep until the next activation, one period after
+//! the last, the first one period after the task's loop began; an
+//! activation already past goes on at once and, in the default
+//! `"relative"` mode, counts the next period from now, as rt-app's timer
+//! does), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
 //! sender), `broadcast` (every instance of a task, woken in one call, as a
 //! write on a socket they all poll wakes them: [`Action::SendAll`]; with a
@@ -275,9 +279,14 @@ enum Instr {
     /// (rt-app's `runtime`).
     RunWall(u64),
     Sleep(u64),
+    /// rt-app's timer: the next activation is the last one plus `period`
+    /// (the first, the loop's start plus `period`); sleep until it, or, if
+    /// it has passed, go on at once and (unless `absolute`) count the
+    /// following periods from now.
     Timer {
         slot: usize,
         period: u64,
+        absolute: bool,
     },
     Send {
         to: Target,
@@ -569,6 +578,18 @@ fn wrap_loop(task: RawTask, implicit_progress: bool) -> Vec<Raw> {
     out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
     fix_loops(&mut out);
     out
+}
+
+/// A timer's `mode`: rt-app's "relative" (the default) or "absolute".
+fn timer_mode(t: &[(String, V)], path: &str) -> Result<bool, WorkloadError> {
+    match get(t, "mode") {
+        None => Ok(false),
+        Some(m) => match as_str(m, &format!("{path}.mode"))? {
+            "relative" => Ok(false),
+            "absolute" => Ok(true),
+            other => err(&format!("{path}.mode"), format!("expected \"relative\" or \"absolute\", found {other:?}")),
+        },
+    }
 }
 
 /// Sets the jump targets of every LoopBegin/LoopEnd pair (they nest).

@@ -174,7 +174,7 @@ impl RtApp {
                 if period == 0 {
                     return err(path, "timer period must be positive");
                 }
-                Instr::Timer { slot: usize::MAX, period }
+                Instr::Timer { slot: usize::MAX, period, absolute: timer_mode(t, path)? }
             }
             "wait" | "suspend" => match base {
                 "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),

@@ -19,14 +19,17 @@ pub(super) struct Script {
     fanout: Vec<Action>,
     /// When the `RunWall` in progress ends.
     wall_until: Option<u64>,
+    /// When the task's top-level loop first began (rt-app's `t_first`,
+    /// which its timers count from).
+    t_first: Option<u64>,
 }
 
 /// The piece of CPU work a `RunWall` does between two looks at the clock,
-/// ns (baseline). A piece that is preempted finishes when its task runs
-/// again, so a `runtime` event ends at most this much after its time is
-/// up (rt-app polls the clock every few µs; a finer piece costs an engine
-/// step per piece).
-const WALL_CHECK_NS: u64 = 100_000;
+/// ns (baseline): rt-app's runtime loop does `loadwait(32)`, 32 µs of work,
+/// then reads CLOCK_MONOTONIC. A piece that is preempted finishes when its
+/// task runs again, so a `runtime` event ends at most this much after its
+/// time is up, in rt-app as here.
+const WALL_CHECK_NS: u64 = 32_000;
 
 impl Script {
     pub(super) fn new(wl: Arc<FileWorkload>, ids: Arc<Vec<Vec<TaskRef>>>, def: usize, instance: u32) -> Script {
@@ -42,6 +45,7 @@ impl Script {
             last_from: None,
             fanout: Vec::new(),
             wall_until: None,
+            t_first: None,
         }
     }
 
@@ -114,7 +118,10 @@ impl Program for Script {
             self.pc += 1;
             match ins {
                 Instr::LoopBegin { count: Some(0), end } => self.pc = end + 1,
-                Instr::LoopBegin { count, .. } => self.loops.push(count),
+                Instr::LoopBegin { count, .. } => {
+                    self.t_first.get_or_insert(cx.now);
+                    self.loops.push(count);
+                }
                 Instr::LoopEnd { begin } => match self.loops.last_mut() {
                     Some(None) => self.pc = begin + 1,
                     Some(Some(n)) if *n > 1 => {
@@ -139,10 +146,15 @@ impl Program for Script {
                     return Action::Run(left.min(WALL_CHECK_NS));
                 }
                 Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
-                Instr::Timer { slot, period } => {
-                    let next = self.timers[slot].unwrap_or(cx.now).max(cx.now.saturating_sub(period)) + period;
-                    self.timers[slot] = Some(next);
-                    return Action::Sleep { ns: next.saturating_sub(cx.now).max(1), interruptible: false };
+                Instr::Timer { slot, period, absolute } => {
+                    let last = self.timers[slot].or(self.t_first).unwrap_or(cx.now);
+                    let next = last.saturating_add(period);
+                    if cx.now < next {
+                        self.timers[slot] = Some(next);
+                        return Action::Sleep { ns: next - cx.now, interruptible: false };
+                    }
+                    // Overrun: no sleep; a relative timer starts over from now.
+                    self.timers[slot] = Some(if absolute { next } else { cx.now });
                 }
                 Instr::Send { to, via, bytes } => return self.send_to(to, via, bytes, cx),
                 Instr::Wait { all } => return Action::Wait { all },

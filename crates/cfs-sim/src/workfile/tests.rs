@@ -488,8 +488,8 @@ mod structure_tests {
         assert_eq!(
             body("{ timer = \"10ms\" }, { timer = { period = \"5ms\", ref = \"t\" } }"),
             [
-                Instr::Timer { slot: 0, period: 10_000_000 },
-                Instr::Timer { slot: 1, period: 5_000_000 },
+                Instr::Timer { slot: 0, period: 10_000_000, absolute: false },
+                Instr::Timer { slot: 1, period: 5_000_000, absolute: false },
                 Instr::Progress(1)
             ]
         );
@@ -498,6 +498,10 @@ mod structure_tests {
         assert_eq!(e("{ exit = false }"), "at task[0].ops[0].exit: only `true` makes sense here");
         assert_eq!(e("{ yield = false }"), "at task[0].ops[0].yield: only `true` makes sense here");
         assert_eq!(e("{ timer = \"0s\" }"), "at task[0].ops[0].timer: timer period must be positive");
+        assert_eq!(
+            e("{ timer = { period = \"1ms\", mode = \"soon\" } }"),
+            "at task[0].ops[0].timer.mode: expected \"relative\" or \"absolute\", found \"soon\""
+        );
         assert_eq!(e("{ timer = { ref = \"t\" } }"), "at task[0].ops[0].timer: missing `period`");
         assert_eq!(e("{ nice = 20 }"), "at task[0].ops[0].nice: 20 is out of range -20..=19");
         assert_eq!(e("{ loop = { count = 2 } }"), "at task[0].ops[0].loop: missing `ops`");
@@ -572,7 +576,7 @@ mod structure_tests {
                 Instr::LoopBegin { count: Some(1), end: 10 },
                 // `runtime` is wall-clock time, `run` CPU work.
                 Instr::RunWall(7_000),
-                Instr::Timer { slot: 0, period: 100_000 },
+                Instr::Timer { slot: 0, period: 100_000, absolute: true },
                 Instr::LoopEnd { begin: 7 },
                 Instr::LoopBegin { count: Some(2), end: 13 },
                 Instr::CondSignal { cond: 0, all: true },
@@ -753,25 +757,35 @@ mod script_tests {
         assert_eq!(run(t.program.as_mut(), 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
     }
 
-    /// A periodic timer sleeps to the next period boundary counted from
-    /// its first use. A task that falls more than a period behind drops
-    /// the missed periods: its next deadline is now (no sleep to speak of),
-    /// and the period counts on from there.
+    /// rt-app's timer: each activation is the last plus a period, the first
+    /// one period after the loop began. An activation already past is not
+    /// slept for; a relative timer (the default) then counts the next
+    /// period from now, dropping the missed ones, while an absolute one
+    /// keeps its grid and catches up without sleeping.
     #[test]
     fn timers_keep_their_period() {
-        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { timer = \"10ms\" } ]";
-        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
-        let p = t.program.as_mut();
         let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
-        // First use at 1 ms: the deadline is 11 ms. (Each pass also counts
-        // its implicit progress unit.)
-        assert_eq!(run(p, 2, 1_000_000, &[], None), [sleep(10_000_000), "Progress(1)".into()]);
-        // Back at 12 ms: sleep to 21 ms.
-        assert_eq!(run(p, 2, 12_000_000, &[], None)[0], sleep(9_000_000));
-        // At 50 ms, 29 ms late: the deadline is max(21, 50 - 10) + 10 = 50.
-        assert_eq!(run(p, 2, 50_000_000, &[], None)[0], sleep(1));
-        // At 55 ms: the next boundary is 60 ms.
-        assert_eq!(run(p, 1, 55_000_000, &[], None)[0], sleep(5_000_000));
+        let progress = || "Progress(1)".to_string();
+        for mode in ["relative", "absolute"] {
+            let text = format!(
+                "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {{ timer = {{ period = \"10ms\", mode = \"{mode}\" }} }} ]"
+            );
+            let mut t = load(&text, 1, &WorkloadOpts::default()).remove(0);
+            let p = t.program.as_mut();
+            // The loop begins at 1 ms: the first activation is at 11 ms.
+            // (Each pass also counts its implicit progress unit.)
+            assert_eq!(run(p, 2, 1_000_000, &[], None), [sleep(10_000_000), progress()]);
+            // Back at 12 ms: sleep to 21 ms.
+            assert_eq!(run(p, 2, 12_000_000, &[], None), [sleep(9_000_000), progress()]);
+            // At 50 ms the activation at 31 ms has passed: no sleep.
+            if mode == "relative" {
+                // The next is 10 ms from now.
+                assert_eq!(run(p, 2, 50_000_000, &[], None), [progress(), sleep(10_000_000)]);
+            } else {
+                // The grid holds: 41 ms has passed too, 51 ms has not.
+                assert_eq!(run(p, 3, 50_000_000, &[], None), [progress(), progress(), sleep(1_000_000)]);
+            }
+        }
     }
 
     /// Sends: instance i of a task talks to instance i of its peer (modulo

@@ -163,20 +163,20 @@ impl TomlFile {
             "run" => Instr::Run(run_dist(val, &kp, 0.0)?),
             "sleep" => Instr::Sleep(duration(val, &kp, 0.0)?),
             "timer" => {
-                let period = match val {
+                let (period, absolute) = match val {
                     V::Obj(t) => {
-                        known_keys(t, &kp, &["period", "ref"])?;
+                        known_keys(t, &kp, &["period", "ref", "mode"])?;
                         let p = get(t, "period")
                             .ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `period`".into() })?;
-                        duration(p, &format!("{kp}.period"), 0.0)?
+                        (duration(p, &format!("{kp}.period"), 0.0)?, timer_mode(t, &kp)?)
                     }
-                    other => duration(other, &kp, 0.0)?,
+                    other => (duration(other, &kp, 0.0)?, false),
                 };
                 if period == 0 {
                     return err(&kp, "timer period must be positive");
                 }
                 names.timers.push(kp.clone());
-                Instr::Timer { slot: usize::MAX, period }
+                Instr::Timer { slot: usize::MAX, period, absolute }
             }
             "send" => {
                 out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
