@@ -72,7 +72,9 @@
 //! `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
 //! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
 //! (accepted; mutex cost is not modelled), `fork` (a task name),
-//! `suspend` (wait for a `resume`), `resume` (a task name), `yield`.
+//! `suspend` (wait on the condition named by the value, the task's own
+//! name when empty) and `resume` (broadcast that condition; lost if no one
+//! is suspended, as in rt-app), `yield`.
 //! Without any progress op, every task counts one unit per loop.
 //!
 //! Steps that take no time (a progress count, a zero-length run) are free

@@ -107,8 +107,8 @@ impl RtApp {
                 // rt-app: "initial delay before a thread starts execution",
                 // once, not every loop.
                 "delay" => prelude.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
-                "phases" => Self::phases(x, &kp, names, &mut raw)?,
-                _ => Self::event(k, x, &kp, names, &mut raw).map_err(|e| {
+                "phases" => Self::phases(name, x, &kp, names, &mut raw)?,
+                _ => Self::event(name, k, x, &kp, names, &mut raw).map_err(|e| {
                     if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
@@ -116,7 +116,7 @@ impl RtApp {
         Ok((head, RawTask { prelude, body: raw, count }))
     }
 
-    fn phases(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+    fn phases(me: &str, v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
         for (pname, pv) in obj(v, path)? {
             let pp = format!("{path}.{pname}");
             let po = obj(pv, &pp)?;
@@ -127,7 +127,7 @@ impl RtApp {
             out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
             for (k, x) in po {
                 if k != "loop" {
-                    Self::event(k, x, &format!("{pp}.{k}"), names, out)?;
+                    Self::event(me, k, x, &format!("{pp}.{k}"), names, out)?;
                 }
             }
             out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
@@ -139,7 +139,15 @@ impl RtApp {
         Ok(())
     }
 
-    fn event(key: &str, v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
+    /// One event of task `me`.
+    fn event(
+        me: &str,
+        key: &str,
+        v: &V,
+        path: &str,
+        names: &mut Names,
+        out: &mut Vec<Raw>,
+    ) -> Result<(), WorkloadError> {
         let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
         if !RTAPP_EVENTS.contains(&base) {
             let mut known = vec!["instance", "loop", "policy", "priority", "cpus", "delay", "ws_kb", "phases"];
@@ -176,10 +184,16 @@ impl RtApp {
                 }
                 Instr::Timer { slot: usize::MAX, period, absolute: timer_mode(t, path)? }
             }
-            "wait" | "suspend" => match base {
-                "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),
-                _ => Instr::Wait { all: false },
-            },
+            "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),
+            // rt-app's suspend waits on the condition named by its value
+            // (the thread's own name when empty) and resume broadcasts it:
+            // a resume with no one suspended is lost, as a condition
+            // variable's signal is.
+            "suspend" => {
+                let name = as_str(v, path)?;
+                Instr::CondWait(names.cond(if name.is_empty() { me } else { name }))
+            }
+            "resume" => Instr::CondSignal { cond: names.cond(as_str(v, path)?), all: true },
             "signal" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: false },
             "broad" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: true },
             "sync" => {
@@ -193,15 +207,6 @@ impl RtApp {
             }
             "fork" => {
                 out.push(Raw::Fork { name: as_str(v, path)?.to_string(), path: path.into() });
-                return Ok(());
-            }
-            "resume" => {
-                out.push(Raw::Send {
-                    to: RawTarget::Name(as_str(v, path)?.to_string(), None),
-                    via: Via::Message { sync: false },
-                    bytes: 0,
-                    path: path.into(),
-                });
                 return Ok(());
             }
             _ => Instr::Yield,

@@ -549,13 +549,14 @@ mod structure_tests {
         assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
         // Events in document order, suffixes allowed; a phase loops once
         // unless told; sync is signal then wait; lock and unlock cost
-        // nothing; resume is a plain message; suspend waits for one.
+        // nothing; resume broadcasts the condition it names and suspend
+        // waits on one (its own name's when empty), as rt-app's do.
         let w = parse_workload(
             r#"{"tasks": {
                 "a": {"sync3": "c", "lock": "m", "unlock": "m", "resume": "b", "suspend0": "x", "yield": "y", "fork": "b",
                       "phases": {"p": {"runtime": 7, "timer": {"ref": "t", "period": 100, "mode": "absolute"}},
                                  "q": {"loop": 2, "broad": {"ref": "c", "mutex": "m"}}}},
-                "b": {"instance": 1, "wait": "c"}
+                "b": {"instance": 1, "wait": "c", "suspend": ""}
             }}"#,
         )
         .unwrap();
@@ -565,12 +566,8 @@ mod structure_tests {
             [
                 Instr::CondSignal { cond: 0, all: false },
                 Instr::CondWait(0),
-                Instr::Send {
-                    to: Target::Task { def: 1, instance: None },
-                    via: Via::Message { sync: false },
-                    bytes: 0
-                },
-                Instr::Wait { all: false },
+                Instr::CondSignal { cond: 1, all: true },
+                Instr::CondWait(2),
                 Instr::Yield,
                 Instr::Fork(1),
                 Instr::LoopBegin { count: Some(1), end: 10 },
@@ -586,6 +583,8 @@ mod structure_tests {
             ]
         );
         assert_eq!(w.tasks[0].timers, 1);
+        // b waits on c, then suspends on its own name, the condition a resumes.
+        assert_eq!(w.tasks[1].code[1..3], [Instr::CondWait(0), Instr::CondWait(1)]);
         assert_eq!(
             error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 0}}}}"#),
             "at tasks.a.timer: timer period must be positive"
