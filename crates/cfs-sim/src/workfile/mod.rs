@@ -69,7 +69,10 @@
 //! optionally suffixed by digits (`run0`, `sleep1`): `run` (µs of CPU),
 //! `runtime` (µs of wall-clock time: it computes until that much time has
 //! passed since it began, preempted or not, as rt-app's `runtime` does),
-//! `sleep` (µs), `timer` (`{ref, period}`), `wait` (`{ref, mutex}` or
+//! `sleep` (µs), `timer` (`{ref, period, mode}`, as in TOML; every task
+//! instance keeps its own, as rt-app's `"ref": "unique"` does: rt-app
+//! shares a named timer between the threads that use it, so two of them
+//! each advance it a period), `wait` (`{ref, mutex}` or
 //! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
 //! (accepted; mutex cost is not modelled), `fork` (a task name),
 //! `suspend` (wait on the condition named by the value, the task's own
