@@ -184,7 +184,22 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
     t
 }
 
-/// The long-form CSV: one line per run.
+/// The long-form CSV: one line per run, with the columns
+///
+/// - `config`, `clients`, `run`, `seed`: the cell and the run's own seed
+///   (`--seed` with that seed reproduces it);
+/// - the workload's metric (`tps`, `mb_s`, ...) and `elapsed_s`, the
+///   simulated length of the run;
+/// - `cpuN_util`: each CPU's busy fraction; `max_cpu_share`: the busiest
+///   CPU's share of all busy time (1/N when spread evenly, 1 when piled);
+/// - the scheduler's decisions: `migrations`, `preemptions` (involuntary
+///   switches), `affine_wakeups` (wake_affine pulled the wakee),
+///   `wakeups`, `remote_wakeups` (woken on another CPU than the waker's),
+///   `wakeup_preempts`, `tick_preempts`, `switches`, `balance_passes`;
+/// - `events`: engine events processed;
+/// - `wait_avg_us`, `wait_max_us`: the mean and the longest runqueue wait
+///   (schedstats, [`RunRecord::wait_avg_ns`], [`RunRecord::wait_max_ns`]);
+/// - with `--switch`, the metric in each phase (`tps@0s`, `tps@2s`, ...).
 pub fn csv(plan: &Plan, res: &Results) -> String {
     let ncpu = plan.host.nr_cpus();
     let mut s = String::new();
