@@ -785,6 +785,41 @@ mod script_tests {
                 assert_eq!(run(p, 3, 50_000_000, &[], None), [progress(), progress(), sleep(1_000_000)]);
             }
         }
+        // An activation reached exactly counts as passed (rt-app sleeps
+        // only while now is strictly before it): after the activation at
+        // 11 ms the task is back at 21 ms on the dot, the next activation,
+        // so it goes on at once and counts the following one from there.
+        let mut t = load(
+            "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { timer = \"10ms\" } ]",
+            1,
+            &WorkloadOpts::default(),
+        )
+        .remove(0);
+        let p = t.program.as_mut();
+        assert_eq!(run(p, 2, 1_000_000, &[], None), [sleep(10_000_000), progress()]);
+        assert_eq!(run(p, 2, 21_000_000, &[], None), [progress(), sleep(10_000_000)]);
+    }
+
+    /// rt-app's `runtime`: CPU work in 32 µs pieces until its wall-clock
+    /// time is up, then the next event. A task that got the CPU all along
+    /// needs ceil(100 / 32) = 4 pieces for 100 µs (32, 32, 32, 4); one
+    /// that was preempted past its end goes straight on.
+    #[test]
+    fn runtime_computes_in_pieces_until_its_time_is_up() {
+        let text = r#"{"global": {"duration": 1}, "tasks": {"a": {"runtime": 100, "sleep": 50}}}"#;
+        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let p = t.program.as_mut();
+        let piece = |ns: u64| format!("Run({ns})");
+        let mut seen = Vec::new();
+        for now in [0, 32_000, 64_000, 96_000, 100_000] {
+            seen.extend(run(p, 1, now, &[], None));
+        }
+        let sleep = "Sleep { ns: 50000, interruptible: false }".to_string();
+        assert_eq!(seen, [piece(32_000), piece(32_000), piece(32_000), piece(4_000), sleep.clone()]);
+        // The next loop (after its progress unit) begins a runtime at
+        // 150 µs, due to end at 250 µs; its task is back only at 450 µs.
+        assert_eq!(run(p, 2, 150_000, &[], None), ["Progress(1)".to_string(), piece(32_000)]);
+        assert_eq!(run(p, 1, 450_000, &[], None), [sleep]);
     }
 
     /// Sends: instance i of a task talks to instance i of its peer (modulo
