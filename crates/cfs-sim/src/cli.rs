@@ -94,6 +94,11 @@ pub struct OutArgs {
     /// wait_max over all tasks, medians of the runs)
     #[arg(long)]
     pub waits: bool,
+    /// Follow the table with each cell's median run, task by task (tasks
+    /// of one name together): run, runqueue-wait and sleep time as shares
+    /// of the run, waits, mean and longest wait, CPU changes
+    #[arg(long)]
+    pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -263,6 +268,11 @@ pub struct CalArgs {
     /// wait_max over all tasks, medians of the runs)
     #[arg(long)]
     pub waits: bool,
+    /// Follow the table with each cell's median run, task by task (tasks
+    /// of one name together): run, runqueue-wait and sleep time as shares
+    /// of the run, waits, mean and longest wait, CPU changes
+    #[arg(long)]
+    pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -617,6 +627,9 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
         if out.waits {
             say(&report::waits_table(plan, res, report::Wait::Mean, style))?;
             say(&report::waits_table(plan, res, report::Wait::Longest, style))?;
+        }
+        if out.tasks {
+            say(&report::tasks_table(plan, res))?;
         }
     }
     if let Some(p) = &out.csv {

@@ -184,6 +184,62 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
     t
 }
 
+/// Per-task schedstats of each cell's median run, tasks of one name
+/// taken together (`postgres x60`), in the order they first appear: their
+/// run, runqueue-wait and sleep time as shares of the run's length (summed
+/// over the group, so a group of 60 can exceed 1), the waits they ended,
+/// the mean and longest wait, and their CPU changes. What
+/// `/proc/<pid>/sched` and `perf sched latency` show of a real run.
+pub fn tasks_table(plan: &Plan, res: &Results) -> String {
+    let mut s = String::new();
+    for (ci, col) in plan.columns.iter().enumerate() {
+        for &n in &plan.clients {
+            let Some(r) = res.median_run(ci, n) else { continue };
+            let len = r.end_ns.max(1) as f64;
+            let _ = writeln!(
+                s,
+                "# tasks of the median run: {} at {n} clients (run {}, seed {}, {:.3} s)",
+                col.label,
+                r.run,
+                r.seed,
+                r.end_ns as f64 / 1e9
+            );
+            let _ = writeln!(
+                s,
+                "{:<24} {:>5} {:>7} {:>7} {:>7} {:>9} {:>10} {:>10} {:>6}",
+                "task", "count", "run", "wait", "asleep", "waits", "avg_wait", "max_wait", "moves"
+            );
+            let mut groups: Vec<(&str, Vec<&crate::engine::TaskStat>)> = Vec::new();
+            for t in &r.tasks {
+                match groups.iter_mut().find(|g| g.0 == t.name) {
+                    Some(g) => g.1.push(t),
+                    None => groups.push((&t.name, vec![t])),
+                }
+            }
+            for (name, ts) in groups {
+                let sum = |f: fn(&crate::engine::TaskStat) -> u64| ts.iter().map(|t| f(t)).sum::<u64>();
+                let (waited, waits) = (sum(|t| t.wait_sum_ns), sum(|t| t.wait_count));
+                let avg_us = if waits > 0 { waited as f64 / waits as f64 / 1e3 } else { 0.0 };
+                let max_us = ts.iter().map(|t| t.longest_wait_ns()).max().unwrap_or(0) as f64 / 1e3;
+                let _ = writeln!(
+                    s,
+                    "{:<24} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>9} {:>8.1}us {:>8.1}us {:>6}",
+                    name.chars().take(24).collect::<String>(),
+                    ts.len(),
+                    sum(|t| t.runtime_ns) as f64 / len,
+                    (waited + sum(|t| t.wait_open_ns)) as f64 / len,
+                    sum(|t| t.sleep_sum_ns) as f64 / len,
+                    waits,
+                    avg_us,
+                    max_us,
+                    sum(|t| t.migrations)
+                );
+            }
+        }
+    }
+    s
+}
+
 /// The long-form CSV: one line per run, with the columns
 ///
 /// - `config`, `clients`, `run`, `seed`: the cell and the run's own seed

@@ -447,6 +447,12 @@ fn waits_add_two_tables() {
     // longest wait at 2 hogs is at least that, in µs.
     let last: f64 = text.lines().last().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(last >= 30_000.0, "{text}");
+    // --tasks: a block per cell, the launcher and its hogs (grouped by name).
+    let out = run(&["hogs", "--clients", "1,2", "--runs", "1", "--duration", "100ms", "--pin-client", "0", "--tasks"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("# tasks of the median run: 2.6.26 at ").count(), 2, "{text}");
+    assert!(text.lines().any(|l| l.starts_with("hog1(nice 0)")), "{text}");
 }
 
 /// A write error other than a closed pipe is an error (here: a full

@@ -326,3 +326,42 @@ fn wait_tables_show_the_median_run_of_each_cell() {
     // Every pgbench run waits somewhere: the client and its backends share CPUs.
     assert!(res.runs.iter().all(|r| r.wait_avg_ns() > 0.0 && r.wait_max_ns() > 0));
 }
+
+/// The task table: for each cell the median run, its tasks grouped by name
+/// in order of appearance, times as shares of the run's length summed over
+/// the group (computed here from the per-task schedstats).
+#[test]
+fn task_tables_sum_each_name_over_the_median_run() {
+    let (plan, res) = small();
+    let text = report::tasks_table(&plan, &res);
+    let blocks: Vec<&str> = text.split("# tasks of the median run: ").skip(1).collect();
+    assert_eq!(blocks.len(), plan.columns.len() * plan.clients.len(), "{text}");
+    let mut k = 0;
+    for (ci, col) in plan.columns.iter().enumerate() {
+        for &n in &plan.clients {
+            let block = blocks[k];
+            k += 1;
+            assert!(block.starts_with(&format!("{} at {n} clients", col.label)), "{block}");
+            let r = res.median_run(ci, n).unwrap();
+            let len = r.end_ns as f64;
+            let rows: Vec<Vec<&str>> = block.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+            // pgbench's postmaster, its one client, then the backends: one
+            // per client.
+            let names: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+            assert_eq!(names, ["postmaster", "pgbench", "postgres"], "{block}");
+            assert_eq!(rows[2][1], n.to_string());
+            let backends: Vec<_> = r.tasks.iter().filter(|t| t.name == "postgres").collect();
+            let run: u64 = backends.iter().map(|t| t.runtime_ns).sum();
+            let waits: u64 = backends.iter().map(|t| t.wait_count).sum();
+            assert_eq!(rows[2][2], format!("{:.3}", run as f64 / len), "{block}");
+            assert_eq!(rows[2][5], waits.to_string(), "{block}");
+            let client = r.tasks.iter().find(|t| t.name == "pgbench").unwrap();
+            assert_eq!(
+                rows[1][3],
+                format!("{:.3}", (client.wait_sum_ns + client.wait_open_ns) as f64 / len),
+                "{block}"
+            );
+            assert_eq!(rows[1][8], client.migrations.to_string(), "{block}");
+        }
+    }
+}
