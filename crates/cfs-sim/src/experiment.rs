@@ -480,6 +480,9 @@ pub struct RunRecord {
     /// Throughput in each phase between setting changes (empty without
     /// `--switch`): (phase start, phase end, value), times in ns.
     pub phases: Vec<(u64, u64, f64)>,
+    /// The mean runqueue wait of the waits that ended in each phase, ns
+    /// (None for a phase in which none did); parallel to `phases`.
+    pub phase_waits: Vec<Option<f64>>,
     /// Run length, simulated ns.
     pub end_ns: u64,
     /// Busy fraction of each CPU.
@@ -676,6 +679,8 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
             (p.start_ns, p.end_ns, v)
         })
         .collect();
+    let phase_waits =
+        out.phases.iter().map(|p| (p.wait_count > 0).then(|| p.wait_sum_ns as f64 / p.wait_count as f64)).collect();
     let end = out.end_ns.max(1) as f64;
     let total: u64 = out.cpu_busy_ns.iter().sum();
     let max = out.cpu_busy_ns.iter().copied().max().unwrap_or(0);
@@ -686,6 +691,7 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
         seed,
         value,
         phases,
+        phase_waits,
         end_ns: out.end_ns,
         cpu_util: out.cpu_busy_ns.iter().map(|&b| b as f64 / end).collect(),
         max_cpu_share: if total > 0 { max as f64 / total as f64 } else { 0.0 },
@@ -897,19 +903,22 @@ mod tests {
     /// window times the metric's scale (tbench's bytes to MB/s: x 1e-6);
     /// each phase likewise; utilisation is busy time over the whole run,
     /// and the busiest CPU's share is of all busy time. An empty window
-    /// measures 0, an empty phase NaN, an idle machine a share of 0.
+    /// measures 0, an empty phase NaN, an idle machine a share of 0. A
+    /// phase's mean wait is its waits' total over their number (none
+    /// without waits).
     #[test]
     fn a_record_turns_counts_into_rates() {
         let mb_s = Metric { name: "mb_s".into(), scale: 1e-6 };
         let phases = vec![
-            engine::Phase { start_ns: 0, end_ns: 500_000_000, units: 1_000_000 },
-            engine::Phase { start_ns: 500_000_000, end_ns: 500_000_000, units: 5 },
+            engine::Phase { start_ns: 0, end_ns: 500_000_000, units: 1_000_000, wait_sum_ns: 9_000, wait_count: 4 },
+            engine::Phase { start_ns: 500_000_000, end_ns: 500_000_000, units: 5, wait_sum_ns: 0, wait_count: 0 },
         ];
         let out = outcome(3_000_000, 1_500_000_000, vec![2_000_000_000, 1_000_000_000, 0, 1_000_000_000], phases);
         let (r, trace) = record((1, 4, 2), 99, &mb_s, out);
         assert_eq!((r.config, r.clients, r.run, r.seed), (1, 4, 2, 99));
         assert!((r.value - 2.0).abs() < 1e-12, "3 MB in 1.5 s: {}", r.value);
         assert!((r.phases[0].2 - 2.0).abs() < 1e-12 && r.phases[1].2.is_nan(), "{:?}", r.phases);
+        assert_eq!(r.phase_waits, [Some(2_250.0), None]);
         assert_eq!(r.cpu_util, [1.0, 0.5, 0.0, 0.5]);
         assert_eq!(r.max_cpu_share, 0.5);
         assert!(trace.is_none());

@@ -57,10 +57,24 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         let _ = write!(s, "; ± half the range of the runs, % of the median");
     }
     s.push('\n');
-    // (column, phase) pairs; a plain table is one phase per column.
-    let phases = if starts.len() > 1 { starts.len() } else { 1 };
+    body(&mut s, plan, &starts, starts.len() > 1, style, |ci, n, k| res.values(ci, n, k));
+    s
+}
+
+/// A table's columns and rows: a column per configuration, or per
+/// configuration and phase when `phased`; each cell from `values(column,
+/// clients, phase)` as [`cell_text`] shows it.
+fn body(
+    s: &mut String,
+    plan: &Plan,
+    starts: &[u64],
+    phased: bool,
+    style: TableStyle,
+    values: impl Fn(usize, u32, Option<usize>) -> Vec<f64>,
+) {
+    let phases = if phased { starts.len() } else { 1 };
     let keys: Vec<(usize, Option<usize>)> =
-        (0..plan.columns.len()).flat_map(|ci| (0..phases).map(move |k| (ci, (phases > 1).then_some(k)))).collect();
+        (0..plan.columns.len()).flat_map(|ci| (0..phases).map(move |k| (ci, phased.then_some(k)))).collect();
     let labels: Vec<String> = keys
         .iter()
         .map(|&(ci, k)| match k {
@@ -74,14 +88,13 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         .map(|&n| {
             keys.iter()
                 .map(|&(ci, k)| {
-                    let base = if ci > 0 { res.values(0, n, k) } else { Vec::new() };
-                    cell_text(&res.values(ci, n, k), &base, ci > 0 && style.relative, style.spread)
+                    let base = if ci > 0 { values(0, n, k) } else { Vec::new() };
+                    cell_text(&values(ci, n, k), &base, ci > 0 && style.relative, style.spread)
                 })
                 .collect()
         })
         .collect();
-    grid(&mut s, &labels, &plan.clients, &cells);
-    s
+    grid(s, &labels, &plan.clients, &cells);
 }
 
 /// The body of a table: a header of column labels, then one row per
@@ -115,16 +128,20 @@ pub enum Wait {
 
 /// A table of runqueue waits in µs, laid out like [`table_with`]: per
 /// cell the median over its runs of each run's mean or longest wait
-/// (cfs-core's CONFIG_SCHEDSTATS fields, over the whole run, start-up
-/// included, so without a column per `--switch` phase). `relative` and
-/// `spread` work as for throughput.
+/// (cfs-core's CONFIG_SCHEDSTATS fields, start-up included). With
+/// `--switch` the mean has a column per phase, of the waits that ended in
+/// it; the longest is the whole run's (schedstats keep one maximum).
+/// `relative` and `spread` work as for throughput.
 pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -> String {
     let mut s = String::new();
-    let what = match which {
-        Wait::Mean => "mean runqueue wait",
-        Wait::Longest => "longest runqueue wait",
+    let starts = phase_starts(plan);
+    let phased = which == Wait::Mean && starts.len() > 1;
+    let what = match (which, phased) {
+        (Wait::Mean, false) => "mean runqueue wait (us, schedstats over the whole run)",
+        (Wait::Mean, true) => "mean runqueue wait (us, schedstats; @T: waits ended from the change at T to the next)",
+        (Wait::Longest, _) => "longest runqueue wait (us, schedstats over the whole run)",
     };
-    let _ = write!(s, "# {what} (us, schedstats over the whole run), median of {} run(s) per cell", plan.runs);
+    let _ = write!(s, "# {what}, median of {} run(s) per cell", plan.runs);
     if style.relative {
         let _ = write!(s, "; columns after the first as a ratio to it");
     }
@@ -132,30 +149,18 @@ pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -
         let _ = write!(s, "; ± half the range of the runs, % of the median");
     }
     s.push('\n');
-    let of = |ci: usize, n: u32| -> Vec<f64> {
+    let of = |ci: usize, n: u32, phase: Option<usize>| -> Vec<f64> {
         res.runs
             .iter()
             .filter(|r| r.config == ci && r.clients == n)
-            .map(|r| match which {
-                Wait::Mean => r.wait_avg_ns() / 1e3,
-                Wait::Longest => r.wait_max_ns() as f64 / 1e3,
+            .filter_map(|r| match (which, phase) {
+                (Wait::Mean, None) => Some(r.wait_avg_ns() / 1e3),
+                (Wait::Mean, Some(k)) => r.phase_waits.get(k).copied().flatten().map(|w| w / 1e3),
+                (Wait::Longest, _) => Some(r.wait_max_ns() as f64 / 1e3),
             })
             .collect()
     };
-    let labels: Vec<String> = plan.columns.iter().map(|c| c.label.clone()).collect();
-    let cells: Vec<Vec<String>> = plan
-        .clients
-        .iter()
-        .map(|&n| {
-            (0..plan.columns.len())
-                .map(|ci| {
-                    let base = if ci > 0 { of(0, n) } else { Vec::new() };
-                    cell_text(&of(ci, n), &base, ci > 0 && style.relative, style.spread)
-                })
-                .collect()
-        })
-        .collect();
-    grid(&mut s, &labels, &plan.clients, &cells);
+    body(&mut s, plan, &starts, phased, style, of);
     s
 }
 
@@ -338,10 +343,11 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "wait_avg_ns": r.wait_avg_ns(),
         "wait_max_ns": r.wait_max_ns(),
         "tasks": r.tasks,
-        "phases": r.phases.iter().map(|&(from, to, v)| json!({
+        "phases": r.phases.iter().zip(&r.phase_waits).map(|(&(from, to, v), w)| json!({
             "from_s": from as f64 / 1e9,
             "to_s": to as f64 / 1e9,
             "value": v.is_finite().then_some(v),
+            "wait_avg_ns": w,
         })).collect::<Vec<_>>(),
     })
 }

@@ -102,7 +102,24 @@ fn the_table_csv_and_json_show_each_phase() {
     }
     let json = report::json(&plan, &res);
     assert_eq!(json["runs"][0]["phases"].as_array().unwrap().len(), 2);
+    assert_eq!(json["runs"][0]["phases"][1]["wait_avg_ns"].as_f64(), res.runs[0].phase_waits[1]);
     assert_eq!(json["switches"][0], serde_json::json!({"at_s": 0.1, "features": "863"}));
+    // The mean wait has a column per phase (of the waits that ended in
+    // it); the longest is the whole run's, one column per configuration.
+    let style = report::TableStyle::default();
+    let mean = report::waits_table(&plan, &res, report::Wait::Mean, style);
+    let header: Vec<&str> = mean.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["clients", "895", "@0s", "895", "@100ms", "861", "@0s", "861", "@100ms"], "{mean}");
+    let row: Vec<f64> = mean.lines().nth(2).unwrap().split_whitespace().skip(1).map(|c| c.parse().unwrap()).collect();
+    let want: Vec<f64> = res.runs.iter().flat_map(|r| r.phase_waits.iter().map(|w| w.unwrap() / 1e3)).collect();
+    for (got, want) in row.iter().zip(&want) {
+        // Cells print with two decimals below 100 and none above.
+        let tol = if *want >= 100.0 { 0.5 } else { 0.005 };
+        assert!((got - want).abs() <= tol, "{mean}: {want}");
+    }
+    let longest = report::waits_table(&plan, &res, report::Wait::Longest, style);
+    let header: Vec<&str> = longest.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["clients", "895", "861"], "{longest}");
 }
 
 #[test]

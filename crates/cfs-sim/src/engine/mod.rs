@@ -679,8 +679,18 @@ struct Sim<'a> {
     peak_unread: usize,
     /// Settings to write during the run ([`RunSetup::changes`]).
     changes: Vec<Change>,
-    /// (time, units counted so far) at each distinct change time.
-    marks: Vec<(u64, u64)>,
+    /// The counts at each distinct change time.
+    marks: Vec<Mark>,
+}
+
+/// What had been counted by a change time.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mark {
+    at: u64,
+    units: u64,
+    /// All tasks' schedstat wait_sum and wait_count.
+    wait_sum: u64,
+    wait_count: u64,
 }
 
 /// Hosts up to this size re-read every CPU's hrtick after each scheduler
@@ -796,8 +806,8 @@ impl<'a> Sim<'a> {
     /// Writes change `i` to the scheduler; the first change at each time
     /// closes a throughput phase.
     fn on_change(&mut self, i: usize) -> Result<(), SimError> {
-        if self.marks.last().is_none_or(|&(t, _)| t != self.now) {
-            self.marks.push((self.now, self.units));
+        if self.marks.last().is_none_or(|m| m.at != self.now) {
+            self.marks.push(self.mark());
         }
         let setting = self.changes[i].setting.clone();
         setting.apply(&mut self.sched)?;
@@ -814,8 +824,20 @@ impl<'a> Sim<'a> {
         self.limits.warmup_ns = self.now;
         self.units = 0;
         for m in &mut self.marks {
-            m.1 = 0;
+            m.units = 0;
         }
+    }
+
+    /// The counts as they stand now.
+    fn mark(&self) -> Mark {
+        let (mut wait_sum, mut wait_count) = (0u64, 0u64);
+        for i in 0..self.tasks.len() {
+            if let Some(t) = self.sched.task(TaskId(i as u32)) {
+                wait_sum = wait_sum.wrapping_add(t.se.stats.wait_sum);
+                wait_count = wait_count.wrapping_add(t.se.stats.wait_count);
+            }
+        }
+        Mark { at: self.now, units: self.units, wait_sum, wait_count }
     }
 
     /// The phases between the change times that came before the run's
@@ -826,14 +848,20 @@ impl<'a> Sim<'a> {
             return Vec::new();
         }
         let warm = self.limits.warmup_ns;
-        let mut bounds = vec![(0, 0)];
-        bounds.extend(self.marks.iter().copied().filter(|&(t, _)| t > 0));
-        bounds.push((end, self.units));
+        let mut bounds = vec![Mark::default()];
+        bounds.extend(self.marks.iter().copied().filter(|m| m.at > 0));
+        bounds.push(Mark { at: end, ..self.mark() });
         bounds
             .windows(2)
             .map(|w| {
-                let start = w[0].0.max(warm).min(w[1].0);
-                Phase { start_ns: start, end_ns: w[1].0, units: w[1].1 - w[0].1 }
+                let start = w[0].at.max(warm).min(w[1].at);
+                Phase {
+                    start_ns: start,
+                    end_ns: w[1].at,
+                    units: w[1].units - w[0].units,
+                    wait_sum_ns: w[1].wait_sum.wrapping_sub(w[0].wait_sum),
+                    wait_count: w[1].wait_count.wrapping_sub(w[0].wait_count),
+                }
             })
             .collect()
     }

@@ -126,4 +126,10 @@ pub struct Phase {
     pub end_ns: u64,
     /// Progress units counted within it.
     pub units: u64,
+    /// Runqueue waits that ended within it, over all tasks: their total,
+    /// ns, and their number (schedstat `wait_sum` / `wait_count` deltas,
+    /// from the phase's change time, warm-up included).
+    pub wait_sum_ns: u64,
+    /// See `wait_sum_ns`.
+    pub wait_count: u64,
 }

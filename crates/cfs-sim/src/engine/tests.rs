@@ -1312,6 +1312,27 @@ fn start_measuring_restarts_the_window() {
     assert_eq!((out.phases[1].start_ns, out.phases[1].end_ns, out.phases[1].units), (start, out.end_ns, 3));
 }
 
+/// The phases' waits are the schedstat totals' differences between change
+/// times: over the phases they add up to the run's, task by task summed.
+/// Two hogs pinned to one CPU wait for each other all run long, so every
+/// phase of a 200 ms run cut at 50 and 120 ms ends some waits.
+#[test]
+fn phase_waits_add_up_to_the_runs() {
+    let hog = || script((0..400).flat_map(|_| [Action::Run(1_000_000), Action::Progress(1)]).collect());
+    let inst = Instance { tasks: vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)], finish: vec![], conds: 0 };
+    let changes = vec![
+        Change { at_ns: 50_000_000, setting: Setting::Features("895".into()) },
+        Change { at_ns: 120_000_000, setting: Setting::Features("895".into()) },
+    ];
+    let out = q6600_run(inst, limits(Some(200), 300), |s| s.changes = changes).unwrap();
+    assert_eq!(out.phases.len(), 3, "{:?}", out.phases);
+    let sum: u64 = out.phases.iter().map(|p| p.wait_sum_ns).sum();
+    let count: u64 = out.phases.iter().map(|p| p.wait_count).sum();
+    assert_eq!(sum, out.tasks.iter().map(|t| t.wait_sum_ns).sum::<u64>());
+    assert_eq!(count, out.tasks.iter().map(|t| t.wait_count).sum::<u64>());
+    assert!(out.phases.iter().all(|p| p.wait_count > 0), "{:?}", out.phases);
+}
+
 #[test]
 fn a_hog_keeps_its_cpu_busy() {
     let host = Host::preset("x2").unwrap();
