@@ -230,8 +230,9 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `activate_task` → `enqueue_task_fair` → `enqueue_entity(cfs_rq, se,
-    /// wakeup)`: update_curr, account, place a waking task, insert unless
-    /// it is curr. 2.6.25 places and inserts *before* accounting (a992241de61
+    /// wakeup)`: update_curr, account, place a waking task and end its
+    /// sleep (enqueue_sleeper), start a wait unless it is curr
+    /// (update_stats_enqueue), insert unless it is curr. 2.6.25 places and inserts *before* accounting (a992241de61
     /// moved accounting first in 2.6.26-rc1).
     pub(crate) fn activate_task(&mut self, cpu: CpuId, id: TaskId, wakeup: bool) {
         self.update_curr(cpu);
@@ -269,8 +270,10 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `deactivate_task` → `dequeue_entity(cfs_rq, se, sleep)`: update_curr;
-    /// on sleep fold the wakeup overlap into avg_overlap; remove from the
-    /// tree unless curr; unaccount.
+    /// end a waiting task's wait (update_stats_dequeue); on sleep fold the
+    /// wakeup overlap into avg_overlap; remove from the tree unless curr;
+    /// unaccount. (The sleep stamp is taken by `do_schedule`, which knows
+    /// a sleep from an exit.)
     pub(crate) fn deactivate_task(&mut self, cpu: CpuId, id: TaskId, sleep: bool) {
         if self.rules.is_2_6_32() {
             // sched.c dequeue_task (22763c5c sched.c:1873-1888) folds the
@@ -306,7 +309,8 @@ impl<O: Observer> Scheduler<O> {
         self.hrtick_start_fair(cpu, true);
     }
 
-    /// `set_next_entity`: take the entity out of the tree, start its run.
+    /// `set_next_entity`: end its wait and take it out of the tree, record
+    /// its last run as a slice (schedstats), start its run.
     pub(crate) fn set_next_entity(&mut self, cpu: CpuId, id: TaskId) {
         if self.t(id).se.on_rq {
             self.update_stats_wait_end(cpu, id);
@@ -320,8 +324,8 @@ impl<O: Observer> Scheduler<O> {
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
     }
 
-    /// `put_prev_entity`: account the leaving task and put it back in the
-    /// tree if it is still runnable.
+    /// `put_prev_entity`: account the leaving task and, if it is still
+    /// runnable, start its wait and put it back in the tree.
     pub(crate) fn put_prev_entity(&mut self, cpu: CpuId, id: TaskId) {
         let on_rq = self.t(id).se.on_rq;
         if on_rq {
@@ -619,7 +623,8 @@ impl<O: Observer> Scheduler<O> {
         self.tm(curr).se.vruntime = rv.wrapping_add(1);
     }
 
-    /// `set_task_cpu`: renormalise vruntime to the new queue,
+    /// `set_task_cpu`: shift open schedstat stamps to the new runqueue's
+    /// clock, renormalise vruntime to the new queue,
     /// `vruntime -= old.min_vruntime - new.min_vruntime`.
     pub(crate) fn set_task_cpu(&mut self, id: TaskId, new_cpu: CpuId) {
         let old_cpu = self.t(id).cpu;
