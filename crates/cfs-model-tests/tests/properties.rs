@@ -227,9 +227,15 @@ proptest! {
         let mut case = Case::new(host, &format!("profile={p}"), "pgbench", clients);
         case.transactions = Some(400);
         case.seed = seed;
+        // The schedstats too: every figure is a difference of two stamps
+        // of the scheduler's clock, so where that clock starts cannot
+        // matter (unless a stamp lands on exactly 0, which the kernel
+        // also reads as "no stamp").
         let fp = |o: &cfs_sim::engine::RunOutcome| {
             (o.units, o.end_ns, o.events, o.switches, o.preemptions, o.cpu_busy_ns.clone(),
-             o.tasks.iter().map(|t| (t.runtime_ns, t.migrations)).collect::<Vec<_>>())
+             o.tasks.iter().map(|t| (t.runtime_ns, t.migrations)).collect::<Vec<_>>(),
+             o.tasks.iter().map(|t| (t.wait_sum_ns, t.wait_count, t.wait_max_ns, t.wait_open_ns,
+                                     t.sleep_sum_ns, t.sleep_max_ns, t.slice_max_ns)).collect::<Vec<_>>())
         };
         let a = fp(&case.run(Instruments::default()).map_err(TestCaseError::fail)?);
         let b = fp(&case.run(Instruments::default()).map_err(TestCaseError::fail)?);

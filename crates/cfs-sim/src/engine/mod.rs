@@ -1843,6 +1843,7 @@ impl<'a> Sim<'a> {
             self.account(c);
         }
         let end = self.now;
+        let sched_end = self.t();
         let tasks = self
             .tasks
             .iter()
@@ -1853,6 +1854,8 @@ impl<'a> Sim<'a> {
                 };
                 let ss = st.se.stats;
                 let open = st.state == TaskState::Queued;
+                // The stamps are in the scheduler's time (the instruments'
+                // clock offset included), and wrap as it does.
                 TaskStat {
                     name: t.name.clone(),
                     runtime_ns: st.se.sum_exec_runtime,
@@ -1860,7 +1863,7 @@ impl<'a> Sim<'a> {
                     wait_sum_ns: ss.wait_sum,
                     wait_count: ss.wait_count,
                     wait_max_ns: ss.wait_max,
-                    wait_open_ns: if open { end.saturating_sub(ss.wait_start) } else { 0 },
+                    wait_open_ns: if open { sched_end.wrapping_sub(ss.wait_start) } else { 0 },
                     sleep_sum_ns: u64::try_from(ss.sum_sleep_runtime).unwrap_or(0),
                     sleep_max_ns: ss.sleep_max,
                     slice_max_ns: ss.slice_max,
