@@ -224,7 +224,8 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
             for (name, ts) in groups {
                 let sum = |f: fn(&crate::engine::TaskStat) -> u64| ts.iter().map(|t| f(t)).sum::<u64>();
                 let (waited, waits) = (sum(|t| t.wait_sum_ns), sum(|t| t.wait_count));
-                let avg_us = if waits > 0 { waited as f64 / waits as f64 / 1e3 } else { 0.0 };
+                // (A group that never waited shows 0 / 1.)
+                let avg_us = waited as f64 / waits.max(1) as f64 / 1e3;
                 let max_us = ts.iter().map(|t| t.longest_wait_ns()).max().unwrap_or(0) as f64 / 1e3;
                 let _ = writeln!(
                     s,

@@ -361,7 +361,16 @@ fn task_tables_sum_each_name_over_the_median_run() {
                 format!("{:.3}", (client.wait_sum_ns + client.wait_open_ns) as f64 / len),
                 "{block}"
             );
+            assert_eq!(rows[1][4], format!("{:.3}", client.sleep_sum_ns as f64 / len), "{block}");
             assert_eq!(rows[1][8], client.migrations.to_string(), "{block}");
+            // Mean wait: the group's wait time over its waits; longest: the
+            // group's longest, ended or open; both in µs.
+            let waited: u64 = backends.iter().map(|t| t.wait_sum_ns).sum();
+            assert_eq!(rows[2][6], format!("{:.1}us", waited as f64 / waits as f64 / 1e3), "{block}");
+            let longest = backends.iter().map(|t| t.wait_max_ns.max(t.wait_open_ns)).max().unwrap();
+            assert_eq!(rows[2][7], format!("{:.1}us", longest as f64 / 1e3), "{block}");
+            let mean = client.wait_sum_ns as f64 / client.wait_count as f64 / 1e3;
+            assert_eq!(rows[1][6], format!("{mean:.1}us"), "{block}");
         }
     }
 }

@@ -61,7 +61,7 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::TraceBuf;
-use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, Scheduler, TaskId, TaskState};
+use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
 use cfs_topology::Host;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -841,16 +841,16 @@ impl<'a> Sim<'a> {
     }
 
     /// The phases between the change times that came before the run's
-    /// end (none without changes; the whole run as one phase when every
-    /// change was due after its end).
-    fn phases(&self, end: u64) -> Vec<Phase> {
+    /// end, now (none without changes; the whole run as one phase when
+    /// every change was due after its end).
+    fn phases(&self) -> Vec<Phase> {
         if self.changes.is_empty() {
             return Vec::new();
         }
         let warm = self.limits.warmup_ns;
         let mut bounds = vec![Mark::default()];
         bounds.extend(self.marks.iter().copied().filter(|m| m.at > 0));
-        bounds.push(Mark { at: end, ..self.mark() });
+        bounds.push(self.mark());
         bounds
             .windows(2)
             .map(|w| {
@@ -1849,17 +1849,17 @@ impl<'a> Sim<'a> {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let Some(st) = self.sched.task(TaskId(i as u32)) else {
-                    return TaskStat { name: t.name.clone(), ..TaskStat::default() };
-                };
-                let ss = st.se.stats;
-                let open = st.state == TaskState::Queued;
+                // Every engine task has its scheduler task.
+                let st = self.sched.task(TaskId(i as u32));
+                let (runtime, migrations, ss, open) = st.map_or((0, 0, SchedStats::default(), false), |s| {
+                    (s.se.sum_exec_runtime, s.nr_migrations, s.se.stats, s.state == TaskState::Queued)
+                });
                 // The stamps are in the scheduler's time (the instruments'
                 // clock offset included), and wrap as it does.
                 TaskStat {
                     name: t.name.clone(),
-                    runtime_ns: st.se.sum_exec_runtime,
-                    migrations: st.nr_migrations,
+                    runtime_ns: runtime,
+                    migrations,
                     wait_sum_ns: ss.wait_sum,
                     wait_count: ss.wait_count,
                     wait_max_ns: ss.wait_max,
@@ -1872,7 +1872,7 @@ impl<'a> Sim<'a> {
             .collect();
         let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
         let trace = self.trace.take().map(|tr| tr.into_json(&names, end));
-        let phases = self.phases(end);
+        let phases = self.phases();
         RunOutcome {
             units: self.units,
             window_ns: end.saturating_sub(self.limits.warmup_ns),
