@@ -30,8 +30,9 @@
 //! A *wait* runs from the moment a task is queued without the CPU (woken,
 //! forked, preempted, or moved to another runqueue) to the moment it is
 //! picked or taken off that queue. So `wait_sum / wait_count` is the mean
-//! scheduling delay (what `perf sched latency` calls the average delay) and
-//! `wait_max` the worst single one. A migration ends a wait on the old
+//! scheduling delay (close to `perf sched latency`'s average delay, which
+//! counts only the waits that follow a wakeup) and `wait_max` the worst
+//! single one. A migration ends a wait on the old
 //! queue and starts one on the new, and a preempted task that is picked
 //! again at once counts a wait of 0, as in the kernel.
 
