@@ -4,6 +4,7 @@
 //! Every number is printed with fixed precision, so the same results give
 //! byte-identical files.
 
+use crate::engine::TaskStat;
 use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median, range};
 use plotters::prelude::*;
 use serde_json::{Value, json};
@@ -50,20 +51,16 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     if starts.len() > 1 {
         let _ = write!(s, "; @T: from the setting change at T to the next");
     }
-    if style.relative {
-        let _ = write!(s, "; columns after the first as a ratio to it");
-    }
-    if style.spread {
-        let _ = write!(s, "; ± half the range of the runs, % of the median");
-    }
-    s.push('\n');
     body(&mut s, plan, &starts, starts.len() > 1, style, |ci, n, k| res.values(ci, n, k));
     s
 }
 
-/// A table's columns and rows: a column per configuration, or per
-/// configuration and phase when `phased`; each cell from `values(column,
-/// clients, phase)` as [`cell_text`] shows it.
+/// The rest of a table after its comment line's own words: what `style`
+/// adds to that line, then a column per configuration, or per
+/// configuration and phase when `phased`, under a header of labels, and a
+/// row per client count, each cell from `values(column, clients, phase)`
+/// as [`cell_text`] shows it, every column as wide as its widest entry
+/// (at least 8).
 fn body(
     s: &mut String,
     plan: &Plan,
@@ -72,6 +69,13 @@ fn body(
     style: TableStyle,
     values: impl Fn(usize, u32, Option<usize>) -> Vec<f64>,
 ) {
+    if style.relative {
+        let _ = write!(s, "; columns after the first as a ratio to it");
+    }
+    if style.spread {
+        let _ = write!(s, "; ± half the range of the runs, % of the median");
+    }
+    s.push('\n');
     let phases = if phased { starts.len() } else { 1 };
     let keys: Vec<(usize, Option<usize>)> =
         (0..plan.columns.len()).flat_map(|ci| (0..phases).map(move |k| (ci, phased.then_some(k)))).collect();
@@ -94,20 +98,14 @@ fn body(
                 .collect()
         })
         .collect();
-    grid(s, &labels, &plan.clients, &cells);
-}
-
-/// The body of a table: a header of column labels, then one row per
-/// client count, every column as wide as its widest entry (at least 8).
-fn grid(s: &mut String, labels: &[String], clients: &[u32], cells: &[Vec<String>]) {
     let widest_cell = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(0);
     let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(8).max(8).max(widest_cell);
     let _ = write!(s, "{:>7}", "clients");
-    for l in labels {
+    for l in &labels {
         let _ = write!(s, "  {l:>width$}");
     }
     s.push('\n');
-    for (&n, row) in clients.iter().zip(cells) {
+    for (&n, row) in plan.clients.iter().zip(&cells) {
         let _ = write!(s, "{n:>7}");
         for v in row {
             let _ = write!(s, "  {v:>width$}");
@@ -142,13 +140,6 @@ pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -
         (Wait::Longest, _) => "longest runqueue wait (us, schedstats over the whole run)",
     };
     let _ = write!(s, "# {what}, median of {} run(s) per cell", plan.runs);
-    if style.relative {
-        let _ = write!(s, "; columns after the first as a ratio to it");
-    }
-    if style.spread {
-        let _ = write!(s, "; ± half the range of the runs, % of the median");
-    }
-    s.push('\n');
     let of = |ci: usize, n: u32, phase: Option<usize>| -> Vec<f64> {
         res.runs
             .iter()
@@ -214,7 +205,7 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                 "{:<24} {:>5} {:>7} {:>7} {:>7} {:>9} {:>10} {:>10} {:>6}",
                 "task", "count", "run", "wait", "asleep", "waits", "avg_wait", "max_wait", "moves"
             );
-            let mut groups: Vec<(&str, Vec<&crate::engine::TaskStat>)> = Vec::new();
+            let mut groups: Vec<(&str, Vec<&TaskStat>)> = Vec::new();
             for t in &r.tasks {
                 match groups.iter_mut().find(|g| g.0 == t.name) {
                     Some(g) => g.1.push(t),
@@ -222,7 +213,7 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                 }
             }
             for (name, ts) in groups {
-                let sum = |f: fn(&crate::engine::TaskStat) -> u64| ts.iter().map(|t| f(t)).sum::<u64>();
+                let sum = |f: fn(&TaskStat) -> u64| ts.iter().map(|t| f(t)).sum::<u64>();
                 let (waited, waits) = (sum(|t| t.wait_sum_ns), sum(|t| t.wait_count));
                 // (A group that never waited shows 0 / 1.)
                 let avg_us = waited as f64 / waits.max(1) as f64 / 1e3;

@@ -21,6 +21,11 @@ fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'
     }
 }
 
+/// A task that starts on `cpu` and may run anywhere.
+fn free(name: &str, program: Box<dyn Program>, cpu: usize) -> TaskSpec {
+    TaskSpec { name: name.into(), program, params: TaskParams::normal(), cpu, ws_kb: 0 }
+}
+
 /// A task allowed only on `cpu`.
 fn pinned(name: &str, program: Box<dyn Program>, cpu: usize, ws_kb: u32) -> TaskSpec {
     TaskSpec { name: name.into(), program, params: TaskParams::normal().allowed(CpuMask::single(cpu)), cpu, ws_kb }
@@ -782,17 +787,7 @@ fn a_workload_that_waits_forever_is_reported() {
     let costs = CostModel::preset("x2").unwrap();
     let limits = Limits::new(None, 0, 1_000_000_000);
     let waiter = FnProgram(|_cx: &mut StepCx<'_>| Action::Wait { all: true });
-    let inst = Instance {
-        tasks: vec![TaskSpec {
-            name: "w".into(),
-            program: Box::new(waiter),
-            params: TaskParams::normal(),
-            cpu: 0,
-            ws_kb: 0,
-        }],
-        finish: vec![0],
-        conds: 0,
-    };
+    let inst = Instance { tasks: vec![free("w", Box::new(waiter), 0)], finish: vec![0], conds: 0 };
     assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::Stalled { .. })));
 }
 
@@ -1200,17 +1195,7 @@ fn a_run_that_never_finishes_hits_the_cap() {
     let costs = CostModel::preset("x2").unwrap();
     let limits = Limits::new(None, 0, 50_000_000);
     let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
-    let inst = Instance {
-        tasks: vec![TaskSpec {
-            name: "h".into(),
-            program: Box::new(hog),
-            params: TaskParams::normal(),
-            cpu: 0,
-            ws_kb: 0,
-        }],
-        finish: vec![0],
-        conds: 0,
-    };
+    let inst = Instance { tasks: vec![free("h", Box::new(hog), 0)], finish: vec![0], conds: 0 };
     assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
 }
 
@@ -1343,17 +1328,7 @@ fn a_hog_keeps_its_cpu_busy() {
         k += 1;
         if k % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
     });
-    let inst = Instance {
-        tasks: vec![TaskSpec {
-            name: "h".into(),
-            program: Box::new(hog),
-            params: TaskParams::normal(),
-            cpu: 1,
-            ws_kb: 0,
-        }],
-        finish: vec![],
-        conds: 0,
-    };
+    let inst = Instance { tasks: vec![free("h", Box::new(hog), 1)], finish: vec![], conds: 0 };
     let out = run(&setup(&host, &costs, limits), inst).unwrap();
     assert!(out.cpu_busy_ns[1] > 99_000_000, "{:?}", out.cpu_busy_ns);
     // 1 ms of baseline work at the X2's clock factor 1.06, with jitter.
