@@ -65,7 +65,7 @@ pub fn presets() -> impl Iterator<Item = (&'static str, Host)> {
 // ----- whole-model runs ---------------------------------------------------------
 
 use cfs_sim::costs::CostModel;
-use cfs_sim::engine::{self, Instance, Instruments, Limits, RunOutcome, RunSetup};
+use cfs_sim::engine::{self, Instance, Instruments, Limits, RunOutcome, RunSetup, SyncObjects};
 use cfs_sim::experiment::{Column, SchedSpec, seed_for};
 use cfs_sim::workloads::{MAX_SIM_NS, Workload, WorkloadOpts};
 
@@ -129,17 +129,18 @@ impl ModelRun {
             parts => {
                 let seed = seed_for(1, parts.iter().map(|p| p.clients).sum(), 0);
                 let mut tasks = Vec::new();
-                let mut conds = 0;
                 for p in parts {
                     let w = Workload::builtin(p.workload).expect("built-in workload");
                     let built = w.build(p.clients, nr, &opts(p), seed);
                     // Built-ins address their children by the ids fork
                     // returns, so only the initial tasks' order matters.
+                    // Built-ins use no condition variables or other
+                    // synchronisation objects, whose numbers would clash.
+                    debug_assert_eq!(built.instance.sync, SyncObjects::NONE);
                     tasks.extend(built.instance.tasks);
-                    conds += built.instance.conds;
                 }
                 let limits = Limits::new(Some(self.duration_ns), 0, MAX_SIM_NS);
-                (Instance { tasks, finish: Vec::new(), conds }, limits, seed)
+                (Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE }, limits, seed)
             }
         };
         let setup = RunSetup {

@@ -96,6 +96,11 @@ const MAX_FORKS: u32 = 24;
 const MAX_GEN_TASKS: usize = 6;
 const MAX_GEN_OPS: usize = 16;
 const NR_CONDS: usize = 4;
+const NR_MUTEXES: usize = 3;
+const NR_SEMS: usize = 2;
+/// Each barrier's users: one that never waits, and two that may never
+/// fill (a generated program need not reach its barriers).
+const BARRIER_USERS: [u32; 3] = [1, 2, 3];
 
 #[derive(Arbitrary, Debug)]
 struct Tunable {
@@ -142,11 +147,20 @@ enum GOp {
     Wait {
         all: bool,
     },
-    CondWait(u8),
+    /// With the mutex `mutex` names, if it is below NR_MUTEXES.
+    CondWait {
+        cond: u8,
+        mutex: u8,
+    },
     CondSignal {
         cond: u8,
         all: bool,
     },
+    Lock(u8),
+    Unlock(u8),
+    SemPost(u8),
+    SemWait(u8),
+    Barrier(u8),
     Fork {
         def: u8,
         inherit: bool,
@@ -350,8 +364,16 @@ impl Program for GenProg {
             }
             GOp::Wait { all: true } if g.sockets => Action::Select { repoll_ns: 2_000 },
             GOp::Wait { all } => Action::Wait { all },
-            GOp::CondWait(c) => Action::CondWait(c as usize % NR_CONDS),
+            GOp::CondWait { cond, mutex } => {
+                let mutex = (mutex as usize % (NR_MUTEXES + 1) < NR_MUTEXES).then_some(mutex as usize % (NR_MUTEXES + 1));
+                Action::CondWait { cond: cond as usize % NR_CONDS, mutex }
+            }
             GOp::CondSignal { cond, all } => Action::CondSignal { cond: cond as usize % NR_CONDS, all },
+            GOp::Lock(m) => Action::Lock(m as usize % NR_MUTEXES),
+            GOp::Unlock(m) => Action::Unlock(m as usize % NR_MUTEXES),
+            GOp::SemPost(k) => Action::SemPost(k as usize % NR_SEMS),
+            GOp::SemWait(k) => Action::SemWait(k as usize % NR_SEMS),
+            GOp::Barrier(b) => Action::Barrier(b as usize % BARRIER_USERS.len()),
             GOp::Fork { def, inherit } => {
                 let left = g.forks_left.get();
                 if left == 0 {
@@ -467,7 +489,7 @@ fuzz_target!(|input: Input| {
         };
         let built = wl.build(clients, n, &opts, input.seed);
         assert_eq!(built.limits.duration_ns, Some(run_ns), "the built-in ignored --duration");
-        assert_eq!(built.instance.conds, 0);
+        assert_eq!(built.instance.sync, engine::SyncObjects::NONE);
         tasks = built.instance.tasks;
         finish = built.instance.finish;
     }
@@ -535,7 +557,13 @@ fuzz_target!(|input: Input| {
         },
         changes,
     };
-    let inst = engine::Instance { tasks, finish, conds: NR_CONDS };
+    let sync = engine::SyncObjects {
+        conds: NR_CONDS,
+        mutexes: NR_MUTEXES,
+        sems: NR_SEMS,
+        barriers: BARRIER_USERS.to_vec(),
+    };
+    let inst = engine::Instance { tasks, finish, sync };
     let r = engine::run(&setup, inst);
     if debug {
         let summary = r.as_ref().map(|o| (o.end_ns, o.events, o.units, o.switches, o.tasks.len(), &o.counters));

@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
     let host = Host::preset("x2").expect("preset");
     let costs = CostModel::preset("x2").expect("preset");
     let n = host.nr_cpus();
-    let nr_conds = wl.conds.len();
+    let sync = wl.sync_objects();
     let run_ns = wl.duration_ns.unwrap_or(RUN_NS).min(RUN_NS);
     let workload = Workload::File(Arc::new(wl));
     let opts = WorkloadOpts { duration_ns: Some(run_ns), ..WorkloadOpts::default() };
@@ -78,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
     let inst = &mut built.instance;
     assert_eq!(inst.tasks.len() as u64, total, "instantiate made the wrong number of tasks");
     assert!(inst.finish.iter().all(|&t| t < inst.tasks.len()), "finish names a task that does not exist");
-    assert_eq!(inst.conds, nr_conds);
+    assert_eq!(inst.sync, sync);
     assert_eq!(built.limits.duration_ns, Some(run_ns));
     if total > MAX_RUN_TASKS {
         return;

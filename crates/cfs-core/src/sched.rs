@@ -258,6 +258,20 @@ impl<O: Observer> Scheduler<O> {
         self.tasks.get(id.0 as usize)
     }
 
+    /// `task_sched_runtime` (sched.c, the same in 2.6.25, 2.6.26 and, as
+    /// `do_task_delta_exec`, 2.6.32): a task's CPU time at `now`, its
+    /// `sum_exec_runtime` plus, while it runs, the time since its
+    /// `exec_start`, which no `update_curr` has added yet (a task that
+    /// never sleeps is otherwise only brought up to date at its ticks).
+    /// The kernel refreshes the rq clock first; here that clock is `now`,
+    /// so nothing is written. None for an unknown task.
+    pub fn task_sched_runtime(&self, now: u64, id: TaskId) -> Option<u64> {
+        let t = self.task(id)?;
+        let running = self.curr(t.cpu) == Some(id);
+        let delta = now.wrapping_sub(t.se.exec_start) as i64;
+        Some(t.se.sum_exec_runtime.wrapping_add(if running && delta > 0 { delta as u64 } else { 0 }))
+    }
+
     /// All tasks ever created, by id.
     pub fn tasks(&self) -> &[Task] {
         &self.tasks

@@ -507,3 +507,28 @@ fn set_policy_restarts_the_slice_of_a_running_task_and_checks_preemption_for_a_q
     assert_eq!(s.rq(0).unwrap().cfs.next, Some(r), "prio_changed_fair -> check_preempt_curr");
     assert_eq!(s.task(q).unwrap().se.last_wakeup, MS);
 }
+
+/// task_sched_runtime (sched.c:3861-3878 in 2.6.26): A spawned at 0 and
+/// picked at 0 runs with no update_curr until B's fork at 3 ms charges it
+/// 3 ms. At 5 ms its sum_exec_runtime still says 3 ms, and its runtime is
+/// 3 + (5 - 3) = 5 ms; B, waiting, has 0. After A sleeps at 7 ms and B
+/// is picked, A's runtime is its sum alone (7 ms, no longer current),
+/// and B's is 8 - 7 = 1 ms at 8 ms. The same in every profile.
+#[test]
+fn task_sched_runtime_adds_the_time_since_the_last_update() {
+    for v in [V25, RC4, V26, KernelVersion::V2_6_32Rc1, KernelVersion::V2_6_32] {
+        let mut s = up_sched(v);
+        let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+        let b = s.spawn(3 * MS, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.task(a).unwrap().se.sum_exec_runtime, 3 * MS, "{v}");
+        assert_eq!(s.task_sched_runtime(5 * MS, a), Some(5 * MS), "{v}");
+        assert_eq!(s.task_sched_runtime(5 * MS, b), Some(0), "{v}");
+        // A clock behind exec_start adds nothing ((s64)delta_exec > 0).
+        assert_eq!(s.task_sched_runtime(2 * MS, a), Some(3 * MS), "{v}");
+        assert_eq!(s.schedule(7 * MS, 0, Deschedule::Sleep).unwrap().next, Some(b), "{v}");
+        assert_eq!(s.task_sched_runtime(8 * MS, a), Some(7 * MS), "{v}");
+        assert_eq!(s.task_sched_runtime(8 * MS, b), Some(MS), "{v}");
+        assert_eq!(s.task_sched_runtime(8 * MS, TaskId(9)), None);
+    }
+}

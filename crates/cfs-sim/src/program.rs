@@ -173,15 +173,35 @@ pub enum Action {
         /// Whether a message ends the sleep.
         interruptible: bool,
     },
-    /// Wait on a named condition (rt-app `wait`); counted like messages.
-    CondWait(usize),
-    /// Signal a named condition (rt-app `signal` / `broad`).
+    /// pthread_cond_wait on a condition variable (rt-app `wait`): release
+    /// `mutex` if one is named, sleep until a signal, then take the mutex
+    /// again, sleeping on it if it is taken ([`crate::engine::sync`]).
+    CondWait {
+        /// The condition.
+        cond: usize,
+        /// The mutex it is used with.
+        mutex: Option<usize>,
+    },
+    /// Signal a condition variable (rt-app `signal` / `broad`): wake its
+    /// first waiter, or every one; lost if no one waits.
     CondSignal {
         /// The condition.
         cond: usize,
         /// Wake every waiter (`broad`) rather than one.
         all: bool,
     },
+    /// pthread_mutex_lock: free if the mutex is, else sleep until an
+    /// unlock and try again.
+    Lock(usize),
+    /// pthread_mutex_unlock: free, plus a futex wakeup if someone sleeps on
+    /// the mutex.
+    Unlock(usize),
+    /// sem_post: wake the first sleeper, or count the post.
+    SemPost(usize),
+    /// sem_wait: take a counted post, or sleep until one is handed over.
+    SemWait(usize),
+    /// rt-app's `barrier`: wait until every user has arrived.
+    Barrier(usize),
     /// fork(): the child is placed by the scheduler (sched_balance_self).
     Fork(Box<ForkSpec>),
     /// sched_yield().

@@ -211,3 +211,50 @@ fn rt_app_runtime_is_wall_clock_and_delay_is_once() {
     let delayed = loops(r#""cpus": [0], "delay": 400000, "runtime": 50000"#, r#""cpus": [1], "runtime": 50000"#);
     assert!((30.0..=32.0).contains(&delayed), "{delayed}");
 }
+
+/// An rt-app file's loops per second over 100 ms on the Q6600.
+fn rt_app(tasks: &str) -> f64 {
+    let json = format!(r#"{{"global": {{"duration": 1}}, "tasks": {{ {tasks} }}}}"#);
+    let w = cfs_sim::parse_workload(&json).unwrap();
+    value(Workload::File(Arc::new(w)), &["--host", "q6600", "--duration", "100ms"])
+}
+
+/// rt-app's semaphores and condition variables, each task on a CPU of its
+/// own. The producer computes 200 µs, then posts (or signals) twice; the
+/// consumer waits and computes 50 µs. The semaphore keeps the second post,
+/// so the consumer loops twice per producer loop: ~4,900 + 9,800 loops/s.
+/// The second condition signal comes while the consumer is still being
+/// woken by the first (an IPI and an idle exit: µs), so it is lost, as
+/// pthread_cond_signal's is: ~4,900 + 4,900, at most 2 / 200 µs = 10,000.
+#[test]
+fn rt_app_semaphores_count_posts_and_condition_signals_are_lost() {
+    let sem = rt_app(
+        r#""producer": {"cpus": [0], "run": 200, "sem_post0": "s", "sem_post1": "s"},
+           "consumer": {"cpus": [1], "sem_wait": "s", "run": 50}"#,
+    );
+    let cond = rt_app(
+        r#""producer": {"cpus": [0], "run": 200, "signal0": "c", "signal1": "c"},
+           "consumer": {"cpus": [1], "wait": "c", "run": 50}"#,
+    );
+    assert!((9_000.0..=10_000.0).contains(&cond), "{cond}");
+    assert!((sem / cond - 1.5).abs() < 0.05, "{sem} {cond}");
+}
+
+/// rt-app's mutex and barrier. Two tasks that each lock, compute 100 µs,
+/// unlock and sleep 50 µs never compute at the same time: at most one
+/// section per 100 µs, 10,000 loops/s (without the mutex, 2 / 150 µs =
+/// 13,333). Three tasks that compute 100, 200 and 300 µs and meet at a
+/// barrier each loop at the slowest one's pace: at most 3 / 300 µs =
+/// 10,000 loops/s (without it, 10,000 + 5,000 + 3,333).
+#[test]
+fn rt_app_mutexes_exclude_and_barriers_wait_for_every_user() {
+    let locked = |cpu| format!(r#"{{"cpus": [{cpu}], "lock": "m", "run": 100, "unlock": "m", "sleep": 50}}"#);
+    let two = rt_app(&format!(r#""a": {}, "b": {}"#, locked(0), locked(2)));
+    assert!((9_000.0..=10_000.0).contains(&two), "{two}");
+    let barrier = rt_app(
+        r#""a": {"cpus": [0], "run": 100, "barrier": "b"},
+           "b": {"cpus": [1], "run": 200, "barrier": "b"},
+           "c": {"cpus": [2], "run": 300, "barrier": "b"}"#,
+    );
+    assert!((9_000.0..=10_000.0).contains(&barrier), "{barrier}");
+}

@@ -53,7 +53,9 @@
 //! This file holds the event loop and the CPUs' and tasks' state;
 //! `settings.rs` the settings a run writes mid-way (`--switch`) and its
 //! throughput phases; `sockets.rs` the socket layer (send buffers, pipes
-//! and the kernel constants that size them); `tests.rs` the unit tests.
+//! and the kernel constants that size them); `sync.rs` the user-space
+//! synchronisation objects (condition variables, mutexes, semaphores,
+//! barriers); `tests.rs` the unit tests.
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
@@ -74,6 +76,7 @@ use std::hash::BuildHasherDefault;
 
 mod settings;
 mod sockets;
+pub mod sync;
 
 pub use settings::{Change, Phase, Setting, features_from_text};
 use sockets::{KeyHasher, SendBuf, SockKey};
@@ -81,6 +84,8 @@ pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
     skb_truesize,
 };
+pub use sync::SyncObjects;
+use sync::{Arrival, Barrier, Cond, Mutex, Sem};
 
 /// Why a run could not complete.
 #[derive(Debug)]
@@ -120,6 +125,18 @@ pub enum SimError {
         /// The limit reached.
         limit: usize,
     },
+    /// A program named a condition, mutex, semaphore or barrier that its
+    /// [`Instance::sync`] does not have.
+    NoSuchObject {
+        /// Simulated time of the action, ns.
+        at: u64,
+        /// "condition", "mutex", "semaphore" or "barrier".
+        kind: &'static str,
+        /// The number it named.
+        index: usize,
+        /// How many of that kind the run has.
+        count: usize,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -155,6 +172,11 @@ impl fmt::Display for SimError {
                 f,
                 "{limit} messages queued unread at {:.6} s: tasks send faster than their peers read (does a loop \
                  send without waiting?)",
+                *at as f64 / 1e9
+            ),
+            SimError::NoSuchObject { at, kind, index, count } => write!(
+                f,
+                "a task used {kind} {index} at {:.6} s, but the run has {count} (numbered from 0)",
                 *at as f64 / 1e9
             ),
         }
@@ -236,8 +258,9 @@ pub struct Instance {
     /// The run is over when all of these initial tasks have exited
     /// (empty: it runs for [`Limits::duration_ns`]).
     pub finish: Vec<TaskRef>,
-    /// Number of named conditions (rt-app wait/signal).
-    pub conds: usize,
+    /// The condition variables, mutexes, semaphores and barriers its
+    /// programs use.
+    pub sync: SyncObjects,
 }
 
 impl fmt::Debug for Instance {
@@ -479,7 +502,12 @@ enum Block {
     Sleep {
         interruptible: bool,
     },
+    /// On a condition variable or a barrier.
     Cond,
+    /// In futex_wait on a taken mutex.
+    Mutex,
+    /// In sem_wait.
+    Sem,
     /// In `sock_wait_for_wmem`, on a full send buffer.
     SendBuf,
 }
@@ -498,7 +526,17 @@ enum Deferred {
         ns: u64,
         interruptible: bool,
     },
-    CondWait(usize),
+    /// Registered with a condition or barrier during the call: sleep,
+    /// unless a signal has already come, then do `then`.
+    Await(AfterWake),
+    /// pthread_mutex_lock after its fast path failed (or after a wakeup):
+    /// take the mutex if it is free now, else sleep on it.
+    Lock(usize),
+    /// sem_wait after its fast path failed: take a post that came during
+    /// the call, else sleep.
+    SemWait(usize),
+    /// Woken from a condition or barrier: do this, then go on.
+    Woken(AfterWake),
     /// An AF_UNIX stream write that found its send buffer full: try again.
     Write {
         to: TaskRef,
@@ -508,8 +546,19 @@ enum Deferred {
     },
     Yield,
     Exit,
-    /// Woken by a timer or a condition: just continue.
+    /// Woken by a timer or a semaphore post: just continue.
     Resume,
+}
+
+/// What a task woken from a condition or barrier does first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterWake {
+    /// Nothing: go on.
+    Continue,
+    /// Take this mutex again (pthread_cond_wait's return).
+    Lock(usize),
+    /// Add itself back to this barrier's count.
+    LeaveBarrier(usize),
 }
 
 /// What an exited task's program becomes: it never runs again.
@@ -530,6 +579,9 @@ struct Task {
     deferred: Option<Deferred>,
     block: Block,
     was_blocked: bool,
+    /// Signalled by a condition or barrier it registered with before it
+    /// went to sleep: its sleep returns at once.
+    signalled: bool,
     mailbox: VecDeque<Msg>,
     /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
     /// each of its connections holds, so that the common check needs no
@@ -555,6 +607,7 @@ impl Task {
             deferred: None,
             block: Block::None,
             was_blocked: false,
+            signalled: false,
             mailbox: VecDeque::new(),
             pair_bytes: 0,
             delivered: Vec::new(),
@@ -567,12 +620,6 @@ impl Task {
             alive: true,
         }
     }
-}
-
-#[derive(Debug, Default)]
-struct Cond {
-    pending: u64,
-    waiters: VecDeque<TaskRef>,
 }
 
 /// Which cache each CPU's working set lives in.
@@ -627,6 +674,9 @@ struct Sim<'a> {
     cpus: Vec<Cpu>,
     tasks: Vec<Task>,
     conds: Vec<Cond>,
+    mutexes: Vec<Mutex>,
+    sems: Vec<Sem>,
+    barriers: Vec<Barrier>,
     host: &'a Host,
     /// `Reach` from each CPU to every CPU, one row per source CPU, filled
     /// on first use (a 1024-CPU host would otherwise spend 10^6 distance
@@ -731,7 +781,10 @@ impl<'a> Sim<'a> {
             sched,
             cpus,
             tasks: Vec::new(),
-            conds: (0..inst.conds).map(|_| Cond::default()).collect(),
+            conds: (0..inst.sync.conds).map(|_| Cond::default()).collect(),
+            mutexes: (0..inst.sync.mutexes).map(|_| Mutex::default()).collect(),
+            sems: (0..inst.sync.sems).map(|_| Sem::default()).collect(),
+            barriers: inst.sync.barriers.iter().map(|&users| Barrier::new(users)).collect(),
             host,
             reach,
             geom,
@@ -1411,6 +1464,7 @@ impl<'a> Sim<'a> {
     }
 
     fn exec(&mut self, c: usize, t: TaskRef, a: Action) -> Result<(), SimError> {
+        self.check_objects(&a)?;
         let sys = self.syscall_ns;
         let defer = |s: &mut Self, d: Deferred| {
             s.tasks[t].pending = sys;
@@ -1447,11 +1501,53 @@ impl<'a> Sim<'a> {
             Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
             Action::Select { repoll_ns } => defer(self, Deferred::Wait { all: true, repoll_ns, woken: false }),
             Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
-            Action::CondWait(k) => defer(self, Deferred::CondWait(k)),
+            // pthread_cond_wait: register, release the mutex (waking one
+            // of its sleepers), then sleep unless signalled meanwhile.
+            Action::CondWait { cond, mutex } => {
+                self.conds[cond].wait(t);
+                let cost = match mutex {
+                    Some(m) => self.unlock(c, m)?.unwrap_or(0),
+                    None => 0,
+                };
+                let then = mutex.map_or(AfterWake::Continue, AfterWake::Lock);
+                defer(self, Deferred::Await(then));
+                self.tasks[t].pending += cost;
+            }
             Action::CondSignal { cond, all } => {
-                let cost = self.cond_signal(c, cond, all)?;
+                let woken = self.conds[cond].signal(all);
+                let cost = self.wake_waiters(c, woken)?;
                 self.tasks[t].pending = sys + cost;
             }
+            // The fast paths are atomic instructions in user space: free
+            // steps. The slow ones are a futex call.
+            Action::Lock(m) => {
+                if !self.mutexes[m].try_lock() {
+                    defer(self, Deferred::Lock(m));
+                }
+            }
+            Action::Unlock(m) => {
+                if let Some(cost) = self.unlock(c, m)? {
+                    self.tasks[t].pending = sys + cost;
+                }
+            }
+            Action::SemPost(k) => {
+                if let Some(w) = self.sems[k].post() {
+                    self.tasks[t].pending = sys + self.wake(c, w, false)?;
+                }
+            }
+            Action::SemWait(k) => {
+                if !self.sems[k].try_wait() {
+                    defer(self, Deferred::SemWait(k));
+                }
+            }
+            Action::Barrier(b) => match self.barriers[b].arrive(t) {
+                Arrival::Release(woken) if woken.is_empty() => {}
+                Arrival::Release(woken) => {
+                    let cost = self.wake_waiters(c, woken)?;
+                    self.tasks[t].pending = sys + cost;
+                }
+                Arrival::Wait => defer(self, Deferred::Await(AfterWake::LeaveBarrier(b))),
+            },
             Action::Fork(spec) => {
                 self.fork(c, t, *spec)?;
                 self.tasks[t].pending = sys;
@@ -1533,13 +1629,25 @@ impl<'a> Sim<'a> {
                 self.push(self.now + ns.max(1), Ev::Timer(t as u32, g));
                 return self.block(c, t, Block::Sleep { interruptible }, Deferred::Resume);
             }
-            Deferred::CondWait(k) => {
-                let cond = &mut self.conds[k];
-                if cond.pending > 0 {
-                    cond.pending -= 1;
-                } else {
-                    cond.waiters.push_back(t);
-                    return self.block(c, t, Block::Cond, Deferred::Resume);
+            Deferred::Await(then) => {
+                if !std::mem::take(&mut self.tasks[t].signalled) {
+                    return self.block(c, t, Block::Cond, Deferred::Woken(then));
+                }
+                return self.resume(c, t, Deferred::Woken(then));
+            }
+            Deferred::Woken(AfterWake::Continue) => {}
+            Deferred::Woken(AfterWake::Lock(m)) => return self.resume(c, t, Deferred::Lock(m)),
+            Deferred::Woken(AfterWake::LeaveBarrier(b)) => self.barriers[b].leave(),
+            Deferred::Lock(m) => {
+                if !self.mutexes[m].try_lock() {
+                    self.mutexes[m].sleep(t);
+                    return self.block(c, t, Block::Mutex, d);
+                }
+            }
+            Deferred::SemWait(k) => {
+                if !self.sems[k].try_wait() {
+                    self.sems[k].sleep(t);
+                    return self.block(c, t, Block::Sem, Deferred::Resume);
                 }
             }
             Deferred::Write { to, stream, bytes, tag } => {
@@ -1794,20 +1902,42 @@ impl<'a> Sim<'a> {
         Ok(round_u64(self.costs.wake_cost(self.reach(c, out.cpu))))
     }
 
-    fn cond_signal(&mut self, c: usize, k: usize, all: bool) -> Result<u64, SimError> {
-        let cond = &mut self.conds[k];
-        if cond.waiters.is_empty() {
-            cond.pending += 1;
-            return Ok(0);
-        }
-        let n = if all { cond.waiters.len() } else { 1 };
-        let woken: Vec<TaskRef> = cond.waiters.drain(..n).collect();
+    /// Refuses an action that names a synchronisation object the run does
+    /// not have.
+    fn check_objects(&self, a: &Action) -> Result<(), SimError> {
+        let (kind, index, count) = match *a {
+            Action::CondWait { mutex: Some(m), .. } if m >= self.mutexes.len() => ("mutex", m, self.mutexes.len()),
+            Action::CondWait { cond, .. } | Action::CondSignal { cond, .. } => ("condition", cond, self.conds.len()),
+            Action::Lock(m) | Action::Unlock(m) => ("mutex", m, self.mutexes.len()),
+            Action::SemPost(k) | Action::SemWait(k) => ("semaphore", k, self.sems.len()),
+            Action::Barrier(b) => ("barrier", b, self.barriers.len()),
+            _ => return Ok(()),
+        };
+        if index < count { Ok(()) } else { Err(SimError::NoSuchObject { at: self.now, kind, index, count }) }
+    }
+
+    /// Wakes the waiters a condition or barrier released (futex_wake, not
+    /// sync); one still in its call, not yet asleep, is only marked, and
+    /// its sleep returns at once. Returns the wakeups' cost.
+    fn wake_waiters(&mut self, c: usize, woken: Vec<TaskRef>) -> Result<u64, SimError> {
         let mut cost = 0;
         for w in woken {
-            self.tasks[w].deferred = Some(Deferred::Resume);
-            cost += self.wake(c, w, false)?;
+            if self.tasks[w].block == Block::None {
+                self.tasks[w].signalled = true;
+            } else {
+                cost += self.wake(c, w, false)?;
+            }
         }
         Ok(cost)
+    }
+
+    /// pthread_mutex_unlock of mutex `m`: the cost of waking its first
+    /// sleeper, or None if none sleeps (then it is no system call).
+    fn unlock(&mut self, c: usize, m: usize) -> Result<Option<u64>, SimError> {
+        match self.mutexes[m].unlock() {
+            Some(w) => self.wake(c, w, false).map(Some),
+            None => Ok(None),
+        }
     }
 
     fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
@@ -1850,10 +1980,14 @@ impl<'a> Sim<'a> {
             .enumerate()
             .map(|(i, t)| {
                 // Every engine task has its scheduler task.
-                let st = self.sched.task(TaskId(i as u32));
-                let (runtime, migrations, ss, open) = st.map_or((0, 0, SchedStats::default(), false), |s| {
-                    (s.se.sum_exec_runtime, s.nr_migrations, s.se.stats, s.state == TaskState::Queued)
+                let id = TaskId(i as u32);
+                let st = self.sched.task(id);
+                let (migrations, ss, open) = st.map_or((0, SchedStats::default(), false), |s| {
+                    (s.nr_migrations, s.se.stats, s.state == TaskState::Queued)
                 });
+                // The running tasks' time since their last update_curr
+                // counts too, as getrusage's would.
+                let runtime = self.sched.task_sched_runtime(sched_end, id).unwrap_or(0);
                 // The stamps are in the scheduler's time (the instruments'
                 // clock offset included), and wrap as it does.
                 TaskStat {

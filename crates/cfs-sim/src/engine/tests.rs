@@ -74,7 +74,7 @@ fn ping_pong_run(a: usize, b: usize, rounds: u64) -> RunOutcome {
     let inst = Instance {
         tasks: vec![pinned("ping", Box::new(ping), a, 16), pinned("pong", Box::new(pong), b, 16)],
         finish: vec![0],
-        conds: 0,
+        sync: SyncObjects::NONE,
     };
     let out = run(&setup(&host, &costs, limits), inst).unwrap();
     assert!(out.trace.is_some());
@@ -137,7 +137,8 @@ fn round_trips_cost_what_the_model_charges() {
 /// A Q6600 simulation booted with one 128 KB task that only exits, for
 /// poking at the cost helpers directly.
 fn q6600_sim<'a>(host: &'a Host, costs: &'a CostModel) -> Sim<'a> {
-    let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 128)], finish: vec![0], conds: 0 };
+    let inst =
+        Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 128)], finish: vec![0], sync: SyncObjects::NONE };
     Sim::new(&setup(host, costs, limits(None, 1_000)), inst).unwrap()
 }
 
@@ -235,7 +236,8 @@ fn work_is_scaled_and_jittered_by_the_cost_set() {
 /// Runs `tasks` on the Q6600 without jitter until all have exited.
 fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
     let finish = (0..tasks.len()).collect();
-    q6600_run(Instance { tasks, finish, conds: 0 }, limits(None, 1_000), |s| s.sockets = sockets).unwrap()
+    q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| s.sockets = sockets)
+        .unwrap()
 }
 
 /// Limits for a run of `duration_ms` (or until its tasks finish) capped
@@ -378,7 +380,10 @@ fn flood(reads: u64, stream: Stream, second: bool, sockets: Sockets) -> RunOutco
     if second {
         tasks.push(pinned("writer2", writer(), 1, 0));
     }
-    q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = sockets).unwrap()
+    q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(5), 1_000), |s| {
+        s.sockets = sockets
+    })
+    .unwrap()
 }
 
 #[test]
@@ -499,7 +504,7 @@ fn two_connections(a: Vec<Action>, b: Vec<Action>, reads: u64) -> RunOutcome {
     reader.push(Action::Sleep { ns: 1_000_000_000, interruptible: false });
     let tasks =
         vec![pinned("a", script(a), 0, 0), pinned("reader", script(reader), 2, 0), pinned("b", script(b), 1, 0)];
-    q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+    q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(5), 1_000), |_| {}).unwrap()
 }
 
 /// `n` writes of `bytes` to the reader, each counted as a unit if
@@ -572,7 +577,7 @@ fn connections_into_one_reader_block_each_at_its_own_buffer() {
             pinned("w1", flood(), 1, 0),
             pinned("w2", flood(), 3, 0),
         ];
-        q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap()
+        q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(5), 1_000), |_| {}).unwrap()
     };
     let full = run(0);
     assert_eq!((full.units, full.send_blocks, full.peak_unread), (1_044, 3, 1_044));
@@ -602,7 +607,8 @@ fn a_first_write_is_charged_only_its_own_connection() {
         pinned("b", script(b), 1, 0),
         pinned("c", script(c), 3, 0),
     ];
-    let out = q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |_| {}).unwrap();
+    let out =
+        q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(5), 1_000), |_| {}).unwrap();
     assert_eq!((out.units, out.send_blocks), (2, 0));
 }
 
@@ -636,7 +642,9 @@ fn a_select_wakeup_looks_at_the_writers_own_connection() {
             pinned("d", idle, 3, 0),
         ];
         let wsw = Sockets { write_space_wakeups: true, ..Sockets::default() };
-        let out = q6600_run(Instance { tasks, finish: vec![], conds: 0 }, limits(Some(5), 1_000), |s| s.sockets = wsw);
+        let out = q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(5), 1_000), |s| {
+            s.sockets = wsw
+        });
         out.unwrap().tasks[0].runtime_ns
     };
     assert!(a_time(1) >= 30_000, "{}", a_time(1));
@@ -673,7 +681,7 @@ fn a_write_deadlock_is_a_stall_that_names_the_writers() {
         })) as Box<dyn Program>
     };
     let tasks = vec![pinned("a", flood(1), 0, 0), pinned("b", flood(0), 1, 0)];
-    let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+    let inst = Instance { tasks, finish: vec![0, 1], sync: SyncObjects::NONE };
     match q6600_run(inst, limits(None, 1_000), |_| {}) {
         Err(SimError::Stalled { writers, .. }) => assert_eq!(writers, 2),
         other => panic!("{:?}", other.map(|o| o.end_ns)),
@@ -746,39 +754,181 @@ fn reading_a_message_costs_its_lines_from_the_writers_cache() {
     assert_eq!(cross_die - same_die, 15_400, "{same_die} {cross_die}");
 }
 
-/// A condition signalled twice before anyone waits (rt-app `signal`):
-/// the waiter sleeps 100 µs on a timer, then passes two waits on the
-/// counted signals (a unit after each) and blocks on the third for the
-/// rest of the 5 ms run.
-#[test]
-fn condition_signals_are_counted_not_lost() {
+/// Two posts (or two condition signals) before anyone waits: the waiter
+/// sleeps 100 µs on a timer, then waits, counts a unit, and waits again,
+/// for the rest of the 5 ms run. A semaphore keeps the posts, so two waits
+/// pass; a condition variable loses its signals, so the first wait blocks.
+fn signalled_before_waiting(post: fn() -> Action, wait: fn() -> Action, sync: SyncObjects) -> u64 {
     let host = Host::preset("q6600").unwrap();
     let costs = CostModel::preset("q6600").unwrap();
     let limits = Limits::new(Some(5_000_000), 0, 1_000_000_000);
     let mut n = 0;
     let signaller = FnProgram(move |_cx: &mut StepCx<'_>| {
         n += 1;
-        if n <= 2 { Action::CondSignal { cond: 0, all: false } } else { Action::Exit }
+        if n <= 2 { post() } else { Action::Exit }
     });
     let mut m = 0;
     let waiter = FnProgram(move |_cx: &mut StepCx<'_>| {
         m += 1;
         match m {
             1 => Action::Sleep { ns: 100_000, interruptible: false },
-            k if k % 2 == 0 => Action::CondWait(0),
+            k if k % 2 == 0 => wait(),
             _ => Action::Progress(1),
         }
     });
     let inst = Instance {
         tasks: vec![pinned("signaller", Box::new(signaller), 0, 0), pinned("waiter", Box::new(waiter), 1, 0)],
         finish: vec![],
-        conds: 1,
+        sync,
     };
     let out = run(&setup(&host, &costs, limits), inst).unwrap();
-    // Two signals, two waits passed, the third blocks: 2 units, and the
-    // run idles to its end.
-    assert_eq!(out.units, 2);
     assert_eq!(out.end_ns, 5_000_000);
+    out.units
+}
+
+#[test]
+fn semaphore_posts_are_counted_and_condition_signals_lost() {
+    let sems = SyncObjects { sems: 1, ..SyncObjects::NONE };
+    assert_eq!(signalled_before_waiting(|| Action::SemPost(0), || Action::SemWait(0), sems), 2);
+    let conds = SyncObjects { conds: 1, ..SyncObjects::NONE };
+    let signal = || Action::CondSignal { cond: 0, all: false };
+    assert_eq!(signalled_before_waiting(signal, || Action::CondWait { cond: 0, mutex: None }, conds), 0);
+}
+
+/// A program that runs `make(0)`, `make(1)`, ... `make(len - 1)` and
+/// starts over, for ever.
+fn cycle(len: usize, make: impl Fn(usize) -> Action + 'static) -> Box<dyn Program> {
+    let mut i = 0;
+    Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+        i += 1;
+        make((i - 1) % len)
+    }))
+}
+
+/// Two tasks on CPUs 0 and 2 that each loop: lock, 100 µs of work,
+/// unlock, `outside` (work or a sleep). Returns their CPU times in a
+/// 10 ms run.
+fn lockers(outside: fn() -> Action) -> (u64, u64) {
+    let body = move |k| match k {
+        0 => Action::Lock(0),
+        1 => Action::Run(100_000),
+        2 => Action::Unlock(0),
+        _ => outside(),
+    };
+    let tasks = vec![pinned("a", cycle(4, body), 0, 0), pinned("b", cycle(4, body), 2, 0)];
+    let sync = SyncObjects { mutexes: 1, ..SyncObjects::NONE };
+    let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(10), 100), |_| {}).unwrap();
+    (out.tasks[0].runtime_ns, out.tasks[1].runtime_ns)
+}
+
+/// With a 50 µs sleep after each unlock, the two take turns: the
+/// sections never overlap, so the two CPU times add up to at most the
+/// 10 ms run (without the mutex they would be 2 x 10 ms x 100 / 150 =
+/// 13.3 ms), and each gets about half. With no gap, the unlocker takes
+/// the mutex again before the task it woke on the other die has run
+/// (a wakeup there costs µs): glibc's barging, and the other starves. It
+/// runs only to find the mutex taken, once per unlock (10 ms / ~102 µs),
+/// for a context switch and a futex call: ~2.4 µs each, 0.24 ms in all,
+/// where a fair hand-over would give it 5 ms.
+#[test]
+fn a_mutex_serialises_its_holders_and_its_unlocker_barges() {
+    let (a, b) = lockers(|| Action::Sleep { ns: 50_000, interruptible: false });
+    assert!(a + b <= 10_100_000, "{a} + {b}");
+    assert!(a.min(b) >= 4_000_000, "{a} {b}");
+    let (a, b) = lockers(|| Action::Progress(1));
+    assert!(a.max(b) >= 9_900_000 && a.min(b) <= 500_000, "{a} {b}");
+}
+
+/// A waiter (CPU 1) takes the mutex and waits on the condition, which
+/// releases the mutex; a signaller (CPU 2) computes 1 ms, takes the
+/// mutex, signals, holds it `hold` ns more and unlocks; the waiter then
+/// counts a unit, which it can do only with the mutex back.
+fn cond_with_mutex(hold: u64) -> u64 {
+    let waiter = script(vec![
+        Action::Lock(0),
+        Action::CondWait { cond: 0, mutex: Some(0) },
+        Action::Progress(1),
+        Action::Unlock(0),
+        Action::Sleep { ns: 100_000_000, interruptible: false },
+    ]);
+    let signaller = script(vec![
+        Action::Run(1_000_000),
+        Action::Lock(0),
+        Action::CondSignal { cond: 0, all: false },
+        Action::Run(hold),
+        Action::Unlock(0),
+        Action::Sleep { ns: 100_000_000, interruptible: false },
+    ]);
+    let tasks = vec![pinned("waiter", waiter, 1, 0), pinned("signaller", signaller, 2, 0)];
+    let sync = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
+    q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(4), 100), |_| {}).unwrap().units
+}
+
+/// The signaller could lock at all only because the wait released the
+/// mutex; once signalled, the waiter returns only when it has the mutex
+/// again: at once after a short hold (10 µs), not within the 4 ms run
+/// after a 5 ms one.
+#[test]
+fn a_condition_wait_releases_its_mutex_and_takes_it_back() {
+    assert_eq!(cond_with_mutex(10_000), 1);
+    assert_eq!(cond_with_mutex(5_000_000), 0);
+}
+
+/// Three tasks on CPUs 0-2 loop: (k + 1) x 100 µs of work, then a barrier
+/// of three users. Every round lasts as long as the slowest, 300 µs plus
+/// a wakeup, so in 10 ms each task passes it the same ~32 times (without
+/// the barrier they would count 100, 50 and 33), and their CPU times
+/// stand 1 : 2 : 3.
+#[test]
+fn a_barrier_holds_every_user_until_the_last() {
+    let user = |k: u64| {
+        cycle(3, move |i| match i {
+            0 => Action::Run((k + 1) * 100_000),
+            1 => Action::Barrier(0),
+            _ => Action::Progress(1),
+        })
+    };
+    let tasks = (0..3).map(|k| pinned("user", user(k as u64), k, 0)).collect();
+    let sync = SyncObjects { barriers: vec![3], ..SyncObjects::NONE };
+    let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(10), 100), |_| {}).unwrap();
+    // 10 ms / 300 µs = 33.3 rounds at most; at least 30 with 10% lost
+    // to wakeups. A round's last units may straddle the end.
+    assert!((90..=101).contains(&out.units), "{}", out.units);
+    let rounds = out.tasks[0].runtime_ns as f64 / 100_000.0;
+    for (k, t) in out.tasks.iter().enumerate() {
+        let per_round = t.runtime_ns as f64 / rounds / 100_000.0;
+        assert!((per_round - (k + 1) as f64).abs() < 0.1, "task {k}: {per_round}");
+    }
+}
+
+/// A program that names an object its instance lacks gets an error, not
+/// a panic: a mutex past the one the run has, then a condition when it
+/// has none.
+#[test]
+fn an_unknown_sync_object_is_an_error() {
+    let bad = |a: fn() -> Action, sync: SyncObjects| {
+        let tasks = vec![pinned("t", script(vec![a()]), 0, 0)];
+        q6600_run(Instance { tasks, finish: vec![0], sync }, limits(None, 100), |_| {}).unwrap_err().to_string()
+    };
+    let one_mutex = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
+    let e = bad(|| Action::CondWait { cond: 0, mutex: Some(1) }, one_mutex);
+    assert!(
+        e.starts_with("a task used mutex 1 at 0.0") && e.ends_with(" s, but the run has 1 (numbered from 0)"),
+        "{e}"
+    );
+    let e = bad(|| Action::CondSignal { cond: 0, all: true }, SyncObjects::NONE);
+    assert!(e.starts_with("a task used condition 0 at") && e.ends_with("but the run has 0 (numbered from 0)"), "{e}");
+    for (a, kind) in [
+        (Action::Unlock as fn(usize) -> Action, "mutex"),
+        (Action::SemPost, "semaphore"),
+        (Action::SemWait, "semaphore"),
+        (Action::Barrier, "barrier"),
+        (Action::Lock, "mutex"),
+    ] {
+        let tasks = vec![pinned("t", script(vec![a(0)]), 0, 0)];
+        let r = q6600_run(Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }, limits(None, 100), |_| {});
+        assert!(matches!(r, Err(SimError::NoSuchObject { kind: k, index: 0, count: 0, .. }) if k == kind), "{kind}");
+    }
 }
 
 #[test]
@@ -787,7 +937,7 @@ fn a_workload_that_waits_forever_is_reported() {
     let costs = CostModel::preset("x2").unwrap();
     let limits = Limits::new(None, 0, 1_000_000_000);
     let waiter = FnProgram(|_cx: &mut StepCx<'_>| Action::Wait { all: true });
-    let inst = Instance { tasks: vec![free("w", Box::new(waiter), 0)], finish: vec![0], conds: 0 };
+    let inst = Instance { tasks: vec![free("w", Box::new(waiter), 0)], finish: vec![0], sync: SyncObjects::NONE };
     assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::Stalled { .. })));
 }
 
@@ -797,7 +947,7 @@ fn interrupted_sleep(then: Action) -> Result<RunOutcome, SimError> {
     let sleeper = script(vec![Action::Sleep { ns: 10_000_000, interruptible: true }, then]);
     let signaller = script(vec![Action::Run(1_000_000), Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }]);
     let tasks = vec![pinned("sleeper", sleeper, 0, 0), pinned("signaller", signaller, 2, 0)];
-    q6600_run(Instance { tasks, finish: vec![0, 1], conds: 0 }, limits(None, 100), |_| {})
+    q6600_run(Instance { tasks, finish: vec![0, 1], sync: SyncObjects::NONE }, limits(None, 100), |_| {})
 }
 
 /// A signal ends an interruptible sleep and cancels its timer for good:
@@ -827,7 +977,8 @@ fn errors_and_instances_say_what_they_hold() {
     assert!(two.ends_with("armed (2 of them blocked writing to full socket buffers)"), "{two}");
     let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
     assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
-    let inst = Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], conds: 0 };
+    let inst =
+        Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], sync: SyncObjects::NONE };
     assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
     let alive = SimError::TooManyTasks { at: 2_500_000, limit: Limits::PID_MAX, alive: true }.to_string();
     assert_eq!(
@@ -855,7 +1006,7 @@ fn errors_and_instances_say_what_they_hold() {
 fn forks(k: usize, child: fn() -> Box<dyn Program>, max_tasks: usize, pid_max: usize) -> Result<usize, SimError> {
     let spec = || ForkSpec { name: "child".into(), program: child(), params: None, ws_kb: 0 };
     let parent = script((0..k).map(|_| Action::Fork(Box::new(spec()))).collect());
-    let inst = Instance { tasks: vec![pinned("parent", parent, 0, 0)], finish: vec![0], conds: 0 };
+    let inst = Instance { tasks: vec![pinned("parent", parent, 0, 0)], finish: vec![0], sync: SyncObjects::NONE };
     let limits = Limits { max_tasks, pid_max, ..limits(None, 1_000) };
     q6600_run(inst, limits, |_| {}).map(|o| o.tasks.len())
 }
@@ -888,7 +1039,7 @@ fn a_fork_past_the_task_limits_stops_the_run() {
     // refused at time 0.
     let tasks = (0..3).map(|i| pinned("t", script(Vec::new()), i, 0)).collect();
     let limits = Limits { pid_max: 2, ..limits(None, 100) };
-    match q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits, |_| {}) {
+    match q6600_run(Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE }, limits, |_| {}) {
         Err(SimError::TooManyTasks { at: 0, limit: 2, alive: true }) => {}
         other => panic!("{:?}", other.map(|o| o.tasks.len())),
     }
@@ -903,11 +1054,16 @@ fn signaller_runtime(with_waiter: bool) -> u64 {
         // Allowed on CPUs 0 and 2, started on 2: the waking CPU is in
         // its mask, so its wakeup reads the two loads.
         let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
-        let program = script(vec![Action::CondWait(0)]);
+        let program = script(vec![Action::CondWait { cond: 0, mutex: None }]);
         tasks.push(TaskSpec { name: "waiter".into(), program, params, cpu: 2, ws_kb: 0 });
     }
     let finish = (0..tasks.len()).collect();
-    let out = q6600_run(Instance { tasks, finish, conds: 1 }, limits(None, 100), |_| {}).unwrap();
+    let out = q6600_run(
+        Instance { tasks, finish, sync: SyncObjects { conds: 1, ..SyncObjects::NONE } },
+        limits(None, 100),
+        |_| {},
+    )
+    .unwrap();
     out.tasks[0].runtime_ns
 }
 
@@ -928,7 +1084,7 @@ fn a_condition_signal_charges_the_wakeup_to_the_signaller() {
 fn with_three_unread(tasks: Vec<TaskSpec>) -> Result<RunOutcome, SimError> {
     let finish = vec![tasks.len() - 1];
     let limits = Limits { max_unread: 3, ..limits(None, 1_000) };
-    q6600_run(Instance { tasks, finish, conds: 0 }, limits, |_| {})
+    q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits, |_| {})
 }
 
 /// `max_unread` bounds the messages queued over all tasks: a fourth
@@ -985,7 +1141,7 @@ fn waker_and_wakee(preempt: bool) -> (u64, u64, u64) {
     // waker starts.
     let wakee = script(vec![Action::Wait { all: true }, Action::Run(100_000)]);
     let tasks = vec![pinned("wakee", wakee, 0, 0), pinned("waker", waker, 0, 0)];
-    let inst = Instance { tasks, finish: vec![0, 1], conds: 0 };
+    let inst = Instance { tasks, finish: vec![0, 1], sync: SyncObjects::NONE };
     // Without HRTICK: its timer would end the waker's long slice as
     // soon as the wakee is queued, a preemption in both variants.
     let edit = |s: &mut RunSetup<'_>| {
@@ -1031,7 +1187,7 @@ fn first_slice_end(hrtick: bool) -> u64 {
         })
     };
     let tasks = vec![pinned("a", Box::new(hog(None)), 0, 0), pinned("b", Box::new(hog(Some(started.clone()))), 0, 0)];
-    let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+    let inst = Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE };
     q6600_run(inst, limits(Some(50), 1_000), |s| s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap())
         .unwrap();
     started.get().unwrap()
@@ -1054,7 +1210,7 @@ fn hrtick_ends_a_slice_on_time_and_the_tick_late() {
 #[test]
 fn a_finished_sleep_leaves_no_timer_armed() {
     let p = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::Wait { all: true }]);
-    let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], conds: 0 };
+    let inst = Instance { tasks: vec![pinned("s", p, 0, 0)], finish: vec![0], sync: SyncObjects::NONE };
     match q6600_run(inst, limits(None, 100), |_| {}) {
         Err(SimError::Stalled { at, writers }) => assert_eq!((at, writers), (4_000_000, 0)),
         other => panic!("{:?}", other.map(|o| o.end_ns)),
@@ -1068,8 +1224,12 @@ fn a_finished_sleep_leaves_no_timer_armed() {
 fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
     let p = script(vec![Action::Run(1_000_000)]);
     let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
-    let out =
-        q6600_run(Instance { tasks: vec![spec], finish: Vec::new(), conds: 0 }, limits(None, 100), |_| {}).unwrap();
+    let out = q6600_run(
+        Instance { tasks: vec![spec], finish: Vec::new(), sync: SyncObjects::NONE },
+        limits(None, 100),
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(out.end_ns, 4_000_000);
     assert!(out.cpu_busy_ns[3] >= 1_000_000 && out.cpu_busy_ns[..3].iter().all(|&b| b == 0), "{:?}", out.cpu_busy_ns);
     assert!(out.events >= out.switches && out.switches >= 2, "{} {}", out.events, out.switches);
@@ -1079,7 +1239,7 @@ fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
 /// exactly on it finishes.
 #[test]
 fn a_run_may_use_all_of_its_cap() {
-    let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
+    let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), sync: SyncObjects::NONE };
     assert_eq!(q6600_run(inst, limits(Some(8), 8), |_| {}).unwrap().end_ns, 8_000_000);
 }
 
@@ -1141,7 +1301,9 @@ fn blocking_switches_are_not_preemptions() {
 #[test]
 fn hogs_sharing_a_cpu_are_preempted_once_a_slice() {
     let tasks = vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)];
-    let out = q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(100), 1_000), |_| {}).unwrap();
+    let out =
+        q6600_run(Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE }, limits(Some(100), 1_000), |_| {})
+            .unwrap();
     assert_eq!(out.preemptions, 3);
 }
 
@@ -1155,7 +1317,7 @@ fn tickless_idle_cpus_stop_their_ticks() {
     let stopped = |nohz: bool| {
         let mut s = setup(&host, &costs, limits(Some(20), 1_000));
         s.config.nohz = nohz;
-        let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), conds: 0 };
+        let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), sync: SyncObjects::NONE };
         let mut sim = Sim::new(&s, inst).unwrap();
         sim.main_loop().unwrap();
         (0..4).filter(|&c| sim.sched.tick_stopped(c)).count()
@@ -1195,7 +1357,7 @@ fn a_run_that_never_finishes_hits_the_cap() {
     let costs = CostModel::preset("x2").unwrap();
     let limits = Limits::new(None, 0, 50_000_000);
     let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
-    let inst = Instance { tasks: vec![free("h", Box::new(hog), 0)], finish: vec![0], conds: 0 };
+    let inst = Instance { tasks: vec![free("h", Box::new(hog), 0)], finish: vec![0], sync: SyncObjects::NONE };
     assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
 }
 
@@ -1226,7 +1388,7 @@ fn send_all_wakes_everyone_before_the_caller_is_preempted() {
         let sleeper = || script(vec![Action::Wait { all: true }, Action::Run(100_000), Action::Progress(1)]);
         let mut tasks = vec![pinned("waker", script(sends), 0, 0)];
         tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 0, 0)));
-        let inst = Instance { tasks, finish: vec![0, 1, 2, 3], conds: 0 };
+        let inst = Instance { tasks, finish: vec![0, 1, 2, 3], sync: SyncObjects::NONE };
         let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
         assert_eq!(out.units, 3, "every sleeper got its message");
         out.preemptions
@@ -1253,7 +1415,7 @@ fn send_all_charges_one_call_and_every_wakeup() {
         let sleeper = || script(vec![Action::Wait { all: true }, Action::Progress(1)]);
         let mut tasks = vec![pinned("waker", script(actions), 0, 0)];
         tasks.extend((1..=3).map(|i| pinned(&format!("s{i}"), sleeper(), 1, 0)));
-        let inst = Instance { tasks, finish: vec![0], conds: 0 };
+        let inst = Instance { tasks, finish: vec![0], sync: SyncObjects::NONE };
         let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
         out.tasks[0].runtime_ns
     };
@@ -1285,7 +1447,7 @@ fn start_measuring_restarts_the_window() {
         Action::Run(1_000_000),
         Action::Progress(3),
     ]);
-    let inst = Instance { tasks: vec![pinned("t", task, 1, 0)], finish: vec![0], conds: 0 };
+    let inst = Instance { tasks: vec![pinned("t", task, 1, 0)], finish: vec![0], sync: SyncObjects::NONE };
     let change = Change { at_ns: 1_500_000, setting: Setting::Features("895".into()) };
     let out = q6600_run(inst, limits(None, 100), |s| s.changes = vec![change]).unwrap();
     assert_eq!(out.units, 3);
@@ -1304,7 +1466,11 @@ fn start_measuring_restarts_the_window() {
 #[test]
 fn phase_waits_add_up_to_the_runs() {
     let hog = || script((0..400).flat_map(|_| [Action::Run(1_000_000), Action::Progress(1)]).collect());
-    let inst = Instance { tasks: vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)], finish: vec![], conds: 0 };
+    let inst = Instance {
+        tasks: vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)],
+        finish: vec![],
+        sync: SyncObjects::NONE,
+    };
     let changes = vec![
         Change { at_ns: 50_000_000, setting: Setting::Features("895".into()) },
         Change { at_ns: 120_000_000, setting: Setting::Features("895".into()) },
@@ -1328,7 +1494,7 @@ fn a_hog_keeps_its_cpu_busy() {
         k += 1;
         if k % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
     });
-    let inst = Instance { tasks: vec![free("h", Box::new(hog), 1)], finish: vec![], conds: 0 };
+    let inst = Instance { tasks: vec![free("h", Box::new(hog), 1)], finish: vec![], sync: SyncObjects::NONE };
     let out = run(&setup(&host, &costs, limits), inst).unwrap();
     assert!(out.cpu_busy_ns[1] > 99_000_000, "{:?}", out.cpu_busy_ns);
     // 1 ms of baseline work at the X2's clock factor 1.06, with jitter.
@@ -1347,7 +1513,7 @@ fn the_idle_gap_probe_measures_from_its_start() {
     let gap = |second: Box<dyn Program>| {
         let tasks = vec![pinned("b", second, 0, 0), pinned("hog", hog(), 0, 0)];
         let watch = |s: &mut RunSetup<'_>| s.instruments = Instruments { watch: true, ..Instruments::default() };
-        let inst = Instance { tasks, finish: Vec::new(), conds: 0 };
+        let inst = Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE };
         q6600_run(inst, limits(Some(25), 1_000), watch).unwrap().probe.worst_idle_gap_ns
     };
     let sleep = || Action::Sleep { ns: 5_000_000, interruptible: false };
@@ -1393,7 +1559,8 @@ fn the_one_to_n_probe_needs_95_percent_on_the_wakers_cpu() {
         let watch = |s: &mut RunSetup<'_>| {
             s.instruments = Instruments { one_to_n_waker: Some("waker".into()), ..Instruments::default() }
         };
-        let out = q6600_run(Instance { tasks, finish: Vec::new(), conds: 0 }, limits(Some(200), 1_000), watch);
+        let out =
+            q6600_run(Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE }, limits(Some(200), 1_000), watch);
         let out = out.unwrap();
         (out.probe.one_to_n_streak_ns, out.probe.one_to_n_wakees as u64, out.counters.wakeups)
     };

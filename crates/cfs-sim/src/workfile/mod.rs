@@ -50,7 +50,16 @@
 //! receiver, hackbench's `-pipe`) is a write: always sync, and blocked
 //! while the socket's send buffer or the pipe's 16 pages are full
 //! ([`crate::program::Stream`]),
-//! `cond_wait` / `signal` / `broad` (named conditions), `fork` (a task
+//! `cond_wait` / `signal` / `broad` (named pthread condition variables:
+//! `{ cond_wait = "q", mutex = "m" }` releases mutex `m` while it waits and
+//! takes it back before it goes on; a signal wakes the first waiter and
+//! `broad` every one, and either is lost if no one waits), `lock` /
+//! `unlock` (named pthread mutexes: a taken one puts the caller to sleep
+//! until an unlock, and the unlocker may take it again before the woken
+//! task runs, as glibc's do), `sem_post` / `sem_wait` (named semaphores,
+//! starting at 0: a post with no one waiting is counted), `barrier` (every
+//! instance started at t=0 of every task that names it waits until all
+//! have arrived, as rt-app's does; [`crate::engine::sync`]), `fork` (a task
 //! name), `exit`, `yield`, `progress`, `start_measuring` (the throughput
 //! window starts here and progress so far is dropped, as a benchmark reads
 //! its clock once its workers are ready: [`Action::StartMeasuring`]),
@@ -72,12 +81,15 @@
 //! `sleep` (µs), `timer` (`{ref, period, mode}`, as in TOML; every task
 //! instance keeps its own, as rt-app's `"ref": "unique"` does: rt-app
 //! shares a named timer between the threads that use it, so two of them
-//! each advance it a period), `wait` (`{ref, mutex}` or
-//! a name), `signal`, `broad`, `sync` (signal then wait), `lock`/`unlock`
-//! (accepted; mutex cost is not modelled), `fork` (a task name),
-//! `suspend` (wait on the condition named by the value, the task's own
-//! name when empty) and `resume` (broadcast that condition; lost if no one
-//! is suspended, as in rt-app), `yield`.
+//! each advance it a period), `wait` (`{ref, mutex}`, or a name for a
+//! wait without a mutex), `signal`, `broad`, `sync` (signal then wait),
+//! `lock`/`unlock`, `barrier`, `sem_post`/`sem_wait` (all as in TOML
+//! above, which follows rt-app's `run_event`), `fork` (a task name),
+//! `suspend` (its value is ignored: under the mutex named after the task,
+//! wait on the condition named after the task) and `resume` (under the
+//! mutex its value names, broadcast the condition of that name: every
+//! suspended instance of that task wakes, and a resume with no one
+//! suspended is lost, as in rt-app), `yield`.
 //! Without any progress op, every task counts one unit per loop.
 //!
 //! Steps that take no time (a progress count, a zero-length run) are free
@@ -301,11 +313,19 @@ enum Instr {
     Wait {
         all: bool,
     },
-    CondWait(usize),
+    CondWait {
+        cond: usize,
+        mutex: Option<usize>,
+    },
     CondSignal {
         cond: usize,
         all: bool,
     },
+    Lock(usize),
+    Unlock(usize),
+    SemPost(usize),
+    SemWait(usize),
+    Barrier(usize),
     Fork(usize),
     Exit,
     Yield,
@@ -359,8 +379,16 @@ pub struct FileWorkload {
     pub warmup_ns: u64,
     /// Task definitions.
     pub tasks: Vec<TaskDef>,
-    /// Named conditions.
+    /// Condition variables, by name.
     pub conds: Vec<String>,
+    /// Mutexes, by name.
+    pub mutexes: Vec<String>,
+    /// Semaphores, by name.
+    pub sems: Vec<String>,
+    /// Barriers, by name, with their users: every instance started at t=0
+    /// of a task whose code names the barrier, once per event that does,
+    /// as rt-app counts them.
+    pub barriers: Vec<(String, u32)>,
 }
 
 /// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
@@ -473,23 +501,44 @@ fn get<'a>(o: &'a [(String, V)], k: &str) -> Option<&'a V> {
     o.iter().find(|(key, _)| key == k).map(|(_, v)| v)
 }
 
-/// Collects names (task definitions, conditions) to resolve references
-/// after all definitions are read.
+/// Collects names (synchronisation objects, timers) to resolve references
+/// after all definitions are read. Each kind of object has its own
+/// namespace, as rt-app's resources have a type.
 #[derive(Debug, Default)]
 struct Names {
     conds: Vec<String>,
+    mutexes: Vec<String>,
+    sems: Vec<String>,
+    barriers: Vec<String>,
     timers: Vec<String>,
+}
+
+/// The index of `name` in `list`, added if new.
+fn intern(list: &mut Vec<String>, name: &str) -> usize {
+    match list.iter().position(|c| c == name) {
+        Some(i) => i,
+        None => {
+            list.push(name.to_string());
+            list.len() - 1
+        }
+    }
 }
 
 impl Names {
     fn cond(&mut self, name: &str) -> usize {
-        match self.conds.iter().position(|c| c == name) {
-            Some(i) => i,
-            None => {
-                self.conds.push(name.to_string());
-                self.conds.len() - 1
-            }
-        }
+        intern(&mut self.conds, name)
+    }
+
+    fn mutex(&mut self, name: &str) -> usize {
+        intern(&mut self.mutexes, name)
+    }
+
+    fn sem(&mut self, name: &str) -> usize {
+        intern(&mut self.sems, name)
+    }
+
+    fn barrier(&mut self, name: &str) -> usize {
+        intern(&mut self.barriers, name)
     }
 }
 
@@ -567,6 +616,29 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
         });
     }
     Ok(out)
+}
+
+/// Each barrier with its users: rt-app adds a task's instances once for
+/// every event of its code that names the barrier. A barrier that no task
+/// started at t=0 names would never open (a forked task does not count,
+/// as in rt-app), so it is an error.
+fn barrier_users(barriers: &[String], heads: &[TaskDef]) -> Result<Vec<(String, u32)>, WorkloadError> {
+    let mut users = vec![0u32; barriers.len()];
+    for h in heads {
+        for ins in &h.code {
+            if let Instr::Barrier(b) = ins {
+                users[*b] = users[*b].saturating_add(h.instances);
+            }
+        }
+    }
+    barriers
+        .iter()
+        .zip(users)
+        .map(|(b, n)| match n {
+            0 => err("", format!("barrier {b:?}: no task started at t=0 uses it, so it would never open")),
+            n => Ok((b.clone(), n)),
+        })
+        .collect()
 }
 
 /// Wraps a task body in its top-level loop, adding an implicit progress
@@ -699,7 +771,9 @@ fn finish_defs(
         head.timers = slot;
         head.code = code;
     }
-    let wl = FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds: names.conds };
+    let barriers = barrier_users(&names.barriers, &heads)?;
+    let Names { conds, mutexes, sems, .. } = names;
+    let wl = FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds, mutexes, sems, barriers };
     if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
         return err("", "give a `duration` or mark a task started at t=0 with finish = true");
     }
@@ -709,6 +783,16 @@ fn finish_defs(
 // ----- running a file workload --------------------------------------------------------
 
 impl FileWorkload {
+    /// The synchronisation objects its tasks use, for the engine.
+    pub fn sync_objects(&self) -> crate::engine::SyncObjects {
+        crate::engine::SyncObjects {
+            conds: self.conds.len(),
+            mutexes: self.mutexes.len(),
+            sems: self.sems.len(),
+            barriers: self.barriers.iter().map(|b| b.1).collect(),
+        }
+    }
+
     /// The initial tasks (every instance of every definition, in order) and
     /// the finish set.
     pub fn instantiate(self: &Arc<Self>, nr_cpus: usize, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {

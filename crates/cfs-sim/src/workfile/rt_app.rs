@@ -21,9 +21,9 @@ const RTAPP_IGNORED_GLOBAL: [&str; 11] = [
 ];
 
 /// rt-app event names (keys may carry a numeric suffix: run0, sleep1).
-const RTAPP_EVENTS: [&str; 14] = [
-    "run", "runtime", "sleep", "timer", "wait", "signal", "broad", "sync", "lock", "unlock", "fork", "suspend",
-    "resume", "yield",
+const RTAPP_EVENTS: [&str; 17] = [
+    "run", "runtime", "sleep", "timer", "wait", "signal", "broad", "sync", "lock", "unlock", "barrier", "sem_post",
+    "sem_wait", "fork", "suspend", "resume", "yield",
 ];
 
 impl RtApp {
@@ -157,14 +157,19 @@ impl RtApp {
                 format!("unknown key {key:?} (known: {}, each event optionally suffixed by digits)", known.join(", ")),
             );
         }
-        let cond_ref = |v: &V| -> Result<String, WorkloadError> {
+        // A condition, by name or as `{ref, mutex}`, with its mutex if any.
+        let cond_ref = |v: &V, names: &mut Names| -> Result<(usize, Option<usize>), WorkloadError> {
             match v {
-                V::Str(s) => Ok(s.clone()),
+                V::Str(s) => Ok((names.cond(s), None)),
                 V::Obj(o) => {
                     known_keys(o, path, &["ref", "mutex"])?;
                     let r = get(o, "ref")
                         .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ref`".into() })?;
-                    Ok(as_str(r, &format!("{path}.ref"))?.to_string())
+                    let cond = names.cond(as_str(r, &format!("{path}.ref"))?);
+                    let mutex = get(o, "mutex")
+                        .map(|m| as_str(m, &format!("{path}.mutex")).map(|m| names.mutex(m)))
+                        .transpose()?;
+                    Ok((cond, mutex))
                 }
                 other => err(path, format!("expected a name or {{ref, mutex}}, found {}", other.kind())),
             }
@@ -184,27 +189,42 @@ impl RtApp {
                 }
                 Instr::Timer { slot: usize::MAX, period, absolute: timer_mode(t, path)? }
             }
-            "wait" => Instr::CondWait(names.cond(&cond_ref(v)?)),
-            // rt-app's suspend waits on the condition named by its value
-            // (the thread's own name when empty) and resume broadcasts it:
-            // a resume with no one suspended is lost, as a condition
-            // variable's signal is.
+            "wait" => {
+                let (cond, mutex) = cond_ref(v, names)?;
+                Instr::CondWait { cond, mutex }
+            }
+            // rt-app's suspend ignores its value: under the mutex named
+            // after the task, it waits on the condition named after the
+            // task; resume takes the mutex named by its value and
+            // broadcasts the condition of that name (so every instance of
+            // the task that is suspended wakes). A resume with no one
+            // suspended is lost, as any condition's signal is.
             "suspend" => {
-                let name = as_str(v, path)?;
-                Instr::CondWait(names.cond(if name.is_empty() { me } else { name }))
-            }
-            "resume" => Instr::CondSignal { cond: names.cond(as_str(v, path)?), all: true },
-            "signal" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: false },
-            "broad" => Instr::CondSignal { cond: names.cond(&cond_ref(v)?), all: true },
-            "sync" => {
-                let c = names.cond(&cond_ref(v)?);
-                out.push(Raw::I(Instr::CondSignal { cond: c, all: false }));
-                Instr::CondWait(c)
-            }
-            "lock" | "unlock" => {
                 as_str(v, path)?;
-                return Ok(());
+                let (cond, mutex) = (names.cond(me), names.mutex(me));
+                out.push(Raw::I(Instr::Lock(mutex)));
+                out.push(Raw::I(Instr::CondWait { cond, mutex: Some(mutex) }));
+                Instr::Unlock(mutex)
             }
+            "resume" => {
+                let name = as_str(v, path)?;
+                let (cond, mutex) = (names.cond(name), names.mutex(name));
+                out.push(Raw::I(Instr::Lock(mutex)));
+                out.push(Raw::I(Instr::CondSignal { cond, all: true }));
+                Instr::Unlock(mutex)
+            }
+            "signal" => Instr::CondSignal { cond: cond_ref(v, names)?.0, all: false },
+            "broad" => Instr::CondSignal { cond: cond_ref(v, names)?.0, all: true },
+            "sync" => {
+                let (cond, mutex) = cond_ref(v, names)?;
+                out.push(Raw::I(Instr::CondSignal { cond, all: false }));
+                Instr::CondWait { cond, mutex }
+            }
+            "lock" => Instr::Lock(names.mutex(as_str(v, path)?)),
+            "unlock" => Instr::Unlock(names.mutex(as_str(v, path)?)),
+            "barrier" => Instr::Barrier(names.barrier(as_str(v, path)?)),
+            "sem_post" => Instr::SemPost(names.sem(as_str(v, path)?)),
+            "sem_wait" => Instr::SemWait(names.sem(as_str(v, path)?)),
             "fork" => {
                 out.push(Raw::Fork { name: as_str(v, path)?.to_string(), path: path.into() });
                 return Ok(());

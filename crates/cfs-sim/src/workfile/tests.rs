@@ -55,7 +55,7 @@ fn rtapp_subset_parses_in_event_order() {
     assert!(matches!(c[1], Instr::Run(Dist::Fixed(200_000))));
     assert!(matches!(c[2], Instr::CondSignal { .. }));
     assert!(matches!(c[3], Instr::Run(Dist::Fixed(100_000))));
-    assert!(matches!(c[4], Instr::CondWait(_)));
+    assert_eq!(c[4], Instr::CondWait { cond: 0, mutex: Some(0) });
 }
 
 #[test]
@@ -295,7 +295,7 @@ mod structure_tests {
             [
                 Instr::CondSignal { cond: 0, all: false },
                 Instr::CondSignal { cond: 1, all: true },
-                Instr::CondWait(0),
+                Instr::CondWait { cond: 0, mutex: None },
                 Instr::Fork(0)
             ]
         );
@@ -548,9 +548,10 @@ mod structure_tests {
         assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
         assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
         // Events in document order, suffixes allowed; a phase loops once
-        // unless told; sync is signal then wait; lock and unlock cost
-        // nothing; resume broadcasts the condition it names and suspend
-        // waits on one (its own name's when empty), as rt-app's do.
+        // unless told; sync is signal then wait; suspend ignores its value
+        // and waits, under the mutex named after its task, on the
+        // condition named after its task; resume broadcasts the condition
+        // it names under the mutex of that name, as rt-app's do.
         let w = parse_workload(
             r#"{"tasks": {
                 "a": {"sync3": "c", "lock": "m", "unlock": "m", "resume": "b", "suspend0": "x", "yield": "y", "fork": "b",
@@ -561,30 +562,41 @@ mod structure_tests {
         )
         .unwrap();
         let c = &w.tasks[0].code;
+        let wait = |cond, mutex| Instr::CondWait { cond, mutex };
         assert_eq!(
             c[1..],
             [
                 Instr::CondSignal { cond: 0, all: false },
-                Instr::CondWait(0),
+                wait(0, None),
+                Instr::Lock(0),
+                Instr::Unlock(0),
+                // resume "b": condition b (1) under mutex b (1)
+                Instr::Lock(1),
                 Instr::CondSignal { cond: 1, all: true },
-                Instr::CondWait(2),
+                Instr::Unlock(1),
+                // suspend "x": condition a (2) under mutex a (2)
+                Instr::Lock(2),
+                wait(2, Some(2)),
+                Instr::Unlock(2),
                 Instr::Yield,
                 Instr::Fork(1),
-                Instr::LoopBegin { count: Some(1), end: 10 },
+                Instr::LoopBegin { count: Some(1), end: 16 },
                 // `runtime` is wall-clock time, `run` CPU work.
                 Instr::RunWall(7_000),
                 Instr::Timer { slot: 0, period: 100_000, absolute: true },
-                Instr::LoopEnd { begin: 7 },
-                Instr::LoopBegin { count: Some(2), end: 13 },
+                Instr::LoopEnd { begin: 13 },
+                Instr::LoopBegin { count: Some(2), end: 19 },
                 Instr::CondSignal { cond: 0, all: true },
-                Instr::LoopEnd { begin: 11 },
+                Instr::LoopEnd { begin: 17 },
                 Instr::Progress(1),
                 Instr::LoopEnd { begin: 0 },
             ]
         );
         assert_eq!(w.tasks[0].timers, 1);
-        // b waits on c, then suspends on its own name, the condition a resumes.
-        assert_eq!(w.tasks[1].code[1..3], [Instr::CondWait(0), Instr::CondWait(1)]);
+        // b waits on c, then suspends on its own name's condition, which a resumes.
+        assert_eq!(w.tasks[1].code[1..5], [wait(0, None), Instr::Lock(1), wait(1, Some(1)), Instr::Unlock(1)]);
+        assert_eq!(w.conds, ["c", "b", "a"]);
+        assert_eq!(w.mutexes, ["m", "b", "a"]);
         assert_eq!(
             error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 0}}}}"#),
             "at tasks.a.timer: timer period must be positive"
@@ -931,5 +943,87 @@ mod fuzz_regressions {
     fn rt_app_duration_minus_one_does_not_panic() {
         let r = super::parse_workload(r#"{"global": {"duration": -1}, "tasks": {"a": {"run": 1}}}"#);
         assert!(r.is_ok(), "{r:?}");
+    }
+}
+
+mod sync_objects {
+    //! Mutexes, semaphores, condition variables with their mutex, and
+    //! barriers with their users, in both formats.
+    use super::test_files::{body, error, file};
+    use super::*;
+
+    #[test]
+    fn toml_sync_ops_name_their_objects() {
+        let text = file(&[
+            "name = \"a\"\ninstances = 2\nops = [ { lock = \"m\" }, { cond_wait = \"q\", mutex = \"m\" }, { unlock = \"m\" }, \
+             { sem_post = \"s\" }, { sem_wait = \"t\" }, { barrier = \"b\" }, { cond_wait = \"q\" }, { progress = 1 } ]",
+            "name = \"b\"\ninstances = 3\nops = [ { barrier = \"b\" }, { barrier = \"c\" }, { barrier = \"b\" } ]",
+            "name = \"c\"\ninstances = 0\nops = [ { barrier = \"c\" } ]",
+        ]);
+        assert_eq!(
+            body(&text),
+            [
+                Instr::Lock(0),
+                Instr::CondWait { cond: 0, mutex: Some(0) },
+                Instr::Unlock(0),
+                Instr::SemPost(0),
+                Instr::SemWait(1),
+                Instr::Barrier(0),
+                Instr::CondWait { cond: 0, mutex: None },
+                Instr::Progress(1),
+            ]
+        );
+        let w = parse_workload(&text).unwrap();
+        assert_eq!((w.conds.len(), w.mutexes.len(), w.sems.len()), (1, 1, 2));
+        // Users as rt-app counts them: b is named once by a's 2 instances
+        // and twice by b's 3 (2 + 3 + 3 = 8); c once by b's 3 and once by
+        // c, which has none at start.
+        assert_eq!(w.barriers, [("b".to_string(), 8), ("c".to_string(), 3)]);
+        let objs = w.sync_objects();
+        assert_eq!((objs.conds, objs.mutexes, objs.sems, objs.barriers), (1, 1, 2, vec![8, 3]));
+    }
+
+    #[test]
+    fn bad_sync_ops_are_errors_that_say_where() {
+        let one = |ops: &str| error(&file(&[&format!("name = \"a\"\nops = [ {ops} ]")]));
+        assert_eq!(one("{ lock = 3 }"), "at task[0].ops[0].lock: expected a string, found an integer");
+        assert_eq!(
+            one("{ cond_wait = \"q\", mutex = 3 }"),
+            "at task[0].ops[0].mutex: expected a string, found an integer"
+        );
+        assert!(
+            one("{ lock = \"m\", mutex = \"m\" }").contains("unknown key \"mutex\""),
+            "{}",
+            one("{ lock = \"m\", mutex = \"m\" }")
+        );
+        // A barrier only forked tasks use would never open.
+        let text = file(&[
+            "name = \"a\"\nops = [ { fork = \"b\" } ]",
+            "name = \"b\"\ninstances = 0\nops = [ { barrier = \"x\" } ]",
+        ]);
+        assert_eq!(error(&text), "barrier \"x\": no task started at t=0 uses it, so it would never open");
+        let rt = |events: &str| error(&format!(r#"{{"tasks": {{"a": {{ {events} }}}}}}"#));
+        assert_eq!(rt(r#""barrier": 1"#), "at tasks.a.barrier: expected a string, found an integer");
+        assert_eq!(rt(r#""sem_wait": []"#), "at tasks.a.sem_wait: expected a string, found an array");
+        assert_eq!(
+            rt(r#""wait": {"ref": "q", "mutex": 2}"#),
+            "at tasks.a.wait.mutex: expected a string, found an integer"
+        );
+    }
+
+    /// rt-app counts a barrier's users by instances, once per event.
+    #[test]
+    fn rt_app_barriers_and_semaphores() {
+        let w = parse_workload(
+            r#"{"tasks": {
+                "a": {"instance": 2, "barrier": "b", "sem_post": "s", "phases": {"p": {"barrier": "b"}}},
+                "b": {"instance": 3, "barrier": "b", "sem_wait": "s"}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(w.barriers, [("b".to_string(), 2 + 2 + 3)]);
+        assert_eq!(w.sems, ["s"]);
+        assert_eq!(w.tasks[0].code[1..3], [Instr::Barrier(0), Instr::SemPost(0)]);
+        assert_eq!(w.tasks[1].code[1..3], [Instr::Barrier(0), Instr::SemWait(0)]);
     }
 }

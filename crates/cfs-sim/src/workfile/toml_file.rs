@@ -98,7 +98,7 @@ impl TomlFile {
     }
 
     fn op(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
-        const OPS: [&str; 19] = [
+        const OPS: [&str; 24] = [
             "run",
             "sleep",
             "timer",
@@ -109,6 +109,11 @@ impl TomlFile {
             "cond_wait",
             "signal",
             "broad",
+            "lock",
+            "unlock",
+            "sem_post",
+            "sem_wait",
+            "barrier",
             "fork",
             "exit",
             "yield",
@@ -134,6 +139,7 @@ impl TomlFile {
         let kp = format!("{path}.{key}");
         let allowed: &[&str] = match key.as_str() {
             "send" | "broadcast" | "reply" => &["send", "broadcast", "reply", "sync", "bytes", "stream"],
+            "cond_wait" => &["cond_wait", "mutex"],
             k => &[k][..],
         };
         let allowed: Vec<&str> = allowed.iter().copied().filter(|k| *k == key || !OPS.contains(k)).collect();
@@ -197,9 +203,19 @@ impl TomlFile {
                 V::Str(s) if s == "all" => Instr::Wait { all: true },
                 _ => return err(&kp, "expected \"one\" or \"all\""),
             },
-            "cond_wait" => Instr::CondWait(names.cond(as_str(val, &kp)?)),
+            "cond_wait" => Instr::CondWait {
+                cond: names.cond(as_str(val, &kp)?),
+                mutex: get(o, "mutex")
+                    .map(|m| as_str(m, &format!("{path}.mutex")).map(|m| names.mutex(m)))
+                    .transpose()?,
+            },
             "signal" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: false },
             "broad" => Instr::CondSignal { cond: names.cond(as_str(val, &kp)?), all: true },
+            "lock" => Instr::Lock(names.mutex(as_str(val, &kp)?)),
+            "unlock" => Instr::Unlock(names.mutex(as_str(val, &kp)?)),
+            "sem_post" => Instr::SemPost(names.sem(as_str(val, &kp)?)),
+            "sem_wait" => Instr::SemWait(names.sem(as_str(val, &kp)?)),
+            "barrier" => Instr::Barrier(names.barrier(as_str(val, &kp)?)),
             "fork" => {
                 out.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
                 return Ok(());

@@ -25,7 +25,7 @@ pub mod pairs;
 pub mod pgbench;
 pub mod simple;
 
-use crate::engine::{Instance, Limits};
+use crate::engine::{Instance, Limits, SyncObjects};
 use crate::program::{Action, ForkSpec, Planner, Program, StepCx, TaskRef, TaskSpec};
 use crate::workfile::FileWorkload;
 use cfs_core::{CpuMask, Policy, TaskParams};
@@ -514,7 +514,7 @@ impl Workload {
             Some(d) => Limits::new(Some(d), 0, MAX_SIM_NS),
             None => Limits::new(None, 0, MAX_SIM_NS),
         };
-        let (tasks, finish, limits, conds): (Vec<TaskSpec>, Vec<usize>, Limits, usize) = match self {
+        let (tasks, finish, limits, sync): (Vec<TaskSpec>, Vec<usize>, Limits, SyncObjects) = match self {
             Workload::Pgbench(c) => {
                 let mut o = opts.clone();
                 if o.duration_ns.is_some() {
@@ -524,19 +524,21 @@ impl Workload {
                 }
                 let (t, f) = pgbench::tasks(clients, &o, *c, start);
                 let f = if o.duration_ns.is_some() { Vec::new() } else { f };
-                (t, f, until_done(), 0)
+                (t, f, until_done(), SyncObjects::NONE)
             }
-            Workload::Tbench => (pairs::tbench(clients, opts, start), vec![], timed(1.0, 0.2), 0),
-            Workload::SysbenchOltp => (pairs::sysbench(clients, opts, start), vec![], timed(1.0, 0.1), 0),
-            Workload::Hogs => (simple::hogs(clients, opts), vec![], timed(1.0, 0.0), 0),
-            Workload::Starve => (simple::starve(opts), vec![], timed(1.0, 0.0), 0),
+            Workload::Tbench => (pairs::tbench(clients, opts, start), vec![], timed(1.0, 0.2), SyncObjects::NONE),
+            Workload::SysbenchOltp => {
+                (pairs::sysbench(clients, opts, start), vec![], timed(1.0, 0.1), SyncObjects::NONE)
+            }
+            Workload::Hogs => (simple::hogs(clients, opts), vec![], timed(1.0, 0.0), SyncObjects::NONE),
+            Workload::Starve => (simple::starve(opts), vec![], timed(1.0, 0.0), SyncObjects::NONE),
             Workload::Messaging => {
                 let (t, f) = fanout::messaging(clients, opts);
-                (t, f, until_done(), 0)
+                (t, f, until_done(), SyncObjects::NONE)
             }
             Workload::Volanomark => {
                 let (t, f) = fanout::volanomark(clients, opts);
-                (t, f, until_done(), 0)
+                (t, f, until_done(), SyncObjects::NONE)
             }
             Workload::File(w) => {
                 let (t, f) = w.instantiate(nr_cpus, opts);
@@ -545,10 +547,10 @@ impl Workload {
                     (None, false) => Limits::new(None, w.warmup_ns, MAX_SIM_NS),
                     (None, true) => timed(1.0, 0.0),
                 };
-                (t, f, limits, w.conds.len())
+                (t, f, limits, w.sync_objects())
             }
         };
-        Built { instance: Instance { tasks, finish, conds }, limits }
+        Built { instance: Instance { tasks, finish, sync }, limits }
     }
 }
 
