@@ -4,9 +4,9 @@
 //! These are the objects rt-app builds its events on (rt-app.c
 //! `run_event`), with glibc's semantics as they reach the scheduler:
 //!
-//! - [`Cond`]: a pthread condition variable. A signal wakes the first
+//! - `Cond`: a pthread condition variable. A signal wakes the first
 //!   waiter, a broadcast every one; a signal with no one waiting is lost.
-//! - [`Mutex`]: a default (normal, non-PI) pthread mutex over a futex.
+//! - `Mutex`: a default (normal, non-PI) pthread mutex over a futex.
 //!   Taking a free one is an atomic instruction and no system call; a
 //!   taken one puts the caller to sleep in `futex_wait`. Unlocking wakes
 //!   the first sleeper (`futex_wake`, not a sync wakeup) and leaves the
@@ -15,10 +15,10 @@
 //!   running task can take the mutex in between (barging), which is what
 //!   makes lock convoys. A normal mutex does not check its owner, so an
 //!   unlock by any task frees it.
-//! - [`Sem`]: a POSIX semaphore (rt-app `sem_post`/`sem_wait`): a post with
+//! - `Sem`: a POSIX semaphore (rt-app `sem_post`/`sem_wait`): a post with
 //!   no one waiting is counted, so a later wait passes at once. A post with
 //!   a sleeper hands the count straight to the first one.
-//! - [`Barrier`]: rt-app's `barrier` event, a counter under a mutex and a
+//! - `Barrier`: rt-app's `barrier` event, a counter under a mutex and a
 //!   condition (rt-app.c): `waiting` starts at its users minus one; a task
 //!   that arrives while it is above zero takes one off and waits; the one
 //!   that finds it at zero broadcasts; each woken task adds its one back

@@ -38,7 +38,11 @@
 //! the last, the first one period after the task's loop began; an
 //! activation already past goes on at once and, in the default
 //! `"relative"` mode, counts the next period from now, as rt-app's timer
-//! does), `send` (a task name, `name#3` for an instance, or
+//! does; with `ref = "name"` the timer is shared by every task instance
+//! that names it, and each use advances it a period, as rt-app's named
+//! timers are, so two instances on one 10 ms timer wake 10 ms apart, each
+//! every 20 ms; without `ref`, or with `ref = "unique"`, each instance
+//! keeps its own), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
 //! sender), `broadcast` (every instance of a task, woken in one call, as a
 //! write on a socket they all poll wakes them: [`Action::SendAll`]; with a
@@ -78,10 +82,10 @@
 //! optionally suffixed by digits (`run0`, `sleep1`): `run` (µs of CPU),
 //! `runtime` (µs of wall-clock time: it computes until that much time has
 //! passed since it began, preempted or not, as rt-app's `runtime` does),
-//! `sleep` (µs), `timer` (`{ref, period, mode}`, as in TOML; every task
-//! instance keeps its own, as rt-app's `"ref": "unique"` does: rt-app
-//! shares a named timer between the threads that use it, so two of them
-//! each advance it a period), `wait` (`{ref, mutex}`, or a name for a
+//! `sleep` (µs), `timer` (`{ref, period, mode}`, as in TOML: `"unique"`
+//! is each instance's own, any other name shared, and a missing `ref` is
+//! the shared timer `"unknown"`, as rt-app's parser has it; a shared timer
+//! is absolute if any use of it says so), `wait` (`{ref, mutex}`, or a name for a
 //! wait without a mutex), `signal`, `broad`, `sync` (signal then wait),
 //! `lock`/`unlock`, `barrier`, `sem_post`/`sem_wait` (all as in TOML
 //! above, which follows rt-app's `run_event`), `fork` (a task name),
@@ -122,7 +126,7 @@ mod script;
 mod toml_file;
 
 use rt_app::RtApp;
-use script::Script;
+use script::{Script, SharedTimer};
 use toml_file::TomlFile;
 
 /// Limits that keep a hostile file from exhausting memory or time.
@@ -301,7 +305,7 @@ enum Instr {
     /// it has passed, go on at once and (unless `absolute`) count the
     /// following periods from now.
     Timer {
-        slot: usize,
+        slot: TimerSlot,
         period: u64,
         absolute: bool,
     },
@@ -343,6 +347,28 @@ enum Instr {
     LoopEnd {
         begin: usize,
     },
+}
+
+/// Where a timer keeps its next activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerSlot {
+    /// The task instance's own (rt-app's `"ref": "unique"`), numbered
+    /// per task definition.
+    Own(usize),
+    /// A named timer every task that names it shares: each use advances
+    /// it by its period, as rt-app's global timer resources are.
+    Shared(usize),
+}
+
+impl TimerSlot {
+    /// The slot of a timer `ref`: "unique" (or none, in TOML) is the
+    /// task's own, numbered later; any other name is shared.
+    fn named(name: Option<&str>, names: &mut Names) -> TimerSlot {
+        match name {
+            None | Some("unique") => TimerSlot::Own(usize::MAX),
+            Some(n) => TimerSlot::Shared(intern(&mut names.timers, n)),
+        }
+    }
 }
 
 /// One task definition.
@@ -389,6 +415,8 @@ pub struct FileWorkload {
     /// of a task whose code names the barrier, once per event that does,
     /// as rt-app counts them.
     pub barriers: Vec<(String, u32)>,
+    /// Shared timers, by name.
+    pub timers: Vec<String>,
 }
 
 /// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
@@ -618,6 +646,24 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
     Ok(out)
 }
 
+/// A shared timer is absolute if any use of it says so: rt-app keeps the
+/// mode in the timer resource, which a use with `"mode": "absolute"` sets.
+fn share_timer_modes(heads: &mut [TaskDef], nr_shared: usize) {
+    let mut absolute = vec![false; nr_shared];
+    let shared = |ins: &Instr| match *ins {
+        Instr::Timer { slot: TimerSlot::Shared(k), absolute, .. } => Some((k, absolute)),
+        _ => None,
+    };
+    for (k, abs) in heads.iter().flat_map(|h| h.code.iter().filter_map(shared)) {
+        absolute[k] |= abs;
+    }
+    for ins in heads.iter_mut().flat_map(|h| h.code.iter_mut()) {
+        if let Instr::Timer { slot: TimerSlot::Shared(k), absolute: a, .. } = ins {
+            *a = absolute[*k];
+        }
+    }
+}
+
 /// Each barrier with its users: rt-app adds a task's instances once for
 /// every event of its code that names the barrier. A barrier that no task
 /// started at t=0 names would never open (a forked task does not count,
@@ -760,10 +806,10 @@ fn finish_defs(
     for (head, task) in heads.iter_mut().zip(raws) {
         let raw = wrap_loop(task, !any_progress);
         let mut code = resolve(raw, &defs)?;
-        // Number this task's timers.
+        // Number this task's own timers.
         let mut slot = 0;
         for ins in &mut code {
-            if let Instr::Timer { slot: s, .. } = ins {
+            if let Instr::Timer { slot: TimerSlot::Own(s), .. } = ins {
                 *s = slot;
                 slot += 1;
             }
@@ -771,9 +817,11 @@ fn finish_defs(
         head.timers = slot;
         head.code = code;
     }
+    share_timer_modes(&mut heads, names.timers.len());
     let barriers = barrier_users(&names.barriers, &heads)?;
-    let Names { conds, mutexes, sems, .. } = names;
-    let wl = FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds, mutexes, sems, barriers };
+    let Names { conds, mutexes, sems, timers, .. } = names;
+    let wl =
+        FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds, mutexes, sems, barriers, timers };
     if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
         return err("", "give a `duration` or mark a task started at t=0 with finish = true");
     }
@@ -803,6 +851,8 @@ impl FileWorkload {
             next += d.instances as usize;
         }
         let ids = Arc::new(ids);
+        // This run's shared timers, not yet started.
+        let timers: Arc<[SharedTimer]> = self.timers.iter().map(|_| SharedTimer::default()).collect();
         let mut tasks = Vec::new();
         let mut finish = Vec::new();
         for (di, d) in self.tasks.iter().enumerate() {
@@ -813,7 +863,7 @@ impl FileWorkload {
                 }
                 tasks.push(TaskSpec {
                     name: if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() },
-                    program: Box::new(Script::new(self.clone(), ids.clone(), di, inst)),
+                    program: Box::new(Script::new(self.clone(), ids.clone(), timers.clone(), di, inst)),
                     params,
                     cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
                     ws_kb: d.ws_kb,

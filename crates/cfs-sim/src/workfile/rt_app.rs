@@ -187,7 +187,9 @@ impl RtApp {
                 if period == 0 {
                     return err(path, "timer period must be positive");
                 }
-                Instr::Timer { slot: usize::MAX, period, absolute: timer_mode(t, path)? }
+                // rt-app takes a missing `ref` as the shared timer "unknown".
+                let name = get(t, "ref").map(|r| as_str(r, &format!("{path}.ref"))).transpose()?.unwrap_or("unknown");
+                Instr::Timer { slot: TimerSlot::named(Some(name), names), period, absolute: timer_mode(t, path)? }
             }
             "wait" => {
                 let (cond, mutex) = cond_ref(v, names)?;

@@ -2,6 +2,28 @@
 //! definition's resolved code for one instance.
 
 use super::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One run's shared timer: its next activation, shared by every task
+/// instance that uses it (u64::MAX until one first does).
+#[derive(Debug)]
+pub(super) struct SharedTimer(AtomicU64);
+
+impl Default for SharedTimer {
+    fn default() -> Self {
+        SharedTimer(AtomicU64::new(u64::MAX))
+    }
+}
+
+impl SharedTimer {
+    fn get(&self) -> Option<u64> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|&t| t != u64::MAX)
+    }
+
+    fn set(&self, t: u64) {
+        self.0.store(t.min(u64::MAX - 1), Ordering::Relaxed);
+    }
+}
 
 /// Interprets a task definition's code.
 pub(super) struct Script {
@@ -12,8 +34,10 @@ pub(super) struct Script {
     pc: usize,
     /// Iterations left of each open loop, innermost last (None = forever).
     pub(super) loops: Vec<Option<u64>>,
-    /// Next deadline of each timer.
+    /// Next deadline of each of the instance's own timers.
     timers: Vec<Option<u64>>,
+    /// The run's shared timers.
+    shared: Arc<[SharedTimer]>,
     last_from: Option<TaskRef>,
     /// Pending sends of a broadcast.
     fanout: Vec<Action>,
@@ -32,7 +56,13 @@ pub(super) struct Script {
 const WALL_CHECK_NS: u64 = 32_000;
 
 impl Script {
-    pub(super) fn new(wl: Arc<FileWorkload>, ids: Arc<Vec<Vec<TaskRef>>>, def: usize, instance: u32) -> Script {
+    pub(super) fn new(
+        wl: Arc<FileWorkload>,
+        ids: Arc<Vec<Vec<TaskRef>>>,
+        shared: Arc<[SharedTimer]>,
+        def: usize,
+        instance: u32,
+    ) -> Script {
         let timers = vec![None; wl.tasks[def].timers];
         Script {
             wl,
@@ -42,6 +72,7 @@ impl Script {
             pc: 0,
             loops: Vec::new(),
             timers,
+            shared,
             last_from: None,
             fanout: Vec::new(),
             wall_until: None,
@@ -93,7 +124,7 @@ impl Script {
         }
         Action::Fork(Box::new(ForkSpec {
             name: d.name.clone(),
-            program: Box::new(Script::new(self.wl.clone(), self.ids.clone(), def, 0)),
+            program: Box::new(Script::new(self.wl.clone(), self.ids.clone(), self.shared.clone(), def, 0)),
             params: Some(p),
             ws_kb: d.ws_kb,
         }))
@@ -147,14 +178,25 @@ impl Program for Script {
                 }
                 Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
                 Instr::Timer { slot, period, absolute } => {
-                    let last = self.timers[slot].or(self.t_first).unwrap_or(cx.now);
+                    let last = match slot {
+                        TimerSlot::Own(k) => self.timers[k],
+                        TimerSlot::Shared(k) => self.shared[k].get(),
+                    };
+                    let last = last.or(self.t_first).unwrap_or(cx.now);
                     let next = last.saturating_add(period);
-                    if cx.now < next {
-                        self.timers[slot] = Some(next);
-                        return Action::Sleep { ns: next - cx.now, interruptible: false };
-                    }
                     // Overrun: no sleep; a relative timer starts over from now.
-                    self.timers[slot] = Some(if absolute { next } else { cx.now });
+                    let (stored, sleep) = if cx.now < next {
+                        (next, Some(next - cx.now))
+                    } else {
+                        (if absolute { next } else { cx.now }, None)
+                    };
+                    match slot {
+                        TimerSlot::Own(k) => self.timers[k] = Some(stored),
+                        TimerSlot::Shared(k) => self.shared[k].set(stored),
+                    }
+                    if let Some(ns) = sleep {
+                        return Action::Sleep { ns, interruptible: false };
+                    }
                 }
                 Instr::Send { to, via, bytes } => return self.send_to(to, via, bytes, cx),
                 Instr::Wait { all } => return Action::Wait { all },

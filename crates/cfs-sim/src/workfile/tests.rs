@@ -488,8 +488,8 @@ mod structure_tests {
         assert_eq!(
             body("{ timer = \"10ms\" }, { timer = { period = \"5ms\", ref = \"t\" } }"),
             [
-                Instr::Timer { slot: 0, period: 10_000_000, absolute: false },
-                Instr::Timer { slot: 1, period: 5_000_000, absolute: false },
+                Instr::Timer { slot: TimerSlot::Own(0), period: 10_000_000, absolute: false },
+                Instr::Timer { slot: TimerSlot::Shared(0), period: 5_000_000, absolute: false },
                 Instr::Progress(1)
             ]
         );
@@ -583,7 +583,7 @@ mod structure_tests {
                 Instr::LoopBegin { count: Some(1), end: 16 },
                 // `runtime` is wall-clock time, `run` CPU work.
                 Instr::RunWall(7_000),
-                Instr::Timer { slot: 0, period: 100_000, absolute: true },
+                Instr::Timer { slot: TimerSlot::Shared(0), period: 100_000, absolute: true },
                 Instr::LoopEnd { begin: 13 },
                 Instr::LoopBegin { count: Some(2), end: 19 },
                 Instr::CondSignal { cond: 0, all: true },
@@ -592,7 +592,8 @@ mod structure_tests {
                 Instr::LoopEnd { begin: 0 },
             ]
         );
-        assert_eq!(w.tasks[0].timers, 1);
+        // "t" is a shared timer: the task has none of its own.
+        assert_eq!((w.tasks[0].timers, w.timers.as_slice()), (0, &["t".to_string()][..]));
         // b waits on c, then suspends on its own name's condition, which a resumes.
         assert_eq!(w.tasks[1].code[1..5], [wait(0, None), Instr::Lock(1), wait(1, Some(1)), Instr::Unlock(1)]);
         assert_eq!(w.conds, ["c", "b", "a"]);
@@ -749,12 +750,12 @@ mod script_tests {
         let text =
             "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { count = 1000, ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, Some(501)], "the task's own loop and the inner one");
         let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), 0, 0);
+        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, None]);
     }
@@ -766,6 +767,27 @@ mod script_tests {
         let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { progress = 1 }, { loop = { ops = [] } } ]";
         let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
         assert_eq!(run(t.program.as_mut(), 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
+    }
+
+    /// A named timer is shared, as rt-app's global timer resources are: two
+    /// instances of a task that each wait on "tick" (10 ms) advance the
+    /// same next activation, so they wake 10 ms apart, each every 20 ms.
+    /// With `"ref": "unique"` each keeps its own and both wake every 10 ms.
+    #[test]
+    fn named_timers_are_shared_and_unique_ones_are_not() {
+        let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
+        let text =
+            |r: &str| format!(r#"{{"tasks": {{"p": {{"instance": 2, "timer": {{"ref": "{r}", "period": 10000}}}}}}}}"#);
+        let mut shared = load(&text("tick"), 2, &WorkloadOpts::default());
+        let mut unique = load(&text("unique"), 2, &WorkloadOpts::default());
+        for (tasks, second) in [(&mut shared, 20_000_000), (&mut unique, 10_000_000)] {
+            // Both loops begin at 0: the first sleeps to 10 ms, the second
+            // (shared) to 20 ms.
+            assert_eq!(run(tasks[0].program.as_mut(), 1, 0, &[], None), [sleep(10_000_000)]);
+            assert_eq!(run(tasks[1].program.as_mut(), 1, 0, &[], None), [sleep(second)]);
+        }
+        // Shared: the first, back at 10 ms, goes on to 30 ms.
+        assert_eq!(run(shared[0].program.as_mut(), 2, 10_000_000, &[], None)[1], sleep(20_000_000));
     }
 
     /// rt-app's timer: each activation is the last plus a period, the first
@@ -1009,6 +1031,31 @@ mod sync_objects {
             rt(r#""wait": {"ref": "q", "mutex": 2}"#),
             "at tasks.a.wait.mutex: expected a string, found an integer"
         );
+    }
+
+    /// rt-app's timers without a `ref` share the timer "unknown", as
+    /// rt-app's parser defaults it; a shared timer is absolute if any use
+    /// of it says so.
+    #[test]
+    fn rt_app_timer_refs() {
+        let w = parse_workload(
+            r#"{"tasks": {
+                "a": {"timer0": {"period": 10}, "timer1": {"ref": "t", "period": 20, "mode": "absolute"}},
+                "b": {"timer": {"ref": "t", "period": 30}, "timer1": {"ref": "unique", "period": 40}}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(w.timers, ["unknown", "t"]);
+        let timer = |slot, period, absolute| Instr::Timer { slot, period, absolute };
+        assert_eq!(
+            w.tasks[0].code[1..3],
+            [timer(TimerSlot::Shared(0), 10_000, false), timer(TimerSlot::Shared(1), 20_000, true)]
+        );
+        assert_eq!(
+            w.tasks[1].code[1..3],
+            [timer(TimerSlot::Shared(1), 30_000, true), timer(TimerSlot::Own(0), 40_000, false)]
+        );
+        assert_eq!((w.tasks[0].timers, w.tasks[1].timers), (0, 1));
     }
 
     /// rt-app counts a barrier's users by instances, once per event.

@@ -169,20 +169,20 @@ impl TomlFile {
             "run" => Instr::Run(run_dist(val, &kp, 0.0)?),
             "sleep" => Instr::Sleep(duration(val, &kp, 0.0)?),
             "timer" => {
-                let (period, absolute) = match val {
+                let (period, absolute, name) = match val {
                     V::Obj(t) => {
                         known_keys(t, &kp, &["period", "ref", "mode"])?;
                         let p = get(t, "period")
                             .ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `period`".into() })?;
-                        (duration(p, &format!("{kp}.period"), 0.0)?, timer_mode(t, &kp)?)
+                        let name = get(t, "ref").map(|r| as_str(r, &format!("{kp}.ref"))).transpose()?;
+                        (duration(p, &format!("{kp}.period"), 0.0)?, timer_mode(t, &kp)?, name)
                     }
-                    other => (duration(other, &kp, 0.0)?, false),
+                    other => (duration(other, &kp, 0.0)?, false, None),
                 };
                 if period == 0 {
                     return err(&kp, "timer period must be positive");
                 }
-                names.timers.push(kp.clone());
-                Instr::Timer { slot: usize::MAX, period, absolute }
+                Instr::Timer { slot: TimerSlot::named(name, names), period, absolute }
             }
             "send" => {
                 out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
