@@ -119,7 +119,7 @@ ops = [ { wait = "one" }, { run = { mean = "30us", dist = "exp" } }, { reply = t
 #[test]
 fn shipped_example_files_parse_and_run() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads");
-    for f in ["pingpong.toml", "rtapp-periodic.json", "hackbench-group.toml"] {
+    for f in ["pingpong.toml", "rtapp-periodic.json", "rtapp-sync.json", "hackbench-group.toml"] {
         let text = std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
         let w = cfs_sim::parse_workload(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(value(Workload::File(Arc::new(w)), &["--duration", "30ms"]) > 100.0, "{f}");
