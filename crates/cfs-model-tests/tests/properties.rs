@@ -235,7 +235,8 @@ proptest! {
             (o.units, o.end_ns, o.events, o.switches, o.preemptions, o.cpu_busy_ns.clone(),
              o.tasks.iter().map(|t| (t.runtime_ns, t.migrations)).collect::<Vec<_>>(),
              o.tasks.iter().map(|t| (t.wait_sum_ns, t.wait_count, t.wait_max_ns, t.wait_open_ns,
-                                     t.sleep_sum_ns, t.sleep_max_ns, t.slice_max_ns)).collect::<Vec<_>>())
+                                     t.sleep_sum_ns, t.sleep_open_ns, t.sleep_max_ns, t.slice_max_ns))
+                 .collect::<Vec<_>>())
         };
         let a = fp(&case.run(Instruments::default()).map_err(TestCaseError::fail)?);
         let b = fp(&case.run(Instruments::default()).map_err(TestCaseError::fail)?);

@@ -181,11 +181,13 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
 }
 
 /// Per-task schedstats of each cell's median run, tasks of one name
-/// taken together (`postgres x60`), in the order they first appear: their
-/// run, runqueue-wait and sleep time as shares of the run's length (summed
-/// over the group, so a group of 60 can exceed 1), the waits they ended,
-/// the mean and longest wait, and their CPU changes. What
-/// `/proc/<pid>/sched` and `perf sched latency` show of a real run.
+/// taken together (`postgres x60`; a workload file's instances `a#0`,
+/// `a#1`... as `a`), in the order they first appear: their run,
+/// runqueue-wait and sleep time as shares of the run's length (summed over
+/// the group, so a group of 60 can exceed 1; a wait or sleep still going
+/// at the end included), the waits they ended, the mean and longest wait,
+/// and their CPU changes. What `/proc/<pid>/sched` and `perf sched
+/// latency` show of a real run.
 pub fn tasks_table(plan: &Plan, res: &Results) -> String {
     let mut s = String::new();
     for (ci, col) in plan.columns.iter().enumerate() {
@@ -207,9 +209,10 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
             );
             let mut groups: Vec<(&str, Vec<&TaskStat>)> = Vec::new();
             for t in &r.tasks {
-                match groups.iter_mut().find(|g| g.0 == t.name) {
+                let name = instance_of(&t.name);
+                match groups.iter_mut().find(|g| g.0 == name) {
                     Some(g) => g.1.push(t),
-                    None => groups.push((&t.name, vec![t])),
+                    None => groups.push((name, vec![t])),
                 }
             }
             for (name, ts) in groups {
@@ -225,7 +228,7 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                     ts.len(),
                     sum(|t| t.runtime_ns) as f64 / len,
                     (waited + sum(|t| t.wait_open_ns)) as f64 / len,
-                    sum(|t| t.sleep_sum_ns) as f64 / len,
+                    (sum(|t| t.sleep_sum_ns) + sum(|t| t.sleep_open_ns)) as f64 / len,
                     waits,
                     avg_us,
                     max_us,
@@ -235,6 +238,14 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
         }
     }
     s
+}
+
+/// The task a workload file's instance `name#i` is an instance of.
+fn instance_of(name: &str) -> &str {
+    match name.rsplit_once('#') {
+        Some((base, i)) if !base.is_empty() && !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    }
 }
 
 /// The long-form CSV: one line per run, with the columns

@@ -258,3 +258,43 @@ fn rt_app_mutexes_exclude_and_barriers_wait_for_every_user() {
     );
     assert!((9_000.0..=10_000.0).contains(&barrier), "{barrier}");
 }
+
+/// `--tasks` groups a file's instances (`w#0`, `w#1`, `w#2`) under their
+/// task's name, and counts a sleep still going at the end: three waiters
+/// block on a condition nobody signals at their first step (after waiting
+/// behind the hog on CPU 0, where every task starts, until balancing
+/// spreads them) and sleep the rest of the 100 ms run: their wait and
+/// sleep add up to 3 x ~1.0 of it. The hog runs ~all of it.
+#[test]
+fn task_table_groups_instances_and_counts_open_sleeps() {
+    let toml = r#"
+duration = "100ms"
+[[task]]
+name = "w"
+instances = 3
+ops = [ { cond_wait = "never" } ]
+[[task]]
+name = "hog"
+ops = [ { run = "1ms" } ]
+"#;
+    let w = cfs_sim::parse_workload(toml).unwrap();
+    let plan = plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600"])).unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    let text = cfs_sim::report::tasks_table(&plan, &res);
+    let rows: Vec<Vec<&str>> = text.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    let num = |r: &[&str], k: usize| r[k].parse::<f64>().unwrap();
+    assert_eq!((rows[0][0], rows[0][1]), ("w", "3"), "{text}");
+    let w = num(&rows[0], 3) + num(&rows[0], 4);
+    assert!((2.99..=3.0).contains(&w) && num(&rows[0], 4) > 2.5, "{text}");
+    assert_eq!((rows[1][0], rows[1][1]), ("hog", "1"), "{text}");
+    let hog = num(&rows[1], 2) + num(&rows[1], 3) + num(&rows[1], 4);
+    assert!((0.99..=1.0).contains(&hog) && num(&rows[1], 2) > 0.99, "{text}");
+    // The per-task figures behind it: each waiter's one sleep is open, and
+    // it covers the run after its wait and its first step.
+    let r = &res.runs[0];
+    for t in r.tasks.iter().filter(|t| t.name.starts_with("w#")) {
+        let alive = t.wait_sum_ns + t.runtime_ns + t.sleep_open_ns;
+        assert!(t.sleep_sum_ns == 0 && (r.end_ns - 100_000..=r.end_ns).contains(&alive), "{t:?}");
+    }
+}

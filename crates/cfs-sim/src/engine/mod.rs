@@ -375,6 +375,10 @@ pub struct TaskStat {
     pub wait_open_ns: u64,
     /// Time asleep, ns (`sum_sleep_runtime`; sleeps ended by a wakeup).
     pub sleep_sum_ns: u64,
+    /// A sleep still going when the run ended, ns (0 if the task was not
+    /// asleep then): a task blocked for good shows here, not in
+    /// `sum_sleep_runtime`.
+    pub sleep_open_ns: u64,
     /// The longest ended sleep, ns (`sleep_max`).
     pub sleep_max_ns: u64,
     /// The longest run between two picks while the queue held at least
@@ -1982,9 +1986,8 @@ impl<'a> Sim<'a> {
                 // Every engine task has its scheduler task.
                 let id = TaskId(i as u32);
                 let st = self.sched.task(id);
-                let (migrations, ss, open) = st.map_or((0, SchedStats::default(), false), |s| {
-                    (s.nr_migrations, s.se.stats, s.state == TaskState::Queued)
-                });
+                let (migrations, ss, state) =
+                    st.map_or((0, SchedStats::default(), TaskState::Dead), |s| (s.nr_migrations, s.se.stats, s.state));
                 // The running tasks' time since their last update_curr
                 // counts too, as getrusage's would.
                 let runtime = self.sched.task_sched_runtime(sched_end, id).unwrap_or(0);
@@ -1997,8 +2000,16 @@ impl<'a> Sim<'a> {
                     wait_sum_ns: ss.wait_sum,
                     wait_count: ss.wait_count,
                     wait_max_ns: ss.wait_max,
-                    wait_open_ns: if open { sched_end.wrapping_sub(ss.wait_start) } else { 0 },
+                    wait_open_ns: match state {
+                        TaskState::Queued => sched_end.wrapping_sub(ss.wait_start),
+                        _ => 0,
+                    },
                     sleep_sum_ns: u64::try_from(ss.sum_sleep_runtime).unwrap_or(0),
+                    // An exit stamps no sleep_start: only a blocked task's counts.
+                    sleep_open_ns: match state {
+                        TaskState::Sleeping if ss.sleep_start != 0 => sched_end.wrapping_sub(ss.sleep_start),
+                        _ => 0,
+                    },
                     sleep_max_ns: ss.sleep_max,
                     slice_max_ns: ss.slice_max,
                 }
