@@ -78,7 +78,11 @@
 //! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
 //! `cumulative_slack`, `log_size`) are accepted and ignored.
 //! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice), `cpus`,
-//! `delay` (µs), `ws_kb`, `phases`, and events in document order, each key
+//! `delay` (µs), `ws_kb`, `phases` (each a loop, `loop` times, once by
+//! default, of its events; a phase's `cpus`, `priority` and `policy` are
+//! set as it begins, as rt-app's thread_body does, and once any phase
+//! names CPUs, a phase that does not returns to the task's `cpus`, or to
+//! every CPU), and events in document order, each key
 //! optionally suffixed by digits (`run0`, `sleep1`): `run` (µs of CPU),
 //! `runtime` (µs of wall-clock time: it computes until that much time has
 //! passed since it began, preempted or not, as rt-app's `runtime` does),

@@ -20,6 +20,12 @@ const RTAPP_IGNORED_GLOBAL: [&str; 11] = [
     "log_size",
 ];
 
+/// A task's keys besides its events.
+const TASK_KEYS: &[&str] = &["instance", "loop", "policy", "priority", "cpus", "delay", "ws_kb", "phases"];
+
+/// A phase's keys besides its events.
+const PHASE_KEYS: &[&str] = &["loop", "cpus", "priority", "policy"];
+
 /// rt-app event names (keys may carry a numeric suffix: run0, sleep1).
 const RTAPP_EVENTS: [&str; 17] = [
     "run", "runtime", "sleep", "timer", "wait", "signal", "broad", "sync", "lock", "unlock", "barrier", "sem_post",
@@ -95,6 +101,9 @@ impl RtApp {
         let mut count = None;
         let mut raw = Vec::new();
         let mut prelude = Vec::new();
+        // The phases go where they stand, but are read once the task's own
+        // `cpus` (which a phase without any returns to) is known.
+        let mut phases = None;
         for (k, x) in o {
             let kp = format!("{path}.{k}");
             match k.as_str() {
@@ -107,27 +116,62 @@ impl RtApp {
                 // rt-app: "initial delay before a thread starts execution",
                 // once, not every loop.
                 "delay" => prelude.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
-                "phases" => Self::phases(name, x, &kp, names, &mut raw)?,
-                _ => Self::event(name, k, x, &kp, names, &mut raw).map_err(|e| {
+                "phases" => phases = Some((raw.len(), x, kp)),
+                _ => Self::event(name, k, x, &kp, TASK_KEYS, names, &mut raw).map_err(|e| {
                     if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
         }
+        if let Some((at, v, kp)) = phases {
+            let mut code = Vec::new();
+            Self::phases(name, v, &kp, head.cpus, names, &mut code)?;
+            raw.splice(at..at, code);
+        }
+        if raw.len() > MAX_OPS {
+            return err(path, format!("more than {MAX_OPS} events"));
+        }
         Ok((head, RawTask { prelude, body: raw, count }))
     }
 
-    fn phases(me: &str, v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>) -> Result<(), WorkloadError> {
-        for (pname, pv) in obj(v, path)? {
+    /// The phases, each a loop. A phase's own `cpus`, `priority` and
+    /// `policy` are set as it begins, as rt-app's thread_body does before
+    /// each phase (set_thread_affinity, set_thread_param): a phase without
+    /// `cpus` returns to the task's (or to every CPU), one without a
+    /// priority or policy keeps what the task has then.
+    fn phases(
+        me: &str,
+        v: &V,
+        path: &str,
+        task_cpus: Option<CpuMask>,
+        names: &mut Names,
+        out: &mut Vec<Raw>,
+    ) -> Result<(), WorkloadError> {
+        let phases = obj(v, path)?;
+        let any_cpus = phases.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some()));
+        for (pname, pv) in phases {
             let pp = format!("{path}.{pname}");
             let po = obj(pv, &pp)?;
             let count = match get(po, "loop") {
                 Some(l) => loop_count(l, &format!("{pp}.loop"))?,
                 None => Some(1),
             };
+            if any_cpus {
+                let mask = match get(po, "cpus") {
+                    Some(c) => cpus(c, &format!("{pp}.cpus"))?,
+                    None => task_cpus.unwrap_or(CpuMask::first_n(cfs_topology::MAX_CPUS)),
+                };
+                out.push(Raw::I(Instr::Affinity(mask)));
+            }
+            if let Some(p) = get(po, "policy") {
+                out.push(Raw::I(Instr::Policy(policy(p, &format!("{pp}.policy"))?)));
+            }
+            if let Some(n) = get(po, "priority") {
+                out.push(Raw::I(Instr::Nice(ranged(n, &format!("{pp}.priority"), -20, 19)? as i32)));
+            }
             out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
             for (k, x) in po {
-                if k != "loop" {
-                    Self::event(me, k, x, &format!("{pp}.{k}"), names, out)?;
+                if !PHASE_KEYS.contains(&k.as_str()) {
+                    Self::event(me, k, x, &format!("{pp}.{k}"), PHASE_KEYS, names, out)?;
                 }
             }
             out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
@@ -139,18 +183,20 @@ impl RtApp {
         Ok(())
     }
 
-    /// One event of task `me`.
+    /// One event of task `me`; `keys` are the other keys its table may
+    /// hold (named in the error for an unknown one).
     fn event(
         me: &str,
         key: &str,
         v: &V,
         path: &str,
+        keys: &[&str],
         names: &mut Names,
         out: &mut Vec<Raw>,
     ) -> Result<(), WorkloadError> {
         let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
         if !RTAPP_EVENTS.contains(&base) {
-            let mut known = vec!["instance", "loop", "policy", "priority", "cpus", "delay", "ws_kb", "phases"];
+            let mut known = keys.to_vec();
             known.extend(RTAPP_EVENTS);
             return err(
                 path,

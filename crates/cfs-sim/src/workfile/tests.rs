@@ -1074,3 +1074,74 @@ mod sync_objects {
         assert_eq!(w.tasks[1].code[1..3], [Instr::Barrier(0), Instr::SemWait(0)]);
     }
 }
+
+mod rt_app_phases {
+    //! rt-app phases with their own `cpus`, `priority` and `policy`.
+    use super::test_files::error;
+    use super::*;
+
+    /// Each phase sets its CPUs, policy and priority as it begins; a phase
+    /// without CPUs returns to the task's (here CPU 1), and without task
+    /// CPUs to every CPU; a phase without priority or policy keeps the
+    /// current one. Phases stand where they are among the task's events.
+    #[test]
+    fn phases_set_their_cpus_policy_and_priority_as_they_begin() {
+        let w = parse_workload(
+            r#"{"tasks": {
+                "a": {"phases": {
+                        "p0": {"loop": 2, "cpus": [0, 2], "priority": 5, "run": 10},
+                        "p1": {"policy": "SCHED_BATCH", "run": 20},
+                        "p2": {"cpus": "3", "run": 30}},
+                      "cpus": [1], "sleep": 40},
+                "b": {"phases": {"q0": {"cpus": [2], "run": 1}, "q1": {"run": 2}}},
+                "c": {"phases": {"r0": {"priority": -3, "run": 1}, "r1": {"run": 2}}}
+            }}"#,
+        )
+        .unwrap();
+        let run = |us: u64| Instr::Run(Dist::Fixed(us * 1_000));
+        let lb = |count, end| Instr::LoopBegin { count: Some(count), end };
+        let le = |begin| Instr::LoopEnd { begin };
+        assert_eq!(
+            w.tasks[0].code[1..17],
+            [
+                Instr::Affinity(CpuMask::from_cpus([0, 2])),
+                Instr::Nice(5),
+                lb(2, 5),
+                run(10),
+                le(3),
+                Instr::Affinity(CpuMask::single(1)),
+                Instr::Policy(Policy::Batch),
+                lb(1, 10),
+                run(20),
+                le(8),
+                Instr::Affinity(CpuMask::single(3)),
+                lb(1, 14),
+                run(30),
+                le(12),
+                Instr::Sleep(40_000),
+                Instr::Progress(1),
+            ]
+        );
+        let all = CpuMask::first_n(cfs_topology::MAX_CPUS);
+        assert_eq!(w.tasks[1].code[1..3], [Instr::Affinity(CpuMask::single(2)), lb(1, 4)]);
+        assert_eq!(w.tasks[1].code[5..7], [Instr::Affinity(all), lb(1, 8)]);
+        // No phase names CPUs: none is set.
+        assert_eq!(w.tasks[2].code[1..3], [Instr::Nice(-3), lb(1, 4)]);
+        assert_eq!(w.tasks[2].code[5], lb(1, 7));
+    }
+
+    #[test]
+    fn a_phase_names_the_keys_it_takes() {
+        let e = error(r#"{"tasks": {"a": {"phases": {"p": {"taskgroup": "/x", "run": 1}}}}}"#);
+        assert!(
+            e.starts_with(
+                "at tasks.a.phases.p.taskgroup: unknown key \"taskgroup\" (known: loop, cpus, priority, policy, run,"
+            ),
+            "{e}"
+        );
+        let e = error(r#"{"tasks": {"a": {"phases": {"p": {"cpus": [], "run": 1}}}}}"#);
+        assert_eq!(e, "at tasks.a.phases.p.cpus: empty CPU list");
+        let e = error(r#"{"tasks": {"a": {"phases": {"p": {"priority": 20, "run": 1}}}}}"#);
+        assert_eq!(e, "at tasks.a.phases.p.priority: 20 is out of range -20..=19");
+    }
+}
