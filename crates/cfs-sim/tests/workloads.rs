@@ -298,3 +298,18 @@ ops = [ { run = "1ms" } ]
         assert!(t.sleep_sum_ns == 0 && (r.end_ns - 100_000..=r.end_ns).contains(&alive), "{t:?}");
     }
 }
+
+/// An rt-app file whose tasks all loop a finite number of times runs
+/// until they are done, as rt-app does without a duration: 5 loops of
+/// 1 ms (± the run-time jitter) on an otherwise idle CPU end the run
+/// after ~5 ms, and its rate is those 5 loops over that time, ~1,000/s
+/// (not 5 over a second).
+#[test]
+fn a_finite_rt_app_file_runs_until_its_tasks_end() {
+    let w = cfs_sim::parse_workload(r#"{"tasks": {"a": {"cpus": [1], "loop": 5, "run": 1000}}}"#).unwrap();
+    let plan = plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600"])).unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    let r = &res.runs[0];
+    assert!((4_850_000..5_150_000).contains(&r.end_ns), "{}", r.end_ns);
+    assert!((r.value * r.end_ns as f64 / 1e9 - 5.0).abs() < 1e-6, "{} over {} ns", r.value, r.end_ns);
+}

@@ -73,7 +73,9 @@
 //!
 //! # rt-app JSON
 //!
-//! `global`: `duration` (s), `default_policy`; the rt-app housekeeping keys
+//! `global`: `duration` (s; without it, or with -1, rt-app runs until
+//! every thread has ended, and so does the run when every task has a
+//! finite `loop`, else it lasts 1 s), `default_policy`; the rt-app housekeeping keys
 //! (`calibration`, `logdir`, `log_basename`, `lock_pages`, `ftrace`,
 //! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
 //! `cumulative_slack`, `log_size`) are accepted and ignored.

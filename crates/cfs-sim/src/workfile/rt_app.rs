@@ -74,7 +74,20 @@ impl RtApp {
         }
         let any_progress = false;
         let metric = "loops_s".to_string();
-        let duration_ns = duration_ns.or(Some(1_000_000_000));
+        // Without a positive duration rt-app runs until every thread has
+        // ended (main() joins them). When every task loops a finite number
+        // of times that is the run here too; a task that loops for ever
+        // would make it endless, so such a file runs 1 s.
+        let finite = raws.iter().all(|r| r.count.is_some());
+        let duration_ns = match duration_ns {
+            None if finite => {
+                for h in &mut heads {
+                    h.finish = h.instances > 0;
+                }
+                None
+            }
+            d => d.or(Some(1_000_000_000)),
+        };
         finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)
     }
 

@@ -1145,3 +1145,28 @@ mod rt_app_phases {
         assert_eq!(e, "at tasks.a.phases.p.priority: 20 is out of range -20..=19");
     }
 }
+
+mod rt_app_duration {
+    //! How long an rt-app file runs.
+    use super::*;
+
+    /// Without a positive duration rt-app runs until its threads end: when
+    /// every task has a finite loop, the tasks started at t=0 finish the
+    /// run; with one looping for ever (rt-app's default), it lasts 1 s; a
+    /// positive duration is the run's.
+    #[test]
+    fn without_a_duration_finite_tasks_end_the_run() {
+        let finite = r#""a": {"loop": 5, "run": 1000}, "b": {"instance": 0, "loop": 2, "run": 1}"#;
+        for global in ["", r#""global": {"duration": -1}, "#, r#""global": {"duration": 0}, "#] {
+            let w = parse_workload(&format!(r#"{{{global}"tasks": {{{finite}}}}}"#)).unwrap();
+            assert_eq!(w.duration_ns, None, "{global}");
+            assert_eq!((w.tasks[0].finish, w.tasks[1].finish), (true, false), "{global}");
+        }
+        let w = parse_workload(&format!(r#"{{"tasks": {{{finite}, "c": {{"run": 1}}}}}}"#)).unwrap();
+        assert_eq!(w.duration_ns, Some(1_000_000_000));
+        assert!(w.tasks.iter().all(|t| !t.finish));
+        let w = parse_workload(&format!(r#"{{"global": {{"duration": 2}}, "tasks": {{{finite}}}}}"#)).unwrap();
+        assert_eq!(w.duration_ns, Some(2_000_000_000));
+        assert!(w.tasks.iter().all(|t| !t.finish));
+    }
+}
