@@ -12,7 +12,7 @@ use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
 use cfs_core::features::FeatureError;
-use cfs_core::{Config, KernelVersion, Patch, Policy, SchedDomains};
+use cfs_core::{Config, KernelVersion, Patch, SchedDomains};
 use cfs_topology::{FlagOverride, Host, parse_flag_overrides, parse_flag_overrides_for};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -148,9 +148,7 @@ impl SchedSpec {
         }
         cfg.validate().map_err(|e| e.to_string())?;
         let policy = |p: &Option<String>, key: &str| {
-            p.as_deref()
-                .map(|p| Policy::by_name(p).ok_or_else(|| format!("unknown {key} {p:?} (known: normal, batch, idle)")))
-                .transpose()
+            p.as_deref().map(|p| crate::workloads::policy_by_name(p).map_err(|e| format!("{key}: {e}"))).transpose()
         };
         let policies = Policies {
             all: policy(&self.policy, "policy")?,
@@ -709,6 +707,7 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cfs_core::Policy;
 
     #[test]
     fn config_items_parse_and_continue_lists() {

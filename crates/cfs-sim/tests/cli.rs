@@ -136,9 +136,10 @@ fn unknown_profile_setting_policy_and_sd_flags() {
     fails(&["--pipe"], "--pipe does not apply to pgbench (messaging only)");
     fails(&["--set", "sndbuf=1000"], "--set sndbuf=1000: not a valid value (0 for unbounded, or 2048");
     fails(&["--switch", "1ms:set=sndbuf=0"], "sndbuf");
-    fails(&["--policy", "fifo"], "unknown policy");
-    fails(&["--client-policy", "rr"], "unknown client-policy \"rr\"");
-    fails(&["--config", "server-policy=fifo"], "unknown server-policy");
+    fails(&["--policy", "fifo"], "policy: fifo is not a fair-class policy, and only the fair class is modelled");
+    fails(&["--policy", "lazy"], "policy: unknown policy \"lazy\" (known: normal, batch, idle;");
+    fails(&["--client-policy", "rr"], "client-policy: rr is not a fair-class policy");
+    fails(&["--config", "server-policy=SCHED_DEADLINE"], "server-policy: SCHED_DEADLINE is not a fair-class policy");
     fails(&["--sd-flags", "MC:-NOPE"], "sd-flags");
     fails(&["--config", "colour=red"], "unknown config key");
 }

@@ -498,11 +498,7 @@ fn duration(v: &V, path: &str, bare_unit_ns: f64) -> Result<u64, WorkloadError> 
 }
 
 fn policy(v: &V, path: &str) -> Result<Policy, WorkloadError> {
-    let s = as_str(v, path)?;
-    Policy::by_name(s).ok_or_else(|| WorkloadError {
-        path: path.into(),
-        msg: format!("unknown policy {s:?} (known: normal, batch, idle; SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)"),
-    })
+    crate::workloads::policy_by_name(as_str(v, path)?).map_err(|msg| WorkloadError { path: path.into(), msg })
 }
 
 fn cpus(v: &V, path: &str) -> Result<CpuMask, WorkloadError> {

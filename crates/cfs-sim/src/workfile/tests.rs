@@ -225,8 +225,15 @@ mod value_tests {
         assert_eq!(task(&toml("policy = \"batch\"", "\"exit\"")).policy, Policy::Batch);
         assert_eq!(task(&toml("policy = \"SCHED_IDLE\"", "\"exit\"")).policy, Policy::Idle);
         assert_eq!(task(&toml("", "\"exit\"")).policy, Policy::Normal);
+        // A real-time policy is named as such; anything else is unknown.
+        assert_eq!(
+            error(&toml("policy = \"fifo\"", "\"exit\"")),
+            "at task[0].policy: fifo is not a fair-class policy, and only the fair class is modelled (use normal, \
+             batch, idle; SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)"
+        );
+        assert!(error(&toml("policy = \"SCHED_RR\"", "\"exit\"")).contains("SCHED_RR is not a fair-class policy"));
         assert!(
-            error(&toml("policy = \"fifo\"", "\"exit\"")).starts_with("at task[0].policy: unknown policy \"fifo\"")
+            error(&toml("policy = \"lazy\"", "\"exit\"")).starts_with("at task[0].policy: unknown policy \"lazy\"")
         );
     }
 

@@ -67,6 +67,22 @@ pub fn ns(x: f64) -> u64 {
     crate::dist::round_u64(x.max(0.0))
 }
 
+/// A scheduling policy by name (`normal` or `SCHED_OTHER`, `batch`,
+/// `idle`, any case). The error says why another name is refused: a
+/// real-time policy is named as one, since only the fair class is
+/// modelled.
+pub fn policy_by_name(name: &str) -> Result<Policy, String> {
+    const FAIR: &str = "normal, batch, idle; SCHED_OTHER, SCHED_BATCH, SCHED_IDLE";
+    const REALTIME: [&str; 6] = ["SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE", "fifo", "rr", "deadline"];
+    Policy::by_name(name).ok_or_else(|| {
+        if REALTIME.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+            format!("{name} is not a fair-class policy, and only the fair class is modelled (use {FAIR})")
+        } else {
+            format!("unknown policy {name:?} (known: {FAIR})")
+        }
+    })
+}
+
 /// Scheduling policies forced on a workload's tasks, as `chrt` would set
 /// them: on every task, or on one side only. A side's policy overrides the
 /// every-task one there; what a task forks inherits its policy (so
