@@ -375,3 +375,22 @@ fn task_tables_sum_each_name_over_the_median_run() {
         }
     }
 }
+
+/// With `--switch`, a phase in which no wait ended has no mean: its cell
+/// is a dash, whatever the other phase shows. Here every run's first
+/// phase had waits of 2 µs on average and its second none.
+#[test]
+fn a_phase_without_waits_shows_a_dash() {
+    let (mut plan, mut res) = small();
+    plan.changes = cfs_sim::experiment::parse_switch("1s:features=863").unwrap();
+    for r in res.runs.iter_mut() {
+        r.phase_waits = vec![Some(2_000.0), None];
+    }
+    let text = report::waits_table(&plan, &res, report::Wait::Mean, report::TableStyle::default());
+    let rows: Vec<Vec<&str>> = text.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), plan.clients.len(), "{text}");
+    for row in rows {
+        // clients, then per configuration @0s and @1s.
+        assert_eq!(row[1..], ["2.00", "-", "2.00", "-"], "{text}");
+    }
+}
