@@ -652,17 +652,27 @@ mod limit_tests {
         assert_eq!(error(&file(100_002)), "at task[0].ops: more than 100000 ops");
     }
 
-    /// rt-app phases count toward the same limit, checked after each
-    /// phase: a delay (1 op) and 33,333 one-event phases (3 ops each: the
-    /// phase's loop begin, the event, its end) make exactly 100,000.
+    /// rt-app events count toward the same limit: the phases' code is
+    /// checked after each phase, and the task's whole code once it is read.
+    /// A one-event phase is 3 ops (its loop's begin, the event, its end),
+    /// a two-event one 4: 33,332 of the first and one of the second make
+    /// exactly 100,000, one more event in the last phase 100,001. 33,333
+    /// one-event phases (99,999) and one event of the task's own also make
+    /// 100,000; a second event of its own, 100,001. (A `delay` runs once,
+    /// before the loop, and is not counted.)
     #[test]
     fn rt_app_phases_count_toward_the_limit() {
-        let file = |phases: usize| {
+        let file = |phases: usize, last: &str, own: &str| {
             let p = members(phases, |i| format!("\"p{i}\": {{\"yield\": \"y\"}}"));
-            format!("{{\"tasks\": {{\"a\": {{\"delay\": 1, \"phases\": {{ {p} }}}}}}}}")
+            format!(r#"{{"tasks": {{"a": {{"delay": 1, {own} "phases": {{ {p}, "z": {{ {last} }} }}}}}}}}"#)
         };
-        assert!(parse_workload(&file(33_333)).is_ok());
-        assert_eq!(error(&file(33_334)), "at tasks.a.phases: more than 100000 events");
+        let two = r#""yield": "y", "run": 1"#;
+        let three = r#""yield": "y", "run": 1, "sleep": 1"#;
+        assert!(parse_workload(&file(33_332, two, "")).is_ok());
+        assert_eq!(error(&file(33_332, three, "")), "at tasks.a.phases: more than 100000 events");
+        let one = r#""yield": "y""#;
+        assert!(parse_workload(&file(33_332, one, r#""run": 1,"#)).is_ok());
+        assert_eq!(error(&file(33_332, one, r#""run": 1, "sleep": 1,"#)), "at tasks.a: more than 100000 events");
     }
 
     /// A loop inside ops read at depth 32 is read at depth 33.
