@@ -874,6 +874,23 @@ fn a_condition_wait_releases_its_mutex_and_takes_it_back() {
     assert_eq!(cond_with_mutex(5_000_000), 0);
 }
 
+/// A barrier's last user, finding no one to wake, makes no system call
+/// (rt-app takes the barrier's mutex and broadcasts to nobody, both in
+/// user space): a lone user that loops 1 µs of work and the barrier makes
+/// ~1,000 loops in 1 ms, where a 100 ns call each time would leave 909.
+#[test]
+fn a_barrier_nobody_waits_at_is_free() {
+    let lone = cycle(3, |i| match i {
+        0 => Action::Run(1_000),
+        1 => Action::Barrier(0),
+        _ => Action::Progress(1),
+    });
+    let sync = SyncObjects { barriers: vec![1], ..SyncObjects::NONE };
+    let tasks = vec![pinned("lone", lone, 1, 0)];
+    let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(1), 100), |_| {}).unwrap();
+    assert!((980..=1_000).contains(&out.units), "{}", out.units);
+}
+
 /// Three tasks on CPUs 0-2 loop: (k + 1) x 100 µs of work, then a barrier
 /// of three users. Every round lasts as long as the slowest, 300 µs plus
 /// a wakeup, so in 10 ms each task passes it the same ~32 times (without
@@ -1071,12 +1088,39 @@ fn signaller_runtime(with_waiter: bool) -> u64 {
 /// (500 + 700 + 8 x 125 = 2,200 ns) and the two runqueue reads cfs-core
 /// reports for wake_affine (`Event::Scan`, 2 x 100 ns; wake_affine
 /// declines: the signaller's 1024 on CPU 0 against an empty CPU 2, not
-/// sync); a signal nobody waits for is only counted.
+/// sync); a signal nobody waits for is lost, and wakes no one.
 #[test]
 fn a_condition_signal_charges_the_wakeup_to_the_signaller() {
     let c = CostModel::preset("q6600").unwrap();
     let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
     assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+}
+
+/// The CPU time of a task on CPU 0 that takes a mutex, computes 1 ms and
+/// waits on a condition with it, in a 3 ms run; with or without a task
+/// (allowed on CPUs 0 and 2, started on 2) asleep on that mutex since
+/// 100 µs.
+fn cond_waiter_runtime(with_sleeper: bool) -> u64 {
+    let waiter = script(vec![Action::Lock(0), Action::Run(1_000_000), Action::CondWait { cond: 0, mutex: Some(0) }]);
+    let mut tasks = vec![pinned("waiter", waiter, 0, 0)];
+    if with_sleeper {
+        let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
+        let program = script(vec![Action::Run(100_000), Action::Lock(0)]);
+        tasks.push(TaskSpec { name: "sleeper".into(), program, params, cpu: 2, ws_kb: 0 });
+    }
+    let sync = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
+    let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(3), 100), |_| {}).unwrap();
+    out.tasks[0].runtime_ns
+}
+
+/// A condition wait that releases a mutex someone sleeps on wakes that
+/// task on its way to sleep, and pays for it as an unlock would: the same
+/// wakeup across the dies and two runqueue reads as a signal.
+#[test]
+fn a_condition_wait_pays_for_the_mutex_sleeper_it_wakes() {
+    let c = CostModel::preset("q6600").unwrap();
+    let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
+    assert_eq!(cond_waiter_runtime(true) - cond_waiter_runtime(false), round_u64(extra));
 }
 
 /// Runs `tasks` (the last one finishes the run) under a `max_unread`
