@@ -918,6 +918,22 @@ fn a_barrier_holds_every_user_until_the_last() {
     }
 }
 
+/// Two hogs pinned to CPU 0 for 10 ms: one of them is queued when the run
+/// ends, and its open wait is counted; each hog's CPU time, ended waits
+/// and open wait cover the run (the CPU is never idle, so every
+/// nanosecond is one hog's run or the other's wait).
+#[test]
+fn a_wait_still_open_at_the_end_is_counted() {
+    let tasks = vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)];
+    let out =
+        q6600_run(Instance { tasks, finish: vec![], sync: SyncObjects::NONE }, limits(Some(10), 100), |_| {}).unwrap();
+    let open: Vec<u64> = out.tasks.iter().map(|t| t.wait_open_ns).collect();
+    assert!(open.iter().filter(|&&w| w > 0).count() == 1, "{:?}", out.tasks);
+    for t in &out.tasks {
+        assert_eq!(t.runtime_ns + t.wait_sum_ns + t.wait_open_ns, out.end_ns, "{t:?}");
+    }
+}
+
 /// A program that names an object its instance lacks gets an error, not
 /// a panic: a mutex past the one the run has, then a condition when it
 /// has none.
@@ -928,11 +944,14 @@ fn an_unknown_sync_object_is_an_error() {
         q6600_run(Instance { tasks, finish: vec![0], sync }, limits(None, 100), |_| {}).unwrap_err().to_string()
     };
     let one_mutex = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
-    let e = bad(|| Action::CondWait { cond: 0, mutex: Some(1) }, one_mutex);
+    let e = bad(|| Action::CondWait { cond: 0, mutex: Some(1) }, one_mutex.clone());
     assert!(
         e.starts_with("a task used mutex 1 at 0.0") && e.ends_with(" s, but the run has 1 (numbered from 0)"),
         "{e}"
     );
+    // A known mutex does not excuse an unknown condition.
+    let e = bad(|| Action::CondWait { cond: 1, mutex: Some(0) }, one_mutex.clone());
+    assert!(e.starts_with("a task used condition 1 at") && e.ends_with("but the run has 1 (numbered from 0)"), "{e}");
     let e = bad(|| Action::CondSignal { cond: 0, all: true }, SyncObjects::NONE);
     assert!(e.starts_with("a task used condition 0 at") && e.ends_with("but the run has 0 (numbered from 0)"), "{e}");
     for (a, kind) in [
