@@ -520,3 +520,19 @@ where
     area.present().map_err(|x| e(&x))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::instance_of;
+
+    /// Only a `#` followed by digits, after a name, marks an instance.
+    #[test]
+    fn instance_names_drop_their_number() {
+        assert_eq!(instance_of("w#0"), "w");
+        assert_eq!(instance_of("a#b#12"), "a#b");
+        assert_eq!(instance_of("postgres"), "postgres");
+        for whole in ["#3", "a#", "a#b", "a#1x"] {
+            assert_eq!(instance_of(whole), whole);
+        }
+    }
+}
