@@ -220,3 +220,21 @@ impl Program for Script {
         Action::Progress(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SharedTimer;
+
+    /// A shared timer reads as not started until set; a deadline past the
+    /// end of time (a period added to an activation near u64::MAX) stays a
+    /// deadline rather than turning into "not started".
+    #[test]
+    fn a_shared_timer_keeps_any_deadline() {
+        let t = SharedTimer::default();
+        assert_eq!(t.get(), None);
+        t.set(0);
+        assert_eq!(t.get(), Some(0));
+        t.set(u64::MAX);
+        assert_eq!(t.get(), Some(u64::MAX - 1));
+    }
+}
