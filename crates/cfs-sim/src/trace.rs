@@ -1,7 +1,7 @@
 //! Chrome / Perfetto trace events in simulated time: one track per CPU, a
 //! slice per stretch a task ran, a flow arrow from each wakeup to the
 //! woken task's next slice, an instant on a CPU's track where a task
-//! blocked writing to a full socket buffer, and a machine-wide instant at
+//! blocked writing to a full socket buffer or found a mutex taken, and a machine-wide instant at
 //! each setting written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
 
@@ -23,8 +23,28 @@ pub struct TraceBuf {
     next_flow: u64,
     /// Machine-wide instants: (time, what), e.g. a `--switch` setting.
     marks: Vec<(u64, String)>,
-    /// Writes that blocked on a full send buffer: (time, cpu, writer).
-    send_blocks: Vec<(u64, usize, TaskRef)>,
+    /// Tasks that blocked where it is worth a mark: (time, cpu, task, why).
+    blocks: Vec<(u64, usize, TaskRef, Blocked)>,
+}
+
+/// Why a task blocked, for an instant on its CPU's track: the blockings
+/// that tell of contention, not a task's ordinary waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// A write found its socket's send buffer full (`sock_wait_for_wmem`).
+    SendBuffer,
+    /// A lock found its mutex taken and slept in futex_wait.
+    Mutex,
+}
+
+impl Blocked {
+    /// The instant's name, its category and the argument naming the task.
+    fn labels(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Blocked::SendBuffer => ("send buffer full", "socket", "writer"),
+            Blocked::Mutex => ("mutex taken", "sync", "waiter"),
+        }
+    }
 }
 
 impl TraceBuf {
@@ -37,7 +57,7 @@ impl TraceBuf {
             flows: Vec::new(),
             next_flow: 0,
             marks: Vec::new(),
-            send_blocks: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
@@ -71,10 +91,10 @@ impl TraceBuf {
         self.pending_flows.insert(task, (self.next_flow, cpu, now));
     }
 
-    /// `task` blocked on `cpu` writing to a full socket send buffer.
-    pub fn send_block(&mut self, task: TaskRef, cpu: usize, now: u64) {
-        if self.send_blocks.len() < MAX_SLICES {
-            self.send_blocks.push((now, cpu, task));
+    /// `task` blocked on `cpu`, for the reason `why`.
+    pub fn blocked(&mut self, task: TaskRef, cpu: usize, now: u64, why: Blocked) {
+        if self.blocks.len() < MAX_SLICES {
+            self.blocks.push((now, cpu, task, why));
         }
     }
 
@@ -104,10 +124,11 @@ impl TraceBuf {
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "s", "id": id, "ts": us(t0), "pid": 0, "tid": from}));
             ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "f", "bp": "e", "id": id, "ts": us(t1), "pid": 0, "tid": to}));
         }
-        for &(t, cpu, task) in &self.send_blocks {
+        for &(t, cpu, task, why) in &self.blocks {
             let name = names.get(task).copied().unwrap_or("?");
-            ev.push(json!({"name": "send buffer full", "cat": "socket", "ph": "i", "s": "t", "ts": us(t), "pid": 0,
-                "tid": cpu, "args": {"task": task, "writer": name}}));
+            let (what, cat, who) = why.labels();
+            ev.push(json!({"name": what, "cat": cat, "ph": "i", "s": "t", "ts": us(t), "pid": 0,
+                "tid": cpu, "args": {"task": task, who: name}}));
         }
         for (t, what) in &self.marks {
             ev.push(json!({"name": what, "cat": "setting", "ph": "i", "s": "g", "ts": us(*t), "pid": 0, "tid": 0}));
@@ -133,7 +154,8 @@ mod tests {
         t.idle(1, 4_000);
         t.wake(0, 1, 4_500);
         t.mark(5_000, "features=863".into());
-        t.send_block(1, 0, 5_500);
+        t.blocked(1, 0, 5_500, Blocked::SendBuffer);
+        t.blocked(0, 1, 5_600, Blocked::Mutex);
         let v = t.into_json(&["a", "b"], 6_000);
         let ev = v["traceEvents"].as_array().unwrap();
         let slices: Vec<(String, u64, f64, f64)> = ev
@@ -164,6 +186,12 @@ mod tests {
         assert_eq!((blocks[0]["ph"].as_str(), blocks[0]["s"].as_str()), (Some("i"), Some("t")));
         assert_eq!((blocks[0]["tid"].as_u64(), blocks[0]["ts"].as_f64()), (Some(0), Some(5.5)));
         assert_eq!(blocks[0]["args"]["writer"].as_str(), Some("b"));
+        // Task 0 found a mutex taken on CPU 1 at 5.6 µs.
+        let locks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "sync").collect();
+        assert_eq!(locks.len(), 1);
+        assert_eq!((locks[0]["name"].as_str(), locks[0]["ph"].as_str()), (Some("mutex taken"), Some("i")));
+        assert_eq!((locks[0]["tid"].as_u64(), locks[0]["ts"].as_f64()), (Some(1), Some(5.6)));
+        assert_eq!(locks[0]["args"]["waiter"].as_str(), Some("a"));
         let marks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "setting").collect();
         assert_eq!(marks.len(), 1);
         assert_eq!((marks[0]["name"].as_str(), marks[0]["ts"].as_f64()), (Some("features=863"), Some(5.0)));
@@ -181,8 +209,8 @@ mod tests {
         // MAX_SLICES + 2 flows.
         assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
         for i in 0..MAX_SLICES as u64 + 1 {
-            t.send_block(0, 0, i);
+            t.blocked(0, 0, i, Blocked::Mutex);
         }
-        assert_eq!(t.send_blocks.len(), MAX_SLICES);
+        assert_eq!(t.blocks.len(), MAX_SLICES);
     }
 }

@@ -62,7 +62,7 @@ use crate::dist::round_u64;
 use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
-use crate::trace::TraceBuf;
+use crate::trace::{Blocked, TraceBuf};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
 use cfs_topology::Host;
 use rand::SeedableRng;
@@ -1645,6 +1645,9 @@ impl<'a> Sim<'a> {
             Deferred::Lock(m) => {
                 if !self.mutexes[m].try_lock() {
                     self.mutexes[m].sleep(t);
+                    if let Some(tr) = &mut self.trace {
+                        tr.blocked(t, c, self.now, Blocked::Mutex);
+                    }
                     return self.block(c, t, Block::Mutex, d);
                 }
             }
@@ -1659,7 +1662,7 @@ impl<'a> Sim<'a> {
                 if self.send_buffer_full(key, bytes) {
                     self.socks.entry(key).or_default().waiters.push(t);
                     if let Some(tr) = &mut self.trace {
-                        tr.send_block(t, c, self.now);
+                        tr.blocked(t, c, self.now, Blocked::SendBuffer);
                     }
                     return self.block(c, t, Block::SendBuf, d);
                 }

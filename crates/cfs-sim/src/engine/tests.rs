@@ -809,6 +809,12 @@ fn cycle(len: usize, make: impl Fn(usize) -> Action + 'static) -> Box<dyn Progra
 /// unlock, `outside` (work or a sleep). Returns their CPU times in a
 /// 10 ms run.
 fn lockers(outside: fn() -> Action) -> (u64, u64) {
+    let out = lockers_run(outside);
+    (out.tasks[0].runtime_ns, out.tasks[1].runtime_ns)
+}
+
+/// [`lockers`]' whole outcome.
+fn lockers_run(outside: fn() -> Action) -> RunOutcome {
     let body = move |k| match k {
         0 => Action::Lock(0),
         1 => Action::Run(100_000),
@@ -817,8 +823,20 @@ fn lockers(outside: fn() -> Action) -> (u64, u64) {
     };
     let tasks = vec![pinned("a", cycle(4, body), 0, 0), pinned("b", cycle(4, body), 2, 0)];
     let sync = SyncObjects { mutexes: 1, ..SyncObjects::NONE };
-    let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(10), 100), |_| {}).unwrap();
-    (out.tasks[0].runtime_ns, out.tasks[1].runtime_ns)
+    q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(10), 100), |_| {}).unwrap()
+}
+
+/// The trace marks every lock that found the mutex taken, on the CPU where
+/// the task then slept: with barging, b (CPU 2) at its first lock and
+/// after each of a's ~98 unlocks; a never.
+#[test]
+fn the_trace_marks_each_lock_that_found_its_mutex_taken() {
+    let out = lockers_run(|| Action::Progress(1));
+    let trace = out.trace.expect("traced");
+    let marks: Vec<&serde_json::Value> =
+        trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "mutex taken").collect();
+    assert!((90..=100).contains(&marks.len()), "{}", marks.len());
+    assert!(marks.iter().all(|e| e["tid"] == 2 && e["args"]["waiter"] == "b" && e["ph"] == "i"));
 }
 
 /// With a 50 µs sleep after each unlock, the two take turns: the
