@@ -54,6 +54,16 @@ pub enum Cmd {
     #[command(name = "sysbench-oltp")]
     SysbenchOltp(BenchArgs),
     /// Run a workload file (TOML or rt-app JSON).
+    ///
+    /// The format is documented in crates/cfs-sim/src/workfile/mod.rs
+    /// (`cargo doc`: cfs_sim::workfile), with examples in
+    /// crates/cfs-sim/workloads/. An rt-app file runs as rt-app runs it:
+    /// `run` is CPU work and `runtime` wall-clock time, named timers are
+    /// shared, condition signals are lost when no one waits, mutexes sleep
+    /// and let their unlocker barge, semaphores count, barriers wait for
+    /// every user, and a file whose tasks all loop a finite number of
+    /// times runs until they end. Unknown keys and events are errors that
+    /// name them.
     Run(RunArgs),
     /// Show a host, its sched domains under a profile, and its cost model.
     Topology(TopoArgs),
