@@ -6,7 +6,8 @@
 //! flags, patches switched on and off). `nohz` switches NO_HZ on; then
 //! after every call one CPU in turn runs the idle loop's
 //! `nohz_stop_sched_tick`, as a driver would. (NO_HZ was bit 7 of
-//! `patches` until an eighth patch needed that bit.)
+//! `patches` until an eighth patch needed that bit.) After every call,
+//! `task_sched_runtime` is checked against the tasks' banked CPU time.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -136,6 +137,21 @@ fuzz_target!(|input: Input| {
         };
         if let Err(SchedError::Invariant(v)) = r {
             panic!("{v}");
+        }
+        // task_sched_runtime: a running task's is its banked CPU time plus
+        // no more than the time since its exec_start; anyone else's is its
+        // banked CPU time.
+        for cpu in 0..n {
+            if let Some(c) = s.curr(cpu) {
+                let t = s.task(c).expect("the current task exists");
+                let extra = s.task_sched_runtime(now, c).expect("known").wrapping_sub(t.se.sum_exec_runtime);
+                let since = now.wrapping_sub(t.se.exec_start);
+                assert!(extra == 0 || extra == since, "{extra} ns unbanked, {since} since exec_start");
+            }
+        }
+        let other = task(i as u8, &s);
+        if let Some(t) = s.task(other).filter(|t| s.curr(t.cpu) != Some(other)) {
+            assert_eq!(s.task_sched_runtime(now, other), Some(t.se.sum_exec_runtime));
         }
         if cfg.nohz
             && let Err(SchedError::Invariant(v)) = s.nohz_stop_sched_tick(now, i % n)

@@ -365,7 +365,8 @@ impl Program for GenProg {
             GOp::Wait { all: true } if g.sockets => Action::Select { repoll_ns: 2_000 },
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait { cond, mutex } => {
-                let mutex = (mutex as usize % (NR_MUTEXES + 1) < NR_MUTEXES).then_some(mutex as usize % (NR_MUTEXES + 1));
+                let mutex =
+                    (mutex as usize % (NR_MUTEXES + 1) < NR_MUTEXES).then_some(mutex as usize % (NR_MUTEXES + 1));
                 Action::CondWait { cond: cond as usize % NR_CONDS, mutex }
             }
             GOp::CondSignal { cond, all } => Action::CondSignal { cond: cond as usize % NR_CONDS, all },
@@ -553,16 +554,18 @@ fuzz_target!(|input: Input| {
         // 100-byte skbs) or unbounded ones, so that writers block often.
         sockets: Sockets {
             write_space_wakeups: input.clock & 32 != 0,
-            sndbuf: if input.clock & 64 != 0 { 2_048 } else if input.clock & 128 != 0 { 0 } else { engine::SK_WMEM_MAX },
+            sndbuf: if input.clock & 64 != 0 {
+                2_048
+            } else if input.clock & 128 != 0 {
+                0
+            } else {
+                engine::SK_WMEM_MAX
+            },
         },
         changes,
     };
-    let sync = engine::SyncObjects {
-        conds: NR_CONDS,
-        mutexes: NR_MUTEXES,
-        sems: NR_SEMS,
-        barriers: BARRIER_USERS.to_vec(),
-    };
+    let sync =
+        engine::SyncObjects { conds: NR_CONDS, mutexes: NR_MUTEXES, sems: NR_SEMS, barriers: BARRIER_USERS.to_vec() };
     let inst = engine::Instance { tasks, finish, sync };
     let r = engine::run(&setup, inst);
     if debug {
