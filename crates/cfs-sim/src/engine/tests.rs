@@ -1105,11 +1105,7 @@ fn signaller_runtime(with_waiter: bool) -> u64 {
     let signaller = script(vec![Action::Run(1_000_000), Action::CondSignal { cond: 0, all: false }]);
     let mut tasks = vec![pinned("signaller", signaller, 0, 0)];
     if with_waiter {
-        // Allowed on CPUs 0 and 2, started on 2: the waking CPU is in
-        // its mask, so its wakeup reads the two loads.
-        let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
-        let program = script(vec![Action::CondWait { cond: 0, mutex: None }]);
-        tasks.push(TaskSpec { name: "waiter".into(), program, params, cpu: 2, ws_kb: 0 });
+        tasks.push(on_2_may_wake_on_0("waiter", vec![Action::CondWait { cond: 0, mutex: None }]));
     }
     let finish = (0..tasks.len()).collect();
     let out = q6600_run(
@@ -1121,16 +1117,29 @@ fn signaller_runtime(with_waiter: bool) -> u64 {
     out.tasks[0].runtime_ns
 }
 
-/// Signalling a waiter costs the signaller a wakeup across the dies
-/// (500 + 700 + 8 x 125 = 2,200 ns) and the two runqueue reads cfs-core
-/// reports for wake_affine (`Event::Scan`, 2 x 100 ns; wake_affine
-/// declines: the signaller's 1024 on CPU 0 against an empty CPU 2, not
-/// sync); a signal nobody waits for is lost, and wakes no one.
+/// A task that plays `actions`, allowed on CPUs 0 and 2 and started on 2:
+/// a CPU-0 task that wakes it has its own CPU in the mask, so the wakeup
+/// reads the two loads.
+fn on_2_may_wake_on_0(name: &str, actions: Vec<Action>) -> TaskSpec {
+    let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
+    TaskSpec { name: name.into(), program: script(actions), params, cpu: 2, ws_kb: 0 }
+}
+
+/// What waking [`on_2_may_wake_on_0`]'s task from CPU 0 costs the waker:
+/// a wakeup across the dies (500 + 700 + 8 x 125 = 2,200 ns) and the two
+/// runqueue reads cfs-core reports for wake_affine (`Event::Scan`,
+/// 2 x 100 ns; wake_affine declines: the waker's 1024 on CPU 0 against an
+/// empty CPU 2, not sync).
+fn cross_die_wake_ns() -> u64 {
+    let c = CostModel::preset("q6600").unwrap();
+    round_u64(c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu)
+}
+
+/// Signalling a waiter costs the signaller [`cross_die_wake_ns`]; a signal
+/// nobody waits for is lost, and wakes no one.
 #[test]
 fn a_condition_signal_charges_the_wakeup_to_the_signaller() {
-    let c = CostModel::preset("q6600").unwrap();
-    let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
-    assert_eq!(signaller_runtime(true) - signaller_runtime(false), round_u64(extra));
+    assert_eq!(signaller_runtime(true) - signaller_runtime(false), cross_die_wake_ns());
 }
 
 /// The CPU time of a task on CPU 0 that takes a mutex, computes 1 ms and
@@ -1141,9 +1150,7 @@ fn cond_waiter_runtime(with_sleeper: bool) -> u64 {
     let waiter = script(vec![Action::Lock(0), Action::Run(1_000_000), Action::CondWait { cond: 0, mutex: Some(0) }]);
     let mut tasks = vec![pinned("waiter", waiter, 0, 0)];
     if with_sleeper {
-        let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
-        let program = script(vec![Action::Run(100_000), Action::Lock(0)]);
-        tasks.push(TaskSpec { name: "sleeper".into(), program, params, cpu: 2, ws_kb: 0 });
+        tasks.push(on_2_may_wake_on_0("sleeper", vec![Action::Run(100_000), Action::Lock(0)]));
     }
     let sync = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
     let out = q6600_run(Instance { tasks, finish: vec![], sync }, limits(Some(3), 100), |_| {}).unwrap();
@@ -1152,12 +1159,10 @@ fn cond_waiter_runtime(with_sleeper: bool) -> u64 {
 
 /// A condition wait that releases a mutex someone sleeps on wakes that
 /// task on its way to sleep, and pays for it as an unlock would: the same
-/// wakeup across the dies and two runqueue reads as a signal.
+/// [`cross_die_wake_ns`] as a signal.
 #[test]
 fn a_condition_wait_pays_for_the_mutex_sleeper_it_wakes() {
-    let c = CostModel::preset("q6600").unwrap();
-    let extra = c.wake_cost(Reach::Package) + 2.0 * c.scan_ns_per_cpu;
-    assert_eq!(cond_waiter_runtime(true) - cond_waiter_runtime(false), round_u64(extra));
+    assert_eq!(cond_waiter_runtime(true) - cond_waiter_runtime(false), cross_die_wake_ns());
 }
 
 /// Runs `tasks` (the last one finishes the run) under a `max_unread`

@@ -80,6 +80,21 @@ impl Script {
         }
     }
 
+    /// A timer's next activation, if it has one yet.
+    fn timer(&self, slot: TimerSlot) -> Option<u64> {
+        match slot {
+            TimerSlot::Own(k) => self.timers[k],
+            TimerSlot::Shared(k) => self.shared[k].get(),
+        }
+    }
+
+    fn set_timer(&mut self, slot: TimerSlot, next: u64) {
+        match slot {
+            TimerSlot::Own(k) => self.timers[k] = Some(next),
+            TimerSlot::Shared(k) => self.shared[k].set(next),
+        }
+    }
+
     fn send_to(&mut self, to: Target, via: Via, bytes: u32, cx: &StepCx<'_>) -> Action {
         let tag = 0;
         let one = |t: TaskRef| match via {
@@ -178,11 +193,7 @@ impl Program for Script {
                 }
                 Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
                 Instr::Timer { slot, period, absolute } => {
-                    let last = match slot {
-                        TimerSlot::Own(k) => self.timers[k],
-                        TimerSlot::Shared(k) => self.shared[k].get(),
-                    };
-                    let last = last.or(self.t_first).unwrap_or(cx.now);
+                    let last = self.timer(slot).or(self.t_first).unwrap_or(cx.now);
                     let next = last.saturating_add(period);
                     // Overrun: no sleep; a relative timer starts over from now.
                     let (stored, sleep) = if cx.now < next {
@@ -190,10 +201,7 @@ impl Program for Script {
                     } else {
                         (if absolute { next } else { cx.now }, None)
                     };
-                    match slot {
-                        TimerSlot::Own(k) => self.timers[k] = Some(stored),
-                        TimerSlot::Shared(k) => self.shared[k].set(stored),
-                    }
+                    self.set_timer(slot, stored);
                     if let Some(ns) = sleep {
                         return Action::Sleep { ns, interruptible: false };
                     }
