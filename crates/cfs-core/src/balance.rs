@@ -301,7 +301,7 @@ impl<O: Observer> Scheduler<O> {
         let cfs = &self.rqs[t.cpu].cfs;
         if self.cfg.features.has(Feature::CacheHotBuddy) {
             let buddy = if self.rules.is_2_6_32() {
-                let gate = self.cfg.version == cfs_topology::KernelVersion::V2_6_32Rc1 || exec_busy;
+                let gate = !self.rules.hot_buddy_needs_busy_balancer() || exec_busy;
                 gate && (cfs.next == Some(p) || cfs.last == Some(p))
             } else {
                 cfs.next == Some(p)

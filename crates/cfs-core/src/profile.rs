@@ -45,6 +45,24 @@ impl Rules {
         self.version.is_2_6_32()
     }
 
+    /// try_to_wake_up re-locks the runqueue it chose and updates its clock
+    /// when that is not the task's previous CPU: f5dc37530ba (2.6.32-rc5),
+    /// 22763c5c sched.c:2384-2385. 2.6.32-rc1 does not (17d857be
+    /// sched.c:2352-2354), so enqueue_entity and check_preempt_wakeup run
+    /// update_curr on that CPU's last clock. Earlier kernels never change
+    /// runqueue inside try_to_wake_up's lock, so the question is 2.6.32's.
+    pub fn wakeup_updates_new_rq_clock(&self) -> bool {
+        self.version == KernelVersion::V2_6_32
+    }
+
+    /// task_hot counts the next and last buddies as cache hot only while the
+    /// CPU executing the balance has tasks: f685ceacab0 (2.6.32-rc7),
+    /// 22763c5c sched.c:2040-2043. 2.6.32-rc1 counts them always (17d857be
+    /// sched.c:2010-2013).
+    pub fn hot_buddy_needs_busy_balancer(&self) -> bool {
+        self.version == KernelVersion::V2_6_32
+    }
+
     /// The load-balance iterator walks the cfs_rq `tasks` list (2.6.26,
     /// 4a55bd5e97b) instead of the rbtree (2.6.25), and in 2.6.26 it never
     /// returns the last (oldest) list entry: a bug fixed in 2.6.28

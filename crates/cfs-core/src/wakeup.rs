@@ -114,10 +114,8 @@ impl<O: Observer> Scheduler<O> {
         }
         self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target: cpu, sync, reason });
         // 2.6.32 re-locks the chosen runqueue and updates its clock when it
-        // differs (sched.c:2384-2385, f5dc37530ba in rc5); 2.6.32-rc1 does
-        // not (17d857be sched.c:2352-2354), so enqueue_entity and
-        // check_preempt_wakeup run update_curr on that CPU's last clock.
-        if !v32 || cpu == orig_cpu || self.cfg.version == cfs_topology::KernelVersion::V2_6_32 {
+        // differs; 2.6.32-rc1 runs on that CPU's last clock (see the rule).
+        if !v32 || cpu == orig_cpu || self.rules.wakeup_updates_new_rq_clock() {
             self.set_clock(cpu, now);
         }
         self.activate_task(cpu, p, true);
