@@ -21,7 +21,8 @@ use std::time::Instant;
 
 /// A deterministic simulator of the Linux CFS scheduler (2.6.25-2.6.32) on
 /// 2008-era hosts. With no command it runs the seed experiment: pgbench -S
-/// on a Q6600 under 2.6.26-rc4 and its fixes.
+/// on a Q6600 under 2.6.26-rc4 and its fixes (plots in out/seed.svg and
+/// out/seed.png unless --plot is given).
 #[derive(Debug, Parser)]
 #[command(name = "cfs-sim", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -36,7 +37,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
-    /// The seed experiment: pgbench -S on the Q6600, eight configurations.
+    /// The seed experiment: pgbench -S on the Q6600, eight configurations (plots in out/ unless --plot).
     Seed(SeedArgs),
     /// pgbench -S: one client process, N backends over unix sockets.
     Pgbench(BenchArgs),
@@ -76,7 +77,7 @@ pub enum Cmd {
 /// Output options shared by the experiment commands.
 #[derive(Debug, Clone, Default, Args)]
 pub struct OutArgs {
-    /// Write every run as CSV (long form).
+    /// Write every run as CSV (long form); `-` writes it to stdout instead of the table.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Write JSON to FILE, or to stdout instead of the table when no FILE.
@@ -288,6 +289,22 @@ pub struct CalArgs {
     pub jobs: Option<usize>,
 }
 
+impl OutArgs {
+    /// The files to be written, with the option naming each (`-`, stdout,
+    /// is not a file).
+    fn files(&self) -> Vec<(&'static str, &Path)> {
+        [("--csv", &self.csv), ("--json", &self.json), ("--plot", &self.plot), ("--trace", &self.trace)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().filter(|p| *p != Path::new("-")).map(|p| (flag, p)))
+            .collect()
+    }
+
+    /// Whether the CSV or the JSON goes to stdout in place of the table.
+    fn to_stdout(&self) -> bool {
+        [&self.csv, &self.json].iter().any(|p| p.as_deref() == Some(Path::new("-")))
+    }
+}
+
 /// Parses `args` (program name first) and runs the command; returns the
 /// one-line error message on failure. Clap's own usage errors (unknown
 /// flags) are returned as its rendered message.
@@ -310,9 +327,10 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
         Cmd::Starve(a) => bench(Workload::Starve, &a),
         Cmd::SysbenchOltp(a) => bench(Workload::SysbenchOltp, &a),
         Cmd::Run(a) => {
-            let text =
-                std::fs::read_to_string(&a.file).map_err(|e| format!("cannot read {}: {e}", a.file.display()))?;
+            let text = read_input(&a.file, "")?;
             let wl = parse_workload(&text).map_err(|e| format!("{}: {e}", a.file.display()))?;
+            wl.check_host(parse_host(&a.bench.host)?.nr_cpus()).map_err(|e| format!("{}: {e}", a.file.display()))?;
+            check_not_overwritten(&a.file, &a.bench.out)?;
             bench(Workload::File(Arc::new(wl)), &a.bench)
         }
         Cmd::Topology(a) => topology(&a),
@@ -343,6 +361,27 @@ fn say(text: &str) -> Result<(), String> {
 
 // ----- argument parsing helpers ------------------------------------------------
 
+/// The largest input file read (a workload, sweep or host file): far above
+/// any real one, and it keeps `run /dev/zero` from reading forever.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads a text input of at most [`MAX_INPUT_BYTES`]. Pipes and process
+/// substitutions (`run <(gen)`) work as files do.
+pub fn read_input(path: &Path, what: &str) -> Result<String, String> {
+    use std::io::Read;
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot read {what}{}: {e}", path.display());
+    if path.is_dir() {
+        return Err(cannot(&"it is a directory"));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| cannot(&e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(cannot(&format_args!("larger than {} MiB", MAX_INPUT_BYTES >> 20)));
+    }
+    String::from_utf8(bytes).map_err(|_| cannot(&"not UTF-8 text"))
+}
+
 /// The `--host` name of the machine cfs-sim runs on (read from /sys).
 pub const LOCAL_HOST: &str = "local";
 
@@ -371,8 +410,10 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     if word == LOCAL_HOST {
         return from_sysfs(Path::new("/sys"));
     }
-    if Path::new(name).is_file() {
-        let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read host file {name}: {e}"))?;
+    // Any path that exists and is not a directory is read as a host file
+    // (a pipe or a process substitution too).
+    if Path::new(name).exists() && !Path::new(name).is_dir() {
+        let text = read_input(Path::new(name), "host file ")?;
         // TopologyError's own text starts "host file: " too.
         return Host::from_toml(&text)
             .map_err(|e| format!("host file {name}: {}", e.to_string().trim_start_matches("host file: ")));
@@ -393,14 +434,20 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
         let hint = suggest(word, &PRESET_NAMES).map(|p| format!(", did you mean {p:?}?")).unwrap_or_default();
         return Err(bad(format!("not a preset, a spec or a file{hint}")));
     }
-    cfs_topology::parse_any(name).map_err(|e| bad(e.to_string().replace('\n', " ")))
+    // It starts with a digit: a spec, so say what is wrong with it.
+    cfs_topology::parse_any(name).map_err(|e| {
+        format!("bad host spec {name:?}: {} (e.g. 2s4c2t or 2s4c2t,mhz=2930)", e.to_string().replace('\n', " "))
+    })
 }
 
 /// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8].
 pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("bad client list {s:?} (expected e.g. 1,2,4-8; counts 1..=4096)");
     let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in s.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad());
+        }
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
         let b: u32 = b.trim().parse().map_err(|_| bad())?;
@@ -497,7 +544,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         specs.push(base.with_items(c)?);
     }
     if let Some(path) = &a.sweep {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        check_not_overwritten(path, &a.out)?;
+        let text = read_input(path, "")?;
         specs.extend(parse_sweep(&text, &base)?);
     }
     if specs.is_empty() {
@@ -531,15 +579,11 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if duration_ns.is_some_and(|d| d > MAX_SIM_NS) {
         return Err(format!("--duration must be at most {}, the simulated-time cap of a run", fmt_ns(MAX_SIM_NS)));
     }
-    if a.transactions == Some(0) {
-        return Err("--transactions must be positive".into());
-    }
+
     if a.loops == Some(0) {
         return Err("--loops must be positive".into());
     }
-    if a.runs == 0 || a.runs > 1000 {
-        return Err("--runs must be 1..=1000".into());
-    }
+    check_runs(a.runs, a.transactions)?;
     let opts = WorkloadOpts {
         transactions: a.transactions,
         duration_ns,
@@ -555,12 +599,33 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         changes.extend(parse_switch(sw)?);
     }
     changes.sort_by_key(|c| c.at_ns);
-    if let (Some(d), Some(late)) = (duration_ns, changes.iter().find(|c| Some(c.at_ns) >= duration_ns)) {
+    // A write at 0 is the column's starting setting; as a switch it would
+    // leave the column labelled with settings it never ran under.
+    if changes.iter().any(|c| c.at_ns == 0) {
+        return Err("--switch at 0 is the starting setting: give it with --features, --set, --sd-flags, \
+                    --patch or --config"
+            .into());
+    }
+    // Where the run's length is known (a --duration, a timed built-in's
+    // default, a workload file's own duration), a change at or after it
+    // would leave an empty column, and a warmup as long would count nothing.
+    let known = workload.known_duration_ns(&opts);
+    let whose = if duration_ns.is_some() { "--duration" } else { "the workload's duration" };
+    if let (Some(d), Some(late)) = (known, changes.iter().find(|c| Some(c.at_ns) >= known)) {
         return Err(format!(
-            "--switch at {} is not before the end of the run (--duration {})",
+            "--switch at {} is not before the end of the run ({whose} {})",
             fmt_ns(late.at_ns),
             fmt_ns(d)
         ));
+    }
+    if let (Workload::File(w), Some(d)) = (&workload, known) {
+        if w.warmup_ns >= d {
+            return Err(format!(
+                "the workload's warmup {} is not shorter than the run ({whose} {}): nothing would be counted",
+                fmt_ns(w.warmup_ns),
+                fmt_ns(d)
+            ));
+        }
     }
     check_changes(&columns, &changes)?;
     Ok(Plan {
@@ -575,6 +640,18 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         trace: a.out.trace.is_some(),
         changes,
     })
+}
+
+/// `--runs` and `--transactions`, as every command that takes them
+/// checks them.
+fn check_runs(runs: u32, transactions: Option<u64>) -> Result<(), String> {
+    if runs == 0 || runs > 1000 {
+        return Err("--runs must be 1..=1000".into());
+    }
+    if transactions == Some(0) {
+        return Err("--transactions must be positive".into());
+    }
+    Ok(())
 }
 
 // ----- running and output --------------------------------------------------------
@@ -631,7 +708,7 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 /// Writes the requested outputs; prints the table unless JSON goes to stdout.
 fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> Result<(), String> {
     let json_stdout = out.json.as_deref() == Some(Path::new("-"));
-    if !json_stdout {
+    if !out.to_stdout() {
         let style = report::TableStyle { spread: out.spread, relative: out.relative };
         say(&report::table_with(plan, res, what, style))?;
         if out.waits {
@@ -642,8 +719,10 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
             say(&report::tasks_table(plan, res))?;
         }
     }
-    if let Some(p) = &out.csv {
-        write_file(p, &report::csv(plan, res))?;
+    match &out.csv {
+        Some(p) if p.as_path() == Path::new("-") => say(&report::csv(plan, res))?,
+        Some(p) => write_file(p, &report::csv(plan, res))?,
+        None => {}
     }
     if let Some(p) = &out.json {
         let text = serde_json::to_string_pretty(&report::json(plan, res)).map_err(|e| e.to_string())?;
@@ -657,7 +736,15 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
         report::plot(plan, res, p, &format!("{what}: {} on {}", plan.workload.name(), plan.costs.name))?;
     }
     if let (Some(p), Some(t)) = (&out.trace, &res.trace) {
-        write_file(p, &serde_json::to_string(t).map_err(|e| e.to_string())?)?;
+        // Streamed: a capped trace is some 3 million events, too many to
+        // hold as one string.
+        create_parent(p)?;
+        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", p.display());
+        let file = std::fs::File::create(p).map_err(cannot)?;
+        t.write_json(std::io::BufWriter::new(file)).map_err(cannot)?;
+        if let Some(note) = t.cut_note() {
+            eprintln!("cfs-sim: note: {note}");
+        }
     }
     if out.stats {
         let sim: f64 = res.runs.iter().map(|r| r.end_ns as f64 / 1e9).sum();
@@ -674,6 +761,9 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
 
 /// Output options that depend on the plan, checked before anything runs.
 fn check_out(plan: &Plan, out: &OutArgs) -> Result<(), String> {
+    if out.csv.as_deref() == Some(Path::new("-")) && out.json.as_deref() == Some(Path::new("-")) {
+        return Err("--csv - and --json both write to stdout: give one of them a file".into());
+    }
     if out.relative && plan.columns.len() < 2 {
         return Err("--relative compares columns with the first one: give two or more configurations \
                     (--config or --sweep)"
@@ -689,11 +779,37 @@ fn check_files(out: &OutArgs) -> Result<(), String> {
     if let Some(p) = &out.plot {
         report::plot_format(p)?;
     }
-    let json_file = out.json.as_ref().filter(|p| p.as_path() != Path::new("-"));
-    for p in [&out.csv, &json_file.cloned(), &out.plot, &out.trace].into_iter().flatten() {
+    let files = out.files();
+    for (i, (flag, p)) in files.iter().enumerate() {
+        if let Some((other, _)) = files[..i].iter().find(|(_, q)| same_path(p, q)) {
+            return Err(format!("{other} and {flag} both name {}: give each output its own file", p.display()));
+        }
         check_writable(p)?;
     }
     Ok(())
+}
+
+/// Refuses an output option naming the input file `input` (`run w.toml
+/// --csv w.toml` would replace the workload with its results).
+fn check_not_overwritten(input: &Path, out: &OutArgs) -> Result<(), String> {
+    for (flag, p) in out.files() {
+        if same_path(p, input) {
+            return Err(format!("{flag} {} would overwrite the input file", p.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Two paths naming one file: equal as given, or once resolved (links,
+/// `./`, `..`; a file yet to be made by its directory's resolved path).
+fn same_path(a: &Path, b: &Path) -> bool {
+    fn resolved(p: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+        })
+    }
+    a == b || matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// Whether a file can be written at `path`: not a directory, its
@@ -747,9 +863,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         Some(c) => parse_clients(c)?,
         None => vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
     };
-    if a.runs == 0 || a.transactions == 0 {
-        return Err("--runs and --transactions must be positive".into());
-    }
+    check_runs(a.runs, Some(a.transactions))?;
     Ok(Plan {
         costs: CostModel::for_host("q6600", &host),
         host,
@@ -814,6 +928,7 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
 }
 
 fn calibrate(a: &CalArgs) -> Result<(), String> {
+    check_runs(a.runs, Some(a.transactions))?;
     let host = parse_host("q6600")?;
     let mut tables = vec![&calibration::FEATURES];
     if !a.features_only {

@@ -10,6 +10,7 @@ use crate::costs::CostModel;
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
+use crate::trace::Trace;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
 use cfs_core::features::FeatureError;
 use cfs_core::{Config, KernelVersion, Patch, SchedDomains};
@@ -17,6 +18,7 @@ use cfs_topology::{FlagOverride, Host, parse_flag_overrides, parse_flag_override
 use rayon::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One scheduler configuration as the user wrote it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -158,6 +160,13 @@ impl SchedSpec {
         let mut domains = host.build_domains(version);
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
+            // One list may serve several hosts (thread 2's MC and CPU fix
+            // on Nehalem-EP, which has no CPU level): items for a level the
+            // host lacks are skipped, but a list none of whose levels exist
+            // here would change nothing, and is refused.
+            if let Some(Err(e)) = ov.iter().map(|o| has_level(&domains, o.level)).reduce(|a, b| a.or(b)) {
+                return Err(format!("--sd-flags: {e}"));
+            }
             // A patch of the domain initialisers is applied when the
             // scheduler is built, over these overrides: a flag both touch
             // would silently take the patch's value.
@@ -180,10 +189,45 @@ impl SchedSpec {
     }
 }
 
+/// An override of `level` would change nothing if the host builds no
+/// domain at that level (a NODE flag on a one-node machine): refused, so
+/// that a column never carries a setting that silently does not exist.
+fn has_level(domains: &SchedDomains, level: cfs_topology::DomainLevel) -> Result<(), String> {
+    let mut present: Vec<cfs_topology::DomainLevel> = Vec::new();
+    for d in domains.per_cpu.iter().flatten() {
+        if !present.contains(&d.level) {
+            present.push(d.level);
+        }
+    }
+    if present.contains(&level) {
+        return Ok(());
+    }
+    present.sort();
+    let names: Vec<&str> = present.iter().map(|l| l.name()).collect();
+    Err(format!(
+        "this host builds no {level} domain under {} (its levels: {})",
+        domains.version,
+        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+    ))
+}
+
 fn apply_features(mut cfg: Config, f: &str) -> Result<Config, String> {
     let t = f.trim();
-    // Something like `0x` or `-5` is a mistyped mask, not a feature name.
-    let looks_numeric = t.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'x');
+    if t.is_empty() {
+        return Err("empty sched_features: give a mask (895, 0x37f) or names (NO_SYNC_WAKEUPS)".into());
+    }
+    // Something like `0x`, `0xffffffffff` or `-5` is a mistyped or
+    // too-wide mask, not a feature name.
+    let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
+    if let Some(h) = hex.filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit())) {
+        if u32::from_str_radix(h, 16).is_err() {
+            return Err(format!("bad sched_features mask {t:?}: not a 32-bit number"));
+        }
+    }
+    if t.chars().all(|c| c.is_ascii_digit()) && t.parse::<u32>().is_err() {
+        return Err(format!("bad sched_features mask {t:?}: not a 32-bit number"));
+    }
+    let looks_numeric = hex.is_some() || t.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'x');
     cfg.features = match engine::features_from_text(cfg.features, t) {
         Ok(f) => f,
         Err(FeatureError::UnknownName(_)) if looks_numeric => return Err(format!("bad sched_features mask {t:?}")),
@@ -314,6 +358,7 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
         let v = v.trim();
         let mut push = |setting| out.push(Change { at_ns, setting });
         match k.trim() {
+            "features" | "f" if v.trim().is_empty() => return Err(format!("--switch {s:?}: empty sched_features")),
             "features" | "f" => push(Setting::Features(v.to_string())),
             "set" => {
                 let (n, x) = v.split_once('=').ok_or_else(|| format!("--switch {s:?}: set {v:?} is not NAME=VALUE"))?;
@@ -354,6 +399,21 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
 /// in range, the patch applies), so a bad `--switch` fails before any run.
 pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(), String> {
     for col in columns {
+        // As at boot, the domain flags written at one time may name levels
+        // this host lacks, but not only such levels.
+        for (i, c) in changes.iter().enumerate() {
+            let at_same_time = |d: &&engine::Change| d.at_ns == c.at_ns;
+            let levels = changes.iter().filter(at_same_time).filter_map(|d| match d.setting {
+                engine::Setting::DomainFlags(level, ..) => Some(level),
+                _ => None,
+            });
+            let first_at_time = changes[..i].iter().all(|d| d.at_ns != c.at_ns);
+            if first_at_time {
+                if let Some(Err(e)) = levels.map(|l| has_level(&col.domains, l)).reduce(|a, b| a.or(b)) {
+                    return Err(format!("--switch at {}: {e}", fmt_ns(c.at_ns)));
+                }
+            }
+        }
         let mut s = cfs_core::Scheduler::new(col.config, col.domains.clone()).map_err(|e| e.to_string())?;
         for c in changes {
             if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
@@ -528,7 +588,7 @@ pub struct Results {
     /// The runs.
     pub runs: Vec<RunRecord>,
     /// The trace of the first run, if asked for.
-    pub trace: Option<serde_json::Value>,
+    pub trace: Option<Trace>,
 }
 
 impl Results {
@@ -611,7 +671,7 @@ impl Plan {
     }
 
     /// Runs one job.
-    pub fn run_job(&self, job: Job, trace: bool) -> Result<(RunRecord, Option<serde_json::Value>), SimError> {
+    pub fn run_job(&self, job: Job, trace: bool) -> Result<(RunRecord, Option<Trace>), SimError> {
         let (ci, clients, run) = job;
         let col = &self.columns[ci];
         // Decision logs (RUST_LOG) of parallel runs carry their run.
@@ -640,31 +700,81 @@ impl Plan {
     /// Runs every job, in parallel on rayon's pool; the results are in
     /// [`Plan::jobs`] order whatever the thread count. `tick` is called
     /// after each job.
-    pub fn execute(&self, tick: &(dyn Fn() + Sync)) -> Result<Results, SimError> {
+    pub fn execute(&self, tick: &(dyn Fn() + Sync)) -> Result<Results, RunFailed> {
         let jobs = self.jobs();
-        let outs: Vec<Result<(RunRecord, Option<serde_json::Value>), SimError>> = jobs
+        // Once a run has failed the plan's outcome is that error: the runs
+        // not yet started are skipped (a sweep of runs that all hit the
+        // time cap would otherwise spend minutes failing one by one).
+        let failed = AtomicBool::new(false);
+        let outs: Vec<Option<JobOutcome>> = jobs
             .par_iter()
             .enumerate()
             .map(|(i, &job)| {
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
                 let r = self.run_job(job, self.trace && i == 0);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
                 tick();
-                r
+                Some(r)
             })
             .collect();
         let mut runs = Vec::with_capacity(outs.len());
         let mut trace = None;
-        for o in outs {
-            let (rec, tr) = o?;
-            if tr.is_some() {
-                trace = tr;
+        // The first failed run in job order is reported. Which later runs
+        // were skipped depends on the threads, but with one thread, or when
+        // only one run can fail, the message is the same every time.
+        let mut first_failure = None;
+        for (i, o) in outs.into_iter().enumerate() {
+            match o {
+                Some(Ok((rec, tr))) => {
+                    if tr.is_some() {
+                        trace = tr;
+                    }
+                    runs.push(rec);
+                }
+                Some(Err(e)) if first_failure.is_none() => first_failure = Some((jobs[i], e)),
+                _ => {}
             }
-            runs.push(rec);
+        }
+        if let Some(((ci, clients, run), error)) = first_failure {
+            let seed = seed_for(self.seed, clients, run);
+            return Err(RunFailed { config: self.columns[ci].label.clone(), clients, run, seed, error });
         }
         Ok(Results { metric: self.workload.metric(), runs, trace })
     }
 }
 
-fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, Option<serde_json::Value>) {
+/// What one job of a plan gives: its record and, for the traced run, the
+/// trace.
+type JobOutcome = Result<(RunRecord, Option<Trace>), SimError>;
+
+/// A run of a plan failed: which one, and why.
+#[derive(Debug)]
+pub struct RunFailed {
+    /// The column's label.
+    pub config: String,
+    /// The run's client count.
+    pub clients: u32,
+    /// The run's index within its cell.
+    pub run: u32,
+    /// The run's seed (`--seed` of a plan with this cell alone reproduces it).
+    pub seed: u64,
+    /// What the engine reported.
+    pub error: SimError,
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (config {:?}, {} clients, run {})", self.error, self.config, self.clients, self.run)
+    }
+}
+
+impl std::error::Error for RunFailed {}
+
+fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, Option<Trace>) {
     let (config, clients, run) = job;
     let secs = out.window_ns as f64 / 1e9;
     let value = if secs > 0.0 { out.units as f64 / secs * metric.scale } else { 0.0 };

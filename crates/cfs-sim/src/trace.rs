@@ -4,16 +4,23 @@
 //! blocked writing to a full socket buffer or found a mutex taken, and a machine-wide instant at
 //! each setting written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
+//!
+//! The file is streamed event by event ([`Trace::write_json`]): a capped
+//! trace holds some 3 million events, and as one `serde_json::Value` tree
+//! they took about 6 GB.
 
 use crate::program::TaskRef;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
-/// Slices recorded at most (a trace is for looking at, not for archiving).
+/// Slices recorded at most (a trace is for looking at, not for archiving);
+/// flows and blocking instants are capped at as many each.
 pub const MAX_SLICES: usize = 1_000_000;
 
 /// Trace events collected during one run.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct TraceBuf {
     open: Vec<Option<(TaskRef, u64)>>,
     slices: Vec<(usize, TaskRef, u64, u64)>,
@@ -25,6 +32,29 @@ pub struct TraceBuf {
     marks: Vec<(u64, String)>,
     /// Tasks that blocked where it is worth a mark: (time, cpu, task, why).
     blocks: Vec<(u64, usize, TaskRef, Blocked)>,
+    /// What the caps turned away, so that a cut trace says it is cut.
+    dropped: Dropped,
+}
+
+/// Events left out of a trace because their kind had reached
+/// [`MAX_SLICES`]: always the latest ones, so the trace is the run's
+/// beginning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Slices closed after the cap.
+    pub slices: u64,
+    /// Wakeup flows bound to a slice after the cap (a wakeup that never
+    /// reached a start is not a flow, and not counted).
+    pub flows: u64,
+    /// Blocking instants after the cap.
+    pub blocks: u64,
+}
+
+impl Dropped {
+    /// Whether any cap was hit.
+    pub fn any(&self) -> bool {
+        *self != Dropped::default()
+    }
 }
 
 /// Why a task blocked, for an instant on its CPU's track: the blockings
@@ -47,6 +77,12 @@ impl Blocked {
     }
 }
 
+/// Counts one event a cap turned away (saturating: a count this large
+/// is already the whole message).
+fn bump(n: &mut u64) {
+    *n = n.saturating_add(1);
+}
+
 impl TraceBuf {
     /// An empty trace for `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
@@ -58,6 +94,7 @@ impl TraceBuf {
             next_flow: 0,
             marks: Vec::new(),
             blocks: Vec::new(),
+            dropped: Dropped::default(),
         }
     }
 
@@ -65,6 +102,8 @@ impl TraceBuf {
         if let Some((t, start)) = self.open[cpu].take() {
             if self.slices.len() < MAX_SLICES {
                 self.slices.push((cpu, t, start, now));
+            } else {
+                bump(&mut self.dropped.slices);
             }
         }
     }
@@ -76,6 +115,8 @@ impl TraceBuf {
         if let Some((id, from, t0)) = self.pending_flows.remove(&task) {
             if self.flows.len() < MAX_SLICES {
                 self.flows.push((id, from, t0, cpu, now));
+            } else {
+                bump(&mut self.dropped.flows);
             }
         }
     }
@@ -95,6 +136,8 @@ impl TraceBuf {
     pub fn blocked(&mut self, task: TaskRef, cpu: usize, now: u64, why: Blocked) {
         if self.blocks.len() < MAX_SLICES {
             self.blocks.push((now, cpu, task, why));
+        } else {
+            bump(&mut self.dropped.blocks);
         }
     }
 
@@ -104,42 +147,228 @@ impl TraceBuf {
         self.marks.push((now, what));
     }
 
-    /// The Chrome trace JSON.
-    pub fn into_json(mut self, names: &[&str], end: u64) -> Value {
+    /// The finished trace of a run that ended at `end`: the slices still
+    /// open are closed there, and `names` (by task) label them.
+    pub fn finish(mut self, names: &[&str], end: u64) -> Trace {
         for cpu in 0..self.open.len() {
             self.close(cpu, end);
         }
+        Trace { buf: self, names: names.iter().map(|n| n.to_string()).collect() }
+    }
+}
+
+/// A run's finished trace, written out with [`Trace::write_json`].
+#[derive(Debug, PartialEq)]
+pub struct Trace {
+    buf: TraceBuf,
+    names: Vec<String>,
+}
+
+/// One trace event. The fields are in byte order of their keys, as a
+/// `serde_json::Value` (a sorted map) printed them: a trace written before
+/// streaming and one written now are the same bytes.
+#[derive(Clone, Copy, Default, Serialize)]
+struct Event<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Args<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bp: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    name: &'a str,
+    ph: &'static str,
+    pid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tid: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+}
+
+/// An event's `args`. A map by hand, not a derive: a blocking instant's
+/// second key ("writer", "waiter") depends on why the task blocked.
+#[derive(Clone, Copy)]
+enum Args<'a> {
+    Name(&'a str),
+    Task(TaskRef),
+    TaskAnd(TaskRef, &'static str, &'a str),
+}
+
+impl Serialize for Args<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match *self {
+            Args::Name(n) => m.serialize_entry("name", n)?,
+            Args::Task(t) => m.serialize_entry("task", &t)?,
+            // "task" sorts before "waiter" and "writer".
+            Args::TaskAnd(t, key, name) => {
+                m.serialize_entry("task", &t)?;
+                m.serialize_entry(key, name)?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// The top-level `otherData` of a cut trace (the format's slot for
+/// metadata; viewers list it and ignore keys they do not know). Its keys
+/// are in byte order too, like every other object in the file.
+#[derive(Serialize)]
+struct CutNote {
+    dropped_blocks: u64,
+    dropped_flows: u64,
+    dropped_slices: u64,
+    trace_cap_per_kind: usize,
+}
+
+impl Trace {
+    /// What the caps left out.
+    pub fn dropped(&self) -> Dropped {
+        self.buf.dropped
+    }
+
+    /// A line for the user when a cap cut the trace, naming what and how
+    /// much was left out; `None` for a whole trace.
+    pub fn cut_note(&self) -> Option<String> {
+        let d = self.dropped();
+        if !d.any() {
+            return None;
+        }
+        let parts: Vec<String> = [(d.slices, "later slices"), (d.flows, "flows"), (d.blocks, "blocking instants")]
+            .into_iter()
+            .filter(|&(n, _)| n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        Some(format!(
+            "trace cut at {MAX_SLICES} events per kind ({} dropped); use a shorter --duration",
+            parts.join(", ")
+        ))
+    }
+
+    /// Writes the Chrome trace JSON to `w`, one event at a time, and
+    /// flushes it. The events keep their order: CPU names, slices, flows,
+    /// blocking instants, settings.
+    pub fn write_json<W: Write>(&self, mut w: W) -> io::Result<()> {
+        let buf = &self.buf;
         let us = |ns: u64| ns as f64 / 1000.0;
-        let mut ev = vec![json!({"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "cfs-sim"}})];
-        for cpu in 0..self.open.len() {
-            ev.push(
-                json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": cpu, "args": {"name": format!("CPU{cpu}")}}),
-            );
+        let name = |t: TaskRef| self.names.get(t).map_or("?", String::as_str);
+        w.write_all(br#"{"displayTimeUnit":"ns","#)?;
+        let d = buf.dropped;
+        if d.any() {
+            w.write_all(br#""otherData":"#)?;
+            let note = CutNote {
+                dropped_blocks: d.blocks,
+                dropped_flows: d.flows,
+                dropped_slices: d.slices,
+                trace_cap_per_kind: MAX_SLICES,
+            };
+            serde_json::to_writer(&mut w, &note)?;
+            w.write_all(b",")?;
         }
-        for &(cpu, t, s, e) in &self.slices {
-            let name = names.get(t).copied().unwrap_or("?");
-            ev.push(json!({"name": name, "ph": "X", "ts": us(s), "dur": us(e - s), "pid": 0, "tid": cpu, "args": {"task": t}}));
+        w.write_all(br#""traceEvents":["#)?;
+        let mut first = true;
+        let mut put = |w: &mut W, e: Event<'_>| -> io::Result<()> {
+            if !first {
+                w.write_all(b",")?;
+            }
+            first = false;
+            // serde_json's error carries the io::Error it met, if that is
+            // what it was.
+            serde_json::to_writer(&mut *w, &e).map_err(io::Error::from)
+        };
+        put(&mut w, Event { args: Some(Args::Name("cfs-sim")), name: "process_name", ph: "M", ..Event::default() })?;
+        for cpu in 0..buf.open.len() {
+            let cpu_name = format!("CPU{cpu}");
+            put(
+                &mut w,
+                Event {
+                    args: Some(Args::Name(&cpu_name)),
+                    name: "thread_name",
+                    ph: "M",
+                    tid: Some(cpu),
+                    ..Event::default()
+                },
+            )?;
         }
-        for &(id, from, t0, to, t1) in &self.flows {
-            ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "s", "id": id, "ts": us(t0), "pid": 0, "tid": from}));
-            ev.push(json!({"name": "wakeup", "cat": "wake", "ph": "f", "bp": "e", "id": id, "ts": us(t1), "pid": 0, "tid": to}));
+        for &(cpu, t, s, e) in &buf.slices {
+            put(
+                &mut w,
+                Event {
+                    args: Some(Args::Task(t)),
+                    dur: Some(us(e - s)),
+                    name: name(t),
+                    ph: "X",
+                    tid: Some(cpu),
+                    ts: Some(us(s)),
+                    ..Event::default()
+                },
+            )?;
         }
-        for &(t, cpu, task, why) in &self.blocks {
-            let name = names.get(task).copied().unwrap_or("?");
+        for &(id, from, t0, to, t1) in &buf.flows {
+            let flow = Event { cat: Some("wake"), id: Some(id), name: "wakeup", ..Event::default() };
+            put(&mut w, Event { ph: "s", tid: Some(from), ts: Some(us(t0)), ..flow })?;
+            put(&mut w, Event { bp: Some("e"), ph: "f", tid: Some(to), ts: Some(us(t1)), ..flow })?;
+        }
+        for &(t, cpu, task, why) in &buf.blocks {
             let (what, cat, who) = why.labels();
-            ev.push(json!({"name": what, "cat": cat, "ph": "i", "s": "t", "ts": us(t), "pid": 0,
-                "tid": cpu, "args": {"task": task, who: name}}));
+            put(
+                &mut w,
+                Event {
+                    args: Some(Args::TaskAnd(task, who, name(task))),
+                    cat: Some(cat),
+                    name: what,
+                    ph: "i",
+                    s: Some("t"),
+                    tid: Some(cpu),
+                    ts: Some(us(t)),
+                    ..Event::default()
+                },
+            )?;
         }
-        for (t, what) in &self.marks {
-            ev.push(json!({"name": what, "cat": "setting", "ph": "i", "s": "g", "ts": us(*t), "pid": 0, "tid": 0}));
+        for (t, what) in &buf.marks {
+            put(
+                &mut w,
+                Event {
+                    cat: Some("setting"),
+                    name: what,
+                    ph: "i",
+                    s: Some("g"),
+                    tid: Some(0),
+                    ts: Some(us(*t)),
+                    ..Event::default()
+                },
+            )?;
         }
-        json!({"traceEvents": ev, "displayTimeUnit": "ns"})
+        w.write_all(b"]}")?;
+        w.flush()
+    }
+
+    /// The Chrome trace JSON as bytes (what [`Trace::write_json`] writes).
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail; if it somehow did, the bytes so
+        // far are what there is.
+        let _ = self.write_json(&mut out);
+        out
+    }
+
+    /// The trace parsed back into a JSON value, for looking into it in
+    /// tests and tools. It holds the whole trace in memory, many times
+    /// the file's size.
+    pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::from_slice(&self.to_json_bytes())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     /// A slice per stretch a task ran, closed by the next task, by idle or
     /// by the end of the trace; a flow from a wakeup to the woken task's
@@ -156,7 +385,7 @@ mod tests {
         t.mark(5_000, "features=863".into());
         t.blocked(1, 0, 5_500, Blocked::SendBuffer);
         t.blocked(0, 1, 5_600, Blocked::Mutex);
-        let v = t.into_json(&["a", "b"], 6_000);
+        let v = t.finish(&["a", "b"], 6_000).to_value().unwrap();
         let ev = v["traceEvents"].as_array().unwrap();
         let slices: Vec<(String, u64, f64, f64)> = ev
             .iter()
@@ -197,20 +426,99 @@ mod tests {
         assert_eq!((marks[0]["name"].as_str(), marks[0]["ts"].as_f64()), (Some("features=863"), Some(5.0)));
     }
 
-    /// At most MAX_SLICES slices and as many flows are kept.
+    /// The streamed file is JSON: one event per CPU name, slice, flow end,
+    /// blocking instant and setting, no `otherData` when nothing was
+    /// dropped, and every object's keys in byte order, as the
+    /// `serde_json::Value` the file used to be built as printed them.
     #[test]
-    fn slices_and_flows_are_capped() {
+    fn the_streamed_trace_is_json_with_every_event() {
+        let mut t = TraceBuf::new(3);
+        t.begin(0, 0, 1_000);
+        t.wake(1, 0, 1_200);
+        t.begin(2, 1, 1_500);
+        t.idle(0, 2_000);
+        t.blocked(1, 2, 2_500, Blocked::SendBuffer);
+        t.blocked(0, 1, 2_600, Blocked::Mutex);
+        t.mark(3_000, "features=863".into());
+        let trace = t.finish(&["a", "b"], 4_000);
+        let mut bytes = Vec::new();
+        trace.write_json(&mut bytes).unwrap();
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        // 1 process name + 3 CPU names + 2 slices (task 0 on CPU 0 until
+        // it idles, task 1 on CPU 2 until the end) + 2 ends of task 1's
+        // one flow + 2 blocking instants + 1 setting = 11.
+        assert_eq!(v["traceEvents"].as_array().map(Vec::len), Some(11));
+        assert_eq!(v.get("otherData"), None);
+        assert_eq!(trace.dropped(), Dropped::default());
+        assert_eq!(trace.cut_note(), None);
+        // A Value prints its maps sorted: printing the parsed file again
+        // gives the same bytes only if the stream kept that order.
+        assert_eq!(serde_json::to_string(&v).unwrap(), String::from_utf8(bytes.clone()).unwrap());
+        assert_eq!(trace.to_json_bytes(), bytes);
+    }
+
+    /// A writer with room for `room` bytes, then a full disk.
+    struct Head {
+        got: Vec<u8>,
+        room: usize,
+    }
+
+    impl Write for Head {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::Error::other("disk full"));
+            }
+            let n = b.len().min(self.room);
+            self.got.extend_from_slice(&b[..n]);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// At most MAX_SLICES slices, as many flows and as many blocking
+    /// instants are kept: the first ones. Each one turned away is counted,
+    /// and the file and the user's note say how many.
+    #[test]
+    fn caps_keep_the_first_events_and_count_the_rest() {
         let mut t = TraceBuf::new(1);
         for i in 0..MAX_SLICES as u64 + 2 {
             t.wake(0, 0, i);
             t.begin(0, 0, i);
         }
-        // MAX_SLICES + 2 starts close MAX_SLICES + 1 slices and bind
-        // MAX_SLICES + 2 flows.
+        // MAX_SLICES + 2 starts close MAX_SLICES + 1 slices (the first
+        // start closes none) and bind MAX_SLICES + 2 flows: 1 slice and 2
+        // flows over.
         assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
-        for i in 0..MAX_SLICES as u64 + 1 {
+        assert_eq!(t.dropped, Dropped { slices: 1, flows: 2, blocks: 0 });
+        assert_eq!((t.slices[0].2, t.flows[0].2), (0, 0), "the first ones kept");
+        // A wakeup that never reaches a start is no flow, kept or dropped.
+        t.wake(1, 0, MAX_SLICES as u64 + 2);
+        // MAX_SLICES + 5 blockings: 5 over.
+        for i in 0..MAX_SLICES as u64 + 5 {
             t.blocked(0, 0, i, Blocked::Mutex);
         }
         assert_eq!(t.blocks.len(), MAX_SLICES);
+        // The end closes the last start's slice: a second slice over.
+        let trace = t.finish(&["a"], MAX_SLICES as u64 + 10);
+        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5 });
+        assert_eq!(
+            trace.cut_note().as_deref(),
+            Some(
+                "trace cut at 1000000 events per kind (2 later slices, 2 flows, 5 blocking instants dropped); \
+                 use a shorter --duration"
+            )
+        );
+        // The counts lead the file. The writer's disk fills after 200
+        // bytes, inside the first event (the 3 million after it are not
+        // needed here): its error comes back as it was, not as a panic.
+        let mut head = Head { got: Vec::new(), room: 200 };
+        let err = trace.write_json(&mut head).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
+        assert_eq!(String::from_utf8_lossy(&head.got[..want.len()]), want);
     }
 }

@@ -349,7 +349,7 @@ fn client_lists_and_run_counts_at_their_limits() {
     // Ranges add up to the 4,096 counts a list may hold: 3,000 + 1,096.
     assert_eq!(parse_clients("1-3000,1-1096").unwrap().len(), 4096);
     assert!(parse_clients("1-3000,1-1097").is_err());
-    for bad in ["0", "4097", "5-3", "1-4097", "1-4096,7", "", " , "] {
+    for bad in ["0", "4097", "5-3", "1-4097", "1-4096,7", "", " , ", "1,,2", "1,2,"] {
         let e = parse_clients(bad).unwrap_err();
         assert!(e.starts_with("bad client list"), "{bad:?}: {e}");
     }
@@ -413,8 +413,8 @@ fn outputs_create_their_directories_and_stats_add_up() {
 /// The seed run's own limits, and its eight columns.
 #[test]
 fn the_seed_run_checks_its_counts_and_has_eight_columns() {
-    fails_with(&["--runs", "0"], "--runs and --transactions must be positive");
-    fails_with(&["--transactions", "0"], "--runs and --transactions must be positive");
+    fails_with(&["--runs", "0"], "--runs must be 1..=1000");
+    fails_with(&["--transactions", "0"], "--transactions must be positive");
     let labels: Vec<String> = cfs_sim::cli::seed_specs().into_iter().map(|s| s.label.unwrap()).collect();
     let want = ["895", "863", "861", "893", "waker", "affinity-fix", "2.6.26", "2.6.26+last-preempter"];
     assert_eq!(labels, want);
@@ -534,4 +534,124 @@ fn calibrate_compares_every_table_with_the_same_runs() {
     let overall = all.lines().find(|l| l.starts_with("overall:")).unwrap();
     let printed: f64 = overall.split("mean |error| ").nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
     assert!((printed - mean).abs() <= 0.6, "{overall}: the printed errors average {mean:.1}%");
+}
+
+/// A scratch directory of this test process, for files the tests write.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cfs-sim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// calibrate and seed check --runs and --transactions as pgbench does,
+/// before any run starts (calibrate with --runs 100000 used to start
+/// 100000 × 14 × 11 runs).
+#[test]
+fn calibrate_and_seed_check_their_run_counts() {
+    fails_with(&["calibrate", "--runs", "0"], "--runs must be 1..=1000");
+    fails_with(&["calibrate", "--runs", "100000"], "--runs must be 1..=1000");
+    fails_with(&["calibrate", "--transactions", "0"], "--transactions must be positive");
+    fails_with(&["seed", "--runs", "1001"], "--runs must be 1..=1000");
+    fails_with(&["seed", "--transactions", "0"], "--transactions must be positive");
+}
+
+/// Settings that would change nothing are refused: an empty mask, a mask
+/// wider than the kernel's 32 bits, domain flags only for levels the host
+/// does not build (the Q6600 builds MC and CPU under 2.6.26, no NODE), at
+/// boot or mid-run, and a switch at 0, which is the starting setting.
+#[test]
+fn settings_that_would_change_nothing_are_refused() {
+    fails(&["--features="], "empty sched_features");
+    fails(&["--config", "features="], "empty sched_features");
+    fails(&["--features", "0xffffffffffffffff"], "not a 32-bit number");
+    fails(&["--features", "4294967296"], "not a 32-bit number");
+    fails(&["--sd-flags", "NODE:-WAKE_AFFINE"], "builds no NODE domain under 2.6.26 (its levels: MC, CPU)");
+    fails(&["--switch", "1ms:sd-flags=NODE:-WAKE_AFFINE"], "--switch at 1ms: this host builds no NODE domain");
+    fails(&["--switch", "1ms:features="], "empty sched_features");
+    // One list may serve several hosts: a level the host lacks is skipped
+    // as long as another item of the list applies (NODE is skipped on the
+    // Q6600 here, MC applies), at boot and mid-run.
+    let mixed = run(&pg(&[
+        "--sd-flags",
+        "MC:-WAKE_AFFINE,NODE:-WAKE_AFFINE",
+        "--switch",
+        "1ms:sd-flags=NODE:-WAKE_AFFINE,MC:+WAKE_AFFINE",
+    ])
+    .iter()
+    .map(String::as_str)
+    .collect::<Vec<_>>());
+    assert!(mixed.status.success(), "{}", String::from_utf8_lossy(&mixed.stderr));
+    fails_with(
+        &["tbench", "--clients", "1", "--runs", "1", "--switch", "0s:features=863"],
+        "--switch at 0 is the starting setting",
+    );
+    // 0xffffffff fits in 32 bits: what is wrong with it is its undefined
+    // bits, which the feature table names.
+    let out = run(&pg(&["--features", "0xffffffff"]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("32-bit"));
+}
+
+/// A workload file's own duration bounds --switch, and its warmup must be
+/// shorter than the run (pingpong.toml: duration 200 ms, warmup 20 ms).
+#[test]
+fn a_workload_files_own_duration_bounds_switches_and_warmup() {
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml");
+    fails_with(
+        &["run", f, "--switch", "700s:features=863"],
+        "not before the end of the run (the workload's duration 200ms)",
+    );
+    fails_with(&["run", f, "--duration", "20ms"], "warmup 20ms is not shorter than the run (--duration 20ms)");
+    let ok = run(&["run", f, "--duration", "21ms", "--switch", "20ms:features=863"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
+/// Outputs never overwrite the input or each other, also when named
+/// differently (`./`); `--csv -` writes to stdout in place of the table.
+#[test]
+fn outputs_neither_overwrite_inputs_nor_each_other() {
+    let dir = scratch("clobber");
+    let wl = dir.join("w.toml");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml"), &wl).unwrap();
+    let w = wl.to_str().unwrap();
+    let dotted = format!("{}/./w.toml", dir.display());
+    fails_with(&["run", w, "--csv", &dotted], "would overwrite the input file");
+    let sweep = dir.join("s.toml");
+    std::fs::write(&sweep, "[[config]]\nname = \"a\"\n").unwrap();
+    fails(&["--sweep", sweep.to_str().unwrap(), "--json", sweep.to_str().unwrap()], "would overwrite the input file");
+    let svg = dir.join("o.svg");
+    let svg2 = format!("{}/./o.svg", dir.display());
+    fails(&["--csv", svg.to_str().unwrap(), "--plot", &svg2], "--csv and --plot both name");
+    fails(&["--csv", "-", "--json"], "both write to stdout");
+    let out = run(&pg(&["--csv", "-"]).iter().map(String::as_str).collect::<Vec<_>>());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.starts_with("config,clients,run,seed,tps"), "{text}");
+    assert_eq!(text.lines().count(), 2, "a header and one run: {text}");
+    // The refused runs left the workload as it was.
+    let original = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml")).unwrap();
+    assert_eq!(std::fs::read_to_string(&wl).unwrap(), original);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Input files are read up to 16 MiB: /dev/zero ends in an error, not in
+/// reading forever, as a workload and as a host file. A pipe is read like
+/// a file.
+#[test]
+fn input_files_are_bounded_and_pipes_work() {
+    fails_with(&["run", "/dev/zero"], "cannot read /dev/zero: larger than 16 MiB");
+    fails(&["--host", "/dev/zero"], "cannot read host file /dev/zero: larger than 16 MiB");
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim"))
+        .args(["run", "/dev/stdin", "--duration", "30ms"])
+        .stdin(std::fs::File::open(f).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Host spec errors say the spec is bad and why, not that the host is
+/// unknown; empty items in a client list are refused.
+#[test]
+fn host_specs_and_client_lists_say_what_is_wrong() {
+    fails(&["--host", "1s1c1t,mhz=0"], "bad host spec \"1s1c1t,mhz=0\": bad value \"0\"");
+    fails_with(&["pgbench", "--clients", "1,,2"], "bad client list \"1,,2\"");
 }

@@ -14,7 +14,7 @@ fn traced() -> &'static (Value, cfs_sim::experiment::Results) {
         let mut plan = pgbench_plan(&["name=861,features=861"], &[4], 300, 1, 3);
         plan.trace = true;
         let mut res = run(&plan);
-        let trace = res.trace.take().expect("a trace of the first run");
+        let trace = res.trace.take().expect("a trace of the first run").to_value().unwrap();
         (trace, res)
     })
 }
@@ -89,7 +89,7 @@ fn a_setting_written_mid_run_is_an_instant_across_the_tracks() {
     plan.trace = true;
     plan.changes =
         cfs_sim::experiment::parse_switch("5ms:features=863,sd-flags=MC:-WAKE_AFFINE,no-patch=waker").unwrap();
-    let t = run(&plan).trace.expect("a trace");
+    let t = run(&plan).trace.expect("a trace").to_value().unwrap();
     let marks = events(&t, "i");
     let names: Vec<&str> = marks.iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["features=863", "sd-flags=MC:-SD_WAKE_AFFINE", "no-patch=waker"]);

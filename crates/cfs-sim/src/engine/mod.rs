@@ -106,6 +106,12 @@ pub enum SimError {
     TimeLimit {
         /// The cap, ns.
         at: u64,
+        /// The names of the tasks the run was waiting for (its
+        /// [`Instance::finish`] tasks still alive), in task order; at most
+        /// [`SimError::NAMED`] of them, with `unnamed` more.
+        waiting_for: Vec<String>,
+        /// How many more finishing tasks were alive than are named.
+        unnamed: usize,
     },
     /// A fork would pass one of the run's task limits
     /// ([`Limits::pid_max`] alive, or [`Limits::max_tasks`] created).
@@ -139,6 +145,11 @@ pub enum SimError {
     },
 }
 
+impl SimError {
+    /// How many unfinished tasks a [`SimError::TimeLimit`] names.
+    pub const NAMED: usize = 5;
+}
+
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -152,13 +163,21 @@ impl fmt::Display for SimError {
                     n => write!(f, " ({n} of them blocked writing to full socket buffers)"),
                 }
             }
-            SimError::TimeLimit { at } => {
-                write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)
+            SimError::TimeLimit { at, waiting_for, unnamed } => {
+                write!(f, "run did not finish within {:.3} s of simulated time", *at as f64 / 1e9)?;
+                if !waiting_for.is_empty() {
+                    write!(f, " (still to finish: {}", waiting_for.join(", "))?;
+                    if *unnamed > 0 {
+                        write!(f, " and {unnamed} more")?;
+                    }
+                    write!(f, ")")?;
+                }
+                Ok(())
             }
             SimError::TooManyTasks { at, limit, alive: true } => write!(
                 f,
-                "fork failed at {:.6} s: {limit} tasks alive, the kernel's default pid_max (does a loop fork \
-                 children that never exit?)",
+                "fork failed at {:.6} s: {limit} tasks alive, the kernel's default pid_max (fewer clients, \
+                 or does a loop fork children that never exit?)",
                 *at as f64 / 1e9
             ),
             SimError::TooManyTasks { at, limit, alive: false } => write!(
@@ -415,7 +434,7 @@ pub struct RunOutcome {
     /// Per-task totals.
     pub tasks: Vec<TaskStat>,
     /// The Chrome trace, if requested.
-    pub trace: Option<serde_json::Value>,
+    pub trace: Option<crate::trace::Trace>,
     /// The instruments' measurements (zero unless asked for).
     pub probe: Probe,
     /// The run cut at each change time (empty without changes).
@@ -1031,7 +1050,7 @@ impl<'a> Sim<'a> {
     fn main_loop(&mut self) -> Result<(), SimError> {
         while let Some(item) = self.queue.pop() {
             if item.t > self.limits.max_ns {
-                return Err(SimError::TimeLimit { at: self.limits.max_ns });
+                return Err(self.time_limit());
             }
             self.now = item.t;
             self.events += 1;
@@ -1070,6 +1089,20 @@ impl<'a> Sim<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The cap was reached: the error names the finishing tasks still
+    /// alive, so a workload that never ends says which task it waits for.
+    #[cold]
+    fn time_limit(&self) -> SimError {
+        let left: Vec<&str> =
+            self.finish.iter().filter(|&&t| self.tasks[t].alive).map(|&t| self.tasks[t].name.as_str()).collect();
+        let named = left.len().min(SimError::NAMED);
+        SimError::TimeLimit {
+            at: self.limits.max_ns,
+            waiting_for: left[..named].iter().map(|n| n.to_string()).collect(),
+            unnamed: left.len() - named,
+        }
     }
 
     /// Nothing can ever happen again: all CPUs idle, nothing queued, no
@@ -2019,7 +2052,7 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
-        let trace = self.trace.take().map(|tr| tr.into_json(&names, end));
+        let trace = self.trace.take().map(|tr| tr.finish(&names, end));
         let phases = self.phases();
         RunOutcome {
             units: self.units,

@@ -403,7 +403,7 @@ fn a_full_send_buffer_blocks_the_writer_until_a_quarter_is_left() {
     let refill = flood(262, Stream::Pair, false, d);
     assert_eq!((refill.units, refill.send_blocks), (610, 2));
     // Each block is an instant on the writer's CPU (0) in the trace.
-    let blocks: Vec<u64> = refill.trace.as_ref().unwrap()["traceEvents"]
+    let blocks: Vec<u64> = refill.trace.as_ref().unwrap().to_value().unwrap()["traceEvents"]
         .as_array()
         .unwrap()
         .iter()
@@ -832,7 +832,7 @@ fn lockers_run(outside: fn() -> Action) -> RunOutcome {
 #[test]
 fn the_trace_marks_each_lock_that_found_its_mutex_taken() {
     let out = lockers_run(|| Action::Progress(1));
-    let trace = out.trace.expect("traced");
+    let trace = out.trace.expect("traced").to_value().unwrap();
     let marks: Vec<&serde_json::Value> =
         trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "mutex taken").collect();
     assert!((90..=100).contains(&marks.len()), "{}", marks.len());
@@ -1029,16 +1029,18 @@ fn errors_and_instances_say_what_they_hold() {
     assert!(one.ends_with("armed (1 of them blocked writing to a full socket buffer)"), "{one}");
     let two = SimError::Stalled { at: 0, writers: 2 }.to_string();
     assert!(two.ends_with("armed (2 of them blocked writing to full socket buffers)"), "{two}");
-    let cap = SimError::TimeLimit { at: 2_000_000_000 }.to_string();
+    let cap = SimError::TimeLimit { at: 2_000_000_000, waiting_for: Vec::new(), unnamed: 0 }.to_string();
     assert_eq!(cap, "run did not finish within 2.000 s of simulated time");
+    let named = SimError::TimeLimit { at: 0, waiting_for: vec!["a".into(), "b".into()], unnamed: 3 }.to_string();
+    assert!(named.ends_with("time (still to finish: a, b and 3 more)"), "{named}");
     let inst =
         Instance { tasks: vec![pinned("t", script(Vec::new()), 0, 0)], finish: vec![0], sync: SyncObjects::NONE };
     assert_eq!(format!("{inst:?}"), "Instance { tasks: 1, finish: [0] }");
     let alive = SimError::TooManyTasks { at: 2_500_000, limit: Limits::PID_MAX, alive: true }.to_string();
     assert_eq!(
         alive,
-        "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (does a loop fork children \
-         that never exit?)"
+        "fork failed at 0.002500 s: 32768 tasks alive, the kernel's default pid_max (fewer clients, or does a \
+         loop fork children that never exit?)"
     );
     let queued = SimError::TooManyMessages { at: 1_677_740_000, limit: Limits::MAX_UNREAD }.to_string();
     assert_eq!(
@@ -1445,6 +1447,29 @@ fn a_run_that_never_finishes_hits_the_cap() {
     let hog = FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000));
     let inst = Instance { tasks: vec![free("h", Box::new(hog), 0)], finish: vec![0], sync: SyncObjects::NONE };
     assert!(matches!(run(&setup(&host, &costs, limits), inst), Err(SimError::TimeLimit { .. })));
+}
+
+/// The cap's error names the finishing tasks still alive, and only those:
+/// of seven finishing tasks, `quick` exits at once and six hogs never do,
+/// so the error names the first NAMED (5) hogs in task order and counts
+/// the sixth; `bystander` is not a finishing task and is not named.
+#[test]
+fn the_cap_names_the_tasks_the_run_waits_for() {
+    let host = Host::preset("x2").unwrap();
+    let costs = CostModel::preset("x2").unwrap();
+    let limits = Limits::new(None, 0, 20_000_000);
+    let hog = || Box::new(FnProgram(|_cx: &mut StepCx<'_>| Action::Run(1_000_000)));
+    let mut tasks = vec![free("quick", script(vec![Action::Exit]), 0), free("bystander", hog(), 0)];
+    tasks.extend((0..6).map(|i| free(&format!("h{i}"), hog(), 0)));
+    let finish = vec![0, 2, 3, 4, 5, 6, 7];
+    let inst = Instance { tasks, finish, sync: SyncObjects::NONE };
+    match run(&setup(&host, &costs, limits), inst) {
+        Err(SimError::TimeLimit { waiting_for, unnamed, .. }) => {
+            assert_eq!(waiting_for, ["h0", "h1", "h2", "h3", "h4"]);
+            assert_eq!(unnamed, 1);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 /// One call that wakes several tasks preempts its caller once, after

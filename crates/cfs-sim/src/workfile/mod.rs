@@ -102,12 +102,25 @@
 //! suspended is lost, as in rt-app), `yield`.
 //! Without any progress op, every task counts one unit per loop.
 //!
-//! Steps that take no time (a progress count, a zero-length run) are free
-//! up to [`crate::engine::FREE_STEPS`] in a row; then the engine charges a
-//! system call, so a loop of nothing else is a busy loop, not a free one.
+//! Steps that take no time (a progress count, `start_measuring`, a
+//! zero-length run) are free up to [`crate::engine::FREE_STEPS`] in a row;
+//! then the engine charges a system call. A task must have at least one op
+//! (rt-app: one event, in the task and in each phase), and a loop that runs
+//! more than once, the task's own included, must hold an op that takes
+//! time or can block (any op but those three; a 1 ns run will do): one of
+//! free steps alone would spin through millions of steps per simulated
+//! millisecond, so the file is refused, naming the task and the loop.
+//! A send that could reach no one is refused too: to `parent` from a task
+//! started at t=0, a `reply` from a task with no `wait`, a send or
+//! broadcast to a task with no instance at t=0.
 //!
 //! A file is checked when it is read (at most 256 task definitions, 4,096
-//! tasks at start, 100,000 ops, loops 32 deep), and its run is bounded by
+//! tasks at start, 100,000 ops a task and 200,000 in the file, counting a
+//! loop as two, loops 24 deep inside a task's own, brackets 80 deep; a TOML
+//! `duration` above 0 and a `warmup` shorter than it; rt-app durations in
+//! µs from 0 to 2^31 - 1, rt-app's C int). [`FileWorkload::check_host`]
+//! checks its CPU lists against a host and [`FileWorkload::check_warmup`]
+//! its warmup against a run's duration. Its run is bounded by
 //! [`crate::engine::Limits`]: a fork that would make more than 32,768
 //! tasks alive (the kernel's default pid_max) or create more than 2^20 in
 //! one run, or a send that would leave more than 2^24 messages unread
@@ -138,8 +151,30 @@ use toml_file::TomlFile;
 /// Limits that keep a hostile file from exhausting memory or time.
 const MAX_TASK_DEFS: usize = 256;
 const MAX_INSTANCES: u64 = 4096;
+/// Ops of one task, counted as its code holds them: a loop is two (its
+/// begin and its end), an rt-app `sync` two and a `suspend` or `resume`
+/// three.
 const MAX_OPS: usize = 100_000;
-const MAX_DEPTH: usize = 32;
+/// Ops of the whole file, counted the same way. Task code is shared by a
+/// task's instances, so this bounds the file's code however many run.
+const MAX_FILE_OPS: usize = 200_000;
+/// Loops inside a task's own loop. 24, because the TOML parser refuses
+/// values nested more than 80 deep, and a loop written inline
+/// (`{ loop = { ops = [ ... ] } }`) is three of them: 25 such loops with a
+/// `{ run = { mean = ... } }` inside still parse (78 deep), so the 25th
+/// gets this limit's error rather than the parser's.
+const MAX_DEPTH: usize = 24;
+/// Brackets nested in the text: the TOML parser's own limit, checked before
+/// either parser runs so that JSON gets the same bound and every file the
+/// same message.
+const MAX_NESTING: usize = 80;
+/// Commas and opening brackets in the text, counted before parsing. The
+/// TOML parser builds about 1.4 KB for each inline table and 150 bytes for
+/// each other value before any op is read, so the op limits alone would
+/// not bound memory; the richest op (`{ send = "b", sync = true, bytes =
+/// 64, stream = "pair" }` and its separator) takes five, so a file within
+/// [`MAX_FILE_OPS`] stays within this.
+const MAX_SEPARATORS: usize = 5 * MAX_FILE_OPS;
 
 /// A workload file that could not be used. Display: one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -428,8 +463,18 @@ pub struct FileWorkload {
 /// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
 /// Never panics.
 pub fn parse_workload(text: &str) -> Result<FileWorkload, WorkloadError> {
-    if bracket_depth(text) > 64 {
-        return err("", "nesting deeper than 64 levels");
+    if bracket_depth(text) > MAX_NESTING {
+        return err("", format!("nesting deeper than {MAX_NESTING} levels"));
+    }
+    let separators = text.bytes().filter(|b| matches!(b, b',' | b'[' | b'{')).count();
+    if separators > MAX_SEPARATORS {
+        return err(
+            "",
+            format!(
+                "{separators} commas and brackets: too large for a workload file (at most {MAX_SEPARATORS}, \
+                 enough for {MAX_FILE_OPS} ops)"
+            ),
+        );
     }
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -438,8 +483,31 @@ pub fn parse_workload(text: &str) -> Result<FileWorkload, WorkloadError> {
         RtApp::parse(&v)
     } else {
         let v: V = toml::from_str(text)
-            .map_err(|e| WorkloadError { path: String::new(), msg: format!("TOML: {}", e.to_string().trim()) })?;
+            .map_err(|e| WorkloadError { path: String::new(), msg: format!("TOML: {}", toml_error(text, &e)) })?;
         TomlFile::parse(&v)
+    }
+}
+
+/// A TOML error on one line: where, the parser's reason (its lines joined
+/// by "; "), and the text it points at when that is short (the key of a
+/// `duplicate key`). The crate's own text puts the reason under an excerpt
+/// of the file, and the command line prints only an error's first line,
+/// which held just the position.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let reason = e
+        .message()
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(span) = e.span() else { return reason };
+    let Some(before) = text.get(..span.start) else { return reason };
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    match text.get(span).map(str::trim).filter(|t| !t.is_empty() && t.len() <= 40 && !t.contains('\n')) {
+        Some(at) => format!("line {line}, column {column}: {reason} (at `{at}`)"),
+        None => format!("line {line}, column {column}: {reason}"),
     }
 }
 
@@ -589,11 +657,15 @@ enum Raw {
 }
 
 /// A task's raw ops: what it does once before its top-level loop (rt-app's
-/// `delay`), the loop's body, and the loop's count (None = forever).
+/// `delay`), the loop's body, and the loop's count (None = forever); where
+/// the task is in the file, and where each loop of its body is, in the
+/// order their LoopBegins stand (for the errors that name a loop).
 struct RawTask {
     prelude: Vec<Raw>,
     body: Vec<Raw>,
     count: Option<u64>,
+    path: String,
+    loops: Vec<String>,
 }
 /// A task definition's header and raw ops.
 type ParsedTask = (TaskDef, RawTask);
@@ -608,8 +680,17 @@ fn parse_target(s: &str) -> RawTarget {
     }
 }
 
-/// Resolves names and checks the program, producing a task's code.
-fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, WorkloadError> {
+/// Resolves names and checks the program of task definition `me`,
+/// producing its code. A send that could never reach anyone is an error
+/// rather than the free step it would be at run time: to `parent` from a
+/// task started at t=0 (it has none), a `reply` from a task that never
+/// waits for a message (only `wait` takes one, so there is no sender to
+/// reply to), a broadcast to a task with no instance at t=0 (forked
+/// instances are never its receivers).
+fn resolve(raw: Vec<Raw>, defs: &[(String, u32)], me: usize) -> Result<Vec<Instr>, WorkloadError> {
+    let receives = raw.iter().any(|r| matches!(r, Raw::I(Instr::Wait { .. })));
+    let no_instances =
+        |n: &str, path: &str| err(path, format!("task {n:?} has no instances started at t=0 to send to"));
     let find = |n: &str, p: &str| {
         defs.iter().position(|(d, _)| d == n).ok_or_else(|| WorkloadError {
             path: p.to_string(),
@@ -626,9 +707,36 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
             Raw::Fork { name, path } => Instr::Fork(find(&name, &path)?),
             Raw::Send { to, via, bytes, path } => {
                 let to = match to {
-                    RawTarget::Parent => Target::Parent,
+                    RawTarget::Parent => {
+                        let (name, count) = &defs[me];
+                        if *count > 0 {
+                            return err(
+                                &path,
+                                format!(
+                                    "task {name:?} sends to its parent, but its {count} instance(s) started at t=0 \
+                                     have none (only a forked task has a parent: give it instances = 0 and fork it)"
+                                ),
+                            );
+                        }
+                        Target::Parent
+                    }
+                    RawTarget::Reply if !receives => {
+                        let name = &defs[me].0;
+                        return err(
+                            &path,
+                            format!(
+                                "task {name:?} replies but never waits for a message, so it has no sender to reply to"
+                            ),
+                        );
+                    }
                     RawTarget::Reply => Target::Reply,
-                    RawTarget::All(n) => Target::All(find(&n, &path)?),
+                    RawTarget::All(n) => {
+                        let def = find(&n, &path)?;
+                        if defs[def].1 == 0 {
+                            return no_instances(&n, &path);
+                        }
+                        Target::All(def)
+                    }
                     RawTarget::Name(n, inst) => {
                         let def = find(&n, &path)?;
                         let count = defs[def].1;
@@ -636,7 +744,7 @@ fn resolve(raw: Vec<Raw>, defs: &[(String, u32)]) -> Result<Vec<Instr>, Workload
                             return err(&path, format!("task {n:?} has {count} instance(s), no #{i}"));
                         }
                         if count == 0 {
-                            return err(&path, format!("task {n:?} has no instances started at t=0 to send to"));
+                            return no_instances(&n, &path);
                         }
                         Target::Task { def, instance: inst }
                     }
@@ -692,7 +800,7 @@ fn barrier_users(barriers: &[String], heads: &[TaskDef]) -> Result<Vec<(String, 
 /// Wraps a task body in its top-level loop, adding an implicit progress
 /// count per iteration when the file has none.
 fn wrap_loop(task: RawTask, implicit_progress: bool) -> Vec<Raw> {
-    let RawTask { prelude, mut body, count } = task;
+    let RawTask { prelude, mut body, count, .. } = task;
     if implicit_progress {
         body.push(Raw::I(Instr::Progress(1)));
     }
@@ -805,9 +913,13 @@ fn finish_defs(
     if total == 0 {
         return err("", "no task has instances at start");
     }
-    for (head, task) in heads.iter_mut().zip(raws) {
+    for (me, (head, mut task)) in heads.iter_mut().zip(raws).enumerate() {
+        // The task's own loop first, then its body's, as their LoopBegins stand.
+        let mut loops = vec![std::mem::take(&mut task.path)];
+        loops.append(&mut task.loops);
         let raw = wrap_loop(task, !any_progress);
-        let mut code = resolve(raw, &defs)?;
+        let mut code = resolve(raw, &defs, me)?;
+        check_loops_take_time(&head.name, &code, &loops)?;
         // Number this task's own timers.
         let mut slot = 0;
         for ins in &mut code {
@@ -827,12 +939,121 @@ fn finish_defs(
     if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
         return err("", "give a `duration` or mark a task started at t=0 with finish = true");
     }
+    if let Some(d) = wl.duration_ns {
+        wl.check_warmup(d).map_err(|msg| WorkloadError { path: "warmup".into(), msg })?;
+    }
     Ok(wl)
+}
+
+/// Whether `ins` can make simulated time pass: CPU work of more than
+/// nothing, a sleep or timer, or a call into the kernel or a
+/// synchronisation object, which costs a system call, may block, or may
+/// wake another task. Only a progress count, `start_measuring` and a run
+/// that is always 0 cost nothing (the engine steps them for free; see
+/// [`Action::Progress`] and [`crate::engine::FREE_STEPS`]).
+fn takes_time(ins: &Instr) -> bool {
+    match *ins {
+        Instr::Run(Dist::Fixed(ns)) => ns > 0,
+        Instr::Run(Dist::Uniform { hi, .. }) => hi > 0,
+        Instr::Run(Dist::Exp { mean }) => mean > 0,
+        Instr::Run(Dist::Normal { mean, sd }) => mean > 0 || sd > 0,
+        Instr::RunWall(ns) => ns > 0,
+        Instr::Progress(_) | Instr::StartMeasuring | Instr::LoopBegin { .. } | Instr::LoopEnd { .. } => false,
+        _ => true,
+    }
+}
+
+/// Every loop that runs more than once must hold something that makes
+/// simulated time pass. One that does not would have the engine step it
+/// for free until its FREE_STEPS bound charges a system call: a loop of
+/// nothing, or a billion progress counts, then takes minutes of wall time
+/// for a millisecond of simulated time, and measures nothing real. (A
+/// loop that runs once or never is a block of ops, not a spin.) `loops`
+/// names each loop, in the order their LoopBegins stand in `code`.
+fn check_loops_take_time(task: &str, code: &[Instr], loops: &[String]) -> Result<(), WorkloadError> {
+    let mut k = 0;
+    for (b, ins) in code.iter().enumerate() {
+        let Instr::LoopBegin { count, end } = *ins else { continue };
+        let path = loops.get(k).map_or("", String::as_str);
+        k += 1;
+        if matches!(count, Some(0 | 1)) {
+            continue;
+        }
+        // A loop inside that never runs does not count.
+        let mut i = b + 1;
+        let mut timed = false;
+        while i < end && !timed {
+            match code[i] {
+                Instr::LoopBegin { count: Some(0), end: skip } => i = skip + 1,
+                ref x => {
+                    timed = takes_time(x);
+                    i += 1;
+                }
+            }
+        }
+        if !timed {
+            let times = count.map_or("for ever".to_string(), |n| format!("{n} times"));
+            return err(
+                path,
+                format!(
+                    "task {task:?} loops {times} on steps that take no simulated time (zero-length runs, \
+                     progress counts, start_measuring): add one that does, such as a run or sleep of more \
+                     than 0, a timer, a wait, a lock, a signal or a send"
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 // ----- running a file workload --------------------------------------------------------
 
 impl FileWorkload {
+    /// Checks the file's `warmup` against a run of `duration_ns` (the
+    /// file's own, which parsing checks, or one given on the command line):
+    /// a warm-up that lasts the whole run leaves nothing to measure. The
+    /// error is one line naming both values.
+    pub fn check_warmup(&self, duration_ns: u64) -> Result<(), String> {
+        if self.warmup_ns > 0 && self.warmup_ns >= duration_ns {
+            let (w, d) = (crate::experiment::fmt_ns(self.warmup_ns), crate::experiment::fmt_ns(duration_ns));
+            return Err(format!(
+                "warmup {w} is not shorter than the run's duration {d}: progress before {w} is not counted, \
+                 so nothing would be measured"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the file's CPU lists against a host of `nr_cpus` CPUs: a
+    /// task's `cpus`, and every affinity it sets as it runs (an `affinity`
+    /// op, an rt-app phase's `cpus`), must name at least one CPU the host
+    /// has. The kernel refuses such a mask (sched_setaffinity's EINVAL),
+    /// and rt-app exits when it is refused; a list that names some CPUs the
+    /// host lacks is taken, as the kernel takes it, for the CPUs it has.
+    /// The error is one line naming the task, the list and the host's CPUs.
+    pub fn check_host(&self, nr_cpus: usize) -> Result<(), String> {
+        let host = CpuMask::first_n(nr_cpus.min(cfs_topology::MAX_CPUS));
+        let refuse = |task: &str, what: &str, m: &CpuMask| {
+            Err(format!(
+                "task {task:?}: {what} {m} names no CPU of this host, which has {nr_cpus} (CPUs {})",
+                if nr_cpus == 0 { "none".to_string() } else { host.to_string() }
+            ))
+        };
+        for t in &self.tasks {
+            if let Some(m) = t.cpus.filter(|m| !m.intersects(&host)) {
+                return refuse(&t.name, "cpus", &m);
+            }
+            for ins in &t.code {
+                if let Instr::Affinity(m) = ins {
+                    if !m.intersects(&host) {
+                        return refuse(&t.name, "an affinity change to CPUs", m);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The synchronisation objects its tasks use, for the engine.
     pub fn sync_objects(&self) -> crate::engine::SyncObjects {
         crate::engine::SyncObjects {

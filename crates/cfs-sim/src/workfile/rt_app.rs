@@ -63,12 +63,17 @@ impl RtApp {
         let mut names = Names::default();
         let mut heads = Vec::new();
         let mut raws = Vec::new();
+        let mut total = 0;
         for (tname, tv) in tasks {
             let path = format!("tasks.{tname}");
             if heads.iter().any(|h: &TaskDef| &h.name == tname) {
                 return err(&path, "duplicate task name");
             }
             let (head, raw) = Self::task(tname, tv, &path, default_policy, &mut names)?;
+            total += raw.body.len();
+            if total > MAX_FILE_OPS {
+                return err(&path, format!("more than {MAX_FILE_OPS} events in the file, with this task's"));
+            }
             heads.push(head);
             raws.push(raw);
         }
@@ -128,22 +133,28 @@ impl RtApp {
                 "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
                 // rt-app: "initial delay before a thread starts execution",
                 // once, not every loop.
-                "delay" => prelude.push(Raw::I(Instr::Sleep(duration(x, &kp, 1e3)?))),
+                "delay" => prelude.push(Raw::I(Instr::Sleep(rt_duration(x, &kp)?))),
                 "phases" => phases = Some((raw.len(), x, kp)),
                 _ => Self::event(name, k, x, &kp, TASK_KEYS, names, &mut raw).map_err(|e| {
                     if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
         }
+        let mut loops = Vec::new();
         if let Some((at, v, kp)) = phases {
             let mut code = Vec::new();
-            Self::phases(name, v, &kp, head.cpus, names, &mut code)?;
+            loops = Self::phases(name, v, &kp, head.cpus, names, &mut code)?;
             raw.splice(at..at, code);
+        }
+        // As rt-app's parser: "No events found. Task must have events or
+        // it's useless", and it exits.
+        if raw.is_empty() {
+            return err(path, format!("task {name:?} has no events (rt-app refuses such a task too)"));
         }
         if raw.len() > MAX_OPS {
             return err(path, format!("more than {MAX_OPS} events"));
         }
-        Ok((head, RawTask { prelude, body: raw, count }))
+        Ok((head, RawTask { prelude, body: raw, count, path: path.to_string(), loops }))
     }
 
     /// The phases, each a loop. A phase's own `cpus`, `priority` and
@@ -151,6 +162,8 @@ impl RtApp {
     /// each phase (set_thread_affinity, set_thread_param): a phase without
     /// `cpus` returns to the task's (or to every CPU), one without a
     /// priority or policy keeps what the task has then.
+    ///
+    /// Returns each phase's place, for the errors that name its loop.
     fn phases(
         me: &str,
         v: &V,
@@ -158,8 +171,9 @@ impl RtApp {
         task_cpus: Option<CpuMask>,
         names: &mut Names,
         out: &mut Vec<Raw>,
-    ) -> Result<(), WorkloadError> {
+    ) -> Result<Vec<String>, WorkloadError> {
         let phases = obj(v, path)?;
+        let mut loops = Vec::with_capacity(phases.len());
         let any_cpus = phases.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some()));
         for (pname, pv) in phases {
             let pp = format!("{path}.{pname}");
@@ -182,18 +196,27 @@ impl RtApp {
                 out.push(Raw::I(Instr::Nice(ranged(n, &format!("{pp}.priority"), -20, 19)? as i32)));
             }
             out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+            let begin = out.len();
             for (k, x) in po {
                 if !PHASE_KEYS.contains(&k.as_str()) {
                     Self::event(me, k, x, &format!("{pp}.{k}"), PHASE_KEYS, names, out)?;
                 }
             }
+            // rt-app refuses a phase without events as it does a task.
+            if out.len() == begin {
+                return err(
+                    &pp,
+                    format!("phase {pname:?} of task {me:?} has no events (rt-app refuses such a phase too)"),
+                );
+            }
             out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+            loops.push(pp);
             if out.len() > MAX_OPS {
                 return err(path, format!("more than {MAX_OPS} events"));
             }
         }
         fix_loops(out);
-        Ok(())
+        Ok(loops)
     }
 
     /// One event of task `me`; `keys` are the other keys its table may
@@ -234,15 +257,15 @@ impl RtApp {
             }
         };
         let instr = match base {
-            "run" => Instr::Run(Dist::Fixed(duration(v, path, 1e3)?)),
-            "runtime" => Instr::RunWall(duration(v, path, 1e3)?),
-            "sleep" => Instr::Sleep(duration(v, path, 1e3)?),
+            "run" => Instr::Run(Dist::Fixed(rt_duration(v, path)?)),
+            "runtime" => Instr::RunWall(rt_duration(v, path)?),
+            "sleep" => Instr::Sleep(rt_duration(v, path)?),
             "timer" => {
                 let t = obj(v, path)?;
                 known_keys(t, path, &["ref", "period", "mode"])?;
                 let p = get(t, "period")
                     .ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `period`".into() })?;
-                let period = duration(p, &format!("{path}.period"), 1e3)?;
+                let period = rt_duration(p, &format!("{path}.period"))?;
                 if period == 0 {
                     return err(path, "timer period must be positive");
                 }
@@ -295,4 +318,40 @@ impl RtApp {
         out.push(Raw::I(instr));
         Ok(())
     }
+}
+
+/// rt-app's longest duration, µs: its parser reads every duration with
+/// json_object_get_int, a C int.
+const RTAPP_MAX_US: i64 = i32::MAX as i64;
+
+/// An rt-app duration (`run`, `runtime`, `sleep`, a timer's `period`,
+/// `delay`), ns. rt-app writes them as plain numbers of µs, which must be
+/// 0 or more and fit its C int; a string may carry a unit (`"2ms"`) and is
+/// held to the same bound.
+fn rt_duration(v: &V, path: &str) -> Result<u64, WorkloadError> {
+    let limit = || format!("rt-app durations are µs from 0 to {RTAPP_MAX_US} (a C int, about 36 minutes)");
+    let us = match *v {
+        V::Int(i) => i as f64,
+        V::Float(f) => f,
+        _ => {
+            let ns = duration(v, path, 1e3)?;
+            if ns / 1_000 > RTAPP_MAX_US as u64 {
+                return err(path, format!("{} is too long; {}", crate::experiment::fmt_ns(ns), limit()));
+            }
+            return Ok(ns);
+        }
+    };
+    // Large floats in exponent form, so that 1e300 is not printed as 301 digits.
+    let shown = match *v {
+        V::Float(f) if f.abs() >= 1e15 => format!("{f:e}"),
+        V::Float(f) => format!("{f}"),
+        _ => format!("{us:.0}"),
+    };
+    if us < 0.0 {
+        return err(path, format!("{shown} is negative; {}", limit()));
+    }
+    if us.is_nan() || us > RTAPP_MAX_US as f64 {
+        return err(path, format!("{shown} is too long; {}", limit()));
+    }
+    Ok((us * 1e3).round() as u64)
 }

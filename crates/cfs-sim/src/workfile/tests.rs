@@ -1,6 +1,7 @@
 //! The workload-file tests: parsing both formats, their errors and limits,
 //! and running the resulting scripts.
 
+use super::toml_file::RawOps;
 use super::*;
 
 const PINGPONG: &str = r#"
@@ -252,14 +253,16 @@ mod value_tests {
         assert_eq!(body(&toml("", "{ affinity = [2] }")), [Instr::Affinity(CpuMask::single(2)), Instr::Progress(1)]);
     }
 
-    /// Files nested deeper than 64 brackets are refused before parsing;
-    /// brackets side by side do not add up.
+    /// Files nested deeper than 80 brackets (the TOML parser's own limit)
+    /// are refused before parsing; brackets side by side do not add up.
     #[test]
     fn bracket_depth_guard() {
         let nested = |n: usize| format!("a = {}{}", "[".repeat(n), "]".repeat(n));
-        assert_eq!(bracket_depth(&nested(65)), 65);
-        assert_eq!(error(&nested(65)), "nesting deeper than 64 levels");
-        assert_ne!(error(&nested(64)), "nesting deeper than 64 levels");
+        assert_eq!(bracket_depth(&nested(81)), 81);
+        assert_eq!(error(&nested(81)), "nesting deeper than 80 levels");
+        // 80 pass the guard and reach the TOML reader, which refuses the
+        // unknown key `a`.
+        assert!(error(&nested(80)).starts_with("unknown key \"a\""), "{}", error(&nested(80)));
         assert_eq!(bracket_depth("[]{}[{}]"), 2);
         let many = vec!["{ run = \"1us\" }"; 70].join(", ");
         assert_eq!(body(&toml("", &many)).len(), 71);
@@ -282,8 +285,9 @@ mod structure_tests {
         let mut n = Names::default();
         assert_eq!((n.cond("a"), n.cond("b"), n.cond("a"), n.cond("b")), (0, 1, 0, 1));
         assert_eq!(n.conds, ["a", "b"]);
+        // `a` is only forked (by b), so it has a parent to send to.
         let text = file(&[
-            "name = \"a\"\ninstances = 2\nops = [ { send = \"b#1\" }, { broadcast = \"a\", sync = false }, { send = \"parent\" }, { reply = true, bytes = 7 } ]",
+            "name = \"a\"\ninstances = 0\nops = [ { send = \"b#1\" }, { broadcast = \"b\", sync = false }, { send = \"parent\" }, { reply = true, bytes = 7 }, \"wait\" ]",
             "name = \"b\"\ninstances = 2\nops = [ { signal = \"q\" }, { broad = \"r\" }, { cond_wait = \"q\" }, { fork = \"a\" } ]",
         ]);
         let w = parse_workload(&text).unwrap();
@@ -292,7 +296,7 @@ mod structure_tests {
             w.tasks[0].code[1..5],
             [
                 send(Target::Task { def: 1, instance: Some(1) }, true, 64),
-                send(Target::All(0), false, 64),
+                send(Target::All(1), false, 64),
                 send(Target::Parent, true, 64),
                 send(Target::Reply, true, 7)
             ]
@@ -329,8 +333,13 @@ mod structure_tests {
     /// StartMeasuring; `= false` is refused like `exit = false`.
     #[test]
     fn start_measuring_is_an_op() {
-        let text = file(&["name = \"a\"\nops = [ \"start_measuring\", { start_measuring = true }, { progress = 2 } ]"]);
-        assert_eq!(body(&text), [Instr::StartMeasuring, Instr::StartMeasuring, Instr::Progress(2)]);
+        let text = file(&[
+            "name = \"a\"\nops = [ \"start_measuring\", { start_measuring = true }, { progress = 2 }, { run = \"1us\" } ]",
+        ]);
+        assert_eq!(
+            body(&text),
+            [Instr::StartMeasuring, Instr::StartMeasuring, Instr::Progress(2), Instr::Run(Dist::Fixed(1_000))]
+        );
         let bad = file(&["name = \"a\"\nops = [ { start_measuring = false } ]"]);
         assert_eq!(error(&bad), "at task[0].ops[0].start_measuring: only `true` makes sense here");
     }
@@ -362,12 +371,12 @@ mod structure_tests {
         // With a progress op anywhere in the file, none is added; loop = -1
         // is forever, loop = 0 never.
         let text = file(&[
-            "name = \"a\"\nloop = -1\nops = [ { progress = 5 } ]",
+            "name = \"a\"\nloop = -1\nops = [ { progress = 5 }, \"yield\" ]",
             "name = \"b\"\nloop = 0\nops = [ \"yield\" ]",
         ]);
         assert_eq!(
             code(&text, 0),
-            [Instr::LoopBegin { count: None, end: 2 }, Instr::Progress(5), Instr::LoopEnd { begin: 0 }]
+            [Instr::LoopBegin { count: None, end: 3 }, Instr::Progress(5), Instr::Yield, Instr::LoopEnd { begin: 0 }]
         );
         assert_eq!(
             code(&text, 1),
@@ -523,17 +532,11 @@ mod structure_tests {
             "at task[0].ops[0]: unknown key \"send\" (known: reply, sync, bytes, stream)"
         );
         assert!(e("{ fly = 1 }").starts_with("at task[0].ops[0]: no op in [\"fly\"]"));
-        // Each nested loop costs three brackets, so the 64-bracket guard
-        // stops a file at 22 levels, before the op parser's own limit of 32
-        // (kept for values that do not come from text).
-        let nest = |n: usize| format!("{}\"yield\"{}", "{ loop = { ops = [ ".repeat(n), " ] } }".repeat(n));
-        assert!(parse_workload(&file(&[&format!("name = \"a\"\nops = [ {} ]", nest(21))])).is_ok());
-        assert_eq!(e(&nest(22)), "nesting deeper than 64 levels");
-        let mut out = Vec::new();
+        let mut out = RawOps::default();
         let ops = V::Arr(vec![V::Str("yield".into())]);
-        assert!(TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 32).is_ok());
-        let deep = TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, 33).unwrap_err();
-        assert_eq!(deep.to_string(), "at p: loops nested deeper than 32");
+        assert!(TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, MAX_DEPTH).is_ok());
+        let deep = TomlFile::ops(&ops, "p", &mut Names::default(), &mut out, MAX_DEPTH + 1).unwrap_err();
+        assert_eq!(deep.to_string(), "at p: loops nested deeper than 24");
     }
 
     #[test]
@@ -641,15 +644,61 @@ mod limit_tests {
         assert!(error(&json(601)).starts_with("at global.duration:"), "{}", error(&json(601)));
     }
 
-    /// A TOML task reads at most 100,000 ops before refusing more: the
-    /// check runs before each op, so 100,001 pass and 100,002 do not.
+    /// A TOML task holds at most 100,000 ops: the count is checked after
+    /// each op, so 100,000 pass and 100,001 do not (before, it was checked
+    /// before each op, and 100,001 passed). A loop counts two, its begin
+    /// and its end: 99,997 yields and a loop of one make 100,000.
     #[test]
     fn at_most_100_000_ops_a_task() {
-        let file = |n: usize| {
-            format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {} ]\n", vec!["\"yield\""; n].join(","))
+        let file = |n: usize, tail: &str| {
+            format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {}{tail} ]\n", vec!["\"yield\""; n].join(","))
         };
-        assert!(parse_workload(&file(100_001)).is_ok());
-        assert_eq!(error(&file(100_002)), "at task[0].ops: more than 100000 ops");
+        assert!(parse_workload(&file(100_000, "")).is_ok());
+        assert_eq!(error(&file(100_001, "")), "at task[0].ops: more than 100000 ops");
+        let looped = ", { loop = { count = 2, ops = [ \"yield\" ] } }";
+        assert!(parse_workload(&file(99_997, looped)).is_ok());
+        assert_eq!(error(&file(99_998, looped)), "at task[0].ops: more than 100000 ops");
+    }
+
+    /// A file holds at most 200,000 ops in all, whatever each task holds:
+    /// two tasks of 100,000 pass, and one more op in a third task does not;
+    /// the error names the task that crossed the line.
+    #[test]
+    fn at_most_200_000_ops_a_file() {
+        let task = |name: &str, n: usize| {
+            format!("[[task]]\nname = \"{name}\"\nops = [ {} ]\n", vec!["\"yield\""; n].join(","))
+        };
+        let two = format!("duration = \"1s\"\n{}{}", task("a", 100_000), task("b", 100_000));
+        assert_eq!(parse_workload(&two).unwrap().tasks.len(), 2);
+        let three = format!("{two}{}", task("c", 1));
+        assert_eq!(error(&three), "at task[2]: more than 200000 ops in the file, with this task's");
+        // rt-app the same: 2 x 100,000 events, then 1.
+        let rt = |n: usize| members(n, |i| format!("\"run{i}\": 1"));
+        let two = format!(r#"{{"tasks": {{"a": {{ {} }}, "b": {{ {} }}"#, rt(100_000), rt(100_000));
+        assert_eq!(parse_workload(&format!("{two}}}}}")).unwrap().tasks.len(), 2);
+        let three = format!(r#"{two}, "c": {{ {} }}}}}}"#, rt(1));
+        assert_eq!(error(&three), "at tasks.c: more than 200000 events in the file, with this task's");
+    }
+
+    /// Before parsing, a file may hold at most 1,000,000 commas and opening
+    /// brackets (5 for each of 200,000 ops), since the TOML parser would
+    /// build ~1.4 KB for each inline table before any op count is checked.
+    /// Commas in a comment count too: the scan does not parse. The file
+    /// below has 4 brackets of its own (`[[task]]`, `[` and `{`), so a
+    /// comment of 999,996 commas makes it 1,000,000, and one more 1,000,001.
+    #[test]
+    fn at_most_a_million_separators_before_parsing() {
+        let file = |commas: usize| {
+            format!(
+                "# {}\nduration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {{ run = \"1us\" }} ]\n",
+                ",".repeat(commas)
+            )
+        };
+        assert!(parse_workload(&file(999_996)).is_ok());
+        assert_eq!(
+            error(&file(999_997)),
+            "1000001 commas and brackets: too large for a workload file (at most 1000000, enough for 200000 ops)"
+        );
     }
 
     /// rt-app events count toward the same limit: the phases' code is
@@ -675,17 +724,17 @@ mod limit_tests {
         assert_eq!(error(&file(33_332, one, r#""run": 1, "sleep": 1,"#)), "at tasks.a: more than 100000 events");
     }
 
-    /// A loop inside ops read at depth 32 is read at depth 33.
+    /// A loop inside ops read at depth 24 is read at depth 25.
     #[test]
     fn a_loop_body_is_one_level_deeper() {
         let looped = V::Arr(vec![V::Obj(vec![(
             "loop".into(),
             V::Obj(vec![("ops".into(), V::Arr(vec![V::Str("yield".into())]))]),
         )])]);
-        let mut out = Vec::new();
-        assert!(TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 31).is_ok());
-        let e = TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, 32).unwrap_err();
-        assert_eq!(e.to_string(), "at p[0].loop.ops: loops nested deeper than 32");
+        let mut out = RawOps::default();
+        assert!(TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, MAX_DEPTH - 1).is_ok());
+        let e = TomlFile::ops(&looped, "p", &mut Names::default(), &mut out, MAX_DEPTH).unwrap_err();
+        assert_eq!(e.to_string(), "at p[0].loop.ops: loops nested deeper than 24");
     }
 
     /// rt-app takes 1..=256 task definitions.
@@ -753,11 +802,11 @@ mod script_tests {
     /// count skips its body; past the end the task exits.
     #[test]
     fn loops_run_their_count_then_the_task_exits() {
-        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nloop = 2\nops = [ { loop = { count = 0, ops = [ \"yield\" ] } }, { loop = { count = 3, ops = [ { progress = 1 } ] } }, { run = \"1us\" } ]";
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nloop = 2\nops = [ { loop = { count = 0, ops = [ \"yield\" ] } }, { loop = { count = 3, ops = [ { run = \"2us\" } ] } }, { progress = 1 } ]";
         let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
         let got = run(t.program.as_mut(), 10, 0, &[], None);
-        let (unit, ran) = ("Progress(1)", "RunDist(Fixed(1000))");
-        assert_eq!(got, [unit, unit, unit, ran, unit, unit, unit, ran, "Exit", "Exit"]);
+        let (unit, ran) = ("Progress(1)", "RunDist(Fixed(2000))");
+        assert_eq!(got, [ran, ran, ran, unit, ran, ran, ran, unit, "Exit", "Exit"]);
     }
 
     /// Going round a loop jumps past its LoopBegin, so the interpreter
@@ -778,12 +827,17 @@ mod script_tests {
     }
 
     /// A loop with nothing in it does not hang the interpreter: it hands
-    /// back a free step after 10,000 instructions.
+    /// back a free step after 10,000 instructions. No file parses into one
+    /// any more (an empty loop, or one of free steps, is refused), so the
+    /// code is set by hand: a progress count, then an empty endless loop.
     #[test]
     fn an_empty_loop_yields_a_free_step() {
-        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { progress = 1 }, { loop = { ops = [] } } ]";
-        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
-        assert_eq!(run(t.program.as_mut(), 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
+        let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ \"yield\" ]";
+        let mut wl = parse_workload(text).unwrap();
+        wl.tasks[0].code =
+            vec![Instr::Progress(1), Instr::LoopBegin { count: None, end: 2 }, Instr::LoopEnd { begin: 1 }];
+        let mut script = Script::new(Arc::new(wl), Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
+        assert_eq!(run(&mut script, 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
     }
 
     /// A named timer is shared, as rt-app's global timer resources are: two
@@ -874,16 +928,17 @@ mod script_tests {
     }
 
     /// Sends: instance i of a task talks to instance i of its peer (modulo
-    /// the peer's count); `#k` picks one; `parent` and `reply` need someone
-    /// to go to, or they are a free step; a broadcast goes to every
-    /// instance in order, in one call; fork creates the named task with its
-    /// settings.
+    /// the peer's count); `#k` picks one; a `reply` goes to the sender of
+    /// the last message taken, and is a free step before there is one; a
+    /// broadcast goes to every instance in order, in one call; fork creates
+    /// the named task with its settings, and the forked task's `parent`
+    /// send goes to its creator.
     #[test]
     fn sends_replies_broadcasts_and_forks() {
         let text = "duration = \"1s\"\n\
-            [[task]]\nname = \"a\"\ninstances = 3\nops = [ { send = \"b\", sync = false, bytes = 5 }, { send = \"b#0\" }, { send = \"parent\" }, { reply = true }, { wait = \"one\" }, { reply = true }, { broadcast = \"b\" }, { fork = \"c\" } ]\n\
+            [[task]]\nname = \"a\"\ninstances = 3\nops = [ { send = \"b\", sync = false, bytes = 5 }, { send = \"b#0\" }, { reply = true }, { wait = \"one\" }, { reply = true }, { broadcast = \"b\" }, { fork = \"c\" } ]\n\
             [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]\n\
-            [[task]]\nname = \"c\"\ninstances = 0\nnice = 4\ncpus = \"1\"\nws_kb = 9\nops = [ \"exit\" ]";
+            [[task]]\nname = \"c\"\ninstances = 0\nnice = 4\ncpus = \"1\"\nws_kb = 9\nops = [ { send = \"parent\" }, \"exit\" ]";
         // Instance a#2 (task ids: a = 0, 1, 2 and b = 3, 4), no parent.
         let mut tasks = load(text, 4, &WorkloadOpts::default());
         let p = tasks[2].program.as_mut();
@@ -894,7 +949,7 @@ mod script_tests {
         };
         let msg = Msg { from: 7, cpu: 0, bytes: 1, tag: 0, stream: None };
         let mut got: Vec<String> = Vec::new();
-        for received in [&[][..], &[], &[], &[], &[], &[msg], &[]] {
+        for received in [&[][..], &[], &[], &[], &[msg], &[]] {
             got.push(format!("{:?}", step(received)));
         }
         assert_eq!(
@@ -902,32 +957,24 @@ mod script_tests {
             [
                 "Send { to: 3, sync: false, bytes: 5, tag: 0 }", // b: instance 2 mod 2 = b#0
                 "Send { to: 3, sync: true, bytes: 64, tag: 0 }", // b#0
-                "Progress(0)",                                   // parent: none
                 "Progress(0)",                                   // reply: nothing received yet
                 "Wait { all: false }",
                 "Send { to: 7, sync: true, bytes: 64, tag: 0 }", // reply to the message's sender
                 "SendAll { to: [3, 4], sync: true, bytes: 64, tag: 0 }", // broadcast: b#0 and b#1, one call
             ]
         );
-        match step(&[]) {
+        let child = match step(&[]) {
             Action::Fork(f) => {
                 assert_eq!((f.name.as_str(), f.ws_kb), ("c", 9));
                 let params = f.params.unwrap();
                 assert_eq!((params.nice, params.allowed), (4, CpuMask::single(1)));
+                f
             }
             other => panic!("{other:?}"),
-        }
-        // With a parent, the third op goes to it.
-        let mut again = load(text, 4, &WorkloadOpts::default());
-        let got = run(again[2].program.as_mut(), 3, 0, &[], Some(9));
-        assert_eq!(got[2], "Send { to: 9, sync: true, bytes: 64, tag: 0 }");
-        // A broadcast to a task with no instance (yet) is a free step, not
-        // a call that wakes nobody.
-        let none = "duration = \"1s\"\n\
-            [[task]]\nname = \"a\"\nops = [ { broadcast = \"c\" } ]\n\
-            [[task]]\nname = \"c\"\ninstances = 0\nops = [ \"exit\" ]";
-        let mut lone = load(none, 1, &WorkloadOpts::default());
-        assert_eq!(run(lone[0].program.as_mut(), 1, 0, &[], None), ["Progress(0)"]);
+        };
+        // The child, created by task 9, sends to it.
+        let mut program = child.program;
+        assert_eq!(run(program.as_mut(), 1, 0, &[], Some(9)), ["Send { to: 9, sync: true, bytes: 64, tag: 0 }"]);
     }
 
     /// `stream` makes a send a write: on the writer's own socket
@@ -1185,5 +1232,361 @@ mod rt_app_duration {
         let w = parse_workload(&format!(r#"{{"global": {{"duration": 2}}, "tasks": {{{finite}}}}}"#)).unwrap();
         assert_eq!(w.duration_ns, Some(2_000_000_000));
         assert!(w.tasks.iter().all(|t| !t.finish));
+    }
+}
+
+mod timeless_loops {
+    //! Tasks and loops that could make no progress in simulated time are
+    //! refused when the file is read, naming the task and the loop.
+    use super::test_files::{error, file};
+    use super::*;
+
+    /// The message for a loop of task `a` at `path` that runs `times`.
+    fn spins(path: &str, times: &str) -> String {
+        format!(
+            "at {path}: task \"a\" loops {times} on steps that take no simulated time (zero-length runs, progress \
+             counts, start_measuring): add one that does, such as a run or sleep of more than 0, a timer, a wait, a \
+             lock, a signal or a send"
+        )
+    }
+
+    /// A task or loop with no ops at all, in either format; rt-app's own
+    /// parser exits on a task or phase without events too.
+    #[test]
+    fn a_task_or_loop_needs_ops() {
+        assert_eq!(error(&file(&["name = \"a\"\nops = []"])), "at task[0].ops: task \"a\" has no ops");
+        assert_eq!(
+            error(&file(&["name = \"a\"\nops = [ { run = \"1ms\" }, { loop = { count = 3, ops = [] } } ]"])),
+            "at task[0].ops[1].loop.ops: a loop with no ops"
+        );
+        assert_eq!(
+            error(r#"{"tasks": {"a": {}}}"#),
+            "at tasks.a: task \"a\" has no events (rt-app refuses such a task too)"
+        );
+        // Keys that are not events do not make one.
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"loop": 3, "delay": 10, "cpus": [0]}}}"#),
+            "at tasks.a: task \"a\" has no events (rt-app refuses such a task too)"
+        );
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"phases": {"p0": {"run": 10}, "p1": {"loop": 2}}}}}"#),
+            "at tasks.a.phases.p1: phase \"p1\" of task \"a\" has no events (rt-app refuses such a phase too)"
+        );
+    }
+
+    /// A loop that runs more than once, on nothing but free steps, is
+    /// refused: the task's own loop (for ever, or `loop = N`), a nested
+    /// one however large its count, an rt-app task or phase. Each case is
+    /// what the tester ran: `ops = [{ run = "0s" }]` took 50.9 s of wall
+    /// time for 1 s, a finish task counting progress 10^9 times never
+    /// ended.
+    #[test]
+    fn a_loop_of_free_steps_is_refused() {
+        let toml = |head: &str, ops: &str| error(&file(&[&format!("name = \"a\"\n{head}\nops = [ {ops} ]")]));
+        assert_eq!(toml("", "{ run = \"0s\" }"), spins("task[0].ops", "for ever"));
+        assert_eq!(toml("loop = 2", "{ run = \"0s\" }, { progress = 1 }"), spins("task[0].loop", "2 times"));
+        // Every distribution that can only draw 0.
+        for zero in [
+            "{ mean = \"0us\", dist = \"exp\" }",
+            "{ mean = \"0us\", dist = \"normal\", cv = 0.5 }",
+            "{ dist = \"uniform\", min = \"0us\", max = \"0us\" }",
+        ] {
+            assert_eq!(toml("", &format!("{{ run = {zero} }}")), spins("task[0].ops", "for ever"), "{zero}");
+        }
+        assert_eq!(toml("", "\"start_measuring\""), spins("task[0].ops", "for ever"));
+        // A nested loop is named by its place; the task's own loop takes
+        // time (the run), the inner one does not.
+        assert_eq!(
+            toml("", "{ run = \"1ms\" }, { loop = { count = 1000000000, ops = [ { progress = 1 } ] } }"),
+            spins("task[0].ops[1].loop", "1000000000 times")
+        );
+        // The tester's finish task: its own loop runs once, the inner one 10^9 times.
+        let finish = "[[task]]\nname = \"a\"\nfinish = true\nloop = 1\n\
+                      ops = [ { loop = { count = 1000000000, ops = [ { progress = 1 } ] } } ]";
+        assert_eq!(error(finish), spins("task[0].ops[0].loop", "1000000000 times"));
+        // A run inside a loop that never runs does not count.
+        assert_eq!(
+            toml("", "{ loop = { count = 0, ops = [ { run = \"1ms\" } ] } }, { progress = 1 }"),
+            spins("task[0].ops", "for ever")
+        );
+        // rt-app: `"run": 0` alone, a task's `loop`, a phase's.
+        assert_eq!(error(r#"{"tasks": {"a": {"run": 0}}}"#), spins("tasks.a", "for ever"));
+        assert_eq!(error(r#"{"tasks": {"a": {"loop": 5, "run0": 0, "runtime": 0}}}"#), spins("tasks.a", "5 times"));
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"phases": {"p": {"loop": 3, "run": 0}}, "sleep": 10}}}"#),
+            spins("tasks.a.phases.p", "3 times")
+        );
+    }
+
+    /// What is not refused: a 1 ns run (the user's choice), a loop of free
+    /// steps that runs once or never (a block, not a spin), free steps
+    /// beside any op that takes time or can block, or with one in a loop
+    /// inside, and every op but the three free ones, each alone in a loop.
+    #[test]
+    fn a_loop_with_anything_that_takes_time_is_taken() {
+        let ok = |head: &str, ops: &str| {
+            let text = file(&[
+                &format!("name = \"a\"\n{head}\nops = [ {ops} ]"),
+                "name = \"b\"\nops = [ { wait = \"one\" } ]",
+                "name = \"f\"\ninstances = 0\nops = [ { wait = \"one\" }, { reply = true }, { send = \"parent\" } ]",
+            ]);
+            parse_workload(&text).unwrap_or_else(|e| panic!("{ops}: {e}"));
+        };
+        ok("", "{ run = \"1ns\" }");
+        ok("", "{ run = { dist = \"uniform\", min = \"0us\", max = \"1ns\" } }");
+        ok("", "{ run = { mean = \"0us\", dist = \"normal\" } }, { sleep = \"0s\" }");
+        ok("loop = 1", "{ progress = 1 }");
+        ok("loop = 0", "{ progress = 1 }");
+        ok("", "{ run = \"1us\" }, { loop = { count = 1, ops = [ { progress = 1 } ] } }");
+        ok("", "{ loop = { count = 5, ops = [ { progress = 1 }, { loop = { count = 2, ops = [ \"yield\" ] } } ] } }");
+        for op in [
+            "{ sleep = \"1ms\" }",
+            "{ timer = \"1ms\" }",
+            "{ send = \"b\" }",
+            "{ broadcast = \"b\" }",
+            "{ wait = \"one\" }",
+            "{ cond_wait = \"q\" }",
+            "{ signal = \"q\" }",
+            "{ broad = \"q\" }",
+            "{ lock = \"m\" }",
+            "{ unlock = \"m\" }",
+            "{ sem_post = \"s\" }",
+            "{ sem_wait = \"s\" }",
+            "{ barrier = \"x\" }",
+            "{ fork = \"f\" }",
+            "\"exit\"",
+            "\"yield\"",
+            "{ nice = 1 }",
+            "{ policy = \"batch\" }",
+            "{ affinity = \"0\" }",
+        ] {
+            ok("", &format!("{{ progress = 1 }}, {op}"));
+        }
+        assert!(parse_workload(r#"{"tasks": {"a": {"run": 1}}}"#).is_ok());
+        assert!(parse_workload(r#"{"tasks": {"a": {"loop": 1, "run": 0}}}"#).is_ok());
+    }
+
+    /// A send that could never reach anyone: to `parent` from a task whose
+    /// instances start at t=0 (only a forked task has a parent), a reply
+    /// from a task that never takes a message, a broadcast to a task with
+    /// no instance at t=0 (forked ones never receive it).
+    #[test]
+    fn sends_to_no_one_are_refused() {
+        assert_eq!(
+            error(&file(&["name = \"a\"\ninstances = 2\nops = [ { run = \"1ms\" }, { send = \"parent\" } ]"])),
+            "at task[0].ops[1].send: task \"a\" sends to its parent, but its 2 instance(s) started at t=0 have \
+             none (only a forked task has a parent: give it instances = 0 and fork it)"
+        );
+        assert_eq!(
+            error(&file(&["name = \"a\"\nops = [ { run = \"1ms\" }, { reply = true } ]"])),
+            "at task[0].ops[1].reply: task \"a\" replies but never waits for a message, so it has no sender to \
+             reply to"
+        );
+        assert_eq!(
+            error(&file(&[
+                "name = \"a\"\nops = [ { broadcast = \"c\" }, { fork = \"c\" } ]",
+                "name = \"c\"\ninstances = 0\nops = [ \"exit\" ]",
+            ])),
+            "at task[0].ops[0].broadcast: task \"c\" has no instances started at t=0 to send to"
+        );
+        // The same task only forked may send to its parent.
+        assert!(
+            parse_workload(&file(&[
+                "name = \"p\"\nops = [ { fork = \"a\" }, { wait = \"one\" } ]",
+                "name = \"a\"\ninstances = 0\nops = [ { run = \"1ms\" }, { send = \"parent\" }, \"exit\" ]",
+            ]))
+            .is_ok()
+        );
+    }
+}
+
+mod run_length {
+    //! A TOML file's duration and warmup.
+    use super::test_files::error;
+    use super::*;
+
+    fn toml(head: &str) -> String {
+        format!("{head}\n[[task]]\nname = \"a\"\nops = [ {{ run = \"1ms\" }} ]\n")
+    }
+
+    /// `duration = "0s"` ran nothing and printed 0.00; it is refused, as
+    /// the command line's `--duration 0s` is. 1 ns is the shortest run.
+    #[test]
+    fn a_duration_of_zero_is_refused() {
+        assert_eq!(error(&toml("duration = \"0s\"")), "at duration: must be more than 0");
+        assert_eq!(error(&toml("duration = \"0.4ns\"")), "at duration: must be more than 0");
+        assert_eq!(parse_workload(&toml("duration = \"1ns\"")).unwrap().duration_ns, Some(1));
+    }
+
+    /// A warmup as long as the run, or longer, counts nothing: refused,
+    /// naming both; 1 ns shorter is taken. `check_warmup` does the same for
+    /// a duration given elsewhere (the command line's).
+    #[test]
+    fn a_warmup_must_be_shorter_than_the_run() {
+        assert_eq!(
+            error(&toml("duration = \"100ms\"\nwarmup = \"100ms\"")),
+            "at warmup: warmup 100ms is not shorter than the run's duration 100ms: progress before 100ms is not \
+             counted, so nothing would be measured"
+        );
+        assert!(error(&toml("duration = \"100ms\"\nwarmup = \"2s\"")).starts_with("at warmup: warmup 2s is not"));
+        let w = parse_workload(&toml("duration = \"100ms\"\nwarmup = \"99999999ns\"")).unwrap();
+        assert_eq!(w.warmup_ns, 99_999_999);
+        assert_eq!(w.check_warmup(100_000_000), Ok(()));
+        assert_eq!(
+            w.check_warmup(99_999_999),
+            Err("warmup 99999999ns is not shorter than the run's duration 99999999ns: progress before 99999999ns \
+                 is not counted, so nothing would be measured"
+                .into())
+        );
+        // No warmup: any run will do.
+        assert_eq!(parse_workload(&toml("duration = \"1ms\"")).unwrap().check_warmup(1), Ok(()));
+    }
+}
+
+mod host_cpus {
+    //! CPU lists against the host a file runs on.
+    use super::*;
+
+    fn check(text: &str, nr_cpus: usize) -> Result<(), String> {
+        parse_workload(text).unwrap().check_host(nr_cpus)
+    }
+
+    /// A task's `cpus`, an `affinity` op and an rt-app phase's `cpus` must
+    /// each name a CPU of the host: on 4 CPUs (0-3), CPU 7 alone is
+    /// refused with the task and the list, where the static one was a bare
+    /// "affinity mask contains no CPU of this host" from the scheduler and
+    /// the op was ignored. A list with any of 0-3 in it is taken, as
+    /// sched_setaffinity takes it.
+    #[test]
+    fn every_cpu_list_needs_a_cpu_of_the_host() {
+        let toml = |head: &str, ops: &str| {
+            format!("duration = \"1s\"\n[[task]]\nname = \"a\"\n{head}\nops = [ {{ run = \"1ms\" }}, {ops} ]\n")
+        };
+        assert_eq!(
+            check(&toml("cpus = \"7\"", "\"yield\""), 4),
+            Err("task \"a\": cpus 7 names no CPU of this host, which has 4 (CPUs 0-3)".into())
+        );
+        assert_eq!(
+            check(&toml("", "{ affinity = \"7\" }"), 4),
+            Err("task \"a\": an affinity change to CPUs 7 names no CPU of this host, which has 4 (CPUs 0-3)".into())
+        );
+        assert_eq!(check(&toml("cpus = \"3-7\"", "{ affinity = \"3,9\" }"), 4), Ok(()));
+        assert_eq!(check(&toml("cpus = \"7\"", "{ affinity = \"7\" }"), 8), Ok(()));
+        assert_eq!(
+            check(r#"{"tasks": {"t": {"cpus": [7], "run": 10}}}"#, 4),
+            Err("task \"t\": cpus 7 names no CPU of this host, which has 4 (CPUs 0-3)".into())
+        );
+        assert_eq!(
+            check(r#"{"tasks": {"t": {"phases": {"p": {"cpus": [4, 5], "run": 10}}}}}"#, 4),
+            Err("task \"t\": an affinity change to CPUs 4-5 names no CPU of this host, which has 4 (CPUs 0-3)".into())
+        );
+        // A phase without CPUs returns to every CPU: that is fine anywhere.
+        assert_eq!(
+            check(r#"{"tasks": {"t": {"phases": {"p": {"cpus": [1], "run": 10}, "q": {"run": 1}}}}}"#, 2),
+            Ok(())
+        );
+    }
+}
+
+mod toml_errors {
+    //! The TOML parser's errors, on one line with their reason.
+    use super::test_files::error;
+
+    /// The command line prints an error's first line, which held only
+    /// "TOML parse error at line 2, column 12"; now the line has the
+    /// position, the parser's reason and the text it points at.
+    #[test]
+    fn a_syntax_error_says_why_on_one_line() {
+        let e = error("name = \"x\"\nduration = 1s\n");
+        assert_eq!(e, "TOML: line 2, column 12: string values must be quoted, expected literal string (at `1s`)");
+        let e = error("duration = \"1s\"\nduration = \"2s\"\n");
+        assert_eq!(e, "TOML: line 2, column 1: duplicate key (at `duration`)");
+        // At the end of the text there is nothing to show.
+        let e = error("a = [1,\n");
+        assert_eq!(e, "TOML: line 1, column 8: unclosed array, expected `]`");
+        assert!(!e.contains('\n'));
+    }
+}
+
+mod rt_app_durations {
+    //! rt-app durations: plain µs, 0 or more, at most rt-app's C int.
+    use super::test_files::error;
+    use super::*;
+
+    fn event(key: &str, value: &str) -> String {
+        format!(r#"{{"tasks": {{"a": {{"run0": 1, "{key}": {value}}}}}}}"#)
+    }
+
+    /// A negative or huge number was "bad duration \"-1000\" (expected a
+    /// number with a unit ...)", or 301 digits for 1e300; now the message
+    /// says what rt-app takes. 2,147,483,647 µs (i32::MAX) is the longest.
+    #[test]
+    fn negative_and_huge_durations_say_what_rt_app_takes() {
+        let limit = "rt-app durations are µs from 0 to 2147483647 (a C int, about 36 minutes)";
+        assert_eq!(error(&event("run", "-1000")), format!("at tasks.a.run: -1000 is negative; {limit}"));
+        assert_eq!(error(&event("delay", "-1")), format!("at tasks.a.delay: -1 is negative; {limit}"));
+        assert_eq!(error(&event("sleep", "-0.5")), format!("at tasks.a.sleep: -0.5 is negative; {limit}"));
+        assert_eq!(error(&event("runtime", "1e300")), format!("at tasks.a.runtime: 1e300 is too long; {limit}"));
+        assert_eq!(
+            error(&event("timer", r#"{"ref": "t", "period": 2147483648}"#)),
+            format!("at tasks.a.timer.period: 2147483648 is too long; {limit}")
+        );
+        assert_eq!(error(&event("run", "\"3000s\"")), format!("at tasks.a.run: 3000s is too long; {limit}"));
+        // The longest there is, and 0 (beside a run that takes time).
+        let w = parse_workload(&event("run", "2147483647")).unwrap();
+        assert_eq!(w.tasks[0].code[2], Instr::Run(Dist::Fixed(2_147_483_647_000)));
+        let w = parse_workload(&event("sleep", "0")).unwrap();
+        assert_eq!(w.tasks[0].code[2], Instr::Sleep(0));
+    }
+}
+
+mod loop_depth {
+    //! How deep loops nest, at the edge, in both ways TOML writes them.
+    use super::test_files::error;
+    use super::*;
+
+    /// `n` loops, each inside the last, around a run with a distribution
+    /// (the deepest op: two more levels), written inline.
+    fn inline(n: usize) -> String {
+        let mut op = "{ run = { mean = \"1us\", dist = \"exp\" } }".to_string();
+        for _ in 0..n {
+            op = format!("{{ loop = {{ count = 2, ops = [ {op} ] }} }}");
+        }
+        format!("duration = \"10ms\"\n[[task]]\nname = \"a\"\nops = [ {op} ]\n")
+    }
+
+    /// The same with table headers, which nest no brackets.
+    fn headers(n: usize) -> String {
+        let mut s = String::from("duration = \"10ms\"\n[[task]]\nname = \"a\"\n");
+        let mut at = String::from("task.ops");
+        for _ in 0..n {
+            s += &format!("[[{at}]]\n[{at}.loop]\ncount = 2\n");
+            at += ".loop.ops";
+        }
+        s + &format!("[[{at}]]\nrun = \"1us\"\n")
+    }
+
+    /// The docs said 32, but 21 inline loops hit the old 64-bracket guard,
+    /// and the TOML parser itself stops at 80 levels: 26 inline loops.
+    /// The limit is now 24 in every form. 24 inline loops nest
+    /// 1 (the task's ops) + 3 x 24 + 2 (the run and its distribution) = 75
+    /// brackets deep and parse; 25 nest 78, within both the guard (80) and
+    /// the TOML parser, and get the limit's own error at the 25th loop's
+    /// body.
+    #[test]
+    fn loops_nest_24_deep_in_either_form() {
+        assert_eq!(bracket_depth(&inline(24)), 75);
+        assert_eq!(bracket_depth(&inline(25)), 78);
+        let deepest = |text: &str| {
+            let w = parse_workload(text).unwrap();
+            w.tasks[0].code.iter().filter(|i| matches!(i, Instr::LoopBegin { .. })).count()
+        };
+        // The task's own loop and 24.
+        assert_eq!(deepest(&inline(24)), 25);
+        assert_eq!(deepest(&headers(24)), 25);
+        let at = format!("task[0].ops[0]{}", ".loop.ops[0]".repeat(24));
+        let want = format!("at {at}.loop.ops: loops nested deeper than 24");
+        assert_eq!(error(&inline(25)), want);
+        assert_eq!(error(&headers(25)), want);
     }
 }

@@ -5,12 +5,24 @@ use super::*;
 
 pub(super) struct TomlFile;
 
+/// Ops as they are read, with the place of each loop among them.
+#[derive(Debug, Default)]
+pub(super) struct RawOps {
+    pub(super) ops: Vec<Raw>,
+    /// Where each loop op is, in the order of their LoopBegins.
+    pub(super) loops: Vec<String>,
+}
+
 impl TomlFile {
     pub(super) fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
         let top = obj(v, "")?;
         known_keys(top, "", &["name", "duration", "warmup", "metric", "task"])?;
         let name = get(top, "name").map(|x| as_str(x, "name")).transpose()?.unwrap_or("workload").to_string();
         let duration_ns = get(top, "duration").map(|x| duration(x, "duration", 0.0)).transpose()?;
+        // As the command line's --duration: a run of no time measures nothing.
+        if duration_ns == Some(0) {
+            return err("duration", "must be more than 0");
+        }
         if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
             let cap = crate::experiment::fmt_ns(crate::workloads::MAX_SIM_NS);
             return err("duration", format!("must be at most {cap}, the simulated-time cap of a run"));
@@ -25,11 +37,16 @@ impl TomlFile {
         let mut names = Names::default();
         let mut heads = Vec::new();
         let mut raws = Vec::new();
+        let mut total = 0;
         for (i, t) in task_vals.iter().enumerate() {
             let path = format!("task[{i}]");
             let (head, raw) = Self::task(t, &path, &mut names)?;
             if heads.iter().any(|h: &TaskDef| h.name == head.name) {
                 return err(&path, format!("duplicate task name {:?}", head.name));
+            }
+            total += raw.body.len();
+            if total > MAX_FILE_OPS {
+                return err(&path, format!("more than {MAX_FILE_OPS} ops in the file, with this task's"));
             }
             heads.push(head);
             raws.push(raw);
@@ -72,16 +89,23 @@ impl TomlFile {
         let count = get(o, "loop").map(|x| loop_count(x, &format!("{path}.loop"))).transpose()?.flatten();
         let count = if get(o, "loop").is_some() { count } else { None };
         let ops = get(o, "ops").ok_or_else(|| WorkloadError { path: path.into(), msg: "missing `ops`".into() })?;
-        let mut raw = Vec::new();
+        let mut raw = RawOps::default();
         Self::ops(ops, &format!("{path}.ops"), names, &mut raw, 0)?;
-        Ok((head, RawTask { prelude: Vec::new(), body: raw, count }))
+        if raw.ops.is_empty() {
+            return err(&format!("{path}.ops"), format!("task {name:?} has no ops"));
+        }
+        let loop_path = if get(o, "loop").is_some() { format!("{path}.loop") } else { format!("{path}.ops") };
+        Ok((head, RawTask { prelude: Vec::new(), body: raw.ops, count, path: loop_path, loops: raw.loops }))
     }
 
+    /// Reads an array of ops into `out`, at most [`MAX_OPS`] in all: the
+    /// count is checked after each op, a loop's end included, so a task
+    /// holds 100,000 and the op that makes 100,001 is refused.
     pub(super) fn ops(
         v: &V,
         path: &str,
         names: &mut Names,
-        out: &mut Vec<Raw>,
+        out: &mut RawOps,
         depth: usize,
     ) -> Result<(), WorkloadError> {
         if depth > MAX_DEPTH {
@@ -89,15 +113,15 @@ impl TomlFile {
         }
         let V::Arr(list) = v else { return err(path, format!("expected an array of ops, found {}", v.kind())) };
         for (i, op) in list.iter().enumerate() {
-            if out.len() > MAX_OPS {
+            Self::op(op, &format!("{path}[{i}]"), names, out, depth)?;
+            if out.ops.len() > MAX_OPS {
                 return err(path, format!("more than {MAX_OPS} ops"));
             }
-            Self::op(op, &format!("{path}[{i}]"), names, out, depth)?;
         }
         Ok(())
     }
 
-    fn op(v: &V, path: &str, names: &mut Names, out: &mut Vec<Raw>, depth: usize) -> Result<(), WorkloadError> {
+    fn op(v: &V, path: &str, names: &mut Names, out: &mut RawOps, depth: usize) -> Result<(), WorkloadError> {
         const OPS: [&str; 24] = [
             "run",
             "sleep",
@@ -185,16 +209,16 @@ impl TomlFile {
                 Instr::Timer { slot: TimerSlot::named(name, names), period, absolute }
             }
             "send" => {
-                out.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
+                out.ops.push(Raw::Send { to: parse_target(as_str(val, &kp)?), via, bytes, path: kp });
                 return Ok(());
             }
             "broadcast" => {
-                out.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), via, bytes, path: kp });
+                out.ops.push(Raw::Send { to: RawTarget::All(as_str(val, &kp)?.to_string()), via, bytes, path: kp });
                 return Ok(());
             }
             "reply" => {
                 as_bool(val, &kp)?;
-                out.push(Raw::Send { to: RawTarget::Reply, via, bytes, path: kp });
+                out.ops.push(Raw::Send { to: RawTarget::Reply, via, bytes, path: kp });
                 return Ok(());
             }
             "wait" => match val {
@@ -217,7 +241,7 @@ impl TomlFile {
             "sem_wait" => Instr::SemWait(names.sem(as_str(val, &kp)?)),
             "barrier" => Instr::Barrier(names.barrier(as_str(val, &kp)?)),
             "fork" => {
-                out.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
+                out.ops.push(Raw::Fork { name: as_str(val, &kp)?.to_string(), path: kp });
                 return Ok(());
             }
             "exit" | "yield" | "start_measuring" => {
@@ -242,13 +266,17 @@ impl TomlFile {
                 let count = if get(lo, "count").is_some() { count } else { None };
                 let body =
                     get(lo, "ops").ok_or_else(|| WorkloadError { path: kp.clone(), msg: "missing `ops`".into() })?;
-                out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+                if matches!(body, V::Arr(a) if a.is_empty()) {
+                    return err(&format!("{kp}.ops"), "a loop with no ops");
+                }
+                out.ops.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
+                out.loops.push(kp.clone());
                 Self::ops(body, &format!("{kp}.ops"), names, out, depth + 1)?;
-                out.push(Raw::I(Instr::LoopEnd { begin: 0 }));
+                out.ops.push(Raw::I(Instr::LoopEnd { begin: 0 }));
                 return Ok(());
             }
         };
-        out.push(Raw::I(instr));
+        out.ops.push(Raw::I(instr));
         Ok(())
     }
 }

@@ -518,6 +518,25 @@ impl Workload {
         }
     }
 
+    /// The simulated length of every run, where it is known before the
+    /// run: what [`Workload::build`] gives [`Limits`] as its duration.
+    /// `None` for runs that end when their tasks do (pgbench's
+    /// transactions, messaging's and VolanoMark's messages, a workload
+    /// file's finishing tasks).
+    pub fn known_duration_ns(&self, opts: &WorkloadOpts) -> Option<u64> {
+        match self {
+            Workload::Tbench | Workload::SysbenchOltp | Workload::Hogs | Workload::Starve => {
+                Some(opts.duration_ns.unwrap_or(1_000_000_000))
+            }
+            Workload::Pgbench(_) | Workload::Messaging | Workload::Volanomark => opts.duration_ns,
+            Workload::File(w) => match opts.duration_ns.or(w.duration_ns) {
+                Some(d) => Some(d),
+                None if w.tasks.iter().any(|t| t.finish && t.instances > 0) => None,
+                None => Some(1_000_000_000),
+            },
+        }
+    }
+
     /// The tasks of a run with `clients` clients (rooms, groups, hogs...);
     /// `seed` (the run's) places the long-lived processes ([`StartCpus`]).
     pub fn build(&self, clients: u32, nr_cpus: usize, opts: &WorkloadOpts, seed: u64) -> Built {
