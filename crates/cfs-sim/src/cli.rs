@@ -311,8 +311,9 @@ impl OutArgs {
 pub fn main_with(args: &[String]) -> Result<(), String> {
     let cli = Cli::try_parse_from(args).map_err(|e| {
         if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
-            let _ = e.print();
-            String::new()
+            // Through `say`, so that a full disk is an error and a closed
+            // pipe (`--help | head`) is not.
+            say(&e.render().to_string()).err().unwrap_or_default()
         } else {
             e.render().to_string().trim_end().to_string()
         }
@@ -518,11 +519,17 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
         "messaging, volanomark",
     )?;
     only("--pipe", !a.pipe || matches!(w, Workload::Messaging), "messaging")?;
-    only(
-        "--clients",
-        a.clients.is_none() || !matches!(w, Workload::File(_) | Workload::Starve),
-        "built-ins other than starve",
-    )?;
+    if a.clients.is_some() {
+        match w {
+            Workload::File(_) => {
+                return Err("--clients does not apply to a workload file (its tasks' instances set the counts)".into());
+            }
+            Workload::Starve => {
+                return Err("--clients does not apply to starve (it runs one parent and one child)".into());
+            }
+            _ => {}
+        }
+    }
     // A workload file pins and sets the policy of each of its tasks itself.
     let builtin = !matches!(w, Workload::File(_));
     only("--pin-client", a.pin_client.is_none() || builtin, "built-ins; a workload file has per-task cpus")?;

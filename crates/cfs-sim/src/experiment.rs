@@ -133,7 +133,14 @@ impl SchedSpec {
     pub fn resolve(&self, host: &Host) -> Result<Column, String> {
         let version = parse_profile(&self.profile)?;
         let mut cfg = Config::new(version, host.nr_cpus());
-        for name in &self.patches {
+        // A label is a table heading, a CSV field and a plot legend.
+        if let Some(l) = self.label.as_deref().filter(|l| l.trim().is_empty() || l.chars().any(char::is_control)) {
+            return Err(format!("config name {l:?}: give a non-empty name without control characters"));
+        }
+        for (i, name) in self.patches.iter().enumerate() {
+            if self.patches[..i].iter().any(|q| q.trim() == name.trim()) {
+                return Err(format!("patch {name:?} is given twice"));
+            }
             let p = Patch::by_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Patch::ALL.iter().map(|p| p.name()).collect();
                 let hint = suggest(name, &known).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
@@ -255,7 +262,14 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
     name.parse().map_err(|e| {
         let names: Vec<&str> = KernelVersion::ALL.iter().map(|v| v.name()).collect();
-        match suggest(name, &names) {
+        // A well-formed version that is not a profile (2.6.27) is not a
+        // typo of its nearest neighbour: the list of profiles says it all.
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        let a_version = name.trim().strip_prefix("2.6.").is_some_and(|rest| match rest.split_once("-rc") {
+            Some((sub, rc)) => digits(sub) && digits(rc),
+            None => digits(rest),
+        });
+        match suggest(name, &names).filter(|_| !a_version) {
             Some(s) => format!("{e}; did you mean {s:?}?"),
             None => format!("{e}"),
         }

@@ -655,3 +655,42 @@ fn host_specs_and_client_lists_say_what_is_wrong() {
     fails(&["--host", "1s1c1t,mhz=0"], "bad host spec \"1s1c1t,mhz=0\": bad value \"0\"");
     fails_with(&["pgbench", "--clients", "1,,2"], "bad client list \"1,,2\"");
 }
+
+/// A failed run says which cell it was (the column's label, the client
+/// count, the run), and a run at the time cap names the task it waited
+/// for: `hog` never blocks, `waiter` waits for a message no one sends, and
+/// only `waiter` must finish, so the 600 s cap ends the run. (`hog` keeps
+/// a CPU busy, so the run is not stalled: something can always happen.)
+#[test]
+fn a_failed_run_names_its_cell_and_what_it_waited_for() {
+    let dir = scratch("stuck");
+    let f = dir.join("w.toml");
+    std::fs::write(
+        &f,
+        "[[task]]\nname = \"hog\"\nops = [ { run = \"10ms\" } ]\n\
+         [[task]]\nname = \"waiter\"\nfinish = true\nops = [ \"wait\" ]\n",
+    )
+    .unwrap();
+    fails_with(
+        &["run", f.to_str().unwrap(), "--runs", "1", "--config", "name=mine"],
+        "run did not finish within 600.000 s of simulated time (still to finish: waiter) (config \"mine\", 1 clients, run 0)",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Small things said clearly: a well-formed version that is no profile
+/// gets the list, not its nearest neighbour; a mistyped one gets the hint;
+/// a patch given twice, a name with a newline (it would break the table)
+/// and --clients where the workload sets its own counts are refused.
+#[test]
+fn small_mistakes_get_plain_answers() {
+    let out = run(&pg(&["--profile", "2.6.27"]).iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown kernel profile \"2.6.27\" (known: ") && !err.contains("did you mean"), "{err}");
+    fails(&["--profile", "2.6.32rc1"], "did you mean \"2.6.32-rc1\"?");
+    fails(&["--patch", "waker", "--patch", "waker"], "patch \"waker\" is given twice");
+    fails(&["--config", "name=a\nb"], "without control characters");
+    fails_with(&["starve", "--clients", "3"], "--clients does not apply to starve (it runs one parent and one child)");
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml");
+    fails_with(&["run", f, "--clients", "3"], "--clients does not apply to a workload file");
+}

@@ -870,6 +870,8 @@ fn run_dist(v: &V, path: &str, bare_unit_ns: f64) -> Result<Dist, WorkloadError>
             let cv = match get(o, "cv") {
                 Some(V::Float(f)) if (0.0..=10.0).contains(f) => *f,
                 Some(V::Int(i)) if (0..=10).contains(i) => *i as f64,
+                Some(V::Int(i)) => return err(&format!("{path}.cv"), format!("{i} is not in 0..=10")),
+                Some(V::Float(f)) => return err(&format!("{path}.cv"), format!("{f} is not in 0..=10")),
                 Some(other) => {
                     return err(&format!("{path}.cv"), format!("expected a number in 0..=10, found {}", other.kind()));
                 }

@@ -411,11 +411,15 @@ mod structure_tests {
         assert_eq!(run("{ mean = \"10us\", dist = \"normal\", cv = 0 }"), Ok(Dist::normal_cv(10_000.0, 0.0)));
         assert_eq!(
             run("{ mean = \"10us\", dist = \"normal\", cv = 11 }"),
-            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found an integer".into())
+            Err("at task[0].ops[0].run.cv: 11 is not in 0..=10".into())
         );
         assert_eq!(
             run("{ mean = \"10us\", dist = \"normal\", cv = -0.5 }"),
-            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found a number".into())
+            Err("at task[0].ops[0].run.cv: -0.5 is not in 0..=10".into())
+        );
+        assert_eq!(
+            run("{ mean = \"10us\", dist = \"normal\", cv = \"high\" }"),
+            Err("at task[0].ops[0].run.cv: expected a number in 0..=10, found a string".into())
         );
         assert_eq!(
             run("{ dist = \"uniform\", min = \"1us\", max = \"3us\" }"),
