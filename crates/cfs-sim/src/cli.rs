@@ -626,13 +626,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         ));
     }
     if let (Workload::File(w), Some(d)) = (&workload, known) {
-        if w.warmup_ns >= d {
-            return Err(format!(
-                "the workload's warmup {} is not shorter than the run ({whose} {}): nothing would be counted",
-                fmt_ns(w.warmup_ns),
-                fmt_ns(d)
-            ));
-        }
+        w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
     Ok(Plan {

@@ -600,7 +600,10 @@ fn a_workload_files_own_duration_bounds_switches_and_warmup() {
         &["run", f, "--switch", "700s:features=863"],
         "not before the end of the run (the workload's duration 200ms)",
     );
-    fails_with(&["run", f, "--duration", "20ms"], "warmup 20ms is not shorter than the run (--duration 20ms)");
+    fails_with(
+        &["run", f, "--duration", "20ms"],
+        "warmup 20ms is not shorter than the run's duration 20ms: progress before 20ms is not counted, so nothing would be measured (--duration)",
+    );
     let ok = run(&["run", f, "--duration", "21ms", "--switch", "20ms:features=863"]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 }

@@ -1341,6 +1341,8 @@ mod timeless_loops {
         ok("", "{ run = { mean = \"0us\", dist = \"normal\" } }, { sleep = \"0s\" }");
         ok("loop = 1", "{ progress = 1 }");
         ok("loop = 0", "{ progress = 1 }");
+        // rt-app's `runtime` (CPU time measured on the clock) of 1 µs.
+        parse_workload(r#"{"tasks": {"a": {"runtime": 1}}, "global": {"duration": 1}}"#).unwrap();
         ok("", "{ run = \"1us\" }, { loop = { count = 1, ops = [ { progress = 1 } ] } }");
         ok("", "{ loop = { count = 5, ops = [ { progress = 1 }, { loop = { count = 2, ops = [ \"yield\" ] } } ] } }");
         for op in [
