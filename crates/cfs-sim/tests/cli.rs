@@ -697,3 +697,96 @@ fn small_mistakes_get_plain_answers() {
     let f = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/pingpong.toml");
     fails_with(&["run", f, "--clients", "3"], "--clients does not apply to a workload file");
 }
+
+/// The input bound is exact: a file of 16 MiB is read (and then found to
+/// be no workload), one byte more is refused unread.
+#[test]
+fn the_input_bound_is_sixteen_mib_exactly() {
+    use cfs_sim::cli::{MAX_INPUT_BYTES, read_input};
+    let dir = scratch("bound");
+    let f = dir.join("big.toml");
+    let mut text = vec![b'#'; MAX_INPUT_BYTES as usize];
+    std::fs::write(&f, &text).unwrap();
+    assert_eq!(read_input(&f, "").map(|t| t.len()), Ok(16 << 20));
+    text.push(b'#');
+    std::fs::write(&f, &text).unwrap();
+    assert_eq!(read_input(&f, "").unwrap_err(), format!("cannot read {}: larger than 16 MiB", f.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Outputs named through `..` or relative to the working directory are
+/// the same file as their plain names: the files are compared once
+/// resolved, also before they exist.
+#[test]
+fn outputs_are_compared_once_resolved() {
+    let dir = scratch("resolved");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let plain = dir.join("o.svg");
+    let roundabout = dir.join("sub").join("..").join("o.svg");
+    fails(&["--csv", plain.to_str().unwrap(), "--plot", roundabout.to_str().unwrap()], "--csv and --plot both name");
+    let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim"))
+        .current_dir(&dir)
+        .args([
+            "pgbench",
+            "--clients",
+            "1",
+            "--transactions",
+            "50",
+            "--runs",
+            "1",
+            "--csv",
+            "a.svg",
+            "--plot",
+            "./a.svg",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--csv and --plot both name ./a.svg"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Of several failed runs the first in job order is reported: with two
+/// threads both runs of the stuck workload start and fail, and run 0 is
+/// named.
+#[test]
+fn the_first_failed_run_is_the_one_reported() {
+    let dir = scratch("first");
+    let f = dir.join("w.toml");
+    std::fs::write(&f, "[[task]]\nname = \"a\"\nfinish = true\nops = [ \"wait\" ]\n").unwrap();
+    for _ in 0..3 {
+        fails_with(&["run", f.to_str().unwrap(), "--runs", "2", "--jobs", "2"], "1 clients, run 0)");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A domain flag a patch already sets at a level may not be overridden
+/// there too (the patch would silently win), but other flags of that level
+/// may: prefer-local-to-node (799e2205ec6) clears PREFER_LOCAL at MC.
+#[test]
+fn sd_flags_and_a_patch_may_share_a_level_but_not_a_flag() {
+    let rc1 = ["--profile", "2.6.32-rc1", "--patch", "prefer-local-to-node"];
+    fails(
+        &[&rc1[..], &["--sd-flags", "MC:-PREFER_LOCAL-WAKE_AFFINE"]].concat(),
+        "patch prefer-local-to-node already sets SD_PREFER_LOCAL at MC;",
+    );
+    let ok = run(&pg(&[&rc1[..], &["--sd-flags", "MC:-WAKE_AFFINE"]].concat())
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    // A version missing its release-candidate number is a typo of one.
+    fails(&["--profile", "2.6.26-rc"], "did you mean \"2.6.26-rc4\"?");
+}
+
+/// A file that ends with its finishing tasks has no length known in
+/// advance, so a late switch is not refused (its phase is empty, "-").
+#[test]
+fn a_run_that_ends_with_its_tasks_takes_any_switch_time() {
+    let dir = scratch("ends");
+    let f = dir.join("w.toml");
+    std::fs::write(&f, "[[task]]\nname = \"a\"\nfinish = true\nloop = 3\nops = [ { run = \"1ms\" } ]\n").unwrap();
+    let out = run(&["run", f.to_str().unwrap(), "--runs", "1", "--switch", "2s:features=863"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
