@@ -182,6 +182,9 @@ pub enum CpuListError {
     /// An element was not a number or a range `a-b`.
     #[error("bad CPU list element {0:?} (expected N or N-M)")]
     BadElement(alloc::string::String),
+    /// Two commas in a row, or a comma first (`0,,1`, `,1`).
+    #[error("empty CPU list element (two commas in a row, or a comma first)")]
+    EmptyElement,
     /// A CPU number was `>= MAX_CPUS`.
     #[error("CPU {0} out of range (the limit is {MAX_CPUS})")]
     OutOfRange(usize),
@@ -193,13 +196,18 @@ pub enum CpuListError {
 impl CpuMask {
     /// Parses a kernel CPU list such as `0-3,8` (the format of sysfs
     /// `shared_cpu_list` and of `taskset -c`). Whitespace around elements is
-    /// ignored; an empty string gives the empty mask.
+    /// ignored; an empty string gives the empty mask (a CPU-less node's
+    /// `cpulist`). As bitmap_parselist (lib/bitmap.c) does, a trailing comma
+    /// is accepted and an empty element before another is not.
     pub fn parse_list(s: &str) -> Result<CpuMask, CpuListError> {
         use alloc::string::ToString;
         let mut m = CpuMask::empty();
-        for part in s.trim().split(',') {
-            let part = part.trim();
+        let parts: alloc::vec::Vec<&str> = s.trim().split(',').map(str::trim).collect();
+        for (i, &part) in parts.iter().enumerate() {
             if part.is_empty() {
+                if parts[i + 1..].iter().any(|p| !p.is_empty()) {
+                    return Err(CpuListError::EmptyElement);
+                }
                 continue;
             }
             let (a, b) = match part.split_once('-') {
@@ -235,6 +243,18 @@ mod tests {
         assert!(CpuMask::parse_list("3-1").is_err());
         assert!(CpuMask::parse_list("x").is_err());
         assert!(CpuMask::parse_list("1024").is_err());
+    }
+
+    /// bitmap_parselist's commas: one at the end is fine, an empty
+    /// element before another is not; an empty list is the empty mask.
+    #[test]
+    fn list_commas_as_the_kernel_reads_them() {
+        assert_eq!(CpuMask::parse_list("0,1,").unwrap().weight(), 2);
+        assert_eq!(CpuMask::parse_list("").unwrap().weight(), 0);
+        assert_eq!(CpuMask::parse_list("\n").unwrap().weight(), 0);
+        for bad in ["0,,1", ",1", " , 2"] {
+            assert_eq!(CpuMask::parse_list(bad), Err(CpuListError::EmptyElement), "{bad:?}");
+        }
     }
 
     #[test]
