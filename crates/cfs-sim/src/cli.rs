@@ -707,6 +707,12 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 
 /// Writes the requested outputs; prints the table unless JSON goes to stdout.
 fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> Result<(), String> {
+    // A change past the end of every run (possible where the length is not
+    // known in advance, as with pgbench's transactions) leaves its column
+    // empty; say why.
+    for at in unreached_changes(plan, res) {
+        eprintln!("cfs-sim: note: every run ended before the change at {}; its column is empty", fmt_ns(at));
+    }
     let json_stdout = out.json.as_deref() == Some(Path::new("-"));
     if !out.to_stdout() {
         let style = report::TableStyle { spread: out.spread, relative: out.relative };
@@ -757,6 +763,12 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
         );
     }
     Ok(())
+}
+
+/// The `--switch` times no run reached.
+pub fn unreached_changes(plan: &Plan, res: &Results) -> Vec<u64> {
+    let starts = report::phase_starts(plan);
+    starts.into_iter().filter(|&at| at > 0 && !res.runs.iter().any(|r| r.phases.iter().any(|p| p.0 == at))).collect()
 }
 
 /// Output options that depend on the plan, checked before anything runs.

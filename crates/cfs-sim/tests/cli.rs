@@ -790,3 +790,19 @@ fn a_run_that_ends_with_its_tasks_takes_any_switch_time() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A change that no run reaches (200 transactions of pgbench take ~20 ms,
+/// far from 5 s) leaves an empty column and a note saying why; one that
+/// runs reach gets no note.
+#[test]
+fn a_change_no_run_reaches_is_noted() {
+    let late =
+        run(&["pgbench", "--clients", "2", "--runs", "2", "--transactions", "200", "--switch", "5s:features=863"]);
+    let err = String::from_utf8_lossy(&late.stderr);
+    assert!(late.status.success(), "{err}");
+    assert_eq!(err.trim_end(), "cfs-sim: note: every run ended before the change at 5s; its column is empty");
+    assert!(String::from_utf8_lossy(&late.stdout).lines().last().unwrap().trim_end().ends_with('-'));
+    let early =
+        run(&["pgbench", "--clients", "2", "--runs", "2", "--transactions", "200", "--switch", "5ms:features=863"]);
+    assert!(early.status.success() && early.stderr.is_empty(), "{}", String::from_utf8_lossy(&early.stderr));
+}
