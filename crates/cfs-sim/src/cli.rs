@@ -542,6 +542,9 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
 /// Builds the plan of a workload command.
 pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     check_applicable(&workload, a)?;
+    if Path::new(&a.host).is_file() {
+        check_not_overwritten(Path::new(&a.host), &a.out)?;
+    }
     let host = parse_host(&a.host)?;
     let costs = CostModel::for_host(&a.host, &host);
     let base = base_spec(a)?;

@@ -621,6 +621,9 @@ fn outputs_neither_overwrite_inputs_nor_each_other() {
     let sweep = dir.join("s.toml");
     std::fs::write(&sweep, "[[config]]\nname = \"a\"\n").unwrap();
     fails(&["--sweep", sweep.to_str().unwrap(), "--json", sweep.to_str().unwrap()], "would overwrite the input file");
+    let host = dir.join("h.toml");
+    std::fs::write(&host, "[[socket]]\ncores = 2\n").unwrap();
+    fails(&["--host", host.to_str().unwrap(), "--csv", host.to_str().unwrap()], "would overwrite the input file");
     let svg = dir.join("o.svg");
     let svg2 = format!("{}/./o.svg", dir.display());
     fails(&["--csv", svg.to_str().unwrap(), "--plot", &svg2], "--csv and --plot both name");
