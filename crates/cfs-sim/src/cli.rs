@@ -565,7 +565,10 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     // the JSON, so two columns may not share one.
     for (i, c) in columns.iter().enumerate() {
         if columns[..i].iter().any(|d| d.label == c.label) {
-            return Err(format!("two columns are both labelled {:?}: give each --config its own name=", c.label));
+            return Err(format!(
+                "two columns are both labelled {:?}: give each its own name (name= in --config, name = in a sweep file)",
+                c.label
+            ));
         }
     }
     if let Some(c) = columns.iter().find(|c| c.policies.per_side()) {

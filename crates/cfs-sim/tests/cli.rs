@@ -158,7 +158,7 @@ fn bad_counts_and_durations() {
     assert!(run(&pg(&["--jobs", "1024"]).iter().map(String::as_str).collect::<Vec<_>>()).status.success());
     // Two columns with one label, named or not.
     fails(&["--config", "name=a", "--config", "name=a,features=863"], "two columns are both labelled \"a\"");
-    fails(&["--config", "features=863", "--config", "features=863"], "give each --config its own name=");
+    fails(&["--config", "features=863", "--config", "features=863"], "give each its own name (name= in --config");
     fails_with(&["pgbench", "--runs", "0"], "runs");
     fails_with(&["hogs", "--nice", "40", "--runs", "1", "--duration", "10ms"], "bad nice");
 }
