@@ -415,17 +415,16 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
     for col in columns {
         // As at boot, the domain flags written at one time may name levels
         // this host lacks, but not only such levels.
-        for (i, c) in changes.iter().enumerate() {
-            let at_same_time = |d: &&engine::Change| d.at_ns == c.at_ns;
-            let levels = changes.iter().filter(at_same_time).filter_map(|d| match d.setting {
+        let mut times: Vec<u64> = changes.iter().map(|c| c.at_ns).collect();
+        times.sort_unstable();
+        times.dedup();
+        for at in times {
+            let levels = changes.iter().filter(|d| d.at_ns == at).filter_map(|d| match d.setting {
                 engine::Setting::DomainFlags(level, ..) => Some(level),
                 _ => None,
             });
-            let first_at_time = changes[..i].iter().all(|d| d.at_ns != c.at_ns);
-            if first_at_time {
-                if let Some(Err(e)) = levels.map(|l| has_level(&col.domains, l)).reduce(|a, b| a.or(b)) {
-                    return Err(format!("--switch at {}: {e}", fmt_ns(c.at_ns)));
-                }
+            if let Some(Err(e)) = levels.map(|l| has_level(&col.domains, l)).reduce(|a, b| a.or(b)) {
+                return Err(format!("--switch at {}: {e}", fmt_ns(at)));
             }
         }
         let mut s = cfs_core::Scheduler::new(col.config, col.domains.clone()).map_err(|e| e.to_string())?;

@@ -526,13 +526,13 @@ impl Workload {
     pub fn known_duration_ns(&self, opts: &WorkloadOpts) -> Option<u64> {
         match self {
             Workload::Tbench | Workload::SysbenchOltp | Workload::Hogs | Workload::Starve => {
-                Some(opts.duration_ns.unwrap_or(1_000_000_000))
+                Some(opts.duration_ns.unwrap_or(DEFAULT_TIMED_NS))
             }
             Workload::Pgbench(_) | Workload::Messaging | Workload::Volanomark => opts.duration_ns,
             Workload::File(w) => match opts.duration_ns.or(w.duration_ns) {
                 Some(d) => Some(d),
                 None if w.tasks.iter().any(|t| t.finish && t.instances > 0) => None,
-                None => Some(1_000_000_000),
+                None => Some(DEFAULT_TIMED_NS),
             },
         }
     }
@@ -541,14 +541,10 @@ impl Workload {
     /// `seed` (the run's) places the long-lived processes ([`StartCpus`]).
     pub fn build(&self, clients: u32, nr_cpus: usize, opts: &WorkloadOpts, seed: u64) -> Built {
         let start = StartCpus::draw(seed, nr_cpus, opts);
-        let timed = |default_s: f64, warmup_frac: f64| {
-            let d = opts.duration_ns.unwrap_or((default_s * 1e9) as u64);
-            Limits::new(Some(d), (d as f64 * warmup_frac) as u64, MAX_SIM_NS)
-        };
-        let until_done = || match opts.duration_ns {
-            Some(d) => Limits::new(Some(d), 0, MAX_SIM_NS),
-            None => Limits::new(None, 0, MAX_SIM_NS),
-        };
+        // The run's length is known_duration_ns's; only the warm-up differs.
+        let duration = self.known_duration_ns(opts);
+        let limits = |warmup_ns: u64| Limits::new(duration, warmup_ns, MAX_SIM_NS);
+        let share = |frac: f64| duration.map_or(0, |d| (d as f64 * frac) as u64);
         let (tasks, finish, limits, sync): (Vec<TaskSpec>, Vec<usize>, Limits, SyncObjects) = match self {
             Workload::Pgbench(c) => {
                 let mut o = opts.clone();
@@ -559,35 +555,37 @@ impl Workload {
                 }
                 let (t, f) = pgbench::tasks(clients, &o, *c, start);
                 let f = if o.duration_ns.is_some() { Vec::new() } else { f };
-                (t, f, until_done(), SyncObjects::NONE)
+                (t, f, limits(0), SyncObjects::NONE)
             }
-            Workload::Tbench => (pairs::tbench(clients, opts, start), vec![], timed(1.0, 0.2), SyncObjects::NONE),
+            Workload::Tbench => (pairs::tbench(clients, opts, start), vec![], limits(share(0.2)), SyncObjects::NONE),
             Workload::SysbenchOltp => {
-                (pairs::sysbench(clients, opts, start), vec![], timed(1.0, 0.1), SyncObjects::NONE)
+                (pairs::sysbench(clients, opts, start), vec![], limits(share(0.1)), SyncObjects::NONE)
             }
-            Workload::Hogs => (simple::hogs(clients, opts), vec![], timed(1.0, 0.0), SyncObjects::NONE),
-            Workload::Starve => (simple::starve(opts), vec![], timed(1.0, 0.0), SyncObjects::NONE),
+            Workload::Hogs => (simple::hogs(clients, opts), vec![], limits(0), SyncObjects::NONE),
+            Workload::Starve => (simple::starve(opts), vec![], limits(0), SyncObjects::NONE),
             Workload::Messaging => {
                 let (t, f) = fanout::messaging(clients, opts);
-                (t, f, until_done(), SyncObjects::NONE)
+                (t, f, limits(0), SyncObjects::NONE)
             }
             Workload::Volanomark => {
                 let (t, f) = fanout::volanomark(clients, opts);
-                (t, f, until_done(), SyncObjects::NONE)
+                (t, f, limits(0), SyncObjects::NONE)
             }
             Workload::File(w) => {
                 let (t, f) = w.instantiate(nr_cpus, opts);
-                let limits = match (opts.duration_ns.or(w.duration_ns), f.is_empty()) {
-                    (Some(d), _) => Limits::new(Some(d), w.warmup_ns, MAX_SIM_NS),
-                    (None, false) => Limits::new(None, w.warmup_ns, MAX_SIM_NS),
-                    (None, true) => timed(1.0, 0.0),
-                };
-                (t, f, limits, w.sync_objects())
+                // The file's warm-up, except in the 1 s a file gets when it
+                // names neither a length nor a task to finish.
+                let timed_by_default = opts.duration_ns.or(w.duration_ns).is_none() && f.is_empty();
+                (t, f, limits(if timed_by_default { 0 } else { w.warmup_ns }), w.sync_objects())
             }
         };
         Built { instance: Instance { tasks, finish, sync }, limits }
     }
 }
+
+/// The length of a timed run (tbench, sysbench, hogs, starve, a workload
+/// file with neither a duration nor a task to finish) without --duration.
+pub const DEFAULT_TIMED_NS: u64 = 1_000_000_000;
 
 /// `-t` total of a pgbench run when neither a count nor a duration is
 /// given: 20,000 transactions (see docs/CALIBRATION.md for why this is
