@@ -9,7 +9,7 @@ use cfs_core::{
     Config, ConfigError, CpuMask, Deschedule, Event, KernelVersion, MigrateReason, Observer, SchedDomains, SchedError,
     Scheduler, TaskParams,
 };
-use cfs_topology::{Host, MAX_CPUS};
+use cfs_topology::{GroupRing, Host, MAX_CPUS};
 
 const V: KernelVersion = KernelVersion::V2_6_26Rc4;
 const T0: u64 = 1_000_000_000;
@@ -43,7 +43,7 @@ fn each_malformed_domain_is_refused_on_its_own() {
     // CPU 0's MC domain: a span without CPU 0, no groups, a span past the machine.
     let edits: [fn(&mut SchedDomains); 3] = [
         |d| d.per_cpu[0][0].span = CpuMask::single(1),
-        |d| d.per_cpu[0][0].groups.clear(),
+        |d| d.per_cpu[0][0].groups = GroupRing::default(),
         |d| d.per_cpu[0][0].span = CpuMask::from_cpus([0, 1, 4]),
     ];
     for (i, edit) in edits.iter().enumerate() {

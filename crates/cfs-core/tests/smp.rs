@@ -501,7 +501,8 @@ fn two_level(bottom: cfs_topology::SdFlags) -> cfs_core::SchedDomains {
                     groups: vec![
                         SchedGroup { cpus: CpuMask::single(cpu), cpu_power: 1024 },
                         SchedGroup { cpus: CpuMask::single(cpu ^ 1), cpu_power: 1024 },
-                    ],
+                    ]
+                    .into(),
                     flags: bottom,
                     params: cpu_params(),
                 },
@@ -511,7 +512,8 @@ fn two_level(bottom: cfs_topology::SdFlags) -> cfs_core::SchedDomains {
                     groups: vec![
                         SchedGroup { cpus: pair, cpu_power: 2048 },
                         SchedGroup { cpus: other, cpu_power: 2048 },
-                    ],
+                    ]
+                    .into(),
                     flags: top_flags,
                     params: DomainParams { newidle_idx: 0, ..cpu_params() },
                 },

@@ -84,9 +84,11 @@
 //!   there too. Without the clip MC would not nest inside CPU.
 
 use crate::cpumask::{CpuId, CpuMask};
-use crate::domain::{DomainLevel, DomainParams, SchedDomain, SchedDomains, SchedGroup, SdFlags};
+use crate::domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
 use crate::host::{Host, Vendor};
 use crate::version::KernelVersion;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -130,7 +132,8 @@ impl Host {
     /// The domains `version` builds for this host under `opts`.
     pub fn build_domains_with(&self, version: KernelVersion, opts: &BuildOptions) -> SchedDomains {
         let view = KernelView::new(self, version, opts);
-        let mut chains: Vec<Vec<SchedDomain>> = (0..view.n).map(|cpu| view.raw_chain(cpu)).collect();
+        let mut rings = Rings::new();
+        let mut chains: Vec<Vec<SchedDomain>> = (0..view.n).map(|cpu| view.raw_chain(cpu, &mut rings)).collect();
         set_group_powers(&view, &mut chains);
         let per_cpu = chains
             .into_iter()
@@ -145,6 +148,19 @@ impl Host {
 const SIB: usize = 0;
 const MC: usize = 1;
 const PHYS: usize = 2;
+
+/// Group lists already built, by level (`kernel_level`), span and, for
+/// NODE, the node (each node's list starts at that node): the CPUs of one
+/// span share one list, as they share one `sched_group` list in the kernel.
+type Rings = BTreeMap<(u8, CpuMask, usize), GroupRing>;
+
+/// The shared group list under `key`, built by `groups` the first time.
+fn ring(rings: &mut Rings, key: (u8, CpuMask, usize), groups: impl FnOnce() -> Vec<CpuMask>) -> GroupRing {
+    let built = rings
+        .entry(key)
+        .or_insert_with(|| groups().into_iter().map(|cpus| SchedGroup { cpus, cpu_power: 0 }).collect());
+    built.clone()
+}
 
 /// The host as the kernel sees it at boot.
 struct KernelView<'h> {
@@ -189,31 +205,35 @@ impl<'h> KernelView<'h> {
     }
 
     /// The domains of `cpu` before group powers and removal, bottom-up.
-    fn raw_chain(&self, cpu: CpuId) -> Vec<SchedDomain> {
+    fn raw_chain(&self, cpu: CpuId, rings: &mut Rings) -> Vec<SchedDomain> {
+        use DomainLevel as L;
         let node = self.node_of[cpu];
+        let (sib, cg, nm) = (self.sibling[cpu], self.coregroup[cpu], self.node_mask[node]);
         let mut chain = vec![
-            self.domain(DomainLevel::Sibling, self.sibling[cpu], singletons(self.sibling[cpu])),
-            self.domain(DomainLevel::Mc, self.coregroup[cpu], partition(self.coregroup[cpu], &self.sibling)),
-            self.domain(DomainLevel::Cpu, self.node_mask[node], partition(self.node_mask[node], &self.coregroup)),
+            self.domain(L::Sibling, sib, ring(rings, (kernel_level(L::Sibling), sib, 0), || singletons(sib))),
+            self.domain(L::Mc, cg, ring(rings, (kernel_level(L::Mc), cg, 0), || partition(cg, &self.sibling))),
+            self.domain(L::Cpu, nm, ring(rings, (kernel_level(L::Cpu), nm, 0), || partition(nm, &self.coregroup))),
         ];
         if self.numa {
             let span = self.node_span(node);
-            chain.push(self.domain(DomainLevel::Node, span, self.node_groups(node, span)));
-            if self.n > SD_NODES_PER_DOMAIN * self.node_mask[node].weight() {
+            let groups = ring(rings, (kernel_level(L::Node), span, node), || self.node_groups(node, span));
+            chain.push(self.domain(L::Node, span, groups));
+            if self.n > SD_NODES_PER_DOMAIN * nm.weight() {
                 let all = self.host.all_cpus();
-                chain.push(self.domain(DomainLevel::AllNodes, all, partition(all, &self.by_node)));
+                let groups = ring(rings, (kernel_level(L::AllNodes), all, 0), || partition(all, &self.by_node));
+                chain.push(self.domain(L::AllNodes, all, groups));
             }
         }
         chain
     }
 
     /// A domain from its initialiser, after `set_domain_attribute`.
-    fn domain(&self, level: DomainLevel, span: CpuMask, groups: Vec<CpuMask>) -> SchedDomain {
+    fn domain(&self, level: DomainLevel, span: CpuMask, groups: GroupRing) -> SchedDomain {
         let (flags, params) = initialiser(level, self.v, self.n);
         SchedDomain {
             level,
             span,
-            groups: groups.into_iter().map(|cpus| SchedGroup { cpus, cpu_power: 0 }).collect(),
+            groups,
             flags: relax_domain_level(level, self.v, self.opts.relax_domain_level, flags),
             params,
         }
@@ -442,14 +462,20 @@ fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
         if g.cpus.first() == Some(cpu) { power[PHYS][cpu] } else { 0 }
     };
     let numa_power: Vec<u32> = (0..view.n).map(phys_power).collect();
+    // Each shared list is powered once; the domains sharing it then share
+    // the powered list (keyed by the address of the list they held).
+    let mut powered: BTreeMap<usize, Arc<[SchedGroup]>> = BTreeMap::new();
     for chain in chains.iter_mut() {
         for (level, sd) in chain.iter_mut().enumerate() {
-            for g in &mut sd.groups {
-                g.cpu_power = match level {
+            let list = sd.groups.list();
+            let done = powered.entry(Arc::as_ptr(list) as *const SchedGroup as usize).or_insert_with(|| {
+                let power_of = |g: &SchedGroup| match level {
                     SIB | MC | PHYS => g.cpus.first().map_or(0, |f| power[level][f]),
                     _ => g.cpus.iter().map(|c| numa_power[c]).sum(),
                 };
-            }
+                list.iter().map(|g| SchedGroup { cpus: g.cpus, cpu_power: power_of(g) }).collect()
+            });
+            sd.groups = sd.groups.with_list(Arc::clone(done));
         }
     }
 }
@@ -571,7 +597,7 @@ pub fn attach_domain(v: KernelVersion, chain: Vec<SchedDomain>, nr_node_ids: usi
 /// `sd->groups` does. NODE lists are built that way already.
 fn local_group_first(mut sd: SchedDomain, cpu: CpuId) -> SchedDomain {
     if let Some(i) = sd.group_of(cpu) {
-        sd.groups.rotate_left(i);
+        sd.groups = sd.groups.entered_at(i);
     }
     sd
 }

@@ -8,8 +8,10 @@
 
 use crate::cpumask::{CpuId, CpuMask};
 use crate::version::KernelVersion;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+use core::ops::Index;
 
 bitflags::bitflags! {
     /// `SD_*` domain flags, by name.
@@ -172,6 +174,136 @@ pub struct SchedGroup {
     pub cpu_power: u32,
 }
 
+/// The groups of a [`GroupRing`] from its entry on.
+pub type GroupIter<'a> = core::iter::Chain<core::slice::Iter<'a, SchedGroup>, core::slice::Iter<'a, SchedGroup>>;
+
+/// A domain's groups as the kernel links them: one circular list per
+/// level and span, shared by every CPU of the span, which enters it at its
+/// own group (`sd->groups` points at the local group, and `group->next`
+/// goes round).
+///
+/// The list itself is built once and shared ([`Arc`]); each CPU's domain
+/// keeps only where it enters. A flat 1,024-CPU host has 1,024 groups at
+/// its CPU level, and a copy per CPU would be 1,024² groups.
+///
+/// Index `i` and [`GroupRing::iter`] count from the entry: index 0 is the
+/// local group once [`crate::builder`] has set the entry. Two rings are
+/// equal when they list the same groups from their entries on.
+#[derive(Clone, Default)]
+pub struct GroupRing {
+    ring: Arc<[SchedGroup]>,
+    entry: usize,
+}
+
+impl GroupRing {
+    /// A ring over `groups`, entered at the first.
+    pub fn new(groups: Vec<SchedGroup>) -> Self {
+        GroupRing { ring: groups.into(), entry: 0 }
+    }
+
+    /// The same shared list entered at the group now at index `i` (taken
+    /// modulo the length; an empty ring stays empty).
+    pub fn entered_at(&self, i: usize) -> Self {
+        let len = self.ring.len();
+        let entry = if len == 0 { 0 } else { (self.entry + i % len) % len };
+        GroupRing { ring: Arc::clone(&self.ring), entry }
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Whether there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// The group at index `i` from the entry.
+    pub fn get(&self, i: usize) -> Option<&SchedGroup> {
+        (i < self.ring.len()).then(|| &self.ring[(self.entry + i) % self.ring.len()])
+    }
+
+    /// The entry group (the local group of a built domain).
+    pub fn first(&self) -> Option<&SchedGroup> {
+        self.get(0)
+    }
+
+    /// The groups from the entry round to the one before it.
+    pub fn iter(&self) -> GroupIter<'_> {
+        let (tail, head) = self.ring.split_at(self.entry);
+        head.iter().chain(tail.iter())
+    }
+
+    /// The groups from the entry on, as a vector.
+    pub fn to_vec(&self) -> Vec<SchedGroup> {
+        self.iter().cloned().collect()
+    }
+
+    /// Whether two rings share one list (as two CPUs of a span do).
+    pub fn shares_list_with(&self, other: &GroupRing) -> bool {
+        Arc::ptr_eq(&self.ring, &other.ring)
+    }
+
+    /// The shared list in its built order, whatever the entry.
+    pub(crate) fn list(&self) -> &Arc<[SchedGroup]> {
+        &self.ring
+    }
+
+    /// This entry over another list (one holding the same groups, e.g.
+    /// with their powers filled in).
+    pub(crate) fn with_list(&self, ring: Arc<[SchedGroup]>) -> Self {
+        GroupRing { ring, entry: self.entry }
+    }
+}
+
+impl Index<usize> for GroupRing {
+    type Output = SchedGroup;
+
+    /// The group at index `i` from the entry. Panics when `i >= len()`, as
+    /// a slice does.
+    fn index(&self, i: usize) -> &SchedGroup {
+        let len = self.ring.len();
+        assert!(i < len, "group index {i} out of range for a ring of {len}");
+        &self.ring[(self.entry + i) % len]
+    }
+}
+
+impl PartialEq for GroupRing {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl Eq for GroupRing {}
+
+impl fmt::Debug for GroupRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl From<Vec<SchedGroup>> for GroupRing {
+    fn from(groups: Vec<SchedGroup>) -> Self {
+        GroupRing::new(groups)
+    }
+}
+
+impl FromIterator<SchedGroup> for GroupRing {
+    fn from_iter<I: IntoIterator<Item = SchedGroup>>(iter: I) -> Self {
+        GroupRing::new(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a GroupRing {
+    type Item = &'a SchedGroup;
+    type IntoIter = GroupIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// The tunable parameters of a domain, from its `SD_*_INIT` initialiser.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DomainParams {
@@ -208,9 +340,10 @@ pub struct SchedDomain {
     pub level: DomainLevel,
     /// All CPUs of the domain.
     pub span: CpuMask,
-    /// The groups, in the kernel's list order; the first group contains the
-    /// owning CPU (the "local group").
-    pub groups: Vec<SchedGroup>,
+    /// The groups, in the kernel's list order from the owning CPU's group
+    /// (the "local group", index 0) on; the list is shared with the other
+    /// CPUs of the span.
+    pub groups: GroupRing,
     /// The `SD_*` flags.
     pub flags: SdFlags,
     /// The numeric parameters.
@@ -259,5 +392,54 @@ impl SchedDomains {
             }
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn ring(cpus: &[usize]) -> GroupRing {
+        cpus.iter().map(|&c| SchedGroup { cpus: CpuMask::single(c), cpu_power: 1024 }).collect()
+    }
+
+    fn firsts(r: &GroupRing) -> Vec<usize> {
+        r.iter().map(|g| g.cpus.first().unwrap()).collect()
+    }
+
+    /// Entering at index i of an entered ring counts from its entry, and
+    /// wraps: [0 1 2 3] entered at 3 is [3 0 1 2]; that entered at 2 is
+    /// [1 2 3 0]; 6 ≡ 2 (mod 4) gives the same.
+    #[test]
+    fn entry_counts_from_the_current_entry_and_wraps() {
+        let r = ring(&[0, 1, 2, 3]);
+        let at3 = r.entered_at(3);
+        assert_eq!(firsts(&at3), [3, 0, 1, 2]);
+        assert_eq!(firsts(&at3.entered_at(2)), [1, 2, 3, 0]);
+        assert_eq!(at3.entered_at(6), at3.entered_at(2));
+        assert_eq!(
+            (at3[1].cpus, at3.get(3).map(|g| g.cpus), at3.get(4)),
+            (CpuMask::single(0), Some(CpuMask::single(2)), None)
+        );
+        assert!(at3.shares_list_with(&r));
+        assert_eq!(at3.to_vec().len(), 4);
+        let empty = GroupRing::default().entered_at(5);
+        assert!(empty.is_empty() && empty.first().is_none() && empty.iter().next().is_none());
+    }
+
+    /// Equality is by the groups seen from the entry, not by the shared list:
+    /// [1 2 0] built as such equals [0 1 2] entered at 1, and not [0 1 2].
+    #[test]
+    fn rings_are_equal_when_they_list_the_same_groups_from_their_entries() {
+        let built = ring(&[1, 2, 0]);
+        let entered = ring(&[0, 1, 2]).entered_at(1);
+        assert_eq!(built, entered);
+        assert!(!built.shares_list_with(&entered));
+        assert_ne!(ring(&[0, 1, 2]), built);
+        assert_ne!(ring(&[0, 1]), ring(&[0, 1, 2]));
+        assert_eq!(alloc::format!("{:?}", ring(&[0, 1]).entered_at(1)).matches("cpus").count(), 2);
+        let v = vec![SchedGroup { cpus: CpuMask::single(5), cpu_power: 7 }];
+        assert_eq!(GroupRing::from(v.clone()).to_vec(), v);
     }
 }

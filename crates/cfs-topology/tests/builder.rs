@@ -322,3 +322,39 @@ fn kernel_flag_values_decode_both_numberings() {
     assert_eq!(F::from_kernel_value(V::V2_6_32, 0x122f), Some(mc32));
     assert_eq!(mc32.kernel_value(V::V2_6_32), 0x122f);
 }
+
+/// The kernel links one `sched_group` list per level and span, and every
+/// CPU of the span enters it at its own group (`sd->groups`). The builder
+/// shares the list the same way: on a flat 1,024-CPU host the CPU level's
+/// 1,024 groups exist once, not once per CPU. CPU 700 enters at its own
+/// group, and the list goes round from there: 700, 701, ..., 1023, 0, ...
+/// The Q6600's two MC domains (dies {0,1} and {2,3}) have different spans,
+/// so they do not share; CPUs 0 and 1 do, entering at groups 0 and 1.
+#[test]
+fn cpus_of_a_span_share_one_group_list() {
+    let flat = spec("1024s1c1t");
+    for v in [V::V2_6_26, V::V2_6_32] {
+        let d = flat.build_domains(v);
+        let (a, b) = (&d.of(0)[0], &d.of(700)[0]);
+        assert_eq!((a.level, a.groups.len()), (L::Cpu, 1024), "{v}");
+        assert!(a.groups.shares_list_with(&b.groups), "{v}");
+        let from_700: Vec<usize> = b.groups.iter().map(|g| g.cpus.first().unwrap()).take(326).collect();
+        let expect: Vec<usize> = (700..1024).chain(0..2).collect();
+        assert_eq!(from_700, expect, "{v}");
+        assert_eq!(b.groups[324].cpus, CpuMask::single(0), "{v}: index counts from the entry");
+        assert_ne!(a.groups, b.groups, "{v}: same list, different entries");
+    }
+    let d = Host::preset("q6600").unwrap().build_domains(V::V2_6_26);
+    let mc = |cpu: usize| &d.of(cpu)[0];
+    assert!(mc(0).groups.shares_list_with(&mc(1).groups));
+    assert!(!mc(0).groups.shares_list_with(&mc(2).groups));
+    assert_eq!(mc(1).groups.first().map(|g| g.cpus), Some(CpuMask::single(1)));
+    // The CPU level spans all four: one list, two groups (the dies), cpu_power
+    // 1024 each (the MC child shares package resources, 2.6.26 perf policy).
+    let top = |cpu: usize| &d.of(cpu)[1];
+    assert!(top(0).groups.shares_list_with(&top(3).groups));
+    assert_eq!(
+        top(3).groups.iter().map(|g| (g.cpus.to_string(), g.cpu_power)).collect::<Vec<_>>(),
+        [("2-3".to_string(), 1024), ("0-1".to_string(), 1024)]
+    );
+}

@@ -10,7 +10,7 @@
 #![allow(dead_code)]
 
 use cfs_core::{Config, Deschedule, Event, KernelVersion, Observer, SchedDomains, Scheduler, TaskId};
-use cfs_topology::{CpuId, CpuMask, DomainLevel, DomainParams, SchedDomain, SchedGroup, SdFlags};
+use cfs_topology::{CpuId, CpuMask, DomainLevel, DomainParams, GroupRing, SchedDomain, SchedGroup, SdFlags};
 
 /// Records every decision with its time.
 #[derive(Debug, Default)]
@@ -83,9 +83,10 @@ pub fn cpu_flags() -> SdFlags {
 
 /// The kernel's circular group list seen from `cpu`: the groups in span
 /// order, rotated so the one holding `cpu` comes first.
-fn rotated(groups: &[CpuMask], cpu: CpuId, power: u32) -> Vec<SchedGroup> {
+fn rotated(groups: &[CpuMask], cpu: CpuId, power: u32) -> GroupRing {
     let start = groups.iter().position(|g| g.contains(cpu)).expect("cpu in a group");
-    (0..groups.len()).map(|i| SchedGroup { cpus: groups[(start + i) % groups.len()], cpu_power: power }).collect()
+    let ring: GroupRing = groups.iter().map(|&cpus| SchedGroup { cpus, cpu_power: power }).collect();
+    ring.entered_at(start)
 }
 
 /// A machine of `n` CPUs (n a multiple of `pair`) whose CPUs share a cache
