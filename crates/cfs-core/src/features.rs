@@ -188,10 +188,42 @@ impl FeatureTable {
         ((1u64 << self.entries().len()) - 1) as u32
     }
 
+    /// The mask bit of `f`, if this table has one. `sched_feat()` runs on
+    /// every scheduler call, so this is a lookup in a table built at
+    /// compile time rather than a search of the entries.
     fn bit_of(self, f: Feature) -> Option<u32> {
-        self.entries().iter().position(|(g, _)| *g == f).map(|b| 1u32 << b)
+        let positions = match self {
+            FeatureTable::V2_6_25 => &POSITIONS_2_6_25,
+            FeatureTable::V2_6_25SyncBit => &POSITIONS_2_6_25_SYNC_BIT,
+            FeatureTable::V2_6_26 => &POSITIONS_2_6_26,
+            FeatureTable::V2_6_32 => &POSITIONS_2_6_32,
+        };
+        let bit = positions.get(f as usize).copied().unwrap_or(NO_BIT);
+        (bit != NO_BIT).then(|| 1u32 << bit)
     }
 }
+
+/// Number of [`Feature`] variants (the last is `OwnerSpin`; a table entry
+/// past it fails to compile, in `positions`).
+const FEATURES: usize = Feature::OwnerSpin as usize + 1;
+/// A feature the table has no bit for.
+const NO_BIT: u8 = u8::MAX;
+
+/// Bit position of each feature in `entries`, by the feature's number.
+const fn positions(entries: &[(Feature, bool)]) -> [u8; FEATURES] {
+    let mut out = [NO_BIT; FEATURES];
+    let mut i = 0;
+    while i < entries.len() {
+        out[entries[i].0 as usize] = i as u8;
+        i += 1;
+    }
+    out
+}
+
+const POSITIONS_2_6_25: [u8; FEATURES] = positions(TABLE_2_6_25);
+const POSITIONS_2_6_25_SYNC_BIT: [u8; FEATURES] = positions(TABLE_2_6_25_SYNC_BIT);
+const POSITIONS_2_6_26: [u8; FEATURES] = positions(TABLE_2_6_26);
+const POSITIONS_2_6_32: [u8; FEATURES] = positions(TABLE_2_6_32);
 
 /// What a kernel does for a feature it has no bit for.
 ///
@@ -356,6 +388,36 @@ mod tests {
     use super::*;
     use alloc::format;
     use alloc::string::ToString;
+
+    /// The lookup gives each feature its position in the kernel's list:
+    /// 2.6.26's sched_features.h numbers SYNC_WAKEUPS 5 (32) and DEADLINE
+    /// 9 (512); the 2.6.25 back-port puts SYNC_WAKEUPS at 5 too; 2.6.32
+    /// numbers SYNC_WAKEUPS 10 (1024) and OWNER_SPIN 23; a feature a table
+    /// lacks has no bit.
+    #[test]
+    fn bits_are_the_positions_in_each_kernels_list() {
+        use FeatureTable as T;
+        let cases = [
+            (T::V2_6_26, SyncWakeups, Some(32)),
+            (T::V2_6_26, Deadline, Some(512)),
+            (T::V2_6_26, NewFairSleepers, Some(1)),
+            (T::V2_6_26, OwnerSpin, None),
+            (T::V2_6_25, SyncWakeups, None),
+            (T::V2_6_25, DoubleTick, Some(16)),
+            (T::V2_6_25SyncBit, SyncWakeups, Some(32)),
+            (T::V2_6_32, SyncWakeups, Some(1024)),
+            (T::V2_6_32, OwnerSpin, Some(1 << 23)),
+            (T::V2_6_32, Deadline, None),
+        ];
+        for (t, f, bit) in cases {
+            assert_eq!(t.bit_of(f), bit, "{t:?} {f:?}");
+        }
+        for t in [T::V2_6_25, T::V2_6_25SyncBit, T::V2_6_26, T::V2_6_32] {
+            for (i, (f, _)) in t.entries().iter().enumerate() {
+                assert_eq!(t.bit_of(*f), Some(1 << i), "{t:?} {f:?}");
+            }
+        }
+    }
 
     #[test]
     fn default_masks() {

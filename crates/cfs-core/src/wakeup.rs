@@ -8,7 +8,7 @@ use crate::features::Feature;
 use crate::observe::{Event, MigrateReason, Observer, WakeReason};
 use crate::patches::Patch;
 use crate::sched::{Scheduler, WakeOutcome};
-use cfs_topology::{CpuId, GroupRing, SchedGroup, SdFlags};
+use cfs_topology::{CpuId, SchedGroup, SdFlags};
 
 /// `reciprocal_value(k)` (lib/reciprocal_div.c): `ceil(2^32 / k)` as u32.
 pub fn reciprocal_value(k: u32) -> u32 {
@@ -284,7 +284,7 @@ impl<O: Observer> Scheduler<O> {
     /// (`find_idlest_group_32`); the rest is the same in both.
     pub(crate) fn find_idlest_group(
         &self,
-        groups: &GroupRing,
+        groups: &[SchedGroup],
         pct: u32,
         load_idx: u8,
         p: TaskId,

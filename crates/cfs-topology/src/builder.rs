@@ -88,7 +88,6 @@ use crate::domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDoma
 use crate::host::{Host, Vendor};
 use crate::version::KernelVersion;
 use alloc::collections::BTreeMap;
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -463,19 +462,20 @@ fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
     };
     let numa_power: Vec<u32> = (0..view.n).map(phys_power).collect();
     // Each shared list is powered once; the domains sharing it then share
-    // the powered list (keyed by the address of the list they held).
-    let mut powered: BTreeMap<usize, Arc<[SchedGroup]>> = BTreeMap::new();
+    // the powered list (keyed by the unpowered list they held, which
+    // `rings` keeps alive, so no two lists meet at one address).
+    let mut powered: BTreeMap<*const SchedGroup, GroupRing> = BTreeMap::new();
     for chain in chains.iter_mut() {
         for (level, sd) in chain.iter_mut().enumerate() {
-            let list = sd.groups.list();
-            let done = powered.entry(Arc::as_ptr(list) as *const SchedGroup as usize).or_insert_with(|| {
+            let built = sd.groups.entered_at(sd.groups.len() - sd.groups.entry());
+            let done = powered.entry(built.as_ptr()).or_insert_with(|| {
                 let power_of = |g: &SchedGroup| match level {
                     SIB | MC | PHYS => g.cpus.first().map_or(0, |f| power[level][f]),
                     _ => g.cpus.iter().map(|c| numa_power[c]).sum(),
                 };
-                list.iter().map(|g| SchedGroup { cpus: g.cpus, cpu_power: power_of(g) }).collect()
+                built.iter().map(|g| SchedGroup { cpus: g.cpus, cpu_power: power_of(g) }).collect()
             });
-            sd.groups = sd.groups.with_list(Arc::clone(done));
+            sd.groups = done.entered_at(sd.groups.entry());
         }
     }
 }

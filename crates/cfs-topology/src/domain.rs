@@ -11,7 +11,7 @@ use crate::version::KernelVersion;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
-use core::ops::Index;
+use core::ops::Deref;
 
 bitflags::bitflags! {
     /// `SD_*` domain flags, by name.
@@ -174,104 +174,72 @@ pub struct SchedGroup {
     pub cpu_power: u32,
 }
 
-/// The groups of a [`GroupRing`] from its entry on.
-pub type GroupIter<'a> = core::iter::Chain<core::slice::Iter<'a, SchedGroup>, core::slice::Iter<'a, SchedGroup>>;
-
 /// A domain's groups as the kernel links them: one circular list per
 /// level and span, shared by every CPU of the span, which enters it at its
 /// own group (`sd->groups` points at the local group, and `group->next`
 /// goes round).
 ///
-/// The list itself is built once and shared ([`Arc`]); each CPU's domain
-/// keeps only where it enters. A flat 1,024-CPU host has 1,024 groups at
-/// its CPU level, and a copy per CPU would be 1,024² groups.
+/// The list is built once and shared ([`Arc`]); each CPU's domain keeps
+/// only where it enters. A flat 1,024-CPU host has 1,024 groups at its CPU
+/// level, and a copy per CPU would be 1,024² groups. The shared list holds
+/// the groups twice over, so that the view from any entry is one slice:
+/// a `GroupRing` dereferences to `[SchedGroup]`, index 0 being the entry
+/// (the local group once [`crate::builder`] has set it) and the last index
+/// the group before it.
 ///
-/// Index `i` and [`GroupRing::iter`] count from the entry: index 0 is the
-/// local group once [`crate::builder`] has set the entry. Two rings are
-/// equal when they list the same groups from their entries on.
+/// Two rings are equal when they list the same groups from their entries.
 #[derive(Clone, Default)]
 pub struct GroupRing {
-    ring: Arc<[SchedGroup]>,
+    /// The list, then the list again.
+    twice: Arc<[SchedGroup]>,
     entry: usize,
 }
 
 impl GroupRing {
     /// A ring over `groups`, entered at the first.
     pub fn new(groups: Vec<SchedGroup>) -> Self {
-        GroupRing { ring: groups.into(), entry: 0 }
+        let mut twice = groups.clone();
+        twice.extend(groups);
+        GroupRing { twice: twice.into(), entry: 0 }
     }
 
     /// The same shared list entered at the group now at index `i` (taken
     /// modulo the length; an empty ring stays empty).
     pub fn entered_at(&self, i: usize) -> Self {
-        let len = self.ring.len();
+        let len = self.len();
         let entry = if len == 0 { 0 } else { (self.entry + i % len) % len };
-        GroupRing { ring: Arc::clone(&self.ring), entry }
+        GroupRing { twice: Arc::clone(&self.twice), entry }
     }
 
-    /// Number of groups.
-    pub fn len(&self) -> usize {
-        self.ring.len()
-    }
-
-    /// Whether there are no groups.
-    pub fn is_empty(&self) -> bool {
-        self.ring.is_empty()
-    }
-
-    /// The group at index `i` from the entry.
-    pub fn get(&self, i: usize) -> Option<&SchedGroup> {
-        (i < self.ring.len()).then(|| &self.ring[(self.entry + i) % self.ring.len()])
-    }
-
-    /// The entry group (the local group of a built domain).
-    pub fn first(&self) -> Option<&SchedGroup> {
-        self.get(0)
+    /// Where this view enters the shared list, as an index of the list in
+    /// its built order.
+    pub fn entry(&self) -> usize {
+        self.entry
     }
 
     /// The groups from the entry round to the one before it.
-    pub fn iter(&self) -> GroupIter<'_> {
-        let (tail, head) = self.ring.split_at(self.entry);
-        head.iter().chain(tail.iter())
-    }
-
-    /// The groups from the entry on, as a vector.
-    pub fn to_vec(&self) -> Vec<SchedGroup> {
-        self.iter().cloned().collect()
+    pub fn as_slice(&self) -> &[SchedGroup] {
+        let len = self.twice.len() / 2;
+        &self.twice[self.entry..self.entry + len]
     }
 
     /// Whether two rings share one list (as two CPUs of a span do).
     pub fn shares_list_with(&self, other: &GroupRing) -> bool {
-        Arc::ptr_eq(&self.ring, &other.ring)
-    }
-
-    /// The shared list in its built order, whatever the entry.
-    pub(crate) fn list(&self) -> &Arc<[SchedGroup]> {
-        &self.ring
-    }
-
-    /// This entry over another list (one holding the same groups, e.g.
-    /// with their powers filled in).
-    pub(crate) fn with_list(&self, ring: Arc<[SchedGroup]>) -> Self {
-        GroupRing { ring, entry: self.entry }
+        Arc::ptr_eq(&self.twice, &other.twice)
     }
 }
 
-impl Index<usize> for GroupRing {
-    type Output = SchedGroup;
+impl Deref for GroupRing {
+    type Target = [SchedGroup];
 
-    /// The group at index `i` from the entry. Panics when `i >= len()`, as
-    /// a slice does.
-    fn index(&self, i: usize) -> &SchedGroup {
-        let len = self.ring.len();
-        assert!(i < len, "group index {i} out of range for a ring of {len}");
-        &self.ring[(self.entry + i) % len]
+    fn deref(&self) -> &[SchedGroup] {
+        self.as_slice()
     }
 }
 
 impl PartialEq for GroupRing {
     fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+        self.as_slice() == other.as_slice()
     }
 }
 
@@ -279,7 +247,7 @@ impl Eq for GroupRing {}
 
 impl fmt::Debug for GroupRing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 
@@ -297,10 +265,10 @@ impl FromIterator<SchedGroup> for GroupRing {
 
 impl<'a> IntoIterator for &'a GroupRing {
     type Item = &'a SchedGroup;
-    type IntoIter = GroupIter<'a>;
+    type IntoIter = core::slice::Iter<'a, SchedGroup>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.iter()
+        self.as_slice().iter()
     }
 }
 
@@ -409,7 +377,7 @@ mod tests {
     }
 
     /// Entering at index i of an entered ring counts from its entry, and
-    /// wraps: [0 1 2 3] entered at 3 is [3 0 1 2]; that entered at 2 is
+    /// wraps (the entry is an index of the list as built): [0 1 2 3] entered at 3 is [3 0 1 2]; that entered at 2 is
     /// [1 2 3 0]; 6 ≡ 2 (mod 4) gives the same.
     #[test]
     fn entry_counts_from_the_current_entry_and_wraps() {
@@ -417,6 +385,7 @@ mod tests {
         let at3 = r.entered_at(3);
         assert_eq!(firsts(&at3), [3, 0, 1, 2]);
         assert_eq!(firsts(&at3.entered_at(2)), [1, 2, 3, 0]);
+        assert_eq!((at3.entry(), at3.entered_at(2).entry()), (3, 1));
         assert_eq!(at3.entered_at(6), at3.entered_at(2));
         assert_eq!(
             (at3[1].cpus, at3.get(3).map(|g| g.cpus), at3.get(4)),
@@ -425,7 +394,7 @@ mod tests {
         assert!(at3.shares_list_with(&r));
         assert_eq!(at3.to_vec().len(), 4);
         let empty = GroupRing::default().entered_at(5);
-        assert!(empty.is_empty() && empty.first().is_none() && empty.iter().next().is_none());
+        assert!(empty.is_empty() && empty.iter().next().is_none() && empty.entry() == 0);
     }
 
     /// Equality is by the groups seen from the entry, not by the shared list:

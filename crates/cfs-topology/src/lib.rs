@@ -53,7 +53,7 @@ pub mod version;
 pub use builder::{BuildOptions, NumaConfig};
 pub use cpumask::{CpuId, CpuMask, MAX_CPUS};
 pub use distance::Distance;
-pub use domain::{DomainLevel, DomainParams, GroupIter, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
+pub use domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
 pub use error::TopologyError;
 pub use host::{Cache, CacheKind, Host, HostDesc, LogicalCpu, Vendor};
 pub use overrides::{FlagOverride, OverrideError, parse_flag_overrides, parse_flag_overrides_for};
