@@ -467,7 +467,7 @@ fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
     let mut powered: BTreeMap<*const SchedGroup, GroupRing> = BTreeMap::new();
     for chain in chains.iter_mut() {
         for (level, sd) in chain.iter_mut().enumerate() {
-            let built = sd.groups.entered_at(sd.groups.len() - sd.groups.entry());
+            let built = sd.groups.built_order();
             let done = powered.entry(built.as_ptr()).or_insert_with(|| {
                 let power_of = |g: &SchedGroup| match level {
                     SIB | MC | PHYS => g.cpus.first().map_or(0, |f| power[level][f]),

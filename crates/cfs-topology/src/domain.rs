@@ -223,6 +223,11 @@ impl GroupRing {
         &self.twice[self.entry..self.entry + len]
     }
 
+    /// The shared list in the order it was built, whatever the entry.
+    pub fn built_order(&self) -> &[SchedGroup] {
+        &self.twice[..self.twice.len() / 2]
+    }
+
     /// Whether two rings share one list (as two CPUs of a span do).
     pub fn shares_list_with(&self, other: &GroupRing) -> bool {
         Arc::ptr_eq(&self.twice, &other.twice)
@@ -386,6 +391,9 @@ mod tests {
         assert_eq!(firsts(&at3), [3, 0, 1, 2]);
         assert_eq!(firsts(&at3.entered_at(2)), [1, 2, 3, 0]);
         assert_eq!((at3.entry(), at3.entered_at(2).entry()), (3, 1));
+        // usize::MAX ≡ 3 (mod 4), taken before adding, so no overflow.
+        assert_eq!(firsts(&r.entered_at(usize::MAX)), [3, 0, 1, 2]);
+        assert_eq!(firsts(&GroupRing::from(at3.built_order().to_vec())), [0, 1, 2, 3]);
         assert_eq!(at3.entered_at(6), at3.entered_at(2));
         assert_eq!(
             (at3[1].cpus, at3.get(3).map(|g| g.cpus), at3.get(4)),

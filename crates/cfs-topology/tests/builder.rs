@@ -358,3 +358,17 @@ fn cpus_of_a_span_share_one_group_list() {
         [("2-3".to_string(), 1024), ("0-1".to_string(), 1024)]
     );
 }
+
+/// `override_flags` sets after clearing: setting a flag a domain already
+/// has leaves it set (`(flags - clear) | set`), and clearing and setting
+/// one flag at once sets it. The Q6600 under 2.6.26 has an MC domain on
+/// each of its 4 CPUs, each with WAKE_AFFINE.
+#[test]
+fn overriding_a_flag_already_set_keeps_it() {
+    use cfs_topology::SdFlags as F;
+    let mut d = Host::preset("q6600").unwrap().build_domains(V::V2_6_26);
+    assert_eq!(d.override_flags(L::Mc, F::WAKE_AFFINE, F::empty()), 4);
+    assert!((0..4).all(|c| d.of(c)[0].flags.contains(F::WAKE_AFFINE)));
+    assert_eq!(d.override_flags(L::Mc, F::BALANCE_FORK, F::BALANCE_FORK), 4);
+    assert!((0..4).all(|c| d.of(c)[0].flags.contains(F::BALANCE_FORK)));
+}
