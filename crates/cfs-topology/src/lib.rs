@@ -17,7 +17,9 @@
 //!   `std`: [`toml_host`] ([`Host::from_toml`]), [`sysfs`]
 //!   ([`Host::from_sysfs`]) and [`parse_any`] (preset name, spec or TOML).
 //! - [`distance`]: [`Host::distance`], a cheap nearness query for cost models.
-//! - [`domain`]: the `sched_domain` / `sched_group` types.
+//! - [`domain`]: the `sched_domain` / `sched_group` types; a domain's groups
+//!   are a [`GroupRing`], one list per level and span shared by its CPUs,
+//!   each entering at its own group, as the kernel links them.
 //! - [`builder`]: [`Host::build_domains`], the hierarchy a given kernel's x86
 //!   code builds (spans, groups, `cpu_power`, flags, parameters, degenerate
 //!   removal), ported from each release's `kernel/sched.c`.
