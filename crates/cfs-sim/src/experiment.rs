@@ -398,6 +398,23 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                     push(Setting::Patch(patch(name)?, false));
                 }
             }
+            key @ ("policy" | "client-policy" | "server-policy" | "nice" | "affinity" | "pin-client"
+            | "pin-backends") => {
+                let flag = match key {
+                    "affinity" => "--pin-client / --pin-backends",
+                    "nice" => "--nice (hogs)",
+                    "policy" => "--policy",
+                    "client-policy" => "--client-policy",
+                    "server-policy" => "--server-policy",
+                    "pin-client" => "--pin-client",
+                    _ => "--pin-backends",
+                };
+                return Err(format!(
+                    "--switch {s:?}: {key} belongs to tasks, not to the scheduler's settings: give it for the \
+                     whole run with {flag}, or change it during a run with a workload file's `policy`, `nice` \
+                     or `affinity` ops (cfs-sim run FILE)"
+                ));
+            }
             other => {
                 return Err(format!(
                     "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch)"

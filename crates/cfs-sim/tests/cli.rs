@@ -245,6 +245,11 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "soon:features=863"], "--switch");
     fails(&["--switch", "1s:"], "no setting");
     fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
+    // A task's policy, nice level and CPUs are not scheduler settings: the
+    // message names the boot flag and the workload-file ops that change them.
+    fails(&["--switch", "1s:policy=batch"], "give it for the whole run with --policy, or change it");
+    fails(&["--switch", "1s:affinity=0"], "--pin-client / --pin-backends");
+    fails(&["--switch", "1s:nice=5"], "`policy`, `nice` or `affinity` ops");
     fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
     fails(&["--switch", "1s:set=preempt=1"], "preempt is fixed at boot");
     fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");
