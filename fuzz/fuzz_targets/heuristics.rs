@@ -517,6 +517,7 @@ fuzz_target!(|input: Input| {
                 params: shared.params(d),
                 cpu: d.cpu as usize % n,
                 ws_kb: d.ws_kb as u32 * 4,
+                side: None,
             });
         }
     }

@@ -218,8 +218,10 @@ pub struct BenchArgs {
     /// Write settings into the running scheduler at a simulated time, as
     /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
     /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
-    /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker. The
-    /// table then shows each column's throughput before and after.
+    /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker, or as
+    /// chrt -p would on the running tasks: 1s:policy=batch (every task),
+    /// 1s:server-policy=batch, 1s:client-policy=batch. The table then shows
+    /// each column's throughput before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
@@ -615,8 +617,18 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     // leave the column labelled with settings it never ran under.
     if changes.iter().any(|c| c.at_ns == 0) {
         return Err("--switch at 0 is the starting setting: give it with --features, --set, --sd-flags, \
-                    --patch or --config"
+                    --patch, --policy, --client-policy, --server-policy or --config"
             .into());
+    }
+    // A side's policy needs a workload with two sides, as at boot.
+    let one_sided = |c: &&crate::engine::Change| matches!(c.setting, crate::engine::Setting::Policy(Some(_), _));
+    if let (false, Some(c)) = (workload.has_server_side(), changes.iter().find(one_sided)) {
+        return Err(format!(
+            "--switch at {}: {} does not apply to {} (pgbench, tbench, sysbench-oltp only)",
+            fmt_ns(c.at_ns),
+            c.setting,
+            workload.name()
+        ));
     }
     // Where the run's length is known (a --duration, a timed built-in's
     // default, a workload file's own duration), a change at or after it

@@ -349,8 +349,10 @@ const BOOT_ONLY: [&str; 8] =
 /// `features=MASK` or `features=NAMES` (applied to the mask of that
 /// moment), `set=NAME=VALUE` (a `sched_*` tunable), `sd-flags=LEVEL:±FLAG,…`,
 /// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
-/// running kernel can do). An item without `=` continues the previous one,
-/// as in `--config`.
+/// running kernel can do); and, as `chrt -p` would on the running tasks,
+/// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
+/// (the live tasks of one side; what they fork later inherits it). An item
+/// without `=` continues the previous one, as in `--config`.
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
     use engine::{Change, Setting};
     let (at, spec) =
@@ -398,26 +400,31 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                     push(Setting::Patch(patch(name)?, false));
                 }
             }
-            key @ ("policy" | "client-policy" | "server-policy" | "nice" | "affinity" | "pin-client"
-            | "pin-backends") => {
+            key @ ("policy" | "client-policy" | "client_policy" | "server-policy" | "server_policy") => {
+                let policy = crate::workloads::policy_by_name(v).map_err(|e| format!("--switch {s:?}: {e}"))?;
+                let side = match key {
+                    "policy" => None,
+                    k if k.starts_with("client") => Some(crate::program::Side::Client),
+                    _ => Some(crate::program::Side::Server),
+                };
+                push(Setting::Policy(side, policy));
+            }
+            key @ ("nice" | "affinity" | "pin-client" | "pin-backends") => {
                 let flag = match key {
                     "affinity" => "--pin-client / --pin-backends",
                     "nice" => "--nice (hogs)",
-                    "policy" => "--policy",
-                    "client-policy" => "--client-policy",
-                    "server-policy" => "--server-policy",
                     "pin-client" => "--pin-client",
                     _ => "--pin-backends",
                 };
                 return Err(format!(
-                    "--switch {s:?}: {key} belongs to tasks, not to the scheduler's settings: give it for the \
-                     whole run with {flag}, or change it during a run with a workload file's `policy`, `nice` \
-                     or `affinity` ops (cfs-sim run FILE)"
+                    "--switch {s:?}: {key} is given for the whole run with {flag}; to change it during a run, \
+                     use a workload file's `nice` or `affinity` ops (cfs-sim run FILE)"
                 ));
             }
             other => {
                 return Err(format!(
-                    "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch)"
+                    "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, policy, \
+                     client-policy, server-policy)"
                 ));
             }
         }

@@ -395,6 +395,30 @@ pub struct TaskSpec {
     pub cpu: usize,
     /// Private working set, KB.
     pub ws_kb: u32,
+    /// The side of a client/server workload it belongs to, if any; what
+    /// it forks belongs to the same side (a `--switch` policy for one side
+    /// reaches them all).
+    pub side: Option<Side>,
+}
+
+/// A side of a client/server workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The server-side daemon (postmaster, tbench_srv, mysqld) and what it
+    /// forks.
+    Server,
+    /// The benchmark driver (pgbench, tbench, sysbench) and its clients.
+    Client,
+}
+
+impl Side {
+    /// `client` or `server`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Server => "server",
+            Side::Client => "client",
+        }
+    }
 }
 
 impl fmt::Debug for TaskSpec {
@@ -483,6 +507,7 @@ mod tests {
             params: TaskParams::normal(),
             cpu: 0,
             ws_kb: 0,
+            side: None,
         };
         let mut tasks = vec![spec("a", 5), spec("b", 9)];
         let budget = StepBudget::new(3);
@@ -501,6 +526,7 @@ mod tests {
             params: TaskParams::normal(),
             cpu: 2,
             ws_kb: 64,
+            side: Some(Side::Client),
         };
         assert_eq!(format!("{task:?}"), r#"TaskSpec { name: "pgbench", cpu: 2, .. }"#);
         let fork = ForkSpec { name: "backend".into(), program: exit_program(), params: None, ws_kb: 0 };

@@ -245,11 +245,17 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "soon:features=863"], "--switch");
     fails(&["--switch", "1s:"], "no setting");
     fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
-    // A task's policy, nice level and CPUs are not scheduler settings: the
-    // message names the boot flag and the workload-file ops that change them.
-    fails(&["--switch", "1s:policy=batch"], "give it for the whole run with --policy, or change it");
+    // A policy switch names a policy of the fair class; nice levels and
+    // CPUs change mid-run only through a workload file's ops, which the
+    // message names with the boot flag; a side's policy needs two sides.
+    fails(&["--switch", "1s:policy=fast"], "unknown policy \"fast\"");
+    fails(&["--switch", "1s:server-policy=SCHED_RR"], "only the fair class is modelled");
     fails(&["--switch", "1s:affinity=0"], "--pin-client / --pin-backends");
-    fails(&["--switch", "1s:nice=5"], "`policy`, `nice` or `affinity` ops");
+    fails(&["--switch", "1s:nice=5"], "a workload file's `nice` or `affinity` ops");
+    fails_with(
+        &["hogs", "--clients", "2", "--duration", "1s", "--switch", "500ms:client-policy=batch"],
+        "--switch at 500ms: client-policy=batch does not apply to hogs",
+    );
     fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
     fails(&["--switch", "1s:set=preempt=1"], "preempt is fixed at boot");
     fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");

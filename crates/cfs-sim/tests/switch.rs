@@ -124,7 +124,7 @@ fn the_table_csv_and_json_show_each_phase() {
 
 #[test]
 fn switch_specs_parse_in_order() {
-    let c = parse_switch("2s:features=NO_SYNC_WAKEUPS,set=sched_migration_cost=0,sd-flags=MC:-WAKE_AFFINE,CPU:-WAKE_AFFINE,patch=waker,no-patch=affinity-fix").unwrap();
+    let c = parse_switch("2s:features=NO_SYNC_WAKEUPS,set=sched_migration_cost=0,sd-flags=MC:-WAKE_AFFINE,CPU:-WAKE_AFFINE,patch=waker,no-patch=affinity-fix,policy=batch,client-policy=normal,server-policy=idle").unwrap();
     assert!(c.iter().all(|c| c.at_ns == 2_000_000_000));
     let kinds: Vec<&str> = c
         .iter()
@@ -134,12 +134,22 @@ fn switch_specs_parse_in_order() {
             Setting::DomainFlags(..) => "flags",
             Setting::Patch(_, true) => "patch",
             Setting::Patch(_, false) => "no-patch",
+            Setting::Policy(None, _) => "policy",
+            Setting::Policy(Some(_), _) => "side-policy",
         })
         .collect();
-    assert_eq!(kinds, ["features", "tunable", "flags", "flags", "patch", "no-patch"]);
+    assert_eq!(
+        kinds,
+        ["features", "tunable", "flags", "flags", "patch", "no-patch", "policy", "side-policy", "side-policy"]
+    );
     // As JSON (cfs-sim --json "switches"): the flags by name.
     assert_eq!(c[2].to_json(), serde_json::json!({"at_s": 2.0, "level": "MC", "set": [], "clear": ["SD_WAKE_AFFINE"]}));
     assert_eq!(c[5].to_json(), serde_json::json!({"at_s": 2.0, "patch": "affinity-fix", "on": false}));
+    assert_eq!(c[6].to_json(), serde_json::json!({"at_s": 2.0, "policy": "batch", "side": "all"}));
+    assert_eq!(c[7].to_json(), serde_json::json!({"at_s": 2.0, "policy": "normal", "side": "client"}));
+    // And back in the --switch form.
+    let text: Vec<String> = c[6..].iter().map(|c| c.setting.to_string()).collect();
+    assert_eq!(text, ["policy=batch", "client-policy=normal", "server-policy=idle"]);
 }
 
 /// Thread 2's fix as one list for every host: on Nehalem-EP, 2.6.32-rc1
@@ -190,4 +200,33 @@ fn settings_written_at_one_time_close_one_phase() {
     assert_eq!(bounds.len(), 3, "{bounds:?}");
     assert_eq!((bounds[0].1, bounds[1]), (100_000_000, (100_000_000, 200_000_000)));
     assert_eq!(bounds[2], (200_000_000, r.end_ns));
+}
+
+/// A policy written at 0 s reaches the tasks that exist then (the daemon
+/// and the driver), and what they fork inherits it, as `chrt -b -p` on
+/// the running processes would: the runs are those of the column booted
+/// with that policy. tbench (4 pairs, 200 ms) is used because there each
+/// side's policy changes the runs: a SCHED_BATCH wakee never
+/// wakeup-preempts (check_preempt_wakeup), and each side wakes the other.
+/// (In pgbench the client's policy changes nothing, as the seed thread
+/// found for `chrt -b pgbench` alone.)
+#[test]
+fn a_policy_switch_at_time_zero_runs_like_the_booted_policy() {
+    let tbench = |item: &str, changes: Vec<Change>| {
+        let mut plan = timed(&[item], 4, 200, 2, changes);
+        plan.workload = cfs_sim::workloads::Workload::builtin("tbench").unwrap();
+        run(&plan)
+    };
+    let v = |r: &cfs_sim::experiment::Results| r.runs.iter().map(|x| x.value).collect::<Vec<_>>();
+    let normal = v(&tbench("name=n", Vec::new()));
+    for (switch, item) in [
+        ("0s:policy=batch", "name=b,policy=batch"),
+        ("0s:server-policy=batch", "name=s,server-policy=batch"),
+        ("0s:client-policy=batch", "name=c,client-policy=batch"),
+    ] {
+        let switched = v(&tbench("name=n", parse_switch(switch).unwrap()));
+        assert_eq!(switched, v(&tbench(item, Vec::new())), "{switch}");
+        // The policy matters here, so a switch that wrote nothing fails.
+        assert_ne!(switched, normal, "{switch}");
+    }
 }

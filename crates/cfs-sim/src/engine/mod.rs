@@ -60,10 +60,12 @@
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
 use crate::observe::{Counters, SimObserver};
-use crate::program::{Action, ForkSpec, Msg, Program, StepCx, Stream, TaskRef, TaskSpec};
+use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
-use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
+use cfs_core::{
+    Config, ConfigError, Deschedule, Policy, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState,
+};
 use cfs_topology::Host;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -78,7 +80,7 @@ mod settings;
 mod sockets;
 pub mod sync;
 
-pub use settings::{Change, Phase, Setting, features_from_text};
+pub use settings::{Change, Phase, Setting, features_from_text, policy_name};
 use sockets::{KeyHasher, SendBuf, SockKey};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
@@ -619,11 +621,14 @@ struct Task {
     /// The LLC's pressure counter when the task last left a CPU.
     stamp: f64,
     alive: bool,
+    /// The workload side it belongs to (inherited by what it forks).
+    side: Option<Side>,
 }
 
 impl Task {
-    fn new(name: String, prog: Box<dyn Program>, ws_kb: u32, parent: Option<TaskRef>) -> Task {
+    fn new(name: String, prog: Box<dyn Program>, ws_kb: u32, parent: Option<TaskRef>, side: Option<Side>) -> Task {
         Task {
+            side,
             name,
             prog,
             pending: 0,
@@ -856,7 +861,7 @@ impl<'a> Sim<'a> {
             let cpu = spec.cpu.min(n - 1);
             let id = self.sched.spawn(self.t(), cpu, spec.params)?;
             debug_assert_eq!(id.0 as usize, self.tasks.len());
-            self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None));
+            self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None, spec.side));
             self.live += 1;
             self.probe_runnable(id.0 as TaskRef);
         }
@@ -887,8 +892,35 @@ impl<'a> Sim<'a> {
         }
         let setting = self.changes[i].setting.clone();
         setting.apply(&mut self.sched)?;
+        if let Setting::Policy(side, policy) = setting {
+            self.set_policies(side, policy)?;
+        }
         if let Some(tr) = &mut self.trace {
             tr.mark(self.now, setting.to_string());
+        }
+        Ok(())
+    }
+
+    /// `chrt -p` on every live task of `side` (every live task when
+    /// `None`), as one would type it on the running system: the change
+    /// reaches each task where it is (running, queued or asleep), and what
+    /// they fork later inherits it (cfs-core's fork copies the parent's
+    /// policy unless the workload gives the child its own parameters).
+    /// The command is taken to run on CPU 0: a CPU the scheduler asks to
+    /// reschedule hears of it by IPI from there.
+    fn set_policies(&mut self, side: Option<Side>, policy: Policy) -> Result<(), SimError> {
+        // Weight and policy changes requeue tasks without a decision
+        // naming them: re-read every hrtick.
+        self.full_sync = true;
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            if task.alive && side.is_none_or(|s| task.side == Some(s)) {
+                self.sched.set_policy(self.t(), TaskId(t as u32), policy)?;
+            }
+        }
+        self.after_call(0);
+        if self.sched.need_resched(0) {
+            self.post_resched(0, 0);
         }
         Ok(())
     }
@@ -1985,7 +2017,8 @@ impl<'a> Sim<'a> {
         let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params)?;
         let child = out.child.0 as TaskRef;
         debug_assert_eq!(child, self.tasks.len());
-        self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent)));
+        let side = self.tasks[parent].side;
+        self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, Some(parent), side));
         self.live += 1;
         self.tasks[parent].forked = Some(child);
         self.after_call(c);

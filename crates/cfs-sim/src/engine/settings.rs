@@ -1,9 +1,11 @@
 //! Settings written into a running simulation (`--switch`): what each
-//! one writes to the scheduler, its text and JSON forms, and the
-//! throughput phases the run is cut into at each change.
+//! one writes to the scheduler (or, for a policy, to the running tasks),
+//! its text and JSON forms, and the throughput phases the run is cut into
+//! at each change.
 
+use crate::program::Side;
 use cfs_core::features::FeatureError;
-use cfs_core::{Features, Patch, SchedError, Scheduler, SettingError};
+use cfs_core::{Features, Patch, Policy, SchedError, Scheduler, SettingError};
 use cfs_topology::{DomainLevel, SdFlags};
 use std::fmt;
 
@@ -22,6 +24,11 @@ pub enum Setting {
     DomainFlags(DomainLevel, SdFlags, SdFlags),
     /// A seed patch switched on (`true`) or off.
     Patch(Patch, bool),
+    /// `chrt -p` on every live task of a workload side (every live task
+    /// when `None`). This one is the tasks', not the scheduler's: it names
+    /// tasks, which only the engine knows, so [`Setting::apply`] leaves it
+    /// to the engine.
+    Policy(Option<Side>, Policy),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -51,7 +58,17 @@ impl Setting {
                 r => r.map(|_| ()),
             },
             Setting::Patch(p, on) => s.set_patch(*p, *on),
+            Setting::Policy(..) => Ok(()),
         }
+    }
+}
+
+/// A policy's `--policy` name.
+pub fn policy_name(p: Policy) -> &'static str {
+    match p {
+        Policy::Normal => "normal",
+        Policy::Batch => "batch",
+        Policy::Idle => "idle",
     }
 }
 
@@ -72,7 +89,8 @@ pub fn features_from_text(current: Features, text: &str) -> Result<Features, Fea
 
 impl fmt::Display for Setting {
     /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
-    /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`.
+    /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`,
+    /// `policy=batch`, `client-policy=batch`, `server-policy=batch`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Setting::Features(m) => write!(f, "features={m}"),
@@ -89,6 +107,8 @@ impl fmt::Display for Setting {
             }
             Setting::Patch(p, true) => write!(f, "patch={}", p.name()),
             Setting::Patch(p, false) => write!(f, "no-patch={}", p.name()),
+            Setting::Policy(None, p) => write!(f, "policy={}", policy_name(*p)),
+            Setting::Policy(Some(side), p) => write!(f, "{}-policy={}", side.name(), policy_name(*p)),
         }
     }
 }
@@ -97,7 +117,8 @@ impl Change {
     /// The change as JSON: `{"at_s": 1.0, "features": "863"}`,
     /// `{"at_s": 1.0, "tunable": NAME, "value": V}`, `{"at_s": 1.0, "level":
     /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
-    /// NAME, "on": true}`.
+    /// NAME, "on": true}`, `{"at_s": 1.0, "policy": "batch", "side":
+    /// "all" | "client" | "server"}`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let at_s = self.at_ns as f64 / 1e9;
@@ -111,6 +132,9 @@ impl Change {
                 "clear": clear.names().collect::<Vec<_>>(),
             }),
             Setting::Patch(p, on) => json!({"at_s": at_s, "patch": p.name(), "on": on}),
+            Setting::Policy(side, p) => {
+                json!({"at_s": at_s, "policy": policy_name(*p), "side": side.map_or("all", Side::name)})
+            }
         }
     }
 }

@@ -23,12 +23,19 @@ fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'
 
 /// A task that starts on `cpu` and may run anywhere.
 fn free(name: &str, program: Box<dyn Program>, cpu: usize) -> TaskSpec {
-    TaskSpec { name: name.into(), program, params: TaskParams::normal(), cpu, ws_kb: 0 }
+    TaskSpec { name: name.into(), program, params: TaskParams::normal(), cpu, ws_kb: 0, side: None }
 }
 
 /// A task allowed only on `cpu`.
 fn pinned(name: &str, program: Box<dyn Program>, cpu: usize, ws_kb: u32) -> TaskSpec {
-    TaskSpec { name: name.into(), program, params: TaskParams::normal().allowed(CpuMask::single(cpu)), cpu, ws_kb }
+    TaskSpec {
+        name: name.into(),
+        program,
+        params: TaskParams::normal().allowed(CpuMask::single(cpu)),
+        cpu,
+        ws_kb,
+        side: None,
+    }
 }
 
 /// A program that plays `actions` in order, then exits.
@@ -1124,7 +1131,7 @@ fn signaller_runtime(with_waiter: bool) -> u64 {
 /// reads the two loads.
 fn on_2_may_wake_on_0(name: &str, actions: Vec<Action>) -> TaskSpec {
     let params = TaskParams::normal().allowed(CpuMask::from_cpus([0, 2]));
-    TaskSpec { name: name.into(), program: script(actions), params, cpu: 2, ws_kb: 0 }
+    TaskSpec { name: name.into(), program: script(actions), params, cpu: 2, ws_kb: 0, side: None }
 }
 
 /// What waking [`on_2_may_wake_on_0`]'s task from CPU 0 costs the waker:
@@ -1311,7 +1318,7 @@ fn a_finished_sleep_leaves_no_timer_armed() {
 #[test]
 fn a_run_of_exited_tasks_ends_cleanly_and_specs_clamp_their_cpu() {
     let p = script(vec![Action::Run(1_000_000)]);
-    let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0 };
+    let spec = TaskSpec { name: "t".into(), program: p, params: TaskParams::normal(), cpu: 99, ws_kb: 0, side: None };
     let out = q6600_run(
         Instance { tasks: vec![spec], finish: Vec::new(), sync: SyncObjects::NONE },
         limits(None, 100),

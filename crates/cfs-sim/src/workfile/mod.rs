@@ -1092,6 +1092,7 @@ impl FileWorkload {
                     params,
                     cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
                     ws_kb: d.ws_kb,
+                    side: None,
                 });
             }
         }

@@ -26,6 +26,7 @@ pub mod pgbench;
 pub mod simple;
 
 use crate::engine::{Instance, Limits, SyncObjects};
+pub use crate::program::Side;
 use crate::program::{Action, ForkSpec, Planner, Program, StepCx, TaskRef, TaskSpec};
 use crate::workfile::FileWorkload;
 use cfs_core::{CpuMask, Policy, TaskParams};
@@ -221,18 +222,8 @@ impl StartCpus {
             Side::Server => (opts.server_params(), self.server),
             Side::Client => (opts.client_params(), self.client),
         };
-        initial_task(name, params, cpu, ws_kb, program)
+        TaskSpec { side: Some(side), ..initial_task(name, params, cpu, ws_kb, program) }
     }
-}
-
-/// A side of a client/server workload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// The server-side daemon (postmaster, tbench_srv, mysqld) and what it
-    /// forks.
-    Server,
-    /// The benchmark driver (pgbench, tbench, sysbench) and its clients.
-    Client,
 }
 
 /// The single initial task of a workload that forks all the others
@@ -245,7 +236,7 @@ pub fn parent_task(name: &str, params: TaskParams, program: impl Program + 'stat
 
 /// A task present at the start of the run, created on `cpu`.
 fn initial_task(name: &str, params: TaskParams, cpu: usize, ws_kb: u32, program: impl Program + 'static) -> TaskSpec {
-    TaskSpec { name: name.into(), program: Box::new(program), params, cpu, ws_kb }
+    TaskSpec { name: name.into(), program: Box::new(program), params, cpu, ws_kb, side: None }
 }
 
 /// A driver's own CPU time per worker it forks (the fork call and the loop
