@@ -219,9 +219,10 @@ pub struct BenchArgs {
     /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
     /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
     /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker, or as
-    /// chrt -p would on the running tasks: 1s:policy=batch (every task),
-    /// 1s:server-policy=batch, 1s:client-policy=batch. The table then shows
-    /// each column's throughput before and after.
+    /// chrt -p and taskset -p would on the running tasks: 1s:policy=batch
+    /// (every task), 1s:server-policy=batch, 1s:client-policy=batch,
+    /// 1s:affinity=0-3, 1s:pin-client=0, 1s:pin-backends=1-3. The table
+    /// then shows each column's throughput before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
@@ -541,6 +542,39 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The task settings of `--switch` against the workload and host, as
+/// their boot flags are checked: a side's policy or CPUs need a workload
+/// with two sides, and a CPU list may name only the host's CPUs.
+fn check_task_settings(changes: &[crate::engine::Change], workload: &Workload, host: &Host) -> Result<(), String> {
+    use crate::engine::Setting;
+    for c in changes {
+        let side = match &c.setting {
+            Setting::Policy(side, _) => *side,
+            Setting::Affinity(side, mask) => {
+                if let Some(cpu) = mask.iter().find(|&cpu| cpu >= host.nr_cpus()) {
+                    return Err(format!(
+                        "--switch at {}: {}: CPU {cpu} does not exist (the host has {})",
+                        fmt_ns(c.at_ns),
+                        c.setting,
+                        host.nr_cpus()
+                    ));
+                }
+                *side
+            }
+            _ => None,
+        };
+        if side.is_some() && !workload.has_server_side() {
+            return Err(format!(
+                "--switch at {}: {} does not apply to {} (pgbench, tbench, sysbench-oltp only)",
+                fmt_ns(c.at_ns),
+                c.setting,
+                workload.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Builds the plan of a workload command.
 pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     check_applicable(&workload, a)?;
@@ -620,16 +654,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
                     --patch, --policy, --client-policy, --server-policy or --config"
             .into());
     }
-    // A side's policy needs a workload with two sides, as at boot.
-    let one_sided = |c: &&crate::engine::Change| matches!(c.setting, crate::engine::Setting::Policy(Some(_), _));
-    if let (false, Some(c)) = (workload.has_server_side(), changes.iter().find(one_sided)) {
-        return Err(format!(
-            "--switch at {}: {} does not apply to {} (pgbench, tbench, sysbench-oltp only)",
-            fmt_ns(c.at_ns),
-            c.setting,
-            workload.name()
-        ));
-    }
+    check_task_settings(&changes, &workload, &host)?;
     // Where the run's length is known (a --duration, a timed built-in's
     // default, a workload file's own duration), a change at or after it
     // would leave an empty column, and a warmup as long would count nothing.

@@ -14,7 +14,7 @@ use crate::trace::Trace;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
 use cfs_core::features::FeatureError;
 use cfs_core::{Config, KernelVersion, Patch, SchedDomains};
-use cfs_topology::{FlagOverride, Host, parse_flag_overrides, parse_flag_overrides_for};
+use cfs_topology::{CpuMask, FlagOverride, Host, parse_flag_overrides, parse_flag_overrides_for};
 use rayon::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -351,8 +351,10 @@ const BOOT_ONLY: [&str; 8] =
 /// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
 /// running kernel can do); and, as `chrt -p` would on the running tasks,
 /// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
-/// (the live tasks of one side; what they fork later inherits it). An item
-/// without `=` continues the previous one, as in `--config`.
+/// (the live tasks of one side; what they fork later inherits it), and as
+/// `taskset -p` would, `affinity=CPUS`, `pin-client=CPUS` and
+/// `pin-backends=CPUS`. An item without `=` continues the previous one, as
+/// in `--config` (so `pin-backends=1,3` is one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
     use engine::{Change, Setting};
     let (at, spec) =
@@ -409,22 +411,30 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 };
                 push(Setting::Policy(side, policy));
             }
-            key @ ("nice" | "affinity" | "pin-client" | "pin-backends") => {
-                let flag = match key {
-                    "affinity" => "--pin-client / --pin-backends",
-                    "nice" => "--nice (hogs)",
-                    "pin-client" => "--pin-client",
-                    _ => "--pin-backends",
+            key @ ("affinity" | "pin-client" | "pin_client" | "pin-backends" | "pin_backends") => {
+                let mask = CpuMask::parse_list(v).map_err(|e| format!("--switch {s:?}: bad CPU list {v:?}: {e}"))?;
+                if mask.is_empty() {
+                    return Err(format!("--switch {s:?}: {key} names no CPU"));
+                }
+                let side = match key {
+                    "affinity" => None,
+                    k if k.starts_with("pin-client") || k.starts_with("pin_client") => {
+                        Some(crate::program::Side::Client)
+                    }
+                    _ => Some(crate::program::Side::Server),
                 };
+                push(Setting::Affinity(side, mask));
+            }
+            "nice" => {
                 return Err(format!(
-                    "--switch {s:?}: {key} is given for the whole run with {flag}; to change it during a run, \
-                     use a workload file's `nice` or `affinity` ops (cfs-sim run FILE)"
+                    "--switch {s:?}: nice levels are given for the whole run with --nice (hogs); to change one \
+                     during a run, use a workload file's `nice` op (cfs-sim run FILE)"
                 ));
             }
             other => {
                 return Err(format!(
                     "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, policy, \
-                     client-policy, server-policy)"
+                     client-policy, server-policy, affinity, pin-client, pin-backends)"
                 ));
             }
         }

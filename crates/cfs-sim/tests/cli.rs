@@ -245,17 +245,25 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "soon:features=863"], "--switch");
     fails(&["--switch", "1s:"], "no setting");
     fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
-    // A policy switch names a policy of the fair class; nice levels and
-    // CPUs change mid-run only through a workload file's ops, which the
-    // message names with the boot flag; a side's policy needs two sides.
+    // A policy switch names a policy of the fair class, a CPU list the
+    // host's CPUs; a side's policy or CPUs need two sides; nice levels
+    // change mid-run only through a workload file's op, which the message
+    // names with the boot flag.
     fails(&["--switch", "1s:policy=fast"], "unknown policy \"fast\"");
     fails(&["--switch", "1s:server-policy=SCHED_RR"], "only the fair class is modelled");
-    fails(&["--switch", "1s:affinity=0"], "--pin-client / --pin-backends");
-    fails(&["--switch", "1s:nice=5"], "a workload file's `nice` or `affinity` ops");
-    fails_with(
-        &["hogs", "--clients", "2", "--duration", "1s", "--switch", "500ms:client-policy=batch"],
-        "--switch at 500ms: client-policy=batch does not apply to hogs",
+    fails(
+        &["--switch", "1s:pin-backends=4-5"],
+        "--switch at 1s: pin-backends=4-5: CPU 4 does not exist (the host has 4)",
     );
+    fails(&["--switch", "1s:pin-client="], "pin-client names no CPU");
+    fails(&["--switch", "1s:affinity=0-"], "bad CPU list \"0-\"");
+    fails(&["--switch", "1s:nice=5"], "--nice (hogs); to change one during a run, use a workload file's `nice` op");
+    for key in ["client-policy=batch", "pin-backends=1"] {
+        fails_with(
+            &["hogs", "--clients", "2", "--duration", "1s", "--switch", &format!("500ms:{key}")],
+            &format!("--switch at 500ms: {key} does not apply to hogs"),
+        );
+    }
     fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
     fails(&["--switch", "1s:set=preempt=1"], "preempt is fixed at boot");
     fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");

@@ -136,6 +136,8 @@ fn switch_specs_parse_in_order() {
             Setting::Patch(_, false) => "no-patch",
             Setting::Policy(None, _) => "policy",
             Setting::Policy(Some(_), _) => "side-policy",
+            Setting::Affinity(None, _) => "affinity",
+            Setting::Affinity(Some(_), _) => "pin",
         })
         .collect();
     assert_eq!(
@@ -150,6 +152,11 @@ fn switch_specs_parse_in_order() {
     // And back in the --switch form.
     let text: Vec<String> = c[6..].iter().map(|c| c.setting.to_string()).collect();
     assert_eq!(text, ["policy=batch", "client-policy=normal", "server-policy=idle"]);
+    // CPU lists: a part without `=` continues the list before it.
+    let c = parse_switch("1s:pin-backends=1,3,pin-client=0,affinity=0-3").unwrap();
+    let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
+    assert_eq!(text, ["pin-backends=1,3", "pin-client=0", "affinity=0-3"]);
+    assert_eq!(c[0].to_json(), serde_json::json!({"at_s": 1.0, "cpus": "1,3", "side": "server"}));
 }
 
 /// Thread 2's fix as one list for every host: on Nehalem-EP, 2.6.32-rc1
@@ -229,4 +236,24 @@ fn a_policy_switch_at_time_zero_runs_like_the_booted_policy() {
         // The policy matters here, so a switch that wrote nothing fails.
         assert_ne!(switched, normal, "{switch}");
     }
+}
+
+/// `taskset -p` mid-run: pgbench on 2.6.26-rc4 piles onto one CPU (895);
+/// pinning the client to CPU 0 and the backends to CPUs 1-3 at 100 ms, as
+/// the seed thread did with taskset at start, moves the running and queued
+/// tasks at once and makes every later wakeup start from an allowed CPU.
+/// The phase after the switch then runs like the column booted with those
+/// pins (within 10%: the runs differ in how they start), at least 1.5x the
+/// pile before it.
+#[test]
+fn pinning_the_sides_mid_run_spreads_the_pile() {
+    let pins = parse_switch("100ms:pin-client=0,pin-backends=1-3").unwrap();
+    let switched = run(&timed(&["name=895"], 8, 400, 1, pins));
+    let mut booted = timed(&["name=895"], 8, 400, 1, Vec::new());
+    booted.opts.pin_client = Some(cfs_topology::CpuMask::single(0));
+    booted.opts.pin_server = Some(cfs_topology::CpuMask::from_cpus([1, 2, 3]));
+    let pinned = run(&booted).runs[0].value;
+    let (before, after) = (switched.runs[0].phases[0].2, switched.runs[0].phases[1].2);
+    assert!(after > 1.5 * before, "{before} -> {after}");
+    assert!((after - pinned).abs() < 0.1 * pinned, "{after} vs booted {pinned}");
 }

@@ -63,9 +63,7 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
-use cfs_core::{
-    Config, ConfigError, Deschedule, Policy, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState,
-};
+use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
 use cfs_topology::Host;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -80,7 +78,7 @@ mod settings;
 mod sockets;
 pub mod sync;
 
-pub use settings::{Change, Phase, Setting, features_from_text, policy_name};
+pub use settings::{Change, Phase, Setting, features_from_text, pin_key, policy_name};
 use sockets::{KeyHasher, SendBuf, SockKey};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
@@ -892,8 +890,10 @@ impl<'a> Sim<'a> {
         }
         let setting = self.changes[i].setting.clone();
         setting.apply(&mut self.sched)?;
-        if let Setting::Policy(side, policy) = setting {
-            self.set_policies(side, policy)?;
+        match setting {
+            Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
+            Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
+            _ => {}
         }
         if let Some(tr) = &mut self.trace {
             tr.mark(self.now, setting.to_string());
@@ -901,21 +901,26 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// `chrt -p` on every live task of `side` (every live task when
-    /// `None`), as one would type it on the running system: the change
-    /// reaches each task where it is (running, queued or asleep), and what
-    /// they fork later inherits it (cfs-core's fork copies the parent's
-    /// policy unless the workload gives the child its own parameters).
-    /// The command is taken to run on CPU 0: a CPU the scheduler asks to
-    /// reschedule hears of it by IPI from there.
-    fn set_policies(&mut self, side: Option<Side>, policy: Policy) -> Result<(), SimError> {
-        // Weight and policy changes requeue tasks without a decision
-        // naming them: re-read every hrtick.
+    /// Writes a task setting (`chrt -p`, `taskset -p`) to every live task
+    /// of `side` (every live task when `None`), as one would type it on
+    /// the running system: the change reaches each task where it is
+    /// (running, queued or asleep), and what they fork later inherits it
+    /// (cfs-core's fork copies the parent's policy and CPUs unless the
+    /// workload gives the child its own). The command is taken to run on
+    /// CPU 0: a CPU the scheduler asks to reschedule hears of it by IPI
+    /// from there.
+    fn on_side(
+        &mut self,
+        side: Option<Side>,
+        mut write: impl FnMut(&mut Self, TaskId) -> Result<(), SchedError>,
+    ) -> Result<(), SimError> {
+        // Weight, policy and affinity changes requeue or move tasks without
+        // a decision naming them: re-read every hrtick.
         self.full_sync = true;
         for t in 0..self.tasks.len() {
             let task = &self.tasks[t];
             if task.alive && side.is_none_or(|s| task.side == Some(s)) {
-                self.sched.set_policy(self.t(), TaskId(t as u32), policy)?;
+                write(self, TaskId(t as u32))?;
             }
         }
         self.after_call(0);

@@ -6,7 +6,7 @@
 use crate::program::Side;
 use cfs_core::features::FeatureError;
 use cfs_core::{Features, Patch, Policy, SchedError, Scheduler, SettingError};
-use cfs_topology::{DomainLevel, SdFlags};
+use cfs_topology::{CpuMask, DomainLevel, SdFlags};
 use std::fmt;
 
 /// A setting written on the running scheduler (cfs-core's `sysctl`
@@ -29,6 +29,11 @@ pub enum Setting {
     /// tasks, which only the engine knows, so [`Setting::apply`] leaves it
     /// to the engine.
     Policy(Option<Side>, Policy),
+    /// `taskset -p` on every live task of a side (every live task when
+    /// `None`): a task running or queued on a CPU outside the mask moves, a
+    /// sleeping one wakes from inside it. Like [`Setting::Policy`], written
+    /// by the engine.
+    Affinity(Option<Side>, CpuMask),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -58,8 +63,16 @@ impl Setting {
                 r => r.map(|_| ()),
             },
             Setting::Patch(p, on) => s.set_patch(*p, *on),
-            Setting::Policy(..) => Ok(()),
+            Setting::Policy(..) | Setting::Affinity(..) => Ok(()),
         }
+    }
+}
+
+/// The `--switch` key (and boot flag) that pins one side.
+pub fn pin_key(side: Side) -> &'static str {
+    match side {
+        Side::Client => "pin-client",
+        Side::Server => "pin-backends",
     }
 }
 
@@ -90,7 +103,8 @@ pub fn features_from_text(current: Features, text: &str) -> Result<Features, Fea
 impl fmt::Display for Setting {
     /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
     /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`,
-    /// `policy=batch`, `client-policy=batch`, `server-policy=batch`.
+    /// `policy=batch`, `client-policy=batch`, `server-policy=batch`,
+    /// `affinity=0-3`, `pin-client=0`, `pin-backends=1-3`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Setting::Features(m) => write!(f, "features={m}"),
@@ -109,6 +123,8 @@ impl fmt::Display for Setting {
             Setting::Patch(p, false) => write!(f, "no-patch={}", p.name()),
             Setting::Policy(None, p) => write!(f, "policy={}", policy_name(*p)),
             Setting::Policy(Some(side), p) => write!(f, "{}-policy={}", side.name(), policy_name(*p)),
+            Setting::Affinity(None, m) => write!(f, "affinity={m}"),
+            Setting::Affinity(Some(side), m) => write!(f, "{}={m}", pin_key(*side)),
         }
     }
 }
@@ -118,7 +134,8 @@ impl Change {
     /// `{"at_s": 1.0, "tunable": NAME, "value": V}`, `{"at_s": 1.0, "level":
     /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
     /// NAME, "on": true}`, `{"at_s": 1.0, "policy": "batch", "side":
-    /// "all" | "client" | "server"}`.
+    /// "all" | "client" | "server"}`, `{"at_s": 1.0, "cpus": "1-3", "side":
+    /// …}`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let at_s = self.at_ns as f64 / 1e9;
@@ -134,6 +151,9 @@ impl Change {
             Setting::Patch(p, on) => json!({"at_s": at_s, "patch": p.name(), "on": on}),
             Setting::Policy(side, p) => {
                 json!({"at_s": at_s, "policy": policy_name(*p), "side": side.map_or("all", Side::name)})
+            }
+            Setting::Affinity(side, m) => {
+                json!({"at_s": at_s, "cpus": m.to_string(), "side": side.map_or("all", Side::name)})
             }
         }
     }
