@@ -223,9 +223,10 @@ struct Input {
     changes: Vec<FuzzChange>,
 }
 
-/// One mid-run write: at `at` x 100 ns, of kind `kind % 4` (features mask,
-/// tunable, a level's domain flags, a patch on or off) with operands `a`,
-/// `b`. Writes the scheduler would refuse are dropped before the run.
+/// One mid-run write: at `at` x 100 ns, of kind `kind % 6` (features mask,
+/// tunable, a level's domain flags, a patch on or off, a policy or CPUs
+/// for every task or one side) with operands `a`, `b`. Writes the
+/// scheduler would refuse are dropped before the run.
 #[derive(Arbitrary, Debug, Clone)]
 struct FuzzChange {
     at: u16,
@@ -243,8 +244,13 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
         .changes
         .iter()
         .take(8)
-        .map(|c| {
-            let setting = match c.kind % 4 {
+        .filter_map(|c| {
+            let side = match c.b % 3 {
+                0 => None,
+                1 => Some(cfs_sim::program::Side::Client),
+                _ => Some(cfs_sim::program::Side::Server),
+            };
+            let setting = match c.kind % 6 {
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
@@ -255,9 +261,11 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
                     let level = levels[c.a as usize % levels.len()];
                     Setting::DomainFlags(level, SdFlags::from_bits_truncate(c.b), SdFlags::from_bits_truncate(c.a >> 8))
                 }
-                _ => Setting::Patch(Patch::ALL[c.a as usize % Patch::ALL.len()], c.b & 1 != 0),
+                3 => Setting::Patch(Patch::ALL[c.a as usize % Patch::ALL.len()], c.b & 1 != 0),
+                4 => Setting::Policy(side, policy(c.a as u8)),
+                _ => Setting::Affinity(side, host_mask(c.a as u16, domains.nr_cpus())?),
             };
-            Change { at_ns: c.at as u64 * 100, setting }
+            Some(Change { at_ns: c.at as u64 * 100, setting })
         })
         .collect();
     all.sort_by_key(|c| c.at_ns);
