@@ -651,7 +651,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     // leave the column labelled with settings it never ran under.
     if changes.iter().any(|c| c.at_ns == 0) {
         return Err("--switch at 0 is the starting setting: give it with --features, --set, --sd-flags, \
-                    --patch, --policy, --client-policy, --server-policy or --config"
+                    --patch, --policy, --client-policy, --server-policy, --pin-client, --pin-backends or --config"
             .into());
     }
     check_task_settings(&changes, &workload, &host)?;

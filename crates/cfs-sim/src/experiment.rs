@@ -356,6 +356,7 @@ const BOOT_ONLY: [&str; 8] =
 /// `pin-backends=CPUS`. An item without `=` continues the previous one, as
 /// in `--config` (so `pin-backends=1,3` is one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
+    use crate::program::Side;
     use engine::{Change, Setting};
     let (at, spec) =
         s.split_once(':').ok_or_else(|| format!("--switch {s:?}: expected AT:SETTINGS, e.g. 2s:features=863"))?;
@@ -406,8 +407,8 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 let policy = crate::workloads::policy_by_name(v).map_err(|e| format!("--switch {s:?}: {e}"))?;
                 let side = match key {
                     "policy" => None,
-                    k if k.starts_with("client") => Some(crate::program::Side::Client),
-                    _ => Some(crate::program::Side::Server),
+                    "client-policy" | "client_policy" => Some(Side::Client),
+                    _ => Some(Side::Server),
                 };
                 push(Setting::Policy(side, policy));
             }
@@ -418,10 +419,8 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 }
                 let side = match key {
                     "affinity" => None,
-                    k if k.starts_with("pin-client") || k.starts_with("pin_client") => {
-                        Some(crate::program::Side::Client)
-                    }
-                    _ => Some(crate::program::Side::Server),
+                    "pin-client" | "pin_client" => Some(Side::Client),
+                    _ => Some(Side::Server),
                 };
                 push(Setting::Affinity(side, mask));
             }
