@@ -1,5 +1,5 @@
 //! Settings written into a running simulation (`--switch`): what each
-//! one writes to the scheduler (or, for a policy, to the running tasks),
+//! one writes to the scheduler (or, for a policy or CPUs, to the tasks),
 //! its text and JSON forms, and the throughput phases the run is cut into
 //! at each change.
 
@@ -10,7 +10,8 @@ use cfs_topology::{CpuMask, DomainLevel, SdFlags};
 use std::fmt;
 
 /// A setting written on the running scheduler (cfs-core's `sysctl`
-/// module), as `echo … > /proc/sys/kernel/sched_*` would be mid-run.
+/// module), as `echo … > /proc/sys/kernel/sched_*` would be mid-run, or
+/// on its running tasks, as `chrt -p` and `taskset -p` would.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
     /// `sched_features`: a numeric mask (`863`, `0x35f`) or debugfs-style
