@@ -105,6 +105,16 @@ impl Policy {
             _ => None,
         }
     }
+
+    /// The `chrt`-style name [`Policy::by_name`] reads back: `normal`,
+    /// `batch`, `idle`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "normal",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+        }
+    }
 }
 
 /// Clamps a nice value to the kernel's range -20..=19.
@@ -189,6 +199,9 @@ mod tests {
             for n in names {
                 assert_eq!(Policy::by_name(n), Some(want), "{n}");
             }
+        }
+        for p in [Policy::Normal, Policy::Batch, Policy::Idle] {
+            assert_eq!(Policy::by_name(p.name()), Some(p));
         }
         for bad in ["", "fifo", "sched_rr", "batchy"] {
             assert_eq!(Policy::by_name(bad), None, "{bad}");

@@ -78,7 +78,7 @@ mod settings;
 mod sockets;
 pub mod sync;
 
-pub use settings::{Change, Phase, Setting, features_from_text, pin_key, policy_name};
+pub use settings::{Change, Phase, Setting, features_from_text};
 use sockets::{KeyHasher, SendBuf, SockKey};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,

@@ -70,19 +70,10 @@ impl Setting {
 }
 
 /// The `--switch` key (and boot flag) that pins one side.
-pub fn pin_key(side: Side) -> &'static str {
+fn pin_key(side: Side) -> &'static str {
     match side {
         Side::Client => "pin-client",
         Side::Server => "pin-backends",
-    }
-}
-
-/// A policy's `--policy` name.
-pub fn policy_name(p: Policy) -> &'static str {
-    match p {
-        Policy::Normal => "normal",
-        Policy::Batch => "batch",
-        Policy::Idle => "idle",
     }
 }
 
@@ -122,8 +113,8 @@ impl fmt::Display for Setting {
             }
             Setting::Patch(p, true) => write!(f, "patch={}", p.name()),
             Setting::Patch(p, false) => write!(f, "no-patch={}", p.name()),
-            Setting::Policy(None, p) => write!(f, "policy={}", policy_name(*p)),
-            Setting::Policy(Some(side), p) => write!(f, "{}-policy={}", side.name(), policy_name(*p)),
+            Setting::Policy(None, p) => write!(f, "policy={}", p.name()),
+            Setting::Policy(Some(side), p) => write!(f, "{}-policy={}", side.name(), p.name()),
             Setting::Affinity(None, m) => write!(f, "affinity={m}"),
             Setting::Affinity(Some(side), m) => write!(f, "{}={m}", pin_key(*side)),
         }
@@ -151,7 +142,7 @@ impl Change {
             }),
             Setting::Patch(p, on) => json!({"at_s": at_s, "patch": p.name(), "on": on}),
             Setting::Policy(side, p) => {
-                json!({"at_s": at_s, "policy": policy_name(*p), "side": side.map_or("all", Side::name)})
+                json!({"at_s": at_s, "policy": p.name(), "side": side.map_or("all", Side::name)})
             }
             Setting::Affinity(side, m) => {
                 json!({"at_s": at_s, "cpus": m.to_string(), "side": side.map_or("all", Side::name)})
