@@ -223,9 +223,9 @@ struct Input {
     changes: Vec<FuzzChange>,
 }
 
-/// One mid-run write: at `at` x 100 ns, of kind `kind % 6` (features mask,
-/// tunable, a level's domain flags, a patch on or off, a policy or CPUs
-/// for every task or one side) with operands `a`, `b`. Writes the
+/// One mid-run write: at `at` x 100 ns, of kind `kind % 7` (features mask,
+/// tunable, a level's domain flags, a patch on or off, a policy, CPUs or
+/// a nice level for every task or one side) with operands `a`, `b`. Writes the
 /// scheduler would refuse are dropped before the run.
 #[derive(Arbitrary, Debug, Clone)]
 struct FuzzChange {
@@ -250,7 +250,7 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
                 1 => Some(cfs_sim::program::Side::Client),
                 _ => Some(cfs_sim::program::Side::Server),
             };
-            let setting = match c.kind % 6 {
+            let setting = match c.kind % 7 {
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
@@ -263,7 +263,9 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
                 }
                 3 => Setting::Patch(Patch::ALL[c.a as usize % Patch::ALL.len()], c.b & 1 != 0),
                 4 => Setting::Policy(side, policy(c.a as u8)),
-                _ => Setting::Affinity(side, host_mask(c.a as u16, domains.nr_cpus())?),
+                5 => Setting::Affinity(side, host_mask(c.a as u16, domains.nr_cpus())?),
+                // Every value, out of range too: cfs-core clamps as set_user_nice's callers do.
+                _ => Setting::Nice(side, c.a as i32),
             };
             Some(Change { at_ns: c.at as u64 * 100, setting })
         })

@@ -6,7 +6,8 @@ use crate::calibration;
 use crate::costs::CostModel;
 use crate::dist::parse_duration;
 use crate::experiment::{
-    Plan, Results, SchedSpec, check_changes, fmt_ns, parse_profile, parse_sweep, parse_switch, suggest,
+    Plan, Results, SchedSpec, check_changes, fmt_ns, parse_nice_level, parse_profile, parse_sweep, parse_switch,
+    suggest,
 };
 use crate::report;
 use crate::workfile::parse_workload;
@@ -180,6 +181,13 @@ pub struct BenchArgs {
     /// `chrt -b`; what it forks inherits it); overrides --policy there.
     #[arg(long, value_name = "POLICY", alias = "backend-policy")]
     pub server_policy: Option<String>,
+    /// Nice level of the client side only (`nice -n -5 pgbench`), -20..=19.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub client_nice: Option<String>,
+    /// Nice level of the server side only (the postmaster or server under
+    /// `nice -n`; what it forks inherits it), -20..=19.
+    #[arg(long, value_name = "N", allow_hyphen_values = true, alias = "backend-nice")]
+    pub server_nice: Option<String>,
     /// Client counts (clients, pairs, hogs, groups, rooms), e.g. 1,2,4-8.
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
@@ -202,11 +210,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// A configuration column (repeatable), on top of the options above:
-    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
     /// A TOML sweep file of `[[config]]` tables (name, profile, features,
-    /// patches, policy, client_policy, server_policy, set, sd_flags).
+    /// patches, policy, client_policy, server_policy, client_nice,
+    /// server_nice, set, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
     /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
@@ -219,10 +228,12 @@ pub struct BenchArgs {
     /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
     /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
     /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker, or as
-    /// chrt -p and taskset -p would on the running tasks: 1s:policy=batch
-    /// (every task), 1s:server-policy=batch, 1s:client-policy=batch,
-    /// 1s:affinity=0-3, 1s:pin-client=0, 1s:pin-backends=1-3. The table
-    /// then shows each column's throughput before and after.
+    /// chrt -p, taskset -p and renice would on the running tasks:
+    /// 1s:policy=batch (every task), 1s:server-policy=batch,
+    /// 1s:client-policy=batch, 1s:affinity=0-3, 1s:pin-client=0,
+    /// 1s:pin-backends=1-3, 1s:nice=5 (every task), 1s:client-nice=-5,
+    /// 1s:server-nice=5. The table then shows each column's throughput
+    /// before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
@@ -480,15 +491,7 @@ pub fn parse_cpus(s: &str, host: &Host, what: &str) -> Result<CpuMask, String> {
 }
 
 fn parse_nice(s: &str) -> Result<Vec<i32>, String> {
-    s.split(',')
-        .map(|x| {
-            x.trim()
-                .parse::<i32>()
-                .ok()
-                .filter(|n| (-20..=19).contains(n))
-                .ok_or_else(|| format!("bad nice list {s:?} (values -20..=19)"))
-        })
-        .collect()
+    s.split(',').map(|x| parse_nice_level(x).map_err(|_| format!("bad nice list {s:?} (values -20..=19)"))).collect()
 }
 
 /// The base configuration from the command-line options.
@@ -499,6 +502,8 @@ fn base_spec(a: &BenchArgs) -> Result<SchedSpec, String> {
     s.policy = a.policy.clone();
     s.client_policy = a.client_policy.clone();
     s.server_policy = a.server_policy.clone();
+    s.client_nice = a.client_nice.clone();
+    s.server_nice = a.server_nice.clone();
     for kv in &a.sets {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv:?} is not NAME=VALUE"))?;
         s.sets.push((k.trim().into(), v.trim().into()));
@@ -539,17 +544,19 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
     only("--pin-backends", a.pin_backends.is_none() || w.has_server_side(), two_sided)?;
     only("--client-policy", a.client_policy.is_none() || w.has_server_side(), two_sided)?;
     only("--server-policy", a.server_policy.is_none() || w.has_server_side(), two_sided)?;
+    only("--client-nice", a.client_nice.is_none() || w.has_server_side(), two_sided)?;
+    only("--server-nice", a.server_nice.is_none() || w.has_server_side(), two_sided)?;
     Ok(())
 }
 
 /// The task settings of `--switch` against the workload and host, as
-/// their boot flags are checked: a side's policy or CPUs need a workload
+/// their boot flags are checked: a side's policy, nice level or CPUs need a workload
 /// with two sides, and a CPU list may name only the host's CPUs.
 fn check_task_settings(changes: &[crate::engine::Change], workload: &Workload, host: &Host) -> Result<(), String> {
     use crate::engine::Setting;
     for c in changes {
         let side = match &c.setting {
-            Setting::Policy(side, _) => *side,
+            Setting::Policy(side, _) | Setting::Nice(side, _) => *side,
             Setting::Affinity(side, mask) => {
                 if let Some(cpu) = mask.iter().find(|&cpu| cpu >= host.nr_cpus()) {
                     return Err(format!(
@@ -610,7 +617,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if let Some(c) = columns.iter().find(|c| c.policies.per_side()) {
         if !workload.has_server_side() {
             return Err(format!(
-                "config {:?}: client-policy and server-policy do not apply to {} (pgbench, tbench, sysbench-oltp only; use policy)",
+                "config {:?}: client-policy, server-policy, client-nice and server-nice do not apply to {} \
+                 (pgbench, tbench, sysbench-oltp only; use policy, or --nice for hogs)",
                 c.label,
                 workload.name()
             ));
@@ -651,7 +659,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     // leave the column labelled with settings it never ran under.
     if changes.iter().any(|c| c.at_ns == 0) {
         return Err("--switch at 0 is the starting setting: give it with --features, --set, --sd-flags, \
-                    --patch, --policy, --client-policy, --server-policy, --pin-client, --pin-backends or --config"
+                    --patch, --policy, --client-policy, --server-policy, --client-nice, --server-nice, \
+                    --pin-client, --pin-backends or --config"
             .into());
     }
     check_task_settings(&changes, &workload, &host)?;

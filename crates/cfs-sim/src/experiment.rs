@@ -39,6 +39,11 @@ pub struct SchedSpec {
     /// Policy of the server side only (the postmaster, and so every
     /// backend it forks, under `chrt -b`).
     pub server_policy: Option<String>,
+    /// Nice level of the client side only (`nice -n -5 pgbench`).
+    pub client_nice: Option<String>,
+    /// Nice level of the server side only (the postmaster, and so every
+    /// backend it forks, under `nice -n`).
+    pub server_nice: Option<String>,
     /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
     /// `nohz`, `write_space_wakeups`, `sndbuf`, and every `sched_*` tunable).
     pub sets: Vec<(String, String)>,
@@ -70,7 +75,8 @@ impl SchedSpec {
     }
 
     /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
-    /// client-policy=batch,server-policy=normal,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
+    /// client-policy=batch,server-policy=normal,client-nice=-5,server-nice=5,
+    /// set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
     /// `self`. An item without `=` continues the previous one (so the
     /// comma-separated sd-flags list needs no quoting).
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
@@ -87,6 +93,8 @@ impl SchedSpec {
                 "policy" => spec.policy = Some(v),
                 "client-policy" | "client_policy" => spec.client_policy = Some(v),
                 "server-policy" | "server_policy" | "backend-policy" => spec.server_policy = Some(v),
+                "client-nice" | "client_nice" => spec.client_nice = Some(v),
+                "server-nice" | "server_nice" | "backend-nice" => spec.server_nice = Some(v),
                 "set" => {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config set {v:?} is not NAME=VALUE"))?;
                     spec.sets.push((n.trim().into(), x.trim().into()));
@@ -94,7 +102,8 @@ impl SchedSpec {
                 "sd-flags" | "sd_flags" | "sd" => spec.sd_flags = Some(v),
                 other => {
                     return Err(format!(
-                        "unknown config key {other:?} (known: name, profile, features, patch, policy, client-policy, server-policy, set, sd-flags)"
+                        "unknown config key {other:?} (known: name, profile, features, patch, policy, client-policy, \
+                         server-policy, client-nice, server-nice, set, sd-flags)"
                     ));
                 }
             }
@@ -119,6 +128,12 @@ impl SchedSpec {
         }
         if let Some(p) = &self.server_policy {
             s.push_str(&format!(" server:{p}"));
+        }
+        if let Some(n) = &self.client_nice {
+            s.push_str(&format!(" client:nice={n}"));
+        }
+        if let Some(n) = &self.server_nice {
+            s.push_str(&format!(" server:nice={n}"));
         }
         for (k, v) in &self.sets {
             s.push_str(&format!(" {k}={v}"));
@@ -159,10 +174,15 @@ impl SchedSpec {
         let policy = |p: &Option<String>, key: &str| {
             p.as_deref().map(|p| crate::workloads::policy_by_name(p).map_err(|e| format!("{key}: {e}"))).transpose()
         };
+        let nice = |n: &Option<String>, key: &str| {
+            n.as_deref().map(|n| parse_nice_level(n).map_err(|e| format!("{key}: {e}"))).transpose()
+        };
         let policies = Policies {
             all: policy(&self.policy, "policy")?,
             client: policy(&self.client_policy, "client-policy")?,
             server: policy(&self.server_policy, "server-policy")?,
+            client_nice: nice(&self.client_nice, "client-nice")?,
+            server_nice: nice(&self.server_nice, "server-nice")?,
         };
         let mut domains = host.build_domains(version);
         if let Some(sd) = &self.sd_flags {
@@ -343,6 +363,17 @@ fn split_items(s: &str) -> Vec<String> {
 const BOOT_ONLY: [&str; 8] =
     ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf"];
 
+/// A nice level, -20..=19. Out of range is an error here, where
+/// setpriority(2) would clamp it: a typed 25 is more likely a slip than a
+/// request for 19.
+pub fn parse_nice_level(s: &str) -> Result<i32, String> {
+    s.trim()
+        .parse::<i32>()
+        .ok()
+        .filter(|n| (-20..=19).contains(n))
+        .ok_or_else(|| format!("{s:?} is not a nice level (-20..=19)"))
+}
+
 /// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
 /// /proc/sys/kernel/sched_*` would on the running kernel:
@@ -353,7 +384,8 @@ const BOOT_ONLY: [&str; 8] =
 /// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
 /// (the live tasks of one side; what they fork later inherits it), and as
 /// `taskset -p` would, `affinity=CPUS`, `pin-client=CPUS` and
-/// `pin-backends=CPUS`. An item without `=` continues the previous one, as
+/// `pin-backends=CPUS`, and as `renice` would, `nice=N`, `client-nice=N`
+/// and `server-nice=N` (N in -20..=19). An item without `=` continues the previous one, as
 /// in `--config` (so `pin-backends=1,3` is one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
     use crate::program::Side;
@@ -424,16 +456,20 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 };
                 push(Setting::Affinity(side, mask));
             }
-            "nice" => {
-                return Err(format!(
-                    "--switch {s:?}: nice levels are given for the whole run with --nice (hogs); to change one \
-                     during a run, use a workload file's `nice` op (cfs-sim run FILE)"
-                ));
+            key @ ("nice" | "client-nice" | "client_nice" | "server-nice" | "server_nice") => {
+                let nice = parse_nice_level(v).map_err(|e| format!("--switch {s:?}: {key} {e}"))?;
+                let side = match key {
+                    "nice" => None,
+                    "client-nice" | "client_nice" => Some(Side::Client),
+                    _ => Some(Side::Server),
+                };
+                push(Setting::Nice(side, nice));
             }
             other => {
                 return Err(format!(
                     "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, policy, \
-                     client-policy, server-policy, affinity, pin-client, pin-backends)"
+                     client-policy, server-policy, affinity, pin-client, pin-backends, nice, client-nice, \
+                     server-nice)"
                 ));
             }
         }
@@ -506,13 +542,16 @@ struct SweepEntry {
     policy: Option<String>,
     client_policy: Option<String>,
     server_policy: Option<String>,
+    client_nice: Option<toml::Value>,
+    server_nice: Option<toml::Value>,
     #[serde(default)]
     set: BTreeMap<String, toml::Value>,
     sd_flags: Option<String>,
 }
 
 /// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
-/// policy, client_policy, server_policy, set = { NAME = VALUE }, sd_flags),
+/// policy, client_policy, server_policy, client_nice, server_nice,
+/// set = { NAME = VALUE }, sd_flags),
 /// each entry on top of `base`.
 pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, String> {
     let f: SweepFile = toml::from_str(text)
@@ -536,6 +575,8 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
             s.policy = e.policy.or(s.policy);
             s.client_policy = e.client_policy.or(s.client_policy);
             s.server_policy = e.server_policy.or(s.server_policy);
+            s.client_nice = e.client_nice.as_ref().map(scalar).or(s.client_nice);
+            s.server_nice = e.server_nice.as_ref().map(scalar).or(s.server_nice);
             s.sets.extend(e.set.iter().map(|(k, v)| (k.clone(), scalar(v))));
             s.sd_flags = e.sd_flags.or(s.sd_flags);
             s
@@ -908,6 +949,26 @@ mod tests {
         assert_eq!(opts.server_params().policy, Policy::Idle);
         let sweep = parse_sweep("[[config]]\nserver_policy = \"batch\"\n", &SchedSpec::profile("2.6.26")).unwrap();
         assert_eq!(sweep[0].server_policy.as_deref(), Some("batch"));
+    }
+
+    #[test]
+    fn side_nice_levels_parse_from_items_and_sweeps_and_reach_their_side() {
+        let host = Host::preset("q6600").unwrap();
+        let col =
+            SchedSpec::profile("2.6.26").with_items("client-nice=-5,server_nice=3").unwrap().resolve(&host).unwrap();
+        assert_eq!((col.policies.client_nice, col.policies.server_nice), (Some(-5), Some(3)));
+        assert_eq!(col.label, "2.6.26 client:nice=-5 server:nice=3");
+        // A sweep takes the level as a TOML integer or string.
+        let sweep = parse_sweep(
+            "[[config]]\nclient_nice = -5\n[[config]]\nserver_nice = \"19\"\n",
+            &SchedSpec::profile("2.6.26"),
+        )
+        .unwrap();
+        assert_eq!((sweep[0].client_nice.as_deref(), sweep[1].server_nice.as_deref()), (Some("-5"), Some("19")));
+        for bad in ["client-nice=20", "server-nice=-21", "client-nice=low"] {
+            let e = SchedSpec::profile("2.6.26").with_items(bad).unwrap().resolve(&host).unwrap_err();
+            assert!(e.contains("is not a nice level (-20..=19)"), "{bad}: {e}");
+        }
     }
 
     /// normalized_levenshtein = 1 - edits / longer length: "q660" → "q6600"

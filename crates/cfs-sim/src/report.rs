@@ -369,6 +369,8 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "policy": c.policies.all.map(|p| format!("{p:?}").to_lowercase()),
                 "client_policy": c.policies.client.map(|p| format!("{p:?}").to_lowercase()),
                 "server_policy": c.policies.server.map(|p| format!("{p:?}").to_lowercase()),
+                "client_nice": c.policies.client_nice,
+                "server_nice": c.policies.server_nice,
                 "hz": c.config.hz,
                 "hres_timers": c.config.hres_timers,
                 "nohz": c.config.nohz,

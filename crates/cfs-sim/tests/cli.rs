@@ -140,6 +140,8 @@ fn unknown_profile_setting_policy_and_sd_flags() {
     fails(&["--policy", "lazy"], "policy: unknown policy \"lazy\" (known: normal, batch, idle;");
     fails(&["--client-policy", "rr"], "client-policy: rr is not a fair-class policy");
     fails(&["--config", "server-policy=SCHED_DEADLINE"], "server-policy: SCHED_DEADLINE is not a fair-class policy");
+    fails(&["--client-nice", "-21"], "client-nice: \"-21\" is not a nice level (-20..=19)");
+    fails(&["--config", "server-nice=five"], "server-nice: \"five\" is not a nice level");
     fails(&["--sd-flags", "MC:-NOPE"], "sd-flags");
     fails(&["--config", "colour=red"], "unknown config key");
 }
@@ -203,6 +205,8 @@ fn options_that_do_not_apply() {
     fails_with(&["volanomark", "--server-policy", "batch"], "--server-policy does not apply");
     fails_with(&["messaging", "--client-policy", "batch"], "--client-policy does not apply");
     fails_with(&["hogs", "--config", "client-policy=batch"], "do not apply to hogs");
+    fails_with(&["messaging", "--server-nice", "5"], "--server-nice does not apply");
+    fails_with(&["hogs", "--config", "client-nice=5"], "do not apply to hogs");
     let file = std::env::temp_dir().join(format!("cfs-sim-pin-{}.toml", std::process::id()));
     std::fs::write(&file, "duration = \"10ms\"\n[[task]]\nname = \"a\"\nops = [ { run = \"1ms\" } ]\n").unwrap();
     fails_with(&["run", file.to_str().unwrap(), "--pin-client", "0"], "--pin-client does not apply");
@@ -246,9 +250,9 @@ fn bad_plot_extension_and_usage_errors() {
     fails(&["--switch", "1s:"], "no setting");
     fails(&["--switch", "1s:colour=blue"], "unknown key \"colour\"");
     // A policy switch names a policy of the fair class, a CPU list the
-    // host's CPUs; a side's policy or CPUs need two sides; nice levels
-    // change mid-run only through a workload file's op, which the message
-    // names with the boot flag.
+    // host's CPUs, a renice a level in -20..=19 (refused, where renice(1)
+    // would clamp, as --nice refuses it); a side's policy, CPUs or nice
+    // level need two sides.
     fails(&["--switch", "1s:policy=fast"], "unknown policy \"fast\"");
     fails(&["--switch", "1s:server-policy=SCHED_RR"], "only the fair class is modelled");
     fails(
@@ -257,8 +261,9 @@ fn bad_plot_extension_and_usage_errors() {
     );
     fails(&["--switch", "1s:pin-client="], "pin-client names no CPU");
     fails(&["--switch", "1s:affinity=0-"], "bad CPU list \"0-\"");
-    fails(&["--switch", "1s:nice=5"], "--nice (hogs); to change one during a run, use a workload file's `nice` op");
-    for key in ["client-policy=batch", "pin-backends=1"] {
+    fails(&["--switch", "1s:nice=20"], "nice \"20\" is not a nice level (-20..=19)");
+    fails(&["--switch", "1s:client-nice=low"], "client-nice \"low\" is not a nice level");
+    for key in ["client-policy=batch", "pin-backends=1", "server-nice=5"] {
         fails_with(
             &["hogs", "--clients", "2", "--duration", "1s", "--switch", &format!("500ms:{key}")],
             &format!("--switch at 500ms: {key} does not apply to hogs"),

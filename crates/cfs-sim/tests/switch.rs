@@ -138,6 +138,7 @@ fn switch_specs_parse_in_order() {
             Setting::Policy(Some(_), _) => "side-policy",
             Setting::Affinity(None, _) => "affinity",
             Setting::Affinity(Some(_), _) => "pin",
+            Setting::Nice(..) => "nice",
         })
         .collect();
     assert_eq!(
@@ -157,6 +158,11 @@ fn switch_specs_parse_in_order() {
     let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
     assert_eq!(text, ["pin-backends=1,3", "pin-client=0", "affinity=0-3"]);
     assert_eq!(c[0].to_json(), serde_json::json!({"at_s": 1.0, "cpus": "1,3", "side": "server"}));
+    // renice: every task, or one side.
+    let c = parse_switch("500ms:nice=5,client-nice=-5,server_nice=19").unwrap();
+    let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
+    assert_eq!(text, ["nice=5", "client-nice=-5", "server-nice=19"]);
+    assert_eq!(c[1].to_json(), serde_json::json!({"at_s": 0.5, "nice": -5, "side": "client"}));
 }
 
 /// Thread 2's fix as one list for every host: on Nehalem-EP, 2.6.32-rc1
@@ -209,16 +215,18 @@ fn settings_written_at_one_time_close_one_phase() {
     assert_eq!(bounds[2], (200_000_000, r.end_ns));
 }
 
-/// A policy written at 0 s reaches the tasks that exist then (the daemon
-/// and the driver), and what they fork inherits it, as `chrt -b -p` on
-/// the running processes would: the runs are those of the column booted
-/// with that policy. tbench (4 pairs, 200 ms) is used because there each
-/// side's policy changes the runs: a SCHED_BATCH wakee never
-/// wakeup-preempts (check_preempt_wakeup), and each side wakes the other.
-/// (In pgbench the client's policy changes nothing, as the seed thread
-/// found for `chrt -b pgbench` alone.)
+/// A policy or nice level written at 0 s reaches the tasks that exist
+/// then (the daemon and the driver), and what they fork inherits it, as
+/// `chrt -b -p` or `renice` on the running processes would: the runs are
+/// those of the column booted with that setting (`chrt -b` or `nice -n` at
+/// their start). tbench (4 pairs, 200 ms) is used because there each
+/// side's setting changes the runs: a SCHED_BATCH wakee never
+/// wakeup-preempts (check_preempt_wakeup), a side's weight changes its
+/// wakeup granularity, and each side wakes the other. (In pgbench the
+/// client's policy changes nothing, as the seed thread found for `chrt -b
+/// pgbench` alone.)
 #[test]
-fn a_policy_switch_at_time_zero_runs_like_the_booted_policy() {
+fn a_task_switch_at_time_zero_runs_like_the_booted_setting() {
     let tbench = |item: &str, changes: Vec<Change>| {
         let mut plan = timed(&[item], 4, 200, 2, changes);
         plan.workload = cfs_sim::workloads::Workload::builtin("tbench").unwrap();
@@ -230,10 +238,12 @@ fn a_policy_switch_at_time_zero_runs_like_the_booted_policy() {
         ("0s:policy=batch", "name=b,policy=batch"),
         ("0s:server-policy=batch", "name=s,server-policy=batch"),
         ("0s:client-policy=batch", "name=c,client-policy=batch"),
+        ("0s:server-nice=5", "name=s,server-nice=5"),
+        ("0s:client-nice=-5", "name=c,client-nice=-5"),
     ] {
         let switched = v(&tbench("name=n", parse_switch(switch).unwrap()));
         assert_eq!(switched, v(&tbench(item, Vec::new())), "{switch}");
-        // The policy matters here, so a switch that wrote nothing fails.
+        // The setting matters here, so a switch that wrote nothing fails.
         assert_ne!(switched, normal, "{switch}");
     }
 }

@@ -893,6 +893,7 @@ impl<'a> Sim<'a> {
         match setting {
             Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
             Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
+            Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
@@ -901,14 +902,14 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// Writes a task setting (`chrt -p`, `taskset -p`) to every live task
-    /// of `side` (every live task when `None`), as one would type it on
-    /// the running system: the change reaches each task where it is
+    /// Writes a task setting (`chrt -p`, `renice`, `taskset -p`) to every
+    /// live task of `side` (every live task when `None`), as one would type
+    /// it on the running system: the change reaches each task where it is
     /// (running, queued or asleep), and what they fork later inherits it
-    /// (cfs-core's fork copies the parent's policy and CPUs unless the
-    /// workload gives the child its own). The command is taken to run on
-    /// CPU 0: a CPU the scheduler asks to reschedule hears of it by IPI
-    /// from there.
+    /// (cfs-core's fork copies the parent's policy, nice level and CPUs
+    /// unless the workload gives the child its own). The command is taken
+    /// to run on CPU 0: a CPU the scheduler asks to reschedule hears of it
+    /// by IPI from there.
     fn on_side(
         &mut self,
         side: Option<Side>,

@@ -1,5 +1,5 @@
 //! Settings written into a running simulation (`--switch`): what each
-//! one writes to the scheduler (or, for a policy or CPUs, to the tasks),
+//! one writes to the scheduler (or, for a policy, nice level or CPUs, to the tasks),
 //! its text and JSON forms, and the throughput phases the run is cut into
 //! at each change.
 
@@ -11,7 +11,7 @@ use std::fmt;
 
 /// A setting written on the running scheduler (cfs-core's `sysctl`
 /// module), as `echo … > /proc/sys/kernel/sched_*` would be mid-run, or
-/// on its running tasks, as `chrt -p` and `taskset -p` would.
+/// on its running tasks, as `chrt -p`, `renice` and `taskset -p` would.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
     /// `sched_features`: a numeric mask (`863`, `0x35f`) or debugfs-style
@@ -35,6 +35,11 @@ pub enum Setting {
     /// sleeping one wakes from inside it. Like [`Setting::Policy`], written
     /// by the engine.
     Affinity(Option<Side>, CpuMask),
+    /// `renice -n N -p` on every live task of a side (every live task when
+    /// `None`): `set_user_nice`, which reweights a queued or running task
+    /// where it is. A nice level in -20..=19. Like [`Setting::Policy`],
+    /// written by the engine.
+    Nice(Option<Side>, i32),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -64,7 +69,7 @@ impl Setting {
                 r => r.map(|_| ()),
             },
             Setting::Patch(p, on) => s.set_patch(*p, *on),
-            Setting::Policy(..) | Setting::Affinity(..) => Ok(()),
+            Setting::Policy(..) | Setting::Affinity(..) | Setting::Nice(..) => Ok(()),
         }
     }
 }
@@ -96,7 +101,8 @@ impl fmt::Display for Setting {
     /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
     /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`,
     /// `policy=batch`, `client-policy=batch`, `server-policy=batch`,
-    /// `affinity=0-3`, `pin-client=0`, `pin-backends=1-3`.
+    /// `affinity=0-3`, `pin-client=0`, `pin-backends=1-3`, `nice=5`,
+    /// `client-nice=-5`, `server-nice=5`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Setting::Features(m) => write!(f, "features={m}"),
@@ -117,6 +123,8 @@ impl fmt::Display for Setting {
             Setting::Policy(Some(side), p) => write!(f, "{}-policy={}", side.name(), p.name()),
             Setting::Affinity(None, m) => write!(f, "affinity={m}"),
             Setting::Affinity(Some(side), m) => write!(f, "{}={m}", pin_key(*side)),
+            Setting::Nice(None, n) => write!(f, "nice={n}"),
+            Setting::Nice(Some(side), n) => write!(f, "{}-nice={n}", side.name()),
         }
     }
 }
@@ -127,7 +135,7 @@ impl Change {
     /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
     /// NAME, "on": true}`, `{"at_s": 1.0, "policy": "batch", "side":
     /// "all" | "client" | "server"}`, `{"at_s": 1.0, "cpus": "1-3", "side":
-    /// …}`.
+    /// …}`, `{"at_s": 1.0, "nice": 5, "side": …}`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let at_s = self.at_ns as f64 / 1e9;
@@ -147,6 +155,7 @@ impl Change {
             Setting::Affinity(side, m) => {
                 json!({"at_s": at_s, "cpus": m.to_string(), "side": side.map_or("all", Side::name)})
             }
+            Setting::Nice(side, n) => json!({"at_s": at_s, "nice": n, "side": side.map_or("all", Side::name)}),
         }
     }
 }

@@ -1687,3 +1687,48 @@ fn the_one_to_n_probe_needs_95_percent_on_the_wakers_cpu() {
     assert!(wakeups > 900 && (wakeups - 1..=wakeups).contains(&runs), "{runs} runs, {wakeups} wakeups");
     assert_eq!(streak(|i| usize::from(i == 9)).0, 0);
 }
+
+/// `renice` mid-run (`--switch 0s:client-nice=5` and the like) reweights
+/// each task of the side it names and no other. Three hogs share CPU 0: c
+/// on the client side, s on the server side, h on neither (booted at nice
+/// 5). On one runqueue CFS gives each a share of its weight over the sum
+/// (prio_to_weight: nice -5 = 3121, 0 = 1024, 5 = 335), so over 2 s:
+/// - as booted: c, s 1024 each, h 335: 1024 / 2383 = 0.430 for c;
+/// - `client-nice=5`: c 335, s 1024, h 335: 335 / 1694 = 0.198;
+/// - `server-nice=-5`: s 3121 of 1024 + 3121 + 335 = 4480: 0.697;
+/// - `nice=0`: every task at 1024, h included: a third each.
+///
+/// A slice is at most sched_latency x ilog(4 CPUs) + 1 = 60 ms, so the
+/// shares land within 0.02 of the weights' over 2 s.
+#[test]
+fn renicing_a_side_reweights_its_tasks_only() {
+    let shares = |changes: Vec<Change>| {
+        let side = |t: TaskSpec, s: Option<Side>| TaskSpec { side: s, ..t };
+        let mut h = pinned("h", hog(), 0, 0);
+        h.params = h.params.nice(5);
+        let tasks = vec![
+            side(pinned("c", hog(), 0, 0), Some(Side::Client)),
+            side(pinned("s", hog(), 0, 0), Some(Side::Server)),
+            h,
+        ];
+        let inst = Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE };
+        let out = q6600_run(inst, limits(Some(2_000), 3_000), |s| s.changes = changes).unwrap();
+        let total: u64 = out.tasks.iter().map(|t| t.runtime_ns).sum();
+        out.tasks.iter().map(|t| t.runtime_ns as f64 / total as f64).collect::<Vec<_>>()
+    };
+    let at0 = |setting| vec![Change { at_ns: 0, setting }];
+    let close = |got: f64, want: f64| assert!((got - want).abs() < 0.02, "{got} vs {want}");
+    let booted = shares(Vec::new());
+    close(booted[0], 1024.0 / 2383.0);
+    close(booted[2], 335.0 / 2383.0);
+    let client = shares(at0(Setting::Nice(Some(Side::Client), 5)));
+    close(client[0], 335.0 / 1694.0);
+    close(client[1], 1024.0 / 1694.0);
+    let server = shares(at0(Setting::Nice(Some(Side::Server), -5)));
+    close(server[1], 3121.0 / 4480.0);
+    close(server[2], 335.0 / 4480.0);
+    let all = shares(at0(Setting::Nice(None, 0)));
+    for s in all {
+        close(s, 1.0 / 3.0);
+    }
+}

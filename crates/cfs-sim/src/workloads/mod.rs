@@ -85,10 +85,12 @@ pub fn policy_by_name(name: &str) -> Result<Policy, String> {
 }
 
 /// Scheduling policies forced on a workload's tasks, as `chrt` would set
-/// them: on every task, or on one side only. A side's policy overrides the
-/// every-task one there; what a task forks inherits its policy (so
-/// `server: batch` is the postmaster started under `chrt -b`, backends
-/// included, and `client: batch` is `chrt -b pgbench`).
+/// them: on every task, or on one side only, and a side's nice level, as
+/// `nice -n` would. A side's policy overrides the every-task one there;
+/// what a task forks inherits its policy and nice level (so `server:
+/// batch` is the postmaster started under `chrt -b`, backends included,
+/// `client: batch` is `chrt -b pgbench`, and `client_nice: -5` is `nice -n
+/// -5 pgbench`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Policies {
     /// Every task (`--policy`).
@@ -97,6 +99,10 @@ pub struct Policies {
     pub client: Option<Policy>,
     /// The server side (`--server-policy`).
     pub server: Option<Policy>,
+    /// The client side's nice level (`--client-nice`), -20..=19.
+    pub client_nice: Option<i32>,
+    /// The server side's nice level (`--server-nice`), -20..=19.
+    pub server_nice: Option<i32>,
 }
 
 impl Policies {
@@ -112,7 +118,7 @@ impl Policies {
 
     /// Whether a side is set on its own (only two-sided workloads take that).
     pub fn per_side(&self) -> bool {
-        self.client.is_some() || self.server.is_some()
+        self.client.is_some() || self.server.is_some() || self.client_nice.is_some() || self.server_nice.is_some()
     }
 
     /// These settings, falling back to `base`'s where unset.
@@ -121,6 +127,8 @@ impl Policies {
             all: self.all.or(base.all),
             client: self.client.or(base.client),
             server: self.server.or(base.server),
+            client_nice: self.client_nice.or(base.client_nice),
+            server_nice: self.server_nice.or(base.server_nice),
         }
     }
 }
@@ -151,13 +159,16 @@ pub struct WorkloadOpts {
 impl WorkloadOpts {
     /// Task parameters with this policy and an optional pin.
     pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
-        Self::with(self.policies.all, pin)
+        Self::with(self.policies.all, None, pin)
     }
 
-    fn with(policy: Option<Policy>, pin: Option<CpuMask>) -> TaskParams {
+    fn with(policy: Option<Policy>, nice: Option<i32>, pin: Option<CpuMask>) -> TaskParams {
         let mut p = TaskParams::normal();
         if let Some(pol) = policy {
             p = p.policy(pol);
+        }
+        if let Some(n) = nice {
+            p = p.nice(n);
         }
         if let Some(m) = pin {
             p = p.allowed(m);
@@ -166,15 +177,15 @@ impl WorkloadOpts {
     }
 
     /// Task parameters of the client side (`--pin-client`,
-    /// `--client-policy`).
+    /// `--client-policy`, `--client-nice`).
     pub fn client_params(&self) -> TaskParams {
-        Self::with(self.policies.client(), self.pin_client)
+        Self::with(self.policies.client(), self.policies.client_nice, self.pin_client)
     }
 
     /// Task parameters of the server side (`--pin-backends`,
-    /// `--server-policy`).
+    /// `--server-policy`, `--server-nice`).
     pub fn server_params(&self) -> TaskParams {
-        Self::with(self.policies.server(), self.pin_server)
+        Self::with(self.policies.server(), self.policies.server_nice, self.pin_server)
     }
 }
 
@@ -640,11 +651,32 @@ mod tests {
 
     #[test]
     fn policies_fall_back_side_by_side() {
-        let set = Policies { all: None, client: Some(Policy::Batch), server: None };
-        let base = Policies { all: Some(Policy::Normal), client: Some(Policy::Normal), server: Some(Policy::Batch) };
+        let set = Policies { client: Some(Policy::Batch), server_nice: Some(5), ..Policies::default() };
+        let base = Policies {
+            all: Some(Policy::Normal),
+            client: Some(Policy::Normal),
+            server: Some(Policy::Batch),
+            client_nice: Some(-5),
+            server_nice: Some(0),
+        };
         let p = set.or(base);
-        assert_eq!(p, Policies { all: Some(Policy::Normal), client: Some(Policy::Batch), server: Some(Policy::Batch) });
+        assert_eq!(
+            p,
+            Policies {
+                all: Some(Policy::Normal),
+                client: Some(Policy::Batch),
+                server: Some(Policy::Batch),
+                client_nice: Some(-5),
+                server_nice: Some(5),
+            }
+        );
         assert_eq!((p.client(), p.server()), (Some(Policy::Batch), Some(Policy::Batch)));
+        // A side's nice level is a per-side setting, as its policy is.
+        assert!(Policies { server_nice: Some(0), ..Policies::default() }.per_side());
+        assert!(!Policies { all: Some(Policy::Batch), ..Policies::default() }.per_side());
+        // And it reaches that side's parameters only.
+        let opts = WorkloadOpts { policies: p, ..WorkloadOpts::default() };
+        assert_eq!((opts.client_params().nice, opts.server_params().nice, opts.params(None).nice), (-5, 5, 0));
     }
 
     #[test]
