@@ -480,11 +480,15 @@ fuzz_target!(|input: Input| {
         let opts = WorkloadOpts {
             transactions: None,
             duration_ns: Some(run_ns),
-            // Every task's policy and the two sides' from one byte's bit pairs.
+            // Every task's policy and the two sides' from one byte's bit
+            // pairs; its top two bits give the client and the server side
+            // the first and last of the nice levels.
             policies: Policies {
                 all: maybe_policy(b.policy),
                 client: maybe_policy(b.policy >> 2),
                 server: maybe_policy(b.policy >> 4),
+                client_nice: b.nice.first().map(|&x| (x % 20) as i32).filter(|_| b.policy & 0x40 != 0),
+                server_nice: b.nice.last().map(|&x| (x % 20) as i32).filter(|_| b.policy & 0x80 != 0),
             },
             pin_client: host_mask(b.pin_client as u16, n).filter(|_| b.pin_client & 0x80 != 0),
             pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),
