@@ -343,10 +343,12 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
         Cmd::SysbenchOltp(a) => bench(Workload::SysbenchOltp, &a),
         Cmd::Run(a) => {
             let text = read_input(&a.file, "")?;
-            let wl = parse_workload(&text).map_err(|e| format!("{}: {e}", a.file.display()))?;
-            wl.check_host(parse_host(&a.bench.host)?.nr_cpus()).map_err(|e| format!("{}: {e}", a.file.display()))?;
+            let wl = Arc::new(parse_workload(&text).map_err(|e| format!("{}: {e}", a.file.display()))?);
             check_not_overwritten(&a.file, &a.bench.out)?;
-            bench(Workload::File(Arc::new(wl)), &a.bench)
+            // The plan reads the host once (a `local` host walks sysfs).
+            let plan = plan_for(Workload::File(Arc::clone(&wl)), &a.bench)?;
+            wl.check_host(plan.host.nr_cpus()).map_err(|e| format!("{}: {e}", a.file.display()))?;
+            run_plan(&plan, &a.bench)
         }
         Cmd::Topology(a) => topology(&a),
         Cmd::Hosts => {
@@ -894,10 +896,14 @@ fn check_writable(path: &Path) -> Result<(), String> {
 }
 
 fn bench(workload: Workload, a: &BenchArgs) -> Result<(), String> {
-    let plan = plan_for(workload, a)?;
-    check_out(&plan, &a.out)?;
-    let (res, wall) = execute(&plan, a.out.jobs)?;
-    output(&plan, &res, &a.out, "cfs-sim", wall)
+    run_plan(&plan_for(workload, a)?, a)
+}
+
+/// Runs a plan and writes what `a` asks for.
+fn run_plan(plan: &Plan, a: &BenchArgs) -> Result<(), String> {
+    check_out(plan, &a.out)?;
+    let (res, wall) = execute(plan, a.out.jobs)?;
+    output(plan, &res, &a.out, "cfs-sim", wall)
 }
 
 /// The eight columns of the seed experiment.

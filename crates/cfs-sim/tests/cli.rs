@@ -210,6 +210,13 @@ fn options_that_do_not_apply() {
     let file = std::env::temp_dir().join(format!("cfs-sim-pin-{}.toml", std::process::id()));
     std::fs::write(&file, "duration = \"10ms\"\n[[task]]\nname = \"a\"\nops = [ { run = \"1ms\" } ]\n").unwrap();
     fails_with(&["run", file.to_str().unwrap(), "--pin-client", "0"], "--pin-client does not apply");
+    // A file's CPUs are checked against the host the plan read.
+    std::fs::write(&file, "duration = \"10ms\"\n[[task]]\nname = \"a\"\ncpus = \"7\"\nops = [ { run = \"1ms\" } ]\n")
+        .unwrap();
+    fails_with(
+        &["run", file.to_str().unwrap()],
+        &format!("{}: task \"a\": cpus 7 names no CPU of this host, which has 4 (CPUs 0-3)", file.display()),
+    );
     let _ = std::fs::remove_file(&file);
 }
 
