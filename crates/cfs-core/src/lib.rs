@@ -66,6 +66,13 @@
 //! let w = s.wake_up(3_000_000, b, 0, true).unwrap();
 //! assert_eq!(w.cpu, 0);
 //! ```
+//!
+//! `examples/sync_wakeup.rs` does the same on a Q6600's domains
+//! (`cfs_topology::Host::preset("q6600")`), with an [`Observer`] that keeps
+//! each wakeup's decision: under 2.6.26-rc4's defaults one task's sync
+//! wakeups pull every sleeper onto its CPU, the seed thread's pile-up
+//! (`cargo run -p cfs-core --example sync_wakeup`). cfs-sim's engine is
+//! the full driver: ticks, hrticks, IPIs and costs around these calls.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
