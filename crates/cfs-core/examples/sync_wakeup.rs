@@ -65,18 +65,43 @@ fn scene(cfg: Config) -> Result<Vec<(usize, WakeReason)>, Box<dyn std::error::Er
     Ok(workers.iter().filter_map(|w| seen.iter().rev().find(|e| e.0 == *w).map(|e| (e.1, e.2))).collect())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// The kernels and masks compared.
+fn cases() -> Result<[(&'static str, Config); 4], Box<dyn std::error::Error>> {
     let rc4 = KernelVersion::V2_6_26Rc4;
-    let cases = [
+    Ok([
         ("2.6.26-rc4, sched_features 895", Config::new(rc4, 4)),
         ("2.6.26-rc4, 863 (SYNC_WAKEUPS off)", Config::new(rc4, 4).with_features_mask(863)?),
         ("2.6.26-rc4 + affinity-fix", Config::new(rc4, 4).with_patch(Patch::AffinityFix)?),
         ("2.6.26", Config::new(KernelVersion::V2_6_26, 4)),
-    ];
+    ])
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cases = cases()?;
     println!("worker:                               on CPU 1           on CPU 2           on CPU 3");
     for (name, cfg) in cases {
         let row: Vec<String> = scene(cfg)?.iter().map(|(cpu, why)| format!("-> {cpu} {why:?}")).collect();
         println!("{name:<37} {}", row.iter().map(|c| format!("{c:<18}")).collect::<String>());
     }
     Ok(())
+}
+
+/// `cargo test` runs this (the example is declared with `test = true`), so
+/// the table above cannot drift from what cfs-core decides.
+#[test]
+fn the_table_is_the_kernels_decisions() {
+    use WakeReason::{Affine, AffineSync, Previous};
+    let want = [
+        // rc4: sync && both avg_overlaps (0) < migration_cost: affine at once.
+        [(0, AffineSync), (0, AffineSync), (0, AffineSync)],
+        // 863: the hint is dropped; CPU 0 (1024) is not lighter than an idle
+        // CPU, so each stays where it slept (idle: wake_idle keeps it).
+        [(1, Previous), (2, Previous), (3, Previous)],
+        // tl = 1024 - 1024 = 0 for the first, 2048 - 1024 = 1024 > 0 after.
+        [(0, Affine), (2, Previous), (3, Previous)],
+        [(0, Affine), (2, Previous), (3, Previous)],
+    ];
+    for ((name, cfg), want) in cases().unwrap().into_iter().zip(want) {
+        assert_eq!(scene(cfg).unwrap(), want, "{name}");
+    }
 }
