@@ -108,7 +108,8 @@ pub struct OutArgs {
     pub waits: bool,
     /// Follow the table with each cell's median run, task by task (tasks
     /// of one name together): run, runqueue-wait and sleep time as shares
-    /// of the run, waits, mean and longest wait, CPU changes
+    /// of the run, waits, mean and longest wait, CPU changes, and the
+    /// CPUs they ran on longest (mostly_on, e.g. 1:15 for a pile on CPU 1)
     #[arg(long)]
     pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
@@ -295,7 +296,8 @@ pub struct CalArgs {
     pub waits: bool,
     /// Follow the table with each cell's median run, task by task (tasks
     /// of one name together): run, runqueue-wait and sleep time as shares
-    /// of the run, waits, mean and longest wait, CPU changes
+    /// of the run, waits, mean and longest wait, CPU changes, and the
+    /// CPUs they ran on longest (mostly_on, e.g. 1:15 for a pile on CPU 1)
     #[arg(long)]
     pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).

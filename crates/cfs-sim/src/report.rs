@@ -8,6 +8,7 @@ use crate::engine::TaskStat;
 use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median, range};
 use plotters::prelude::*;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -186,8 +187,9 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
 /// runqueue-wait and sleep time as shares of the run's length (summed over
 /// the group, so a group of 60 can exceed 1; a wait or sleep still going
 /// at the end included), the waits they ended, the mean and longest wait,
-/// and their CPU changes. What `/proc/<pid>/sched` and `perf sched
-/// latency` show of a real run.
+/// their CPU changes, and where each ran longest (`cpu:tasks` pairs, CPU
+/// by CPU: `1:7,2:1` is seven that ran mostly on CPU 1 and one on CPU 2).
+/// What `/proc/<pid>/sched` and `perf sched latency` show of a real run.
 pub fn tasks_table(plan: &Plan, res: &Results) -> String {
     let mut s = String::new();
     for (ci, col) in plan.columns.iter().enumerate() {
@@ -204,7 +206,7 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
             );
             let _ = writeln!(
                 s,
-                "{:<24} {:>5} {:>7} {:>7} {:>7} {:>9} {:>10} {:>10} {:>6}",
+                "{:<24} {:>5} {:>7} {:>7} {:>7} {:>9} {:>10} {:>10} {:>6}  mostly_on",
                 "task", "count", "run", "wait", "asleep", "waits", "avg_wait", "max_wait", "moves"
             );
             let mut groups: Vec<(&str, Vec<&TaskStat>)> = Vec::new();
@@ -223,7 +225,7 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                 let max_us = ts.iter().map(|t| t.longest_wait_ns()).max().unwrap_or(0) as f64 / 1e3;
                 let _ = writeln!(
                     s,
-                    "{:<24} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>9} {:>8.1}us {:>8.1}us {:>6}",
+                    "{:<24} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>9} {:>8.1}us {:>8.1}us {:>6}  {}",
                     name.chars().take(24).collect::<String>(),
                     ts.len(),
                     sum(|t| t.runtime_ns) as f64 / len,
@@ -232,12 +234,32 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                     waits,
                     avg_us,
                     max_us,
-                    sum(|t| t.migrations)
+                    sum(|t| t.migrations),
+                    main_cpus(&ts)
                 );
             }
         }
     }
     s
+}
+
+/// Where a group's tasks ran longest, as `cpu:tasks` pairs in CPU order
+/// (`1:7,2:1`); on a wide spread the first 8 CPUs, then `+N` for the N
+/// other CPUs; a dash when none of them ran.
+fn main_cpus(ts: &[&TaskStat]) -> String {
+    const SHOWN: usize = 8;
+    let mut on: BTreeMap<usize, usize> = BTreeMap::new();
+    for cpu in ts.iter().filter_map(|t| t.main_cpu) {
+        *on.entry(cpu).or_default() += 1;
+    }
+    if on.is_empty() {
+        return "-".into();
+    }
+    let mut text: Vec<String> = on.iter().take(SHOWN).map(|(c, n)| format!("{c}:{n}")).collect();
+    if on.len() > SHOWN {
+        text.push(format!("+{}", on.len() - SHOWN));
+    }
+    text.join(",")
 }
 
 /// The task a workload file's instance `name#i` is an instance of.
@@ -525,7 +547,21 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::instance_of;
+    use super::{TaskStat, instance_of, main_cpus};
+
+    /// `mostly_on`: CPU:count pairs in CPU order; past 8 CPUs a `+N` for the
+    /// rest; a dash when no task of the group ran.
+    #[test]
+    fn main_cpus_count_tasks_by_cpu() {
+        let on = |cpus: &[Option<usize>]| {
+            let ts: Vec<TaskStat> = cpus.iter().map(|&c| TaskStat { main_cpu: c, ..TaskStat::default() }).collect();
+            main_cpus(&ts.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(on(&[Some(3), Some(1), Some(3), None]), "1:1,3:2");
+        assert_eq!(on(&[None, None]), "-");
+        let wide: Vec<Option<usize>> = (0..11).map(Some).chain([Some(2)]).collect();
+        assert_eq!(on(&wide), "0:1,1:1,2:2,3:1,4:1,5:1,6:1,7:1,+3");
+    }
 
     /// Only a `#` followed by digits, after a name, marks an instance.
     #[test]

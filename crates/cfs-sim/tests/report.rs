@@ -372,6 +372,16 @@ fn task_tables_sum_each_name_over_the_median_run() {
             assert_eq!(rows[2][7], format!("{:.1}us", longest as f64 / 1e3), "{block}");
             let mean = client.wait_sum_ns as f64 / client.wait_count as f64 / 1e3;
             assert_eq!(rows[1][6], format!("{mean:.1}us"), "{block}");
+            // Where they ran longest: CPU:count pairs in CPU order, over
+            // all n backends; the client's own CPU alone.
+            let mut on = std::collections::BTreeMap::new();
+            for b in &backends {
+                *on.entry(b.main_cpu.unwrap()).or_insert(0) += 1;
+            }
+            let want: Vec<String> = on.iter().map(|(c, k)| format!("{c}:{k}")).collect();
+            assert_eq!(rows[2][9], want.join(","), "{block}");
+            assert_eq!(on.values().sum::<u32>(), n, "{block}");
+            assert_eq!(rows[1][9], format!("{}:1", client.main_cpu.unwrap()), "{block}");
         }
     }
 }

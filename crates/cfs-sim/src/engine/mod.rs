@@ -403,6 +403,9 @@ pub struct TaskStat {
     /// The longest run between two picks while the queue held at least
     /// twice the task's weight, ns (`slice_max`).
     pub slice_max_ns: u64,
+    /// The CPU it ran on longest (switch-in to switch-out), the lowest
+    /// of a tie; `None` if it never ran.
+    pub main_cpu: Option<usize>,
 }
 
 impl TaskStat {
@@ -621,6 +624,11 @@ struct Task {
     alive: bool,
     /// The workload side it belongs to (inherited by what it forks).
     side: Option<Side>,
+    /// Time on each CPU it has run on, ns (switch-in to switch-out, the
+    /// engine's costs included): `(cpu, ns)` in first-run order.
+    ran_on: Vec<(u32, u64)>,
+    /// When it was last switched in.
+    on_since: u64,
 }
 
 impl Task {
@@ -644,7 +652,25 @@ impl Task {
             last_cpu: None,
             stamp: 0.0,
             alive: true,
+            ran_on: Vec::new(),
+            on_since: 0,
         }
+    }
+
+    /// Books its time on `cpu` from its last switch-in to `now`.
+    fn add_run(&mut self, cpu: usize, now: u64) {
+        let ns = now.saturating_sub(self.on_since);
+        match self.ran_on.iter_mut().find(|(c, _)| *c as usize == cpu) {
+            Some((_, t)) => *t += ns,
+            None => self.ran_on.push((cpu as u32, ns)),
+        }
+        self.on_since = now;
+    }
+
+    /// The CPU it ran on longest, the lowest of a tie.
+    fn main_cpu(&self) -> Option<usize> {
+        let best = self.ran_on.iter().map(|&(c, ns)| (ns, std::cmp::Reverse(c))).max()?;
+        Some(best.1.0 as usize)
     }
 }
 
@@ -1426,7 +1452,9 @@ impl<'a> Sim<'a> {
 
     fn switch_out(&mut self, c: usize, p: TaskRef) {
         let llc = self.geom.llc[c];
+        let now = self.now;
         let task = &mut self.tasks[p];
+        task.add_run(c, now);
         task.last_cpu = Some(c);
         task.stamp = self.pressure[llc];
     }
@@ -1434,6 +1462,7 @@ impl<'a> Sim<'a> {
     fn switch_in(&mut self, c: usize, n: TaskRef) {
         let cost = self.ctx_ns + self.refill(n, c);
         self.tasks[n].pending += round_u64(cost);
+        self.tasks[n].on_since = self.now;
         if let Some(tr) = &mut self.trace {
             tr.begin(c, n, self.now);
         }
@@ -2050,6 +2079,10 @@ impl<'a> Sim<'a> {
     fn finish(mut self) -> RunOutcome {
         for c in 0..self.cpus.len() {
             self.account(c);
+            if let Some(t) = self.cpus[c].curr {
+                let now = self.now;
+                self.tasks[t].add_run(c, now);
+            }
         }
         let end = self.now;
         let sched_end = self.t();
@@ -2087,6 +2120,7 @@ impl<'a> Sim<'a> {
                     },
                     sleep_max_ns: ss.sleep_max,
                     slice_max_ns: ss.slice_max,
+                    main_cpu: t.main_cpu(),
                 }
             })
             .collect();

@@ -1732,3 +1732,21 @@ fn renicing_a_side_reweights_its_tasks_only() {
         close(s, 1.0 / 3.0);
     }
 }
+
+/// Where a task ran longest (`TaskStat::main_cpu`, the task table's
+/// `mostly_on`): one hog pinned to CPU 0 and moved to CPU 1 by a `taskset
+/// -p` at 30 ms of a 40 ms run has run ~30 ms on CPU 0 and ~10 ms on CPU 1,
+/// so CPU 0; moved at 10 ms, ~10 against ~30, so CPU 1. Its time is booked
+/// from switch-in to switch-out, and to the end of the run while it still
+/// runs.
+#[test]
+fn a_task_is_reported_where_it_ran_longest() {
+    let main_cpu = |move_at_ms: u64| {
+        let inst = Instance { tasks: vec![pinned("h", hog(), 0, 0)], finish: Vec::new(), sync: SyncObjects::NONE };
+        let change = Change { at_ns: move_at_ms * 1_000_000, setting: Setting::Affinity(None, CpuMask::single(1)) };
+        let out = q6600_run(inst, limits(Some(40), 100), |s| s.changes = vec![change]).unwrap();
+        (out.tasks[0].main_cpu, out.tasks[0].migrations)
+    };
+    assert_eq!(main_cpu(30), (Some(0), 1));
+    assert_eq!(main_cpu(10), (Some(1), 1));
+}
