@@ -561,6 +561,9 @@ mod tests {
         assert_eq!(on(&[None, None]), "-");
         let wide: Vec<Option<usize>> = (0..11).map(Some).chain([Some(2)]).collect();
         assert_eq!(on(&wide), "0:1,1:1,2:2,3:1,4:1,5:1,6:1,7:1,+3");
+        // Exactly 8 CPUs: all shown, nothing left to count.
+        let eight: Vec<Option<usize>> = (0..8).map(Some).collect();
+        assert_eq!(on(&eight), "0:1,1:1,2:1,3:1,4:1,5:1,6:1,7:1");
     }
 
     /// Only a `#` followed by digits, after a name, marks an instance.
