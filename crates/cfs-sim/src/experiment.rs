@@ -363,6 +363,18 @@ fn split_items(s: &str) -> Vec<String> {
 const BOOT_ONLY: [&str; 8] =
     ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf"];
 
+/// The side a task setting's `--switch` key names: the plain key
+/// (`policy`, `affinity`, `nice`) every task, a `client-`/`pin-client` one
+/// the client side, the rest (`server-`, `pin-backends`) the server side.
+fn side_of_key(key: &str) -> Option<crate::program::Side> {
+    use crate::program::Side;
+    match key {
+        "policy" | "affinity" | "nice" => None,
+        k if k.contains("client") => Some(Side::Client),
+        _ => Some(Side::Server),
+    }
+}
+
 /// A nice level, -20..=19. Out of range is an error here, where
 /// setpriority(2) would clamp it: a typed 25 is more likely a slip than a
 /// request for 19.
@@ -388,7 +400,6 @@ pub fn parse_nice_level(s: &str) -> Result<i32, String> {
 /// and `server-nice=N` (N in -20..=19). An item without `=` continues the previous one, as
 /// in `--config` (so `pin-backends=1,3` is one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
-    use crate::program::Side;
     use engine::{Change, Setting};
     let (at, spec) =
         s.split_once(':').ok_or_else(|| format!("--switch {s:?}: expected AT:SETTINGS, e.g. 2s:features=863"))?;
@@ -437,11 +448,7 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
             }
             key @ ("policy" | "client-policy" | "client_policy" | "server-policy" | "server_policy") => {
                 let policy = crate::workloads::policy_by_name(v).map_err(|e| format!("--switch {s:?}: {e}"))?;
-                let side = match key {
-                    "policy" => None,
-                    "client-policy" | "client_policy" => Some(Side::Client),
-                    _ => Some(Side::Server),
-                };
+                let side = side_of_key(key);
                 push(Setting::Policy(side, policy));
             }
             key @ ("affinity" | "pin-client" | "pin_client" | "pin-backends" | "pin_backends") => {
@@ -449,20 +456,12 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 if mask.is_empty() {
                     return Err(format!("--switch {s:?}: {key} names no CPU"));
                 }
-                let side = match key {
-                    "affinity" => None,
-                    "pin-client" | "pin_client" => Some(Side::Client),
-                    _ => Some(Side::Server),
-                };
+                let side = side_of_key(key);
                 push(Setting::Affinity(side, mask));
             }
             key @ ("nice" | "client-nice" | "client_nice" | "server-nice" | "server_nice") => {
                 let nice = parse_nice_level(v).map_err(|e| format!("--switch {s:?}: {key} {e}"))?;
-                let side = match key {
-                    "nice" => None,
-                    "client-nice" | "client_nice" => Some(Side::Client),
-                    _ => Some(Side::Server),
-                };
+                let side = side_of_key(key);
                 push(Setting::Nice(side, nice));
             }
             other => {
