@@ -19,7 +19,7 @@
 
 use crate::entity::TaskId;
 use crate::features::Feature;
-use crate::observe::{Event, MigrateReason, Observer};
+use crate::observe::{BalanceVerdict, Event, MigrateReason, Observer};
 use crate::sched::Scheduler;
 use crate::tunables::Tunables;
 use crate::wakeup::sg_div_cpu_power;
@@ -42,6 +42,23 @@ pub enum CpuIdleType {
     NotIdle,
     /// CPU_NEWLY_IDLE: from schedule() about to go idle.
     NewlyIdle,
+}
+
+/// How a load_balance pass leaves by its `out_balanced:` /
+/// `out_one_pinned:` labels: the balancing CPU, the domain, the idle type,
+/// and `sd_idle` as the search left it.
+#[derive(Clone, Copy, Debug)]
+struct Out {
+    this_cpu: CpuId,
+    sd_i: usize,
+    idle: CpuIdleType,
+    sd_idle: bool,
+}
+
+/// A search that comes up empty after a pass found only pinned tasks ends
+/// as all-pinned (the kernel keeps `all_pinned` across its `redo:`).
+fn pinned_or(all_pinned: bool, otherwise: BalanceVerdict) -> BalanceVerdict {
+    if all_pinned { BalanceVerdict::AllPinned } else { otherwise }
 }
 
 /// What find_busiest_group decided.
@@ -602,17 +619,25 @@ impl<O: Observer> Scheduler<O> {
         // `all_pinned` lives across the `redo:` passes (sched.c:3266): when a
         // pass found every task of its busiest CPU pinned and the next finds
         // no busiest group or queue, out_balanced still backs off as pinned.
+        let out = Out { this_cpu, sd_i, idle, sd_idle: false };
         let busiest = loop {
             self.emit_scan(this_cpu, sd_i);
             let Some(bg) = self.find_busiest_group(this_cpu, sd_i, idle, &mut sd_idle, &cpus, balance) else {
-                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
+                let verdict = if !*balance {
+                    BalanceVerdict::NotBalancer
+                } else {
+                    pinned_or(all_pinned, BalanceVerdict::NoBusiestGroup)
+                };
+                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
             let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
-                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
+                let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
+                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
             };
             if busiest == this_cpu {
-                return self.out_balanced(this_cpu, sd_i, all_pinned, sd_idle);
+                let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
+                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
             }
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {
@@ -625,7 +650,7 @@ impl<O: Observer> Scheduler<O> {
                     if !cpus.is_empty() {
                         continue;
                     }
-                    return self.out_balanced(this_cpu, sd_i, true, sd_idle);
+                    return self.out_balanced(Out { sd_idle, ..out }, true, BalanceVerdict::AllPinned);
                 }
             }
             break busiest;
@@ -640,7 +665,7 @@ impl<O: Observer> Scheduler<O> {
                 let curr_allows =
                     self.rqs[busiest].curr.is_some_and(|c| self.tasks[c.0 as usize].allowed.contains(this_cpu));
                 if !curr_allows {
-                    return self.out_one_pinned(this_cpu, sd_i, true, sd_idle);
+                    return self.out_one_pinned(Out { sd_idle, ..out }, true, BalanceVerdict::Failed);
                 }
                 let brq = &mut self.rqs[busiest];
                 if !brq.active_balance {
@@ -663,26 +688,36 @@ impl<O: Observer> Scheduler<O> {
         } else if st.balance_interval < max_int {
             st.balance_interval *= 2;
         }
-        let level = self.domains.of(this_cpu)[sd_i].level;
-        self.emit(Event::Balance { cpu: this_cpu, level, moved, idle });
+        let verdict = if moved == 0 { BalanceVerdict::Failed } else { BalanceVerdict::Pulled };
+        self.emit_balance(this_cpu, sd_i, moved, idle, verdict);
         if moved == 0 && self.smt_busy_return(this_cpu, sd_i, sd_idle) {
             return -1;
         }
         moved as i32
     }
 
-    fn out_balanced(&mut self, this_cpu: CpuId, sd_i: usize, all_pinned: bool, sd_idle: bool) -> i32 {
-        self.dstate[this_cpu][sd_i].nr_balance_failed = 0;
-        self.out_one_pinned(this_cpu, sd_i, all_pinned, sd_idle)
+    /// load_balance's `out_balanced:` label: nothing to do (or nothing
+    /// allowed), so the failure count restarts.
+    fn out_balanced(&mut self, out: Out, all_pinned: bool, verdict: BalanceVerdict) -> i32 {
+        self.dstate[out.this_cpu][out.sd_i].nr_balance_failed = 0;
+        self.out_one_pinned(out, all_pinned, verdict)
     }
 
-    fn out_one_pinned(&mut self, this_cpu: CpuId, sd_i: usize, all_pinned: bool, sd_idle: bool) -> i32 {
+    /// The `out_one_pinned:` label: back the interval off, report the pass.
+    fn out_one_pinned(&mut self, out: Out, all_pinned: bool, verdict: BalanceVerdict) -> i32 {
+        let Out { this_cpu, sd_i, idle, sd_idle } = out;
         let max_int = self.domains.of(this_cpu)[sd_i].params.max_interval;
         let st = &mut self.dstate[this_cpu][sd_i];
         if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_int {
             st.balance_interval *= 2;
         }
+        self.emit_balance(this_cpu, sd_i, 0, idle, verdict);
         if self.smt_busy_return(this_cpu, sd_i, sd_idle) { -1 } else { 0 }
+    }
+
+    fn emit_balance(&mut self, cpu: CpuId, sd_i: usize, moved: u32, idle: CpuIdleType, verdict: BalanceVerdict) {
+        let level = self.domains.of(cpu)[sd_i].level;
+        self.emit(Event::Balance { cpu, level, moved, idle, verdict });
     }
 
     /// `load_balance_newidle` (2.6.26 sched.c:3400): the same search with
@@ -694,22 +729,27 @@ impl<O: Observer> Scheduler<O> {
             flags.contains(SdFlags::SHARE_CPUPOWER) && !self.parent_has(this_cpu, sd_i, SdFlags::POWERSAVINGS_BALANCE);
         let mut cpus = self.online;
         let mut dummy = true;
-        loop {
+        // Across the `redo:` passes, as in load_balance: a pass that found
+        // only pinned tasks colours how a later empty search ends.
+        let mut all_pinned = false;
+        let nothing_found = loop {
             self.emit_scan(this_cpu, sd_i);
             let Some(bg) =
                 self.find_busiest_group(this_cpu, sd_i, CpuIdleType::NewlyIdle, &mut sd_idle, &cpus, &mut dummy)
             else {
-                break;
+                break pinned_or(all_pinned, BalanceVerdict::NoBusiestGroup);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
-            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else { break };
+            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
+                break pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
+            };
             if busiest == this_cpu {
-                break;
+                break pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
             }
             let mut moved = 0;
+            all_pinned = false;
             if self.rqs[busiest].nr_running > 1 {
                 self.rqs[busiest].clock = self.now;
-                let mut all_pinned = false;
                 moved = self.move_tasks(
                     this_cpu,
                     busiest,
@@ -725,8 +765,12 @@ impl<O: Observer> Scheduler<O> {
                     }
                 }
             }
-            let level = self.domains.of(this_cpu)[sd_i].level;
-            self.emit(Event::Balance { cpu: this_cpu, level, moved, idle: CpuIdleType::NewlyIdle });
+            let verdict = match (moved, all_pinned) {
+                (0, true) => BalanceVerdict::AllPinned,
+                (0, false) => BalanceVerdict::Failed,
+                _ => BalanceVerdict::Pulled,
+            };
+            self.emit_balance(this_cpu, sd_i, moved, CpuIdleType::NewlyIdle, verdict);
             if moved == 0 {
                 // 2.6.32 also answers -1 when power savings are off
                 // (sched_mc_power_savings < POWERSAVINGS_BALANCE_WAKEUP),
@@ -736,7 +780,8 @@ impl<O: Observer> Scheduler<O> {
             }
             self.dstate[this_cpu][sd_i].nr_balance_failed = 0;
             return moved as i32;
-        }
+        };
+        self.emit_balance(this_cpu, sd_i, 0, CpuIdleType::NewlyIdle, nothing_found);
         if self.smt_busy_return(this_cpu, sd_i, sd_idle) {
             return -1;
         }

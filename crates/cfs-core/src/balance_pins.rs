@@ -208,6 +208,7 @@ fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
 // ---------------------------------------------------------------------
 
 use crate::entity::{TaskId, TaskParams};
+use crate::observe::{BalanceVerdict, Event};
 use crate::sched::{Deschedule, Scheduler};
 use crate::tunables::Tunables;
 use crate::wakeup_pins::{T0, on, running_with};
@@ -721,4 +722,122 @@ fn newidle_does_not_try_to_move_a_lone_running_task() {
     s.dstate[1][1].nr_balance_failed = 5;
     assert_eq!(s.load_balance_newidle(1, 1), 0);
     assert_eq!((s.t(a).cpu, s.dstate[1][1].nr_balance_failed), (0, 5));
+}
+
+// ---------------------------------------------------------------------
+// How each pass ends: the Balance event's verdict
+// ---------------------------------------------------------------------
+
+/// The verdicts and moved counts of the Balance events `s` reported.
+fn verdicts(s: &Scheduler<alloc::vec::Vec<(u64, Event)>>) -> alloc::vec::Vec<(BalanceVerdict, u32)> {
+    s.observer()
+        .iter()
+        .filter_map(|(_, e)| match *e {
+            Event::Balance { verdict, moved, .. } => Some((verdict, moved)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_periodic_pass_reports_how_it_ended() {
+    // One Balance event per load_balance pass (2.6.26 sched.c:3262-3392), whichever
+    // label it leaves by; the kernel's schedstat counters tell the same cases apart.
+    use crate::balance::CpuIdleType::Idle;
+    use BalanceVerdict::*;
+    let logged = |s: Scheduler<()>| s.swap_observer(alloc::vec::Vec::new()).0;
+
+    // lb_nobusyg: CPU 0 runs A alone; at MC CPU 1's group search finds no group
+    // over its capacity (1 task <= 1), so the domain is balanced.
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    let mut s = logged(s);
+    assert_eq!(s.load_balance(1, 0, Idle, &mut true), 0);
+    assert_eq!(verdicts(&s), [(NoBusiestGroup, 0)]);
+
+    // `*balance = 0`: at the CPU level the local group {0,1} is balanced by its
+    // first idle CPU, CPU 0, so CPU 1's pass stops before any search, and tells
+    // rebalance_domains to stop its walk.
+    let mut s = logged(on("q6600", KernelVersion::V2_6_26));
+    let mut balance = true;
+    assert_eq!(s.load_balance(1, 1, Idle, &mut balance), 0);
+    assert!(!balance);
+    assert_eq!(verdicts(&s), [(NotBalancer, 0)]);
+
+    // lb_failed, then lb_gained: the cache-hot B of
+    // `a_hot_task_moves_once_the_failures_pass_cache_nice_tries` stays for two passes
+    // and moves on the third.
+    let mut s = pull_scene(1, 0, 0);
+    let b = s.rqs[0].cfs.timeline().next().unwrap();
+    s.tm(b).se.exec_start = T0;
+    s.rqs[0].cfs.next = Some(b);
+    s.do_schedule(T0, 1, Deschedule::Sleep);
+    let mut s = logged(s);
+    for _ in 0..3 {
+        s.load_balance(1, 0, Idle, &mut true);
+    }
+    assert_eq!(verdicts(&s), [(Failed, 0), (Failed, 0), (Pulled, 1)]);
+
+    // All pinned: B (the only task the 2.6.26 iterator offers) may run only on CPU 0;
+    // CPU 0 leaves `cpus`, and the redo finds no busiest group.
+    let mut s = logged(pinned_scene(false));
+    assert_eq!(s.load_balance(1, 0, Idle, &mut true), 0);
+    assert_eq!(verdicts(&s), [(AllPinned, 0)]);
+
+    // lb_nobusyq: the busiest group's CPUs each run one task heavier than the
+    // imbalance. Q6600 CPU level, CPU 2 idle balancing (idle_idx 1, loads settled);
+    // die {0,1} (cpu_power 1024, capacity 1) runs A and B, nice 0, one per CPU; die
+    // {2,3} runs C, nice -1 (1277), on CPU 3.
+    //   this_load = 1277; max_load = 2048 (2 tasks > capacity 1); busiest_lpt = 1024;
+    //   avg_load = 1024 * (2048 + 1277) / 2048 = 1662.
+    //   max_pull = min(2048 - 1662, 2048 - 1024) = 386; imbalance = min(386 * 1024,
+    //   (1662 - 1277) * 1024) / 1024 = 385 < busiest_lpt, so the small-imbalance step:
+    //   this_lpt 1277 >= 1024 -> imbn 2; 2048 - 1277 + 1024 = 1795 < 2048; pwr_now =
+    //   (1024 * 1024 + 1024 * 1277) / 1024 = 2301; pwr_move = (1024 * min(1024, 2048 -
+    //   1024) + 1024 * min(1277, 1277 + 1024)) / 1024 = 2301, no gain: the imbalance
+    //   stays 385, and find_busiest_queue skips both CPUs (1 task, 1024 > 385).
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    running_with(&mut s, 1, TaskParams::normal());
+    running_with(&mut s, 3, TaskParams::normal().nice(-1));
+    for cpu in 0..4 {
+        s.rqs[cpu].cfs.next = None;
+        s.rqs[cpu].cpu_load = [s.rqs[cpu].load.weight; 5];
+    }
+    let mut s = logged(s);
+    assert_eq!(s.load_balance(2, 1, Idle, &mut true), 0);
+    assert_eq!(verdicts(&s), [(NoBusiestQueue, 0)]);
+}
+
+#[test]
+fn every_newly_idle_pass_reports_how_it_ended() {
+    // load_balance_newidle (2.6.26 sched.c:3400-3470): CPU 0 running A alone (no
+    // group over its capacity: no busiest group); the Nehalem core of
+    // `newidle_does_not_try_to_move_a_lone_running_task`, whose lone task makes it
+    // the busiest queue (found, nothing tried: failed); CPU 0 running A with a cold B
+    // queued (max_load 2048, avg 1024, busiest_lpt 1024: imbalance min(1024, 1024) =
+    // 1024, and B, 1024, moves).
+    use BalanceVerdict::*;
+    let logged = |s: Scheduler<()>| s.swap_observer(alloc::vec::Vec::new()).0;
+
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    let mut s = logged(s);
+    assert_eq!(s.load_balance_newidle(1, 0), 0);
+
+    let mut n = on("nehalem-ep", KernelVersion::V2_6_26);
+    running_with(&mut n, 0, TaskParams::normal());
+    running_with(&mut n, 8, TaskParams::normal());
+    let mut n = logged(n);
+    assert_eq!(n.load_balance_newidle(1, 1), 0);
+
+    let mut p = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut p, 0, TaskParams::normal());
+    queue(&mut p, 0, 1, TaskParams::normal(), 0);
+    let mut p = logged(p);
+    assert_eq!(p.load_balance_newidle(1, 0), 1);
+
+    assert_eq!(verdicts(&s), [(NoBusiestGroup, 0)]);
+    assert_eq!(verdicts(&n), [(Failed, 0)]);
+    assert_eq!(verdicts(&p), [(Pulled, 1)]);
 }

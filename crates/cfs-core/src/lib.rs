@@ -116,7 +116,7 @@ pub use invariants::{ApiCall, InvariantViolation};
 pub use nohz::Nohz;
 #[cfg(feature = "tracing")]
 pub use observe::TracingObserver;
-pub use observe::{Event, MigrateReason, Observer, PreemptReason, WakeReason};
+pub use observe::{BalanceVerdict, Event, MigrateReason, Observer, PreemptReason, WakeReason};
 pub use patches::{Patch, Patches};
 pub use sched::{Deschedule, DomainState, ForkOutcome, SchedError, Scheduler, Switch, WakeOutcome};
 pub use schedstats::SchedStats;

@@ -71,6 +71,35 @@ pub enum PreemptReason {
     SmallOverlap,
 }
 
+/// How a load_balance pass ended. The kernel's CONFIG_SCHEDSTATS counts
+/// the same cases per domain and idle type in `/proc/schedstat`
+/// (`lb_count`, `lb_balanced`, `lb_nobusyg`, `lb_nobusyq`, `lb_failed`,
+/// `lb_gained`; 2.6.26 sched.c:3262-3392 and :3400-3470).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BalanceVerdict {
+    /// Tasks moved.
+    Pulled,
+    /// Another CPU of this CPU's group balances this domain and the ones
+    /// above it (find_busiest_group's `*balance = 0`: the group's first
+    /// idle CPU, or its first CPU, balances for it). rebalance_domains
+    /// stops its walk here.
+    NotBalancer,
+    /// find_busiest_group found no group worth pulling from: the domain
+    /// counts as balanced (`lb_nobusyg`).
+    NoBusiestGroup,
+    /// The busiest group had no queue to pull from: every one runs a
+    /// single task heavier than the imbalance (`lb_nobusyq`).
+    NoBusiestQueue,
+    /// A busiest queue was found and nothing moved: its tasks were running,
+    /// cache-hot or too heavy for the imbalance (`lb_failed`; a periodic
+    /// pass counts it in `nr_balance_failed`, and after enough of them
+    /// starts active balancing).
+    Failed,
+    /// Every queued task of every busiest queue tried may not run on this
+    /// CPU (its CPU affinity excludes it).
+    AllPinned,
+}
+
 /// A decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -135,7 +164,10 @@ pub enum Event {
         /// Why.
         reason: MigrateReason,
     },
-    /// A load_balance pass ran.
+    /// A load_balance pass ran (periodic, from rebalance_domains, or newly
+    /// idle, from idle_balance): one per domain level visited, whatever
+    /// it found. Active balancing by the migration thread reports only its
+    /// `Migrate`.
     Balance {
         /// Balancing CPU.
         cpu: CpuId,
@@ -145,6 +177,8 @@ pub enum Event {
         moved: u32,
         /// What the balancing CPU was doing (the kernel's `cpu_idle_type`).
         idle: CpuIdleType,
+        /// How the pass ended.
+        verdict: BalanceVerdict,
     },
     /// A task was created.
     Fork {
@@ -184,6 +218,13 @@ pub trait Observer {
 impl Observer for () {
     #[inline]
     fn event(&mut self, _: u64, _: &Event) {}
+}
+
+/// Keeps every decision with its time, in order.
+impl Observer for alloc::vec::Vec<(u64, Event)> {
+    fn event(&mut self, now: u64, event: &Event) {
+        self.push((now, *event));
+    }
 }
 
 impl<F: FnMut(u64, &Event)> Observer for F {
@@ -237,5 +278,27 @@ mod tests {
             })
             .collect();
         assert_eq!(forks, vec![(5, TaskId(0)), (7, TaskId(1))]);
+    }
+
+    #[test]
+    fn a_swapped_in_recorder_sees_only_what_follows_and_the_state_carries_over() {
+        // Spawn A unobserved, then attach a Vec: it records B's spawn only, and the
+        // scheduler still knows both tasks (B gets the next id, 1).
+        let v = KernelVersion::V2_6_26;
+        let domains = SchedDomains { version: v, per_cpu: vec![vec![]] };
+        let mut s = Scheduler::new(Config::new(v, 1), domains).unwrap();
+        s.spawn(5, 0, TaskParams::normal()).unwrap();
+        let (mut s, ()) = s.swap_observer(Vec::<(u64, Event)>::new());
+        s.spawn(7, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.tasks().len(), 2);
+        let forks: Vec<(u64, TaskId)> = s
+            .observer()
+            .iter()
+            .filter_map(|(t, e)| match e {
+                Event::Fork { child, .. } => Some((*t, *child)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(forks, vec![(7, TaskId(1))]);
     }
 }

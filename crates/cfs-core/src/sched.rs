@@ -318,6 +318,46 @@ impl<O: Observer> Scheduler<O> {
         &mut self.observer
     }
 
+    /// The same scheduler, every runqueue and task as they are, reporting
+    /// to `observer` from now on; the old observer is handed back. A
+    /// driver can run a warm-up unobserved and attach a recorder (say a
+    /// `Vec<(u64, Event)>`) for the part it studies.
+    pub fn swap_observer<P: Observer>(self, observer: P) -> (Scheduler<P>, O) {
+        let Scheduler {
+            cfg,
+            rules,
+            rqs,
+            tasks,
+            domains,
+            dstate,
+            online,
+            resched_pending,
+            observer: old,
+            history,
+            pending_move,
+            nohz,
+            now,
+            origin,
+        } = self;
+        let s = Scheduler {
+            cfg,
+            rules,
+            rqs,
+            tasks,
+            domains,
+            dstate,
+            online,
+            resched_pending,
+            observer,
+            history,
+            pending_move,
+            nohz,
+            now,
+            origin,
+        };
+        (s, old)
+    }
+
     // ----- helpers --------------------------------------------------------
 
     pub(crate) fn emit(&mut self, ev: Event) {

@@ -2,7 +2,7 @@
 //! its reason and turns the scheduler's own work (runqueues scanned by
 //! wakeups and balance passes) into CPU time to charge.
 
-use cfs_core::{Event, MigrateReason, Observer, PreemptReason, WakeReason};
+use cfs_core::{BalanceVerdict, Event, MigrateReason, Observer, PreemptReason, WakeReason};
 use serde::Serialize;
 
 /// Decision counts of one run.
@@ -42,10 +42,15 @@ pub struct Counters {
     pub preempt_held: u64,
     /// Picks where the next buddy beat the leftmost task.
     pub buddy_picks: u64,
-    /// load_balance passes run.
+    /// load_balance passes run (periodic and newly idle, one per domain
+    /// level visited).
     pub balance_passes: u64,
     /// Tasks moved by them.
     pub balance_moved: u64,
+    /// Passes that found a busiest queue and moved nothing from it (its
+    /// tasks running, cache-hot, too heavy or pinned): the kernel's
+    /// `lb_failed`.
+    pub balance_failed: u64,
     /// Tasks created (including the initial ones).
     pub forks: u64,
     /// Tasks that exited.
@@ -170,9 +175,11 @@ impl Observer for SimObserver {
             Event::TickPreempt { .. } => self.counters.preempt_tick += 1,
             Event::Pick { buddy, .. } => self.counters.buddy_picks += u64::from(buddy),
             Event::Migrate { reason, .. } => self.migrate(reason),
-            Event::Balance { moved, .. } => {
+            Event::Balance { moved, verdict, .. } => {
                 self.counters.balance_passes += 1;
                 self.counters.balance_moved += moved as u64;
+                self.counters.balance_failed +=
+                    u64::from(matches!(verdict, BalanceVerdict::Failed | BalanceVerdict::AllPinned));
             }
             // Balance passes, fork placement and 2.6.32's wake balancing
             // report the runqueues they read.
@@ -191,6 +198,10 @@ mod tests {
 
     fn wake(waker_cpu: usize, target: usize, reason: WakeReason) -> Event {
         Event::Wake { task: TaskId(1), waker_cpu, prev_cpu: 3, target, sync: true, reason }
+    }
+
+    fn balance(level: DomainLevel, moved: u32, idle: CpuIdleType, verdict: BalanceVerdict) -> Event {
+        Event::Balance { cpu: 2, level, moved, idle, verdict }
     }
 
     fn check(cpu: usize, curr: Option<u32>, preempt: bool, reason: PreemptReason) -> Event {
@@ -270,8 +281,11 @@ mod tests {
             Event::TickPreempt { cpu: 1, curr: TaskId(1), ran: 5, ideal: 4 },
             Event::Pick { cpu: 0, prev: None, next: Some(TaskId(1)), buddy: true },
             Event::Pick { cpu: 0, prev: None, next: Some(TaskId(1)), buddy: false },
-            Event::Balance { cpu: 2, level: DomainLevel::Mc, moved: 3, idle: CpuIdleType::Idle },
-            Event::Balance { cpu: 2, level: DomainLevel::Cpu, moved: 0, idle: CpuIdleType::NewlyIdle },
+            balance(DomainLevel::Mc, 3, CpuIdleType::Idle, BalanceVerdict::Pulled),
+            balance(DomainLevel::Cpu, 0, CpuIdleType::NewlyIdle, BalanceVerdict::Failed),
+            balance(DomainLevel::Mc, 0, CpuIdleType::NewlyIdle, BalanceVerdict::AllPinned),
+            balance(DomainLevel::Mc, 0, CpuIdleType::Idle, BalanceVerdict::NoBusiestGroup),
+            balance(DomainLevel::Mc, 0, CpuIdleType::NotIdle, BalanceVerdict::NotBalancer),
             Event::Fork { parent: None, child: TaskId(4), cpu: 1 },
             Event::Exit { task: TaskId(4) },
         ] {
@@ -279,7 +293,10 @@ mod tests {
         }
         let c = &o.counters;
         assert_eq!((c.preempt_wakeup, c.preempt_held, c.preempt_tick, c.buddy_picks), (2, 1, 1, 1));
-        assert_eq!((c.balance_passes, c.balance_moved, c.forks, c.exits), (2, 3, 1, 1));
+        // Every pass counts; the two that found a busiest queue and moved
+        // nothing (failed, all pinned) count as failed.
+        assert_eq!((c.balance_passes, c.balance_moved, c.balance_failed), (5, 3, 2));
+        assert_eq!((c.forks, c.exits), (1, 1));
         assert!(o.charges.is_empty());
     }
 
@@ -308,7 +325,13 @@ mod tests {
             check(6, Some(1), false, PreemptReason::IdleCpu),
             Event::TickPreempt { cpu: 7, curr: TaskId(1), ran: 5, ideal: 4 },
             Event::Pick { cpu: 8, prev: None, next: None, buddy: false },
-            Event::Balance { cpu: 9, level: DomainLevel::Mc, moved: 0, idle: CpuIdleType::NotIdle },
+            Event::Balance {
+                cpu: 9,
+                level: DomainLevel::Mc,
+                moved: 0,
+                idle: CpuIdleType::NotIdle,
+                verdict: BalanceVerdict::NoBusiestGroup,
+            },
             Event::Fork { parent: None, child: TaskId(4), cpu: 10 },
             Event::Scan { cpu: 11, cpus: 2 },
             Event::Exit { task: TaskId(4) },
