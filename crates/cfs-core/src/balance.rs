@@ -619,7 +619,7 @@ impl<O: Observer> Scheduler<O> {
         // `all_pinned` lives across the `redo:` passes (sched.c:3266): when a
         // pass found every task of its busiest CPU pinned and the next finds
         // no busiest group or queue, out_balanced still backs off as pinned.
-        let out = Out { this_cpu, sd_i, idle, sd_idle: false };
+        let out = |sd_idle| Out { this_cpu, sd_i, idle, sd_idle };
         let busiest = loop {
             self.emit_scan(this_cpu, sd_i);
             let Some(bg) = self.find_busiest_group(this_cpu, sd_i, idle, &mut sd_idle, &cpus, balance) else {
@@ -628,16 +628,16 @@ impl<O: Observer> Scheduler<O> {
                 } else {
                     pinned_or(all_pinned, BalanceVerdict::NoBusiestGroup)
                 };
-                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
+                return self.out_balanced(out(sd_idle), all_pinned, verdict);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
             let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
                 let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
-                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
+                return self.out_balanced(out(sd_idle), all_pinned, verdict);
             };
             if busiest == this_cpu {
                 let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
-                return self.out_balanced(Out { sd_idle, ..out }, all_pinned, verdict);
+                return self.out_balanced(out(sd_idle), all_pinned, verdict);
             }
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {
@@ -650,7 +650,7 @@ impl<O: Observer> Scheduler<O> {
                     if !cpus.is_empty() {
                         continue;
                     }
-                    return self.out_balanced(Out { sd_idle, ..out }, true, BalanceVerdict::AllPinned);
+                    return self.out_balanced(out(sd_idle), true, BalanceVerdict::AllPinned);
                 }
             }
             break busiest;
@@ -665,7 +665,7 @@ impl<O: Observer> Scheduler<O> {
                 let curr_allows =
                     self.rqs[busiest].curr.is_some_and(|c| self.tasks[c.0 as usize].allowed.contains(this_cpu));
                 if !curr_allows {
-                    return self.out_one_pinned(Out { sd_idle, ..out }, true, BalanceVerdict::Failed);
+                    return self.out_one_pinned(out(sd_idle), true, BalanceVerdict::Failed);
                 }
                 let brq = &mut self.rqs[busiest];
                 if !brq.active_balance {
