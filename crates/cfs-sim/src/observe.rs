@@ -2,7 +2,7 @@
 //! its reason and turns the scheduler's own work (runqueues scanned by
 //! wakeups and balance passes) into CPU time to charge.
 
-use cfs_core::{BalanceVerdict, Event, MigrateReason, Observer, PreemptReason, WakeReason};
+use cfs_core::{BalanceVerdict, CpuIdleType, Event, MigrateReason, Observer, PreemptReason, WakeReason};
 use serde::Serialize;
 
 /// Decision counts of one run.
@@ -45,6 +45,11 @@ pub struct Counters {
     /// load_balance passes run (periodic and newly idle, one per domain
     /// level visited).
     pub balance_passes: u64,
+    /// ... of which periodic (rebalance_domains from a tick); the rest are
+    /// newly idle (idle_balance).
+    pub balance_periodic: u64,
+    /// ... that moved tasks.
+    pub balance_pulled: u64,
     /// Tasks moved by them.
     pub balance_moved: u64,
     /// Passes that found a busiest queue and moved nothing from it (its
@@ -175,8 +180,10 @@ impl Observer for SimObserver {
             Event::TickPreempt { .. } => self.counters.preempt_tick += 1,
             Event::Pick { buddy, .. } => self.counters.buddy_picks += u64::from(buddy),
             Event::Migrate { reason, .. } => self.migrate(reason),
-            Event::Balance { moved, verdict, .. } => {
+            Event::Balance { moved, verdict, idle, .. } => {
                 self.counters.balance_passes += 1;
+                self.counters.balance_periodic += u64::from(idle != CpuIdleType::NewlyIdle);
+                self.counters.balance_pulled += u64::from(verdict == BalanceVerdict::Pulled);
                 self.counters.balance_moved += moved as u64;
                 self.counters.balance_failed +=
                     u64::from(matches!(verdict, BalanceVerdict::Failed | BalanceVerdict::AllPinned));
@@ -293,9 +300,11 @@ mod tests {
         }
         let c = &o.counters;
         assert_eq!((c.preempt_wakeup, c.preempt_held, c.preempt_tick, c.buddy_picks), (2, 1, 1, 1));
-        // Every pass counts; the two that found a busiest queue and moved
-        // nothing (failed, all pinned) count as failed.
-        assert_eq!((c.balance_passes, c.balance_moved, c.balance_failed), (5, 3, 2));
+        // Every pass counts; three are periodic (Idle or NotIdle: the first,
+        // fourth and fifth) and one pulled (3 tasks); the two that found a
+        // busiest queue and moved nothing (failed, all pinned) count as failed.
+        assert_eq!((c.balance_passes, c.balance_periodic, c.balance_pulled), (5, 3, 1));
+        assert_eq!((c.balance_moved, c.balance_failed), (3, 2));
         assert_eq!((c.forks, c.exits), (1, 1));
         assert!(o.charges.is_empty());
     }
