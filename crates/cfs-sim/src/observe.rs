@@ -2,7 +2,7 @@
 //! its reason and turns the scheduler's own work (runqueues scanned by
 //! wakeups and balance passes) into CPU time to charge.
 
-use cfs_core::{BalanceVerdict, CpuIdleType, Event, MigrateReason, Observer, PreemptReason, WakeReason};
+use cfs_core::{BalanceVerdict, CpuIdleType, Event, MigrateReason, Observer, PreemptReason, TaskId, WakeReason};
 use serde::Serialize;
 
 /// Decision counts of one run.
@@ -76,7 +76,14 @@ pub struct SimObserver {
     /// calling CPU, so the engine re-reads per-CPU state (the hrtick) of
     /// these CPUs only.
     pub touched: Vec<usize>,
+    /// With [`SimObserver::recording_moves`]: every task the balancer (periodic,
+    /// newly idle or active) or an affinity change moved since the engine
+    /// last took the list, as (time, task, from, to, reason), for the trace.
+    /// Wakeup and fork placements are left out: the trace's wakeup flows
+    /// and slices already show them.
+    pub moves: Vec<(u64, TaskId, usize, usize, MigrateReason)>,
     track_cpus: bool,
+    record_moves: bool,
     scan_ns: f64,
     log: bool,
 }
@@ -89,7 +96,9 @@ impl SimObserver {
             counters: Counters::default(),
             charges: Vec::new(),
             touched: Vec::new(),
+            moves: Vec::new(),
             track_cpus: false,
+            record_moves: false,
             scan_ns,
             log: tracing::enabled!(target: "cfs_core", tracing::Level::TRACE),
         }
@@ -98,6 +107,13 @@ impl SimObserver {
     /// Also collect the CPUs every decision names, in [`SimObserver::touched`].
     pub fn tracking_cpus(mut self, on: bool) -> Self {
         self.track_cpus = on;
+        self
+    }
+
+    /// Keeps the balancer's and affinity's moves in [`SimObserver::moves`]
+    /// (for a trace).
+    pub fn recording_moves(mut self, on: bool) -> Self {
+        self.record_moves = on;
         self
     }
 
@@ -179,7 +195,12 @@ impl Observer for SimObserver {
             Event::PreemptCheck { curr: None, .. } => {}
             Event::TickPreempt { .. } => self.counters.preempt_tick += 1,
             Event::Pick { buddy, .. } => self.counters.buddy_picks += u64::from(buddy),
-            Event::Migrate { reason, .. } => self.migrate(reason),
+            Event::Migrate { task, from, to, reason } => {
+                self.migrate(reason);
+                if self.record_moves && !matches!(reason, MigrateReason::Wakeup | MigrateReason::Fork) {
+                    self.moves.push((now, task, from, to, reason));
+                }
+            }
             Event::Balance { moved, verdict, idle, .. } => {
                 self.counters.balance_passes += 1;
                 self.counters.balance_periodic += u64::from(idle != CpuIdleType::NewlyIdle);

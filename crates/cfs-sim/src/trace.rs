@@ -1,7 +1,9 @@
 //! Chrome / Perfetto trace events in simulated time: one track per CPU, a
 //! slice per stretch a task ran, a flow arrow from each wakeup to the
 //! woken task's next slice, an instant on a CPU's track where a task
-//! blocked writing to a full socket buffer or found a mutex taken, and a machine-wide instant at
+//! blocked writing to a full socket buffer or found a mutex taken, an
+//! instant on a CPU's track where the balancer (or an affinity change)
+//! brought a task there, and a machine-wide instant at
 //! each setting written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
 //!
@@ -10,13 +12,14 @@
 //! they took about 6 GB.
 
 use crate::program::TaskRef;
+use cfs_core::MigrateReason;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 /// Slices recorded at most (a trace is for looking at, not for archiving);
-/// flows and blocking instants are capped at as many each.
+/// flows, blocking instants and moves are capped at as many each.
 pub const MAX_SLICES: usize = 1_000_000;
 
 /// Trace events collected during one run.
@@ -32,6 +35,9 @@ pub struct TraceBuf {
     marks: Vec<(u64, String)>,
     /// Tasks that blocked where it is worth a mark: (time, cpu, task, why).
     blocks: Vec<(u64, usize, TaskRef, Blocked)>,
+    /// Tasks the balancer or an affinity change moved: (time, to, from,
+    /// task, why).
+    moves: Vec<(u64, usize, usize, TaskRef, MigrateReason)>,
     /// What the caps turned away, so that a cut trace says it is cut.
     dropped: Dropped,
 }
@@ -48,6 +54,8 @@ pub struct Dropped {
     pub flows: u64,
     /// Blocking instants after the cap.
     pub blocks: u64,
+    /// Move instants after the cap.
+    pub moves: u64,
 }
 
 impl Dropped {
@@ -77,6 +85,18 @@ impl Blocked {
     }
 }
 
+/// A move instant's name: what brought the task to this CPU.
+fn move_label(why: MigrateReason) -> &'static str {
+    match why {
+        MigrateReason::Periodic => "pulled (periodic balance)",
+        MigrateReason::NewIdle => "pulled (newly idle)",
+        MigrateReason::Active => "pushed (active balance)",
+        MigrateReason::Affinity => "moved (affinity)",
+        MigrateReason::Wakeup => "placed (wakeup)",
+        MigrateReason::Fork => "placed (fork)",
+    }
+}
+
 /// Counts one event a cap turned away (saturating: a count this large
 /// is already the whole message).
 fn bump(n: &mut u64) {
@@ -94,6 +114,7 @@ impl TraceBuf {
             next_flow: 0,
             marks: Vec::new(),
             blocks: Vec::new(),
+            moves: Vec::new(),
             dropped: Dropped::default(),
         }
     }
@@ -138,6 +159,16 @@ impl TraceBuf {
             self.blocks.push((now, cpu, task, why));
         } else {
             bump(&mut self.dropped.blocks);
+        }
+    }
+
+    /// `task` was moved from `from` to `to` by the balancer or an affinity
+    /// change (`why`).
+    pub fn moved(&mut self, task: TaskRef, from: usize, to: usize, now: u64, why: MigrateReason) {
+        if self.moves.len() < MAX_SLICES {
+            self.moves.push((now, to, from, task, why));
+        } else {
+            bump(&mut self.dropped.moves);
         }
     }
 
@@ -197,6 +228,8 @@ enum Args<'a> {
     Name(&'a str),
     Task(TaskRef),
     TaskAnd(TaskRef, &'static str, &'a str),
+    /// A move: the CPU it came from, the task's name, the task.
+    Move(usize, &'a str, TaskRef),
 }
 
 impl Serialize for Args<'_> {
@@ -210,6 +243,12 @@ impl Serialize for Args<'_> {
                 m.serialize_entry("task", &t)?;
                 m.serialize_entry(key, name)?;
             }
+            // "from" < "name" < "task".
+            Args::Move(from, name, t) => {
+                m.serialize_entry("from", &from)?;
+                m.serialize_entry("name", name)?;
+                m.serialize_entry("task", &t)?;
+            }
         }
         m.end()
     }
@@ -222,6 +261,7 @@ impl Serialize for Args<'_> {
 struct CutNote {
     dropped_blocks: u64,
     dropped_flows: u64,
+    dropped_moves: u64,
     dropped_slices: u64,
     trace_cap_per_kind: usize,
 }
@@ -239,11 +279,12 @@ impl Trace {
         if !d.any() {
             return None;
         }
-        let parts: Vec<String> = [(d.slices, "later slices"), (d.flows, "flows"), (d.blocks, "blocking instants")]
-            .into_iter()
-            .filter(|&(n, _)| n > 0)
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect();
+        let parts: Vec<String> =
+            [(d.slices, "later slices"), (d.flows, "flows"), (d.blocks, "blocking instants"), (d.moves, "moves")]
+                .into_iter()
+                .filter(|&(n, _)| n > 0)
+                .map(|(n, what)| format!("{n} {what}"))
+                .collect();
         Some(format!(
             "trace cut at {MAX_SLICES} events per kind ({} dropped); use a shorter --duration",
             parts.join(", ")
@@ -252,7 +293,7 @@ impl Trace {
 
     /// Writes the Chrome trace JSON to `w`, one event at a time, and
     /// flushes it. The events keep their order: CPU names, slices, flows,
-    /// blocking instants, settings.
+    /// blocking instants, moves, settings.
     pub fn write_json<W: Write>(&self, mut w: W) -> io::Result<()> {
         let buf = &self.buf;
         let us = |ns: u64| ns as f64 / 1000.0;
@@ -264,6 +305,7 @@ impl Trace {
             let note = CutNote {
                 dropped_blocks: d.blocks,
                 dropped_flows: d.flows,
+                dropped_moves: d.moves,
                 dropped_slices: d.slices,
                 trace_cap_per_kind: MAX_SLICES,
             };
@@ -325,6 +367,21 @@ impl Trace {
                     ph: "i",
                     s: Some("t"),
                     tid: Some(cpu),
+                    ts: Some(us(t)),
+                    ..Event::default()
+                },
+            )?;
+        }
+        for &(t, to, from, task, why) in &buf.moves {
+            put(
+                &mut w,
+                Event {
+                    args: Some(Args::Move(from, name(task), task)),
+                    cat: Some(if why == MigrateReason::Affinity { "affinity" } else { "balance" }),
+                    name: move_label(why),
+                    ph: "i",
+                    s: Some("t"),
+                    tid: Some(to),
                     ts: Some(us(t)),
                     ..Event::default()
                 },
@@ -427,7 +484,7 @@ mod tests {
     }
 
     /// The streamed file is JSON: one event per CPU name, slice, flow end,
-    /// blocking instant and setting, no `otherData` when nothing was
+    /// blocking instant, move and setting, no `otherData` when nothing was
     /// dropped, and every object's keys in byte order, as the
     /// `serde_json::Value` the file used to be built as printed them.
     #[test]
@@ -439,6 +496,7 @@ mod tests {
         t.idle(0, 2_000);
         t.blocked(1, 2, 2_500, Blocked::SendBuffer);
         t.blocked(0, 1, 2_600, Blocked::Mutex);
+        t.moved(0, 0, 1, 2_700, MigrateReason::NewIdle);
         t.mark(3_000, "features=863".into());
         let trace = t.finish(&["a", "b"], 4_000);
         let mut bytes = Vec::new();
@@ -446,8 +504,14 @@ mod tests {
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         // 1 process name + 3 CPU names + 2 slices (task 0 on CPU 0 until
         // it idles, task 1 on CPU 2 until the end) + 2 ends of task 1's
-        // one flow + 2 blocking instants + 1 setting = 11.
-        assert_eq!(v["traceEvents"].as_array().map(Vec::len), Some(11));
+        // one flow + 2 blocking instants + 1 move + 1 setting = 12.
+        assert_eq!(v["traceEvents"].as_array().map(Vec::len), Some(12));
+        let mv = &v["traceEvents"][10];
+        assert_eq!(
+            (mv["name"].as_str(), mv["tid"].as_u64(), mv["ts"].as_f64()),
+            (Some("pulled (newly idle)"), Some(1), Some(2.7))
+        );
+        assert_eq!((mv["args"]["from"].as_u64(), mv["args"]["name"].as_str()), (Some(0), Some("a")));
         assert_eq!(v.get("otherData"), None);
         assert_eq!(trace.dropped(), Dropped::default());
         assert_eq!(trace.cut_note(), None);
@@ -493,7 +557,7 @@ mod tests {
         // start closes none) and bind MAX_SLICES + 2 flows: 1 slice and 2
         // flows over.
         assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
-        assert_eq!(t.dropped, Dropped { slices: 1, flows: 2, blocks: 0 });
+        assert_eq!(t.dropped, Dropped { slices: 1, flows: 2, blocks: 0, moves: 0 });
         assert_eq!((t.slices[0].2, t.flows[0].2), (0, 0), "the first ones kept");
         // A wakeup that never reaches a start is no flow, kept or dropped.
         t.wake(1, 0, MAX_SLICES as u64 + 2);
@@ -504,7 +568,7 @@ mod tests {
         assert_eq!(t.blocks.len(), MAX_SLICES);
         // The end closes the last start's slice: a second slice over.
         let trace = t.finish(&["a"], MAX_SLICES as u64 + 10);
-        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5 });
+        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5, moves: 0 });
         assert_eq!(
             trace.cut_note().as_deref(),
             Some(
@@ -518,7 +582,7 @@ mod tests {
         let mut head = Head { got: Vec::new(), room: 200 };
         let err = trace.write_json(&mut head).unwrap_err();
         assert_eq!(err.to_string(), "disk full");
-        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
+        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_moves":0,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
         assert_eq!(String::from_utf8_lossy(&head.got[..want.len()]), want);
     }
 }

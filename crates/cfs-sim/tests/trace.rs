@@ -80,17 +80,42 @@ fn every_wakeup_flow_ends_where_the_woken_task_starts() {
     }
 }
 
+/// The machine-wide instants ("s": "g"): settings written mid-run.
+fn settings(t: &Value) -> Vec<&Value> {
+    events(t, "i").into_iter().filter(|e| e["s"] == "g").collect()
+}
+
+/// Every task the balancer moved is an instant on the track of the CPU it
+/// moved to ("s": "t"), naming the CPU it left and the task: as many as
+/// the run's counters hold (periodic, newly idle and active moves).
+#[test]
+fn every_balancer_move_is_an_instant_on_its_destination() {
+    let (t, res) = traced();
+    let c = &res.runs[0].counters;
+    let moves: Vec<&Value> = events(t, "i").into_iter().filter(|e| e["cat"] == "balance").collect();
+    assert_eq!(moves.len() as u64, c.mig_periodic + c.mig_newidle + c.mig_active);
+    assert!(!moves.is_empty(), "861 at 4 clients: idle CPUs pull queued backends");
+    let slices = events(t, "X");
+    for m in &moves {
+        assert_ne!(m["tid"], m["args"]["from"]);
+        assert_eq!(m["s"], "t");
+        // The name is the task's, as its slices carry it.
+        let named = slices.iter().find(|e| e["args"]["task"] == m["args"]["task"]).map(|e| &e["name"]);
+        assert_eq!(named, Some(&m["args"]["name"]), "{m}");
+    }
+}
+
 /// A `--switch` setting shows as one machine-wide instant at its time,
 /// named in the `--switch` form; a run without switches has none.
 #[test]
 fn a_setting_written_mid_run_is_an_instant_across_the_tracks() {
-    assert!(events(&traced().0, "i").is_empty());
+    assert!(settings(&traced().0).is_empty());
     let mut plan = pgbench_plan(&["name=895"], &[4], 400, 1, 3);
     plan.trace = true;
     plan.changes =
         cfs_sim::experiment::parse_switch("5ms:features=863,sd-flags=MC:-WAKE_AFFINE,no-patch=waker").unwrap();
     let t = run(&plan).trace.expect("a trace").to_value().unwrap();
-    let marks = events(&t, "i");
+    let marks = settings(&t);
     let names: Vec<&str> = marks.iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["features=863", "sd-flags=MC:-SD_WAKE_AFFINE", "no-patch=waker"]);
     // 5 ms in the format's microseconds; "s": "g" draws it across every track.

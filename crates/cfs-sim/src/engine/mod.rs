@@ -811,7 +811,9 @@ impl<'a> Sim<'a> {
         let host = setup.host;
         let n = host.nr_cpus();
         let costs = setup.costs;
-        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu)).tracking_cpus(n > FULL_SYNC_MAX_CPUS);
+        let obs = SimObserver::new(costs.cpu(costs.scan_ns_per_cpu))
+            .tracking_cpus(n > FULL_SYNC_MAX_CPUS)
+            .recording_moves(setup.trace);
         let sched = Scheduler::with_observer(setup.config, setup.domains.clone(), obs).map_err(SimError::Config)?;
         let reach = (0..n).map(|_| OnceCell::new()).collect();
         let geom = CacheGeom::new(host);
@@ -1271,6 +1273,7 @@ impl<'a> Sim<'a> {
     }
 
     fn drain_charges(&mut self) {
+        self.drain_moves();
         if self.sched.observer().charges.is_empty() {
             return;
         }
@@ -1281,6 +1284,20 @@ impl<'a> Sim<'a> {
         let mut charges = charges;
         charges.clear();
         self.sched.observer_mut().charges = charges;
+    }
+
+    /// Hands the balancer's moves to the trace (recorded only when there
+    /// is one).
+    fn drain_moves(&mut self) {
+        if self.sched.observer().moves.is_empty() {
+            return;
+        }
+        let moves = std::mem::take(&mut self.sched.observer_mut().moves);
+        if let Some(tr) = &mut self.trace {
+            for &(now, task, from, to, why) in &moves {
+                tr.moved(task.0 as TaskRef, from, to, now, why);
+            }
+        }
     }
 
     /// Queues an Hrtick event for every CPU whose armed expiry changed, in
@@ -2124,6 +2141,7 @@ impl<'a> Sim<'a> {
                 }
             })
             .collect();
+        self.drain_moves();
         let names: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
         let trace = self.trace.take().map(|tr| tr.finish(&names, end));
         let phases = self.phases();

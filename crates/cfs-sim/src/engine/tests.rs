@@ -1750,3 +1750,64 @@ fn a_task_is_reported_where_it_ran_longest() {
     assert_eq!(main_cpu(30), (Some(0), 1));
     assert_eq!(main_cpu(10), (Some(1), 1));
 }
+
+/// The trace marks each task the balancer moved, on the CPU it moved to,
+/// one instant per move the run's counters hold (periodic, newly idle,
+/// active). Four hogs start on CPU 0 of the Q6600 under 2.6.26 and may run
+/// anywhere; at the first tick (4 ms at HZ 250) the idle CPUs balance, in
+/// CPU order (`cfs-sim run` of the same four hogs with
+/// `RUST_LOG=cfs_core=trace` shows each pass's verdict):
+/// - CPU 1 at MC (idle_idx 0, loads now): CPU 0 holds 4096 against an
+///   average of 2048, so the imbalance is 2048 and two never-run (cold)
+///   hogs move;
+/// - CPU 2 at the CPU level (idle_idx 1: the lower of each CPU's load at
+///   its own tick and now): CPU 0 min(4096, 2048), CPU 1 min(0, 2048), so
+///   die {0,1} holds 2048 with 4 tasks over a capacity of 1; the average
+///   is 1024 and so is the imbalance; of the two equal queues (2048 each)
+///   CPU 0 comes first, and its one queued hog moves;
+/// - CPU 3 at the CPU level: CPU 2, still idle when it looks (it switches
+///   to its hog after the tick), is its group's balancer.
+///
+/// From 8 ms CPU 3 finds CPU 1 the busiest queue, but CPU 1's queued hog
+/// (hog3; it runs hog2, whose vruntime is lower) is the oldest entry of
+/// its task list, which 2.6.26's load-balance iterator never returns:
+/// three moves in all. With `iterator-fix` (38736f47507) the fourth hog
+/// reaches CPU 3 at 8 ms.
+#[test]
+fn the_trace_marks_each_task_the_balancer_moved() {
+    let moves_of = |fix: bool| {
+        let tasks = (0..4).map(|i| free(&format!("hog{i}"), hog(), 0)).collect();
+        let inst = Instance { tasks, finish: vec![], sync: SyncObjects::NONE };
+        let out = q6600_run(inst, limits(Some(20), 100), |s| {
+            if fix {
+                s.config = s.config.with_patch(cfs_core::Patch::IteratorFix).unwrap();
+            }
+        })
+        .unwrap();
+        let c = &out.counters;
+        let by_balance = c.mig_periodic + c.mig_newidle + c.mig_active;
+        let trace = out.trace.expect("traced").to_value().unwrap();
+        let moves: Vec<(u64, f64, u64, String)> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "balance")
+            .map(|e| {
+                assert_eq!((e["ph"].as_str(), e["name"].as_str()), (Some("i"), Some("pulled (periodic balance)")));
+                let name = e["args"]["name"].as_str().unwrap().to_string();
+                (e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap(), e["args"]["from"].as_u64().unwrap(), name)
+            })
+            .collect();
+        assert_eq!(moves.len() as u64, by_balance);
+        moves
+    };
+    let hog = |n: u32| format!("hog{n}");
+    // The iterator offers the newest entries first: hog3, hog2 from CPU 0 to
+    // CPU 1, then hog1 (hog0 runs) to CPU 2.
+    let first = [(1, 4_000.0, 0, hog(3)), (1, 4_000.0, 0, hog(2)), (2, 4_000.0, 0, hog(1))];
+    assert_eq!(moves_of(false), first);
+    let fixed = moves_of(true);
+    assert_eq!(fixed[..3], first);
+    assert_eq!(fixed.len(), 4);
+    assert_eq!((fixed[3].0, fixed[3].1, fixed[3].2), (3, 8_000.0, 1));
+}
