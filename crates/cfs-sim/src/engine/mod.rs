@@ -1272,6 +1272,9 @@ impl<'a> Sim<'a> {
         self.sync_hrticks(c);
     }
 
+    /// Takes what the observer collected during a scheduler call: the
+    /// scheduler work to charge to CPUs, and the balancer's moves for the
+    /// trace.
     fn drain_charges(&mut self) {
         self.drain_moves();
         if self.sched.observer().charges.is_empty() {
