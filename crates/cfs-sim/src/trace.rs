@@ -543,8 +543,8 @@ mod tests {
         }
     }
 
-    /// At most MAX_SLICES slices, as many flows and as many blocking
-    /// instants are kept: the first ones. Each one turned away is counted,
+    /// At most MAX_SLICES slices, as many flows, as many blocking instants
+    /// and as many moves are kept: the first ones. Each one turned away is counted,
     /// and the file and the user's note say how many.
     #[test]
     fn caps_keep_the_first_events_and_count_the_rest() {
@@ -566,13 +566,18 @@ mod tests {
             t.blocked(0, 0, i, Blocked::Mutex);
         }
         assert_eq!(t.blocks.len(), MAX_SLICES);
+        // MAX_SLICES + 3 moves: 3 over.
+        for i in 0..MAX_SLICES as u64 + 3 {
+            t.moved(0, 0, 0, i, MigrateReason::NewIdle);
+        }
+        assert_eq!((t.moves.len(), t.moves[0].0), (MAX_SLICES, 0));
         // The end closes the last start's slice: a second slice over.
         let trace = t.finish(&["a"], MAX_SLICES as u64 + 10);
-        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5, moves: 0 });
+        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5, moves: 3 });
         assert_eq!(
             trace.cut_note().as_deref(),
             Some(
-                "trace cut at 1000000 events per kind (2 later slices, 2 flows, 5 blocking instants dropped); \
+                "trace cut at 1000000 events per kind (2 later slices, 2 flows, 5 blocking instants, 3 moves dropped); \
                  use a shorter --duration"
             )
         );
@@ -582,7 +587,7 @@ mod tests {
         let mut head = Head { got: Vec::new(), room: 200 };
         let err = trace.write_json(&mut head).unwrap_err();
         assert_eq!(err.to_string(), "disk full");
-        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_moves":0,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
+        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_moves":3,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
         assert_eq!(String::from_utf8_lossy(&head.got[..want.len()]), want);
     }
 }
