@@ -190,6 +190,9 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
 /// their CPU changes, and where each ran longest (`cpu:tasks` pairs, CPU
 /// by CPU: `1:7,2:1` is seven that ran mostly on CPU 1 and one on CPU 2).
 /// What `/proc/<pid>/sched` and `perf sched latency` show of a real run.
+/// A last line sums up the run's load balancing: its periodic and newly
+/// idle passes, those that pulled and the tasks they moved, and those that
+/// found a busiest queue and could move nothing from it (`lb_failed`).
 pub fn tasks_table(plan: &Plan, res: &Results) -> String {
     let mut s = String::new();
     for (ci, col) in plan.columns.iter().enumerate() {
@@ -238,6 +241,17 @@ pub fn tasks_table(plan: &Plan, res: &Results) -> String {
                     main_cpus(&ts)
                 );
             }
+            let c = &r.counters;
+            let _ = writeln!(
+                s,
+                "# balancer: {} periodic and {} newly idle passes: {} moved {} tasks; {} found a busiest queue \
+                 and moved nothing",
+                c.balance_periodic,
+                c.balance_passes - c.balance_periodic,
+                c.balance_pulled,
+                c.balance_moved,
+                c.balance_failed
+            );
         }
     }
     s

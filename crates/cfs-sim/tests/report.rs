@@ -344,7 +344,24 @@ fn task_tables_sum_each_name_over_the_median_run() {
             assert!(block.starts_with(&format!("{} at {n} clients", col.label)), "{block}");
             let r = res.median_run(ci, n).unwrap();
             let len = r.end_ns as f64;
-            let rows: Vec<Vec<&str>> = block.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+            let rows: Vec<Vec<&str>> =
+                block.lines().skip(2).filter(|l| !l.starts_with('#')).map(|l| l.split_whitespace().collect()).collect();
+            // The last line: the run's balancing, from its counters.
+            let c = &r.counters;
+            let newly_idle = c.balance_passes - c.balance_periodic;
+            assert_eq!(
+                block.lines().last(),
+                Some(
+                    format!(
+                        "# balancer: {} periodic and {newly_idle} newly idle passes: {} moved {} tasks; {} found a \
+                         busiest queue and moved nothing",
+                        c.balance_periodic, c.balance_pulled, c.balance_moved, c.balance_failed
+                    )
+                    .as_str()
+                ),
+                "{block}"
+            );
+            assert!(c.balance_passes > 0 && c.balance_periodic > 0, "pgbench runs balance: {c:?}");
             // pgbench's postmaster, its one client, then the backends: one
             // per client.
             let names: Vec<&str> = rows.iter().map(|r| r[0]).collect();

@@ -285,8 +285,10 @@ ops = [ { run = "1ms" } ]
     let plan = plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600"])).unwrap();
     let res = plan.execute(&|| {}).unwrap();
     let text = cfs_sim::report::tasks_table(&plan, &res);
-    let rows: Vec<Vec<&str>> = text.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
+    let rows: Vec<Vec<&str>> =
+        text.lines().skip(2).filter(|l| !l.starts_with('#')).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 2, "{text}");
+    assert!(text.lines().last().is_some_and(|l| l.starts_with("# balancer: ")), "{text}");
     let num = |r: &[&str], k: usize| r[k].parse::<f64>().unwrap();
     assert_eq!((rows[0][0], rows[0][1]), ("w", "3"), "{text}");
     let w = num(&rows[0], 3) + num(&rows[0], 4);
