@@ -356,36 +356,24 @@ impl Trace {
             put(&mut w, Event { ph: "s", tid: Some(from), ts: Some(us(t0)), ..flow })?;
             put(&mut w, Event { bp: Some("e"), ph: "f", tid: Some(to), ts: Some(us(t1)), ..flow })?;
         }
+        // An instant on one CPU's track ("s": "t").
+        let on_track = |cpu: usize, t: u64, name: &'static str, cat: &'static str, args| Event {
+            args: Some(args),
+            cat: Some(cat),
+            name,
+            ph: "i",
+            s: Some("t"),
+            tid: Some(cpu),
+            ts: Some(us(t)),
+            ..Event::default()
+        };
         for &(t, cpu, task, why) in &buf.blocks {
             let (what, cat, who) = why.labels();
-            put(
-                &mut w,
-                Event {
-                    args: Some(Args::TaskAnd(task, who, name(task))),
-                    cat: Some(cat),
-                    name: what,
-                    ph: "i",
-                    s: Some("t"),
-                    tid: Some(cpu),
-                    ts: Some(us(t)),
-                    ..Event::default()
-                },
-            )?;
+            put(&mut w, on_track(cpu, t, what, cat, Args::TaskAnd(task, who, name(task))))?;
         }
         for &(t, to, from, task, why) in &buf.moves {
-            put(
-                &mut w,
-                Event {
-                    args: Some(Args::Move(from, name(task), task)),
-                    cat: Some(if why == MigrateReason::Affinity { "affinity" } else { "balance" }),
-                    name: move_label(why),
-                    ph: "i",
-                    s: Some("t"),
-                    tid: Some(to),
-                    ts: Some(us(t)),
-                    ..Event::default()
-                },
-            )?;
+            let cat = if why == MigrateReason::Affinity { "affinity" } else { "balance" };
+            put(&mut w, on_track(to, t, move_label(why), cat, Args::Move(from, name(task), task)))?;
         }
         for (t, what) in &buf.marks {
             put(
