@@ -631,14 +631,11 @@ impl<O: Observer> Scheduler<O> {
                 return self.out_balanced(out(sd_idle), all_pinned, verdict);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
-            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
+            // (The kernel BUG()s on a busiest queue that is this CPU's.)
+            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus).filter(|&b| b != this_cpu) else {
                 let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
                 return self.out_balanced(out(sd_idle), all_pinned, verdict);
             };
-            if busiest == this_cpu {
-                let verdict = pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
-                return self.out_balanced(out(sd_idle), all_pinned, verdict);
-            }
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {
                 // No update_rq_clock(busiest) here (only load_balance_newidle
@@ -740,12 +737,9 @@ impl<O: Observer> Scheduler<O> {
                 break pinned_or(all_pinned, BalanceVerdict::NoBusiestGroup);
             };
             let gcpus = self.domains.of(this_cpu)[sd_i].groups[bg.group].cpus;
-            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus) else {
+            let Some(busiest) = self.find_busiest_queue(&gcpus, bg.imbalance, &cpus).filter(|&b| b != this_cpu) else {
                 break pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
             };
-            if busiest == this_cpu {
-                break pinned_or(all_pinned, BalanceVerdict::NoBusiestQueue);
-            }
             let mut moved = 0;
             all_pinned = false;
             if self.rqs[busiest].nr_running > 1 {

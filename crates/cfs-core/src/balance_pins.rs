@@ -728,8 +728,22 @@ fn newidle_does_not_try_to_move_a_lone_running_task() {
 // How each pass ends: the Balance event's verdict
 // ---------------------------------------------------------------------
 
+/// A scheduler that records every decision from here on.
+type Logged = Scheduler<alloc::vec::Vec<(u64, Event)>>;
+
+fn logged(s: Scheduler<()>) -> Logged {
+    s.swap_observer(alloc::vec::Vec::new()).0
+}
+
+/// 2.6.26 on a Q6600, CPU 0 running A alone, recording.
+fn a_alone_on_cpu0() -> Logged {
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    logged(s)
+}
+
 /// The verdicts and moved counts of the Balance events `s` reported.
-fn verdicts(s: &Scheduler<alloc::vec::Vec<(u64, Event)>>) -> alloc::vec::Vec<(BalanceVerdict, u32)> {
+fn verdicts(s: &Logged) -> alloc::vec::Vec<(BalanceVerdict, u32)> {
     s.observer()
         .iter()
         .filter_map(|(_, e)| match *e {
@@ -745,13 +759,9 @@ fn every_periodic_pass_reports_how_it_ended() {
     // label it leaves by; the kernel's schedstat counters tell the same cases apart.
     use crate::balance::CpuIdleType::Idle;
     use BalanceVerdict::*;
-    let logged = |s: Scheduler<()>| s.swap_observer(alloc::vec::Vec::new()).0;
-
     // lb_nobusyg: CPU 0 runs A alone; at MC CPU 1's group search finds no group
     // over its capacity (1 task <= 1), so the domain is balanced.
-    let mut s = on("q6600", KernelVersion::V2_6_26);
-    running_with(&mut s, 0, TaskParams::normal());
-    let mut s = logged(s);
+    let mut s = a_alone_on_cpu0();
     assert_eq!(s.load_balance(1, 0, Idle, &mut true), 0);
     assert_eq!(verdicts(&s), [(NoBusiestGroup, 0)]);
 
@@ -818,11 +828,7 @@ fn every_newly_idle_pass_reports_how_it_ended() {
     // queued (max_load 2048, avg 1024, busiest_lpt 1024: imbalance min(1024, 1024) =
     // 1024, and B, 1024, moves).
     use BalanceVerdict::*;
-    let logged = |s: Scheduler<()>| s.swap_observer(alloc::vec::Vec::new()).0;
-
-    let mut s = on("q6600", KernelVersion::V2_6_26);
-    running_with(&mut s, 0, TaskParams::normal());
-    let mut s = logged(s);
+    let mut s = a_alone_on_cpu0();
     assert_eq!(s.load_balance_newidle(1, 0), 0);
 
     let mut n = on("nehalem-ep", KernelVersion::V2_6_26);
