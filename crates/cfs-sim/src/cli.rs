@@ -455,7 +455,13 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     }
     // It starts with a digit: a spec, so say what is wrong with it.
     cfs_topology::parse_any(name).map_err(|e| {
-        format!("bad host spec {name:?}: {} (e.g. 2s4c2t or 2s4c2t,mhz=2930)", e.to_string().replace('\n', " "))
+        let why = e.to_string().replace('\n', " ");
+        // A syntax error already names the spec and the byte it stopped at.
+        let prefix = match e {
+            cfs_topology::TopologyError::SpecSyntax { .. } => String::new(),
+            _ => format!("bad host spec {name:?}: "),
+        };
+        format!("{prefix}{why} (e.g. 2s4c2t or 2s4c2t,mhz=2930)")
     })
 }
 

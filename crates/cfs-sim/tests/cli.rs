@@ -690,6 +690,8 @@ fn input_files_are_bounded_and_pipes_work() {
 #[test]
 fn host_specs_and_client_lists_say_what_is_wrong() {
     fails(&["--host", "1s1c1t,mhz=0"], "bad host spec \"1s1c1t,mhz=0\": bad value \"0\"");
+    // A shape error names the spec once, with the byte it stopped at.
+    fails(&["--host", "1s0c"], "error: bad host spec \"1s0c\" at byte 2: counts must be at least 1 (e.g.");
     fails_with(&["pgbench", "--clients", "1,,2"], "bad client list \"1,,2\"");
 }
 
