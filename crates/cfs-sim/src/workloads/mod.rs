@@ -639,6 +639,39 @@ mod tests {
         assert_eq!(tbench.limits.duration_ns, Some(1_000_000_000));
     }
 
+    /// How long a workload file's runs last: the command line's duration,
+    /// else the file's, else until its finishing tasks have exited. A
+    /// `FileWorkload` built by hand with none of these (the parser refuses
+    /// such a file) runs the timed built-ins' 1 s rather than to the time
+    /// cap, and so does one whose only finishing task starts no instance:
+    /// a forked finisher may never exist. The file's warm-up holds except
+    /// in that default second.
+    #[test]
+    fn a_file_runs_for_its_duration_or_until_its_finishers_exit() {
+        let text = "warmup = \"3ms\"\n[[task]]\nname = \"a\"\nfinish = true\nloop = 1\nops = [ { run = \"1ms\" } ]\n";
+        let file = crate::parse_workload(text).unwrap();
+        let len = |w: &FileWorkload, d: Option<u64>| {
+            Workload::File(Arc::new(w.clone()))
+                .known_duration_ns(&WorkloadOpts { duration_ns: d, ..WorkloadOpts::default() })
+        };
+        assert_eq!(len(&file, None), None);
+        assert_eq!(len(&file, Some(5)), Some(5));
+        let timed = FileWorkload { duration_ns: Some(7), ..file.clone() };
+        assert_eq!((len(&timed, None), len(&timed, Some(5))), (Some(7), Some(5)));
+        let mut no_finisher = file.clone();
+        no_finisher.tasks[0].finish = false;
+        assert_eq!(len(&no_finisher, None), Some(DEFAULT_TIMED_NS));
+        let mut forked_finisher = file.clone();
+        forked_finisher.tasks[0].instances = 0;
+        assert_eq!(len(&forked_finisher, None), Some(DEFAULT_TIMED_NS));
+        let warmup = |w: &FileWorkload| {
+            Workload::File(Arc::new(w.clone())).build(1, 2, &WorkloadOpts::default(), 1).limits.warmup_ns
+        };
+        let timed_no_finisher = FileWorkload { duration_ns: Some(7_000_000), ..no_finisher.clone() };
+        assert_eq!((warmup(&file), warmup(&timed_no_finisher)), (3_000_000, 3_000_000));
+        assert_eq!(warmup(&no_finisher), 0);
+    }
+
     #[test]
     fn launchers_and_listeners_show_their_state() {
         let launcher = Launcher::new(3, |_: u32| -> ForkSpec { unreachable!() });
