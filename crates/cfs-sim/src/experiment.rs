@@ -821,8 +821,10 @@ impl Plan {
                     }
                     runs.push(rec);
                 }
-                Some(Err(e)) if first_failure.is_none() => first_failure = Some((jobs[i], e)),
-                _ => {}
+                Some(Err(e)) => {
+                    first_failure.get_or_insert((jobs[i], e));
+                }
+                None => {}
             }
         }
         if let Some(((ci, clients, run), error)) = first_failure {
