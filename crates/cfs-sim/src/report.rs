@@ -93,8 +93,9 @@ fn body(
         .map(|&n| {
             keys.iter()
                 .map(|&(ci, k)| {
-                    let base = if ci > 0 { values(0, n, k) } else { Vec::new() };
-                    cell_text(&values(ci, n, k), &base, ci > 0 && style.relative, style.spread)
+                    let relative = ci > 0 && style.relative;
+                    let base = if relative { values(0, n, k) } else { Vec::new() };
+                    cell_text(&values(ci, n, k), &base, relative, style.spread)
                 })
                 .collect()
         })
@@ -159,7 +160,7 @@ pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -
 /// The start of each phase: 0 and every distinct change time after it, in
 /// time order (just `[0]` without changes), as the engine cuts the runs.
 pub fn phase_starts(plan: &Plan) -> Vec<u64> {
-    let mut v: Vec<u64> = plan.changes.iter().map(|c| c.at_ns).filter(|&t| t > 0).collect();
+    let mut v: Vec<u64> = plan.changes.iter().map(|c| c.at_ns).collect();
     v.push(0);
     v.sort_unstable();
     v.dedup();

@@ -421,3 +421,19 @@ fn a_phase_without_waits_shows_a_dash() {
         assert_eq!(row[1..], ["2.00", "-", "2.00", "-"], "{text}");
     }
 }
+
+/// A plot's missing directories are created (`--plot out/a/b.png`, as the
+/// default run's `out/seed.svg` needs on a fresh clone).
+#[test]
+fn a_plot_creates_its_directories() {
+    let (plan, res) = small();
+    let root = std::env::temp_dir().join(format!("cfs-sim-plotdir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    for name in ["a/b/t.png", "t.svg"] {
+        let path = root.join(name);
+        report::plot(&plan, &res, &path, "t").unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 0, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
