@@ -453,6 +453,10 @@ mod tests {
             .map(|e| (e["ph"].as_str().unwrap(), e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap()))
             .collect();
         assert_eq!(flows, [("s", 0, 1.5), ("f", 1, 2.0)]);
+        // The end binds to the slice it falls in ("bp": "e"), as the viewer
+        // needs to draw the arrow into the woken task's run.
+        let bp: Vec<Option<&str>> = ev.iter().filter(|e| e["cat"] == "wake").map(|e| e["bp"].as_str()).collect();
+        assert_eq!(bp, [None, Some("e")]);
         // Task 1 blocked writing on CPU 0 at 5.5 µs: an instant on that
         // CPU's track, naming the writer.
         let blocks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "socket").collect();
@@ -469,6 +473,9 @@ mod tests {
         let marks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "setting").collect();
         assert_eq!(marks.len(), 1);
         assert_eq!((marks[0]["name"].as_str(), marks[0]["ts"].as_f64()), (Some("features=863"), Some(5.0)));
+        // A machine-wide instant ("s": "g"), filed under CPU 0's thread as
+        // the JSON importer wants a tid for every event.
+        assert_eq!((marks[0]["s"].as_str(), marks[0]["tid"].as_u64()), (Some("g"), Some(0)));
     }
 
     /// The streamed file is JSON: one event per CPU name, slice, flow end,
@@ -494,6 +501,20 @@ mod tests {
         // it idles, task 1 on CPU 2 until the end) + 2 ends of task 1's
         // one flow + 2 blocking instants + 1 move + 1 setting = 12.
         assert_eq!(v["traceEvents"].as_array().map(Vec::len), Some(12));
+        // The metadata first: the process, then each CPU's track by its tid.
+        let ev = &v["traceEvents"];
+        let meta = |i: usize| (ev[i]["name"].as_str(), ev[i]["ph"].as_str(), ev[i]["tid"].as_u64());
+        assert_eq!(
+            (meta(0), ev[0]["args"]["name"].as_str()),
+            ((Some("process_name"), Some("M"), None), Some("cfs-sim"))
+        );
+        for cpu in 0..3 {
+            assert_eq!(meta(1 + cpu), (Some("thread_name"), Some("M"), Some(cpu as u64)));
+            assert_eq!(ev[1 + cpu]["args"]["name"].as_str(), Some(format!("CPU{cpu}").as_str()));
+        }
+        // Then the slices, each named for its task.
+        let slice = |i: usize| (ev[i]["name"].as_str(), ev[i]["ph"].as_str(), ev[i]["tid"].as_u64());
+        assert_eq!((slice(4), slice(5)), ((Some("a"), Some("X"), Some(0)), (Some("b"), Some("X"), Some(2))));
         let mv = &v["traceEvents"][10];
         assert_eq!(
             (mv["name"].as_str(), mv["tid"].as_u64(), mv["ts"].as_f64()),
@@ -503,6 +524,13 @@ mod tests {
         assert_eq!(v.get("otherData"), None);
         assert_eq!(trace.dropped(), Dropped::default());
         assert_eq!(trace.cut_note(), None);
+        // A cut names only the kinds it dropped.
+        let mut cut = TraceBuf::new(1);
+        cut.dropped = Dropped { moves: 3, ..Dropped::default() };
+        assert_eq!(
+            cut.finish(&["a"], 10).cut_note().as_deref(),
+            Some("trace cut at 1000000 events per kind (3 moves dropped); use a shorter --duration")
+        );
         // A Value prints its maps sorted: printing the parsed file again
         // gives the same bytes only if the stream kept that order.
         assert_eq!(serde_json::to_string(&v).unwrap(), String::from_utf8(bytes.clone()).unwrap());
