@@ -455,8 +455,9 @@ mod tests {
         assert_eq!(flows, [("s", 0, 1.5), ("f", 1, 2.0)]);
         // The end binds to the slice it falls in ("bp": "e"), as the viewer
         // needs to draw the arrow into the woken task's run.
-        let bp: Vec<Option<&str>> = ev.iter().filter(|e| e["cat"] == "wake").map(|e| e["bp"].as_str()).collect();
-        assert_eq!(bp, [None, Some("e")]);
+        let bp: Vec<(Option<&str>, Option<&str>)> =
+            ev.iter().filter(|e| e["cat"] == "wake").map(|e| (e["name"].as_str(), e["bp"].as_str())).collect();
+        assert_eq!(bp, [(Some("wakeup"), None), (Some("wakeup"), Some("e"))]);
         // Task 1 blocked writing on CPU 0 at 5.5 µs: an instant on that
         // CPU's track, naming the writer.
         let blocks: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "socket").collect();
