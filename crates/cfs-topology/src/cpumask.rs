@@ -197,15 +197,18 @@ impl CpuMask {
     /// Parses a kernel CPU list such as `0-3,8` (the format of sysfs
     /// `shared_cpu_list` and of `taskset -c`). Whitespace around elements is
     /// ignored; an empty string gives the empty mask (a CPU-less node's
-    /// `cpulist`). As bitmap_parselist (lib/bitmap.c) does, a trailing comma
-    /// is accepted and an empty element before another is not.
+    /// `cpulist`). As bitmap_parselist (lib/bitmap.c) does, one trailing
+    /// comma is accepted (`0,1,`) and any other empty element is not (`0,,1`,
+    /// `,1`, `0,1,,`: the kernel's loop skips one comma after a number and
+    /// then wants a digit or the end).
     pub fn parse_list(s: &str) -> Result<CpuMask, CpuListError> {
         use alloc::string::ToString;
         let mut m = CpuMask::empty();
         let parts: alloc::vec::Vec<&str> = s.trim().split(',').map(str::trim).collect();
+        let last = parts.len() - 1;
         for (i, &part) in parts.iter().enumerate() {
             if part.is_empty() {
-                if parts[i + 1..].iter().any(|p| !p.is_empty()) {
+                if i != last {
                     return Err(CpuListError::EmptyElement);
                 }
                 continue;
@@ -245,14 +248,15 @@ mod tests {
         assert!(CpuMask::parse_list("1024").is_err());
     }
 
-    /// bitmap_parselist's commas: one at the end is fine, an empty
-    /// element before another is not; an empty list is the empty mask.
+    /// bitmap_parselist's commas: one at the end is fine, any other empty
+    /// element is not (two at the end included); an empty list is the
+    /// empty mask.
     #[test]
     fn list_commas_as_the_kernel_reads_them() {
         assert_eq!(CpuMask::parse_list("0,1,").unwrap().weight(), 2);
         assert_eq!(CpuMask::parse_list("").unwrap().weight(), 0);
         assert_eq!(CpuMask::parse_list("\n").unwrap().weight(), 0);
-        for bad in ["0,,1", ",1", " , 2"] {
+        for bad in ["0,,1", ",1", " , 2", "0,1,,", ","] {
             assert_eq!(CpuMask::parse_list(bad), Err(CpuListError::EmptyElement), "{bad:?}");
         }
     }
