@@ -205,6 +205,7 @@ impl CpuMask {
         use alloc::string::ToString;
         let mut m = CpuMask::empty();
         let parts: alloc::vec::Vec<&str> = s.trim().split(',').map(str::trim).collect();
+        // `split` yields at least one (possibly empty) element.
         let last = parts.len() - 1;
         for (i, &part) in parts.iter().enumerate() {
             if part.is_empty() {
