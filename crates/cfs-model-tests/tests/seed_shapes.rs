@@ -78,6 +78,14 @@ fn features_table_shapes() {
         let ratio = m(3, n) / m(3, 1);
         assert!((0.75..=1.5).contains(&ratio), "893 at {n}: x{ratio:.2}");
     }
+    // At 60 clients, a guard on the mechanism rather than the bound:
+    // the pile stays loose (x1.47-x1.62 over seeds 1-8; x1.53 here), far from
+    // the full spread that the sync shortcut's absence gives (861 reaches
+    // x3.2 of 893's one client). A broken pile, 893 spreading like 861,
+    // would fail this.
+    let ratio = m(3, 60) / m(3, 1);
+    assert!(ratio <= 1.75, "893 at 60: x{ratio:.2}, a spread rather than a loose pile");
+    assert!(m(3, 60) < 0.6 * m(2, 60), "893 {:.0} vs 861 {:.0} at 60", m(3, 60), m(2, 60));
     // waker sits between 895 and 861 from 8 clients on.
     for n in [8, 15, 30, 60] {
         assert!(
