@@ -504,18 +504,17 @@ mod tests {
         assert_eq!(v["traceEvents"].as_array().map(Vec::len), Some(12));
         // The metadata first: the process, then each CPU's track by its tid.
         let ev = &v["traceEvents"];
-        let meta = |i: usize| (ev[i]["name"].as_str(), ev[i]["ph"].as_str(), ev[i]["tid"].as_u64());
+        let head = |i: usize| (ev[i]["name"].as_str(), ev[i]["ph"].as_str(), ev[i]["tid"].as_u64());
         assert_eq!(
-            (meta(0), ev[0]["args"]["name"].as_str()),
+            (head(0), ev[0]["args"]["name"].as_str()),
             ((Some("process_name"), Some("M"), None), Some("cfs-sim"))
         );
         for cpu in 0..3 {
-            assert_eq!(meta(1 + cpu), (Some("thread_name"), Some("M"), Some(cpu as u64)));
+            assert_eq!(head(1 + cpu), (Some("thread_name"), Some("M"), Some(cpu as u64)));
             assert_eq!(ev[1 + cpu]["args"]["name"].as_str(), Some(format!("CPU{cpu}").as_str()));
         }
         // Then the slices, each named for its task.
-        let slice = |i: usize| (ev[i]["name"].as_str(), ev[i]["ph"].as_str(), ev[i]["tid"].as_u64());
-        assert_eq!((slice(4), slice(5)), ((Some("a"), Some("X"), Some(0)), (Some("b"), Some("X"), Some(2))));
+        assert_eq!((head(4), head(5)), ((Some("a"), Some("X"), Some(0)), (Some("b"), Some("X"), Some(2))));
         let mv = &v["traceEvents"][10];
         assert_eq!(
             (mv["name"].as_str(), mv["tid"].as_u64(), mv["ts"].as_f64()),
