@@ -407,7 +407,9 @@ impl Program for GenProg {
             GOp::SetNice(n) => Action::SetNice((n % 20) as i32),
             GOp::SetPolicy(p) => Action::SetPolicy(policy(p)),
             // Any bits: a mask with no CPU of the host is refused (EINVAL).
-            GOp::SetAffinity(bits) => Action::SetAffinity(CpuMask::from_cpus((0..16).filter(|b| bits & (1 << b) != 0))),
+            GOp::SetAffinity(bits) => {
+                Action::SetAffinity(Box::new(CpuMask::from_cpus((0..16).filter(|b| bits & (1 << b) != 0))))
+            }
         }
     }
 }

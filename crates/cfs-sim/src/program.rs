@@ -231,8 +231,10 @@ pub enum Action {
     SetNice(i32),
     /// sched_setscheduler on itself.
     SetPolicy(Policy),
-    /// sched_setaffinity on itself.
-    SetAffinity(CpuMask),
+    /// sched_setaffinity on itself. Boxed: a `CpuMask` is 128 bytes, and
+    /// inline it would make every `Action` that size, and every step's
+    /// queue push and pop a 136-byte copy.
+    SetAffinity(Box<CpuMask>),
 }
 
 /// What a program sees when asked for its next step.

@@ -1714,7 +1714,7 @@ impl<'a> Sim<'a> {
                 self.full_sync = true;
                 // A mask with no CPU of this host is refused like the
                 // kernel's EINVAL: the task keeps its affinity.
-                if self.sched.set_affinity(self.t(), TaskId(t as u32), m).is_ok() {
+                if self.sched.set_affinity(self.t(), TaskId(t as u32), *m).is_ok() {
                     self.after_call(c);
                 }
                 self.tasks[t].pending = sys;
