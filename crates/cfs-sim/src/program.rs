@@ -231,9 +231,9 @@ pub enum Action {
     SetNice(i32),
     /// sched_setscheduler on itself.
     SetPolicy(Policy),
-    /// sched_setaffinity on itself. Boxed: a `CpuMask` is 128 bytes, and
-    /// inline it would make every `Action` that size, and every step's
-    /// queue push and pop a 136-byte copy.
+    /// sched_setaffinity on itself. The mask is boxed because a `CpuMask`
+    /// is 128 bytes: held inline, it would make every `Action` that large
+    /// and every push and pop of a program's step queue a 136-byte copy.
     SetAffinity(Box<CpuMask>),
 }
 
