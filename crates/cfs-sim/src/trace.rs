@@ -515,7 +515,7 @@ mod tests {
         }
         // Then the slices, each named for its task.
         assert_eq!((head(4), head(5)), ((Some("a"), Some("X"), Some(0)), (Some("b"), Some("X"), Some(2))));
-        let mv = &v["traceEvents"][10];
+        let mv = &ev[10];
         assert_eq!(
             (mv["name"].as_str(), mv["tid"].as_u64(), mv["ts"].as_f64()),
             (Some("pulled (newly idle)"), Some(1), Some(2.7))

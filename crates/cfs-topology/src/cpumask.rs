@@ -204,12 +204,10 @@ impl CpuMask {
     pub fn parse_list(s: &str) -> Result<CpuMask, CpuListError> {
         use alloc::string::ToString;
         let mut m = CpuMask::empty();
-        let parts: alloc::vec::Vec<&str> = s.trim().split(',').map(str::trim).collect();
-        // `split` yields at least one (possibly empty) element.
-        let last = parts.len() - 1;
-        for (i, &part) in parts.iter().enumerate() {
+        let mut parts = s.trim().split(',').map(str::trim).peekable();
+        while let Some(part) = parts.next() {
             if part.is_empty() {
-                if i != last {
+                if parts.peek().is_some() {
                     return Err(CpuListError::EmptyElement);
                 }
                 continue;

@@ -378,7 +378,9 @@ enum Instr {
     Progress(u64),
     Nice(i32),
     Policy(Policy),
-    Affinity(CpuMask),
+    /// Boxed, as in [`Action::SetAffinity`]: inline, the 128-byte mask would
+    /// make every instruction, cloned on every step, that large.
+    Affinity(Box<CpuMask>),
     /// Enter a loop; `end` is the index of its LoopEnd.
     LoopBegin {
         count: Option<u64>,

@@ -187,7 +187,7 @@ impl RtApp {
                     Some(c) => cpus(c, &format!("{pp}.cpus"))?,
                     None => task_cpus.unwrap_or(CpuMask::first_n(cfs_topology::MAX_CPUS)),
                 };
-                out.push(Raw::I(Instr::Affinity(mask)));
+                out.push(Raw::I(Instr::Affinity(Box::new(mask))));
             }
             if let Some(p) = get(po, "policy") {
                 out.push(Raw::I(Instr::Policy(policy(p, &format!("{pp}.policy"))?)));

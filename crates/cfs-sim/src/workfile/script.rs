@@ -222,7 +222,7 @@ impl Program for Script {
                 Instr::Progress(n) => return Action::Progress(n),
                 Instr::Nice(n) => return Action::SetNice(n),
                 Instr::Policy(p) => return Action::SetPolicy(p),
-                Instr::Affinity(m) => return Action::SetAffinity(Box::new(m)),
+                Instr::Affinity(m) => return Action::SetAffinity(m),
             }
         }
         Action::Progress(0)

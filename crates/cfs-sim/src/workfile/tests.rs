@@ -250,7 +250,10 @@ mod value_tests {
         assert_eq!(error(&toml("cpus = 1024", "\"exit\"")), "at task[0].cpus: 1024 is out of range 0..=1023");
         assert_eq!(error(&toml("cpus = [0, 1024]", "\"exit\"")), "at task[0].cpus[1]: 1024 is out of range 0..=1023");
         assert_eq!(error(&toml("cpus = []", "\"exit\"")), "at task[0].cpus: empty CPU list");
-        assert_eq!(body(&toml("", "{ affinity = [2] }")), [Instr::Affinity(CpuMask::single(2)), Instr::Progress(1)]);
+        assert_eq!(
+            body(&toml("", "{ affinity = [2] }")),
+            [Instr::Affinity(Box::new(CpuMask::single(2))), Instr::Progress(1)]
+        );
     }
 
     /// Files nested deeper than 80 brackets (the TOML parser's own limit)
@@ -1172,17 +1175,17 @@ mod rt_app_phases {
         assert_eq!(
             w.tasks[0].code[1..17],
             [
-                Instr::Affinity(CpuMask::from_cpus([0, 2])),
+                Instr::Affinity(Box::new(CpuMask::from_cpus([0, 2]))),
                 Instr::Nice(5),
                 lb(2, 5),
                 run(10),
                 le(3),
-                Instr::Affinity(CpuMask::single(1)),
+                Instr::Affinity(Box::new(CpuMask::single(1))),
                 Instr::Policy(Policy::Batch),
                 lb(1, 10),
                 run(20),
                 le(8),
-                Instr::Affinity(CpuMask::single(3)),
+                Instr::Affinity(Box::new(CpuMask::single(3))),
                 lb(1, 14),
                 run(30),
                 le(12),
@@ -1191,8 +1194,8 @@ mod rt_app_phases {
             ]
         );
         let all = CpuMask::first_n(cfs_topology::MAX_CPUS);
-        assert_eq!(w.tasks[1].code[1..3], [Instr::Affinity(CpuMask::single(2)), lb(1, 4)]);
-        assert_eq!(w.tasks[1].code[5..7], [Instr::Affinity(all), lb(1, 8)]);
+        assert_eq!(w.tasks[1].code[1..3], [Instr::Affinity(Box::new(CpuMask::single(2))), lb(1, 4)]);
+        assert_eq!(w.tasks[1].code[5..7], [Instr::Affinity(Box::new(all)), lb(1, 8)]);
         // No phase names CPUs: none is set.
         assert_eq!(w.tasks[2].code[1..3], [Instr::Nice(-3), lb(1, 4)]);
         assert_eq!(w.tasks[2].code[5], lb(1, 7));

@@ -257,7 +257,7 @@ impl TomlFile {
             "progress" => Instr::Progress(ranged(val, &kp, 0, i64::MAX)? as u64),
             "nice" => Instr::Nice(ranged(val, &kp, -20, 19)? as i32),
             "policy" => Instr::Policy(policy(val, &kp)?),
-            "affinity" => Instr::Affinity(cpus(val, &kp)?),
+            "affinity" => Instr::Affinity(Box::new(cpus(val, &kp)?)),
             _ => {
                 // "loop"
                 let lo = obj(val, &kp)?;
