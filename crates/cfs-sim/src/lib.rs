@@ -77,6 +77,8 @@
 //! column: common random numbers). Collections whose order matters are
 //! vectors or B-trees. Runs execute in parallel (rayon) but are collected
 //! in a fixed order, so output is byte-identical whatever the thread count.
+//! `exp`, `ln` and `cos` come from the `libm` crate, not the platform's C
+//! library, so it is also the same on every platform (see [`dist`]).
 //!
 //! ## Example
 //!

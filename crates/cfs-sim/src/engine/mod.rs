@@ -1491,7 +1491,8 @@ impl<'a> Sim<'a> {
     /// The cache refill task `t` pays to run on `c` (see docs/CALIBRATION.md):
     /// the part of its working set evicted from, or left behind in, another
     /// cache. Eviction follows random replacement: after P bytes were
-    /// loaded into a cache of S bytes a line survives with exp(-P/S).
+    /// loaded into a cache of S bytes a line survives with exp(-P/S)
+    /// (`libm::exp`, the same on every platform: see `dist`).
     fn refill(&mut self, t: TaskRef, c: usize) -> f64 {
         let ws = self.tasks[t].ws_bytes;
         if ws <= 0.0 {
@@ -1502,7 +1503,7 @@ impl<'a> Sim<'a> {
         let mem = self.costs.mem_line_ns;
         let evicted = |s: &Self, llc: usize| {
             let p = (s.pressure[llc] - s.tasks[t].stamp).max(0.0);
-            1.0 - (-p / s.geom.llc_bytes[llc]).exp()
+            1.0 - libm::exp(-p / s.geom.llc_bytes[llc])
         };
         let (cost, loaded) = match self.tasks[t].last_cpu {
             None => (lines * mem, ws),

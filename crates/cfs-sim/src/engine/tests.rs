@@ -178,7 +178,7 @@ fn refill_prices_the_working_set_by_where_it_was_left() {
     // 1 - e^-1 = 63.2% of it comes again from DRAM.
     sim.tasks[0].last_cpu = Some(0);
     sim.tasks[0].stamp = sim.pressure[die0] - s;
-    let f = 1.0 - (-1.0f64).exp();
+    let f = 1.0 - libm::exp(-1.0);
     let before = sim.pressure[die0];
     close(sim.refill(0, 0), f * lines * 12.0);
     close(sim.pressure[die0] - before, f * ws);
@@ -194,7 +194,7 @@ fn refill_prices_the_working_set_by_where_it_was_left() {
     // from DRAM, and the new die's cache takes the whole set.
     sim.tasks[0].last_cpu = Some(2);
     sim.tasks[0].stamp = sim.pressure[die1] - s / 2.0;
-    let f = 1.0 - (-0.5f64).exp();
+    let f = 1.0 - libm::exp(-0.5);
     let before = sim.pressure[die0];
     close(sim.refill(0, 0), (1.0 - f) * lines * 20.0 + f * lines * 12.0);
     close(sim.pressure[die0] - before, ws);
