@@ -9,7 +9,7 @@
 //! handler runs a second with WAKEUP_PREEMPT off).
 
 use cfs_sim::costs::CostModel;
-use cfs_sim::experiment::{Plan, Results, SchedSpec};
+use cfs_sim::experiment::{Plan, Results, SchedSpec, Seeds};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::Host;
 
@@ -31,7 +31,7 @@ fn run(workload: &str, clients: &[u32], opts: WorkloadOpts) -> Results {
         columns,
         clients: clients.to_vec(),
         runs: 3,
-        seed: 5,
+        seeds: Seeds::Derived(5),
         trace: false,
         changes: Vec::new(),
     };

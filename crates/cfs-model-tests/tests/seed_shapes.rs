@@ -5,7 +5,7 @@
 //! full comparison is `cfs-sim calibrate` (docs/CALIBRATION.md).
 
 use cfs_sim::costs::CostModel;
-use cfs_sim::experiment::{Plan, Results, SchedSpec};
+use cfs_sim::experiment::{Plan, Results, SchedSpec, Seeds};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::Host;
 
@@ -34,7 +34,7 @@ fn seed_tx(configs: &[&str], clients: &[u32], tx: u64) -> Results {
         columns,
         clients: clients.to_vec(),
         runs: 3,
-        seed: 11,
+        seeds: Seeds::Derived(11),
         trace: false,
         changes: Vec::new(),
     };

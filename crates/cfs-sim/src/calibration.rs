@@ -543,7 +543,7 @@ pub fn compare_table(plan: &Plan, res: &Results, t: &PubTable) -> (String, Vec<f
 mod tests {
     use super::*;
     use crate::costs::CostModel;
-    use crate::experiment::RunRecord;
+    use crate::experiment::{RunRecord, Seeds};
     use crate::workloads::{Workload, WorkloadOpts};
     use cfs_topology::Host;
     use std::collections::BTreeMap;
@@ -671,7 +671,7 @@ mod tests {
             columns,
             clients: vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
             runs: 1,
-            seed: 1,
+            seeds: Seeds::Derived(1),
             trace: false,
             changes: Vec::new(),
         };

@@ -6,8 +6,8 @@ use crate::calibration;
 use crate::costs::CostModel;
 use crate::dist::parse_duration;
 use crate::experiment::{
-    Plan, Results, SchedSpec, check_changes, fmt_ns, parse_nice_level, parse_profile, parse_sweep, parse_switch,
-    suggest,
+    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, fmt_ns, parse_nice_level, parse_profile, parse_sweep,
+    parse_switch, suggest,
 };
 use crate::report;
 use crate::workfile::parse_workload;
@@ -132,6 +132,11 @@ pub struct SeedArgs {
     /// Base random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Replay one run: every cell runs once with exactly this seed, as a
+    /// CSV's seed column or a failed run's message prints it (give the
+    /// run's --clients too); instead of --seed and --runs.
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["seed", "runs"])]
+    pub replay: Option<u64>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub out: OutArgs,
@@ -144,6 +149,7 @@ impl Default for SeedArgs {
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
             seed: 1,
+            replay: None,
             out: OutArgs::default(),
         }
     }
@@ -210,6 +216,11 @@ pub struct BenchArgs {
     /// Base random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Replay one run: every cell runs once with exactly this seed, as a
+    /// CSV's seed column or a failed run's message prints it (give the
+    /// run's --clients and configuration too); instead of --seed and --runs.
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["seed", "runs"])]
+    pub replay: Option<u64>,
     /// A configuration column (repeatable), on top of the options above:
     /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
@@ -697,11 +708,21 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         opts,
         columns,
         clients,
-        runs: a.runs,
-        seed: a.seed,
+        runs: if a.replay.is_some() { 1 } else { a.runs },
+        seeds: a.replay.map_or(Seeds::Derived(a.seed), Seeds::Exact),
         trace: a.out.trace.is_some(),
         changes,
     })
+}
+
+/// The options that run a failed run alone, with the rest of its command
+/// line: its seed and, for a built-in, its client count (a workload file
+/// sets its own counts and refuses --clients).
+fn replay_options(workload: &Workload, failed: &RunFailed) -> String {
+    match workload {
+        Workload::File(_) => format!("--replay {}", failed.seed),
+        _ => format!("--replay {} --clients {}", failed.seed, failed.clients),
+    }
 }
 
 /// `--runs` and `--transactions`, as every command that takes them
@@ -750,7 +771,7 @@ fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
         None => plan.execute(&tick),
     };
     bar.finish_and_clear();
-    let res = res.map_err(|e| e.to_string())?;
+    let res = res.map_err(|e| format!("{e}; replay it with {}", replay_options(&plan.workload, &e)))?;
     Ok((res, start.elapsed().as_secs_f64()))
 }
 
@@ -949,8 +970,8 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
         columns,
         clients,
-        runs: a.runs,
-        seed: a.seed,
+        runs: if a.replay.is_some() { 1 } else { a.runs },
+        seeds: a.replay.map_or(Seeds::Derived(a.seed), Seeds::Exact),
         trace: a.out.trace.is_some(),
         changes: Vec::new(),
     })
@@ -1021,7 +1042,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         columns,
         clients: vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
         runs: a.runs,
-        seed: a.seed,
+        seeds: Seeds::Derived(a.seed),
         trace: false,
         changes: Vec::new(),
     };
@@ -1046,4 +1067,27 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     ))?;
     eprintln!("({} runs in {wall:.1} s)", res.runs.len());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimError;
+
+    /// A failed built-in run is replayed at its client count; a workload
+    /// file's without one, since the file sets the counts.
+    #[test]
+    fn a_failed_run_says_how_to_replay_it() {
+        let failed = RunFailed {
+            config: "895".into(),
+            clients: 15,
+            run: 3,
+            seed: 42,
+            error: SimError::Stalled { at: 1, writers: 0 },
+        };
+        assert_eq!(replay_options(&Workload::builtin("pgbench").unwrap(), &failed), "--replay 42 --clients 15");
+        let text = include_str!("../workloads/pingpong.toml");
+        let file = Workload::File(Arc::new(parse_workload(text).unwrap()));
+        assert_eq!(replay_options(&file, &failed), "--replay 42");
+    }
 }

@@ -600,8 +600,8 @@ pub struct Plan {
     pub clients: Vec<u32>,
     /// Runs per cell.
     pub runs: u32,
-    /// Base seed.
-    pub seed: u64,
+    /// Where each run's seed comes from.
+    pub seeds: Seeds,
     /// Record a trace of the first run.
     pub trace: bool,
     /// Settings written during every run (`--switch`), in time order.
@@ -733,6 +733,32 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Where each run of a plan gets its seed.
+///
+/// A run is reproduced exactly by its seed plus its configuration, host,
+/// workload and client count; the seed alone is what the CSV's `seed`
+/// column, the JSON's runs and a failed run's message print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seeds {
+    /// `--seed BASE`: run `r` at `c` clients uses [`seed_for`]`(BASE, c, r)`,
+    /// the same in every column (common random numbers).
+    Derived(u64),
+    /// `--replay SEED`: every run uses exactly this seed, so a plan of one
+    /// run per cell replays the run that printed it (to trace it, log its
+    /// decisions or change one setting and compare).
+    Exact(u64),
+}
+
+impl Seeds {
+    /// The seed of run `run` at `clients` clients.
+    pub fn of(self, clients: u32, run: u32) -> u64 {
+        match self {
+            Seeds::Derived(base) => seed_for(base, clients, run),
+            Seeds::Exact(seed) => seed,
+        }
+    }
+}
+
 /// The seed of run `run` at `clients` clients: each input is mixed in
 /// turn, so different bases never share a run's seed.
 pub fn seed_for(base: u64, clients: u32, run: u32) -> u64 {
@@ -762,7 +788,7 @@ impl Plan {
         let col = &self.columns[ci];
         // Decision logs (RUST_LOG) of parallel runs carry their run.
         let _span = tracing::info_span!(target: "cfs_core", "run", config = %col.label, clients, run).entered();
-        let seed = seed_for(self.seed, clients, run);
+        let seed = self.seeds.of(clients, run);
         let mut opts = self.opts.clone();
         opts.policies = col.policies.or(opts.policies);
         let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
@@ -828,7 +854,7 @@ impl Plan {
             }
         }
         if let Some(((ci, clients, run), error)) = first_failure {
-            let seed = seed_for(self.seed, clients, run);
+            let seed = self.seeds.of(clients, run);
             return Err(RunFailed { config: self.columns[ci].label.clone(), clients, run, seed, error });
         }
         Ok(Results { metric: self.workload.metric(), runs, trace })
@@ -848,7 +874,8 @@ pub struct RunFailed {
     pub clients: u32,
     /// The run's index within its cell.
     pub run: u32,
-    /// The run's seed (`--seed` of a plan with this cell alone reproduces it).
+    /// The run's seed: `--replay SEED` with the same configuration and
+    /// client count reproduces the run ([`Seeds::Exact`]).
     pub seed: u64,
     /// What the engine reported.
     pub error: SimError,
@@ -856,7 +883,11 @@ pub struct RunFailed {
 
 impl std::fmt::Display for RunFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (config {:?}, {} clients, run {})", self.error, self.config, self.clients, self.run)
+        write!(
+            f,
+            "{} (config {:?}, {} clients, run {}, seed {})",
+            self.error, self.config, self.clients, self.run, self.seed
+        )
     }
 }
 
@@ -1158,7 +1189,7 @@ mod tests {
             columns: vec![SchedSpec::profile("2.6.26").resolve(&host).unwrap()],
             clients: vec![1, 2],
             runs: 1,
-            seed: 1,
+            seeds: Seeds::Derived(1),
             trace,
             changes: Vec::new(),
         };

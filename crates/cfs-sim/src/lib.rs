@@ -84,7 +84,7 @@
 //!
 //! ```
 //! use cfs_sim::costs::CostModel;
-//! use cfs_sim::experiment::{Plan, SchedSpec};
+//! use cfs_sim::experiment::{Plan, SchedSpec, Seeds};
 //! use cfs_sim::workloads::{Workload, WorkloadOpts};
 //! use cfs_topology::Host;
 //!
@@ -101,7 +101,7 @@
 //!     columns,
 //!     clients: vec![2],
 //!     runs: 1,
-//!     seed: 1,
+//!     seeds: Seeds::Derived(1),
 //!     trace: false,
 //!     changes: vec![],
 //! };

@@ -5,7 +5,7 @@
 //! byte-identical files.
 
 use crate::engine::TaskStat;
-use crate::experiment::{Plan, Results, RunRecord, fmt_ns, median, range};
+use crate::experiment::{Plan, Results, RunRecord, Seeds, fmt_ns, median, range};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -426,18 +426,23 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
             json!({"clients": n, "values": row})
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "host": plan.host.name(),
         "costs": plan.costs,
         "workload": plan.workload.name(),
         "metric": res.metric.name,
         "runs_per_cell": plan.runs,
-        "seed": plan.seed,
         "configs": configs,
         "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "medians": medians,
         "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
-    })
+    });
+    // The base seed, or the one seed every run replayed (`--replay`).
+    match plan.seeds {
+        Seeds::Derived(base) => doc["seed"] = json!(base),
+        Seeds::Exact(seed) => doc["replay"] = json!(seed),
+    }
+    doc
 }
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");

@@ -251,6 +251,11 @@ fn bad_plot_extension_and_usage_errors() {
     let _ = std::fs::remove_file(&stuck);
     fails_with(&["pgbench", "--no-such-flag"], "--no-such-flag");
     fails_with(&["pgbench", "--transactions", "5", "--duration", "1s"], "cannot be used with");
+    // --replay names one run's seed: it runs once, from that seed alone.
+    fails(&["--replay", "7"], "'--runs <RUNS>' cannot be used with '--replay <SEED>'");
+    fails_with(&["pgbench", "--replay", "7", "--seed", "2"], "cannot be used with");
+    fails_with(&["seed", "--replay", "7", "--runs", "2"], "cannot be used with");
+    fails_with(&["pgbench", "--replay", "seven"], "--replay");
     // --switch: a time, then settings that every column's kernel accepts.
     fails(&["--switch", "2s"], "expected AT:SETTINGS");
     fails(&["--switch", "soon:features=863"], "--switch");
@@ -712,7 +717,8 @@ fn a_failed_run_names_its_cell_and_what_it_waited_for() {
     .unwrap();
     fails_with(
         &["run", f.to_str().unwrap(), "--runs", "1", "--config", "name=mine"],
-        "run did not finish within 600.000 s of simulated time (still to finish: waiter) (config \"mine\", 1 clients, run 0)",
+        "run did not finish within 600.000 s of simulated time (still to finish: waiter) (config \"mine\", 1 clients, run 0, \
+         seed ",
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -791,8 +797,17 @@ fn the_first_failed_run_is_the_one_reported() {
     let f = dir.join("w.toml");
     std::fs::write(&f, "[[task]]\nname = \"a\"\nfinish = true\nops = [ \"wait\" ]\n").unwrap();
     for _ in 0..3 {
-        fails_with(&["run", f.to_str().unwrap(), "--runs", "2", "--jobs", "2"], "1 clients, run 0)");
+        fails_with(&["run", f.to_str().unwrap(), "--runs", "2", "--jobs", "2"], "1 clients, run 0, seed ");
     }
+    // The command the message gives replays that run alone (no --clients:
+    // a workload file sets its own counts), which fails the same way and
+    // names the same seed.
+    let err = String::from_utf8_lossy(&run(&["run", f.to_str().unwrap(), "--runs", "2"]).stderr).into_owned();
+    let (head, hint) = err.trim_end().rsplit_once("; replay it with ").unwrap();
+    let seed = head.rsplit_once("seed ").unwrap().1.trim_end_matches(')');
+    assert_eq!(hint, format!("--replay {seed}"));
+    let again = run(&["run", f.to_str().unwrap(), "--replay", seed]);
+    assert_eq!(String::from_utf8_lossy(&again.stderr), err);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

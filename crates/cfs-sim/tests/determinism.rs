@@ -84,3 +84,61 @@ fn send_buffers_bound_hackbench_but_never_fill_in_pgbench() {
     assert_eq!(a, csv(&hb, "sb-d"));
     assert_ne!(a, csv(&[&hb[..], &["--set", "sndbuf=0"]].concat(), "sb-e"));
 }
+
+/// The CSV fields of `text`'s data rows, split at commas.
+fn rows(text: &str) -> Vec<Vec<String>> {
+    text.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect()
+}
+
+/// Any row of a CSV replays by itself: `--replay` with the row's seed and
+/// client count runs it once and prints the same row (its run number
+/// aside, 0 now), without running the runs before it.
+#[test]
+fn a_csv_row_replays_from_its_seed() {
+    let all = rows(&csv(&[&BASE[..], &["--seed", "5"]].concat(), "g"));
+    // BASE has 1 and 3 clients, 2 runs each: the row of 3 clients, run 1.
+    let row = &all[3];
+    assert_eq!((row[1].as_str(), row[2].as_str()), ("3", "1"));
+    let args = ["pgbench", "--profile", "2.6.26-rc4", "--clients", "3", "--transactions", "400", "--replay", &row[3]];
+    let again = rows(&csv(&args, "h"));
+    assert_eq!(again.len(), 1);
+    let mut expect = row.clone();
+    expect[2] = "0".into();
+    assert_eq!(again[0], expect);
+}
+
+/// The same for the seed experiment's eight columns: one replayed run per
+/// column, each equal to that column's row of the full run.
+#[test]
+fn the_seed_run_replays_every_column() {
+    let base = ["seed", "--clients", "4", "--transactions", "300"];
+    let all = rows(&csv(&[&base[..], &["--runs", "2", "--seed", "3"]].concat(), "i"));
+    let run1: Vec<&Vec<String>> = all.iter().filter(|r| r[2] == "1").collect();
+    assert_eq!(run1.len(), 8);
+    let again = rows(&csv(&[&base[..], &["--replay", &run1[0][3]]].concat(), "j"));
+    assert_eq!(again.len(), 8);
+    for (a, r) in again.iter().zip(&run1) {
+        let mut expect = (*r).clone();
+        expect[2] = "0".into();
+        assert_eq!(*a, expect);
+    }
+}
+
+/// The JSON says which seeds it ran: the base seed, or the one replayed.
+#[test]
+fn json_names_the_base_seed_or_the_replayed_one() {
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["pgbench", "--clients", "1", "--transactions", "50", "--json"][..], extra].concat();
+        let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim")).args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let derived = json(&["--seed", "4", "--runs", "2"]);
+    assert_eq!((derived["seed"].as_u64(), derived["replay"].as_u64()), (Some(4), None));
+    let seed = derived["runs"][1]["seed"].as_u64().unwrap();
+    let replayed = json(&["--replay", &seed.to_string()]);
+    assert_eq!((replayed["seed"].as_u64(), replayed["replay"].as_u64()), (None, Some(seed)));
+    assert_eq!(replayed["runs_per_cell"], 1);
+    assert_eq!(replayed["runs"][0]["value"], derived["runs"][1]["value"]);
+    assert!(replayed["runs"][0]["value"].as_f64().unwrap() > 0.0);
+}

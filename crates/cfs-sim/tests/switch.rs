@@ -172,7 +172,7 @@ fn switch_specs_parse_in_order() {
 #[test]
 fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
     use cfs_sim::costs::CostModel;
-    use cfs_sim::experiment::SchedSpec;
+    use cfs_sim::experiment::{SchedSpec, Seeds};
     use cfs_sim::workloads::{Workload, WorkloadOpts};
     use cfs_topology::Host;
     let list = "MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL";
@@ -187,7 +187,7 @@ fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
             columns: vec![col],
             clients: vec![8],
             runs: 2,
-            seed: 9,
+            seeds: Seeds::Derived(9),
             trace: false,
             changes,
         }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use cfs_sim::costs::CostModel;
-use cfs_sim::experiment::{Plan, Results, SchedSpec};
+use cfs_sim::experiment::{Plan, Results, SchedSpec, Seeds};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::Host;
 
@@ -21,7 +21,7 @@ pub fn pgbench_plan(configs: &[&str], clients: &[u32], transactions: u64, runs: 
         columns,
         clients: clients.to_vec(),
         runs,
-        seed,
+        seeds: Seeds::Derived(seed),
         trace: false,
         changes: Vec::new(),
     }
