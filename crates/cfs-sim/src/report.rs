@@ -35,6 +35,15 @@ pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
     table_with(plan, res, what, TableStyle::default())
 }
 
+/// What a table's cells hold: the median of the plan's runs, or the one
+/// run that a `--replay` seed gave (`metric` is "tps " or empty).
+fn per_cell(plan: &Plan, metric: &str) -> String {
+    match plan.seeds {
+        Seeds::Derived(_) => format!("median {metric}of {} run(s) per cell", plan.runs),
+        Seeds::Exact(seed) => format!("{metric}of the run with seed {seed} (--replay)"),
+    }
+}
+
 /// [`table`] with cells shown as `style` asks. A plan with `--switch`
 /// changes gets one column per configuration and phase (`895 @0s`,
 /// `895 @2s`): the throughput between one change time and the next.
@@ -42,11 +51,10 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     let mut s = String::new();
     let _ = write!(
         s,
-        "# {what}: {} on {}, median {} of {} run(s) per cell",
+        "# {what}: {} on {}, {}",
         plan.workload.name(),
         plan.costs.name,
-        res.metric.name,
-        plan.runs
+        per_cell(plan, &format!("{} ", res.metric.name))
     );
     let starts = phase_starts(plan);
     if starts.len() > 1 {
@@ -141,7 +149,7 @@ pub fn waits_table(plan: &Plan, res: &Results, which: Wait, style: TableStyle) -
         (Wait::Mean, true) => "mean runqueue wait (us, schedstats; @T: waits ended from the change at T to the next)",
         (Wait::Longest, _) => "longest runqueue wait (us, schedstats over the whole run)",
     };
-    let _ = write!(s, "# {what}, median of {} run(s) per cell", plan.runs);
+    let _ = write!(s, "# {what}, {}", per_cell(plan, ""));
     let of = |ci: usize, n: u32, phase: Option<usize>| -> Vec<f64> {
         res.runs
             .iter()

@@ -140,5 +140,15 @@ fn json_names_the_base_seed_or_the_replayed_one() {
     assert_eq!((replayed["seed"].as_u64(), replayed["replay"].as_u64()), (None, Some(seed)));
     assert_eq!(replayed["runs_per_cell"], 1);
     assert_eq!(replayed["runs"][0]["value"], derived["runs"][1]["value"]);
+    // The table says whose run its cells are.
+    let table = Command::new(env!("CARGO_BIN_EXE_cfs-sim"))
+        .args(["pgbench", "--clients", "1", "--transactions", "50", "--waits", "--replay", &seed.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(heads.len(), 3, "{text}");
+    assert!(heads[0].ends_with(&format!("on q6600, tps of the run with seed {seed} (--replay)")), "{text}");
+    assert!(heads[1..].iter().all(|h| h.ends_with(&format!(", of the run with seed {seed} (--replay)"))), "{text}");
     assert!(replayed["runs"][0]["value"].as_f64().unwrap() > 0.0);
 }
