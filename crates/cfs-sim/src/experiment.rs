@@ -743,9 +743,10 @@ pub enum Seeds {
     /// `--seed BASE`: run `r` at `c` clients uses [`seed_for`]`(BASE, c, r)`,
     /// the same in every column (common random numbers).
     Derived(u64),
-    /// `--replay SEED`: every run uses exactly this seed, so a plan of one
-    /// run per cell replays the run that printed it (to trace it, log its
-    /// decisions or change one setting and compare).
+    /// `--replay SEED`: each cell runs once, with exactly this seed, which
+    /// replays the run that printed it (to trace it, log its decisions or
+    /// change one setting and compare). A plan's `runs` does not apply:
+    /// more runs of one seed would only repeat it ([`Plan::runs_per_cell`]).
     Exact(u64),
 }
 
@@ -769,12 +770,21 @@ pub fn seed_for(base: u64, clients: u32, run: u32) -> u64 {
 type Job = (usize, u32, u32);
 
 impl Plan {
+    /// How many runs each cell gets: `runs`, or one when every run would
+    /// have the same seed ([`Seeds::Exact`]).
+    pub fn runs_per_cell(&self) -> u32 {
+        match self.seeds {
+            Seeds::Derived(_) => self.runs,
+            Seeds::Exact(_) => 1,
+        }
+    }
+
     /// The jobs in output order.
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
         for c in 0..self.columns.len() {
             for &n in &self.clients {
-                for r in 0..self.runs {
+                for r in 0..self.runs_per_cell() {
                     jobs.push((c, n, r));
                 }
             }
@@ -1176,23 +1186,43 @@ mod tests {
         assert_eq!((idle.value, idle.max_cpu_share), (0.0, 0.0));
     }
 
+    /// 1 and 2 hogs on the X2 under 2.6.26 for 2 ms: a plan that runs in
+    /// moments.
+    fn hogs_plan(runs: u32, seeds: Seeds, trace: bool) -> Plan {
+        let host = Host::preset("x2").unwrap();
+        Plan {
+            costs: crate::costs::CostModel::preset("x2").unwrap(),
+            columns: vec![SchedSpec::profile("2.6.26").resolve(&host).unwrap()],
+            host,
+            workload: Workload::builtin("hogs").unwrap(),
+            opts: WorkloadOpts { duration_ns: Some(2_000_000), ..WorkloadOpts::default() },
+            clients: vec![1, 2],
+            runs,
+            seeds,
+            trace,
+            changes: Vec::new(),
+        }
+    }
+
+    /// A replayed plan runs each cell once, whatever its `runs` says, with
+    /// the given seed; a derived one runs `runs` with seeds from the base.
+    #[test]
+    fn a_replayed_plan_runs_each_cell_once_with_its_seed() {
+        let derived = hogs_plan(3, Seeds::Derived(4), false);
+        assert_eq!(derived.jobs().len(), 6);
+        let seeds: Vec<u64> = derived.execute(&|| {}).unwrap().runs.iter().map(|r| r.seed).collect();
+        assert_eq!(seeds[4], seed_for(4, 2, 1));
+        let replay = hogs_plan(3, Seeds::Exact(seeds[4]), false);
+        assert_eq!((replay.runs_per_cell(), replay.jobs()), (1, vec![(0, 1, 0), (0, 2, 0)]));
+        let runs = replay.execute(&|| {}).unwrap().runs;
+        assert!(runs.iter().all(|r| r.seed == seeds[4] && r.run == 0));
+    }
+
     /// Only the first run of a traced plan keeps its trace; an untraced
     /// plan keeps none.
     #[test]
     fn only_the_first_run_is_traced() {
-        let host = Host::preset("x2").unwrap();
-        let plan = |trace| Plan {
-            costs: crate::costs::CostModel::preset("x2").unwrap(),
-            host: host.clone(),
-            workload: Workload::builtin("hogs").unwrap(),
-            opts: WorkloadOpts { duration_ns: Some(2_000_000), ..WorkloadOpts::default() },
-            columns: vec![SchedSpec::profile("2.6.26").resolve(&host).unwrap()],
-            clients: vec![1, 2],
-            runs: 1,
-            seeds: Seeds::Derived(1),
-            trace,
-            changes: Vec::new(),
-        };
+        let plan = |trace| hogs_plan(1, Seeds::Derived(1), trace);
         assert!(plan(false).execute(&|| {}).unwrap().trace.is_none());
         let traced = plan(true).execute(&|| {}).unwrap().trace.unwrap();
         // The first job is 1 hog: its trace shows one task's slices.

@@ -39,7 +39,7 @@ pub fn table(plan: &Plan, res: &Results, what: &str) -> String {
 /// run that a `--replay` seed gave (`metric` is "tps " or empty).
 fn per_cell(plan: &Plan, metric: &str) -> String {
     match plan.seeds {
-        Seeds::Derived(_) => format!("median {metric}of {} run(s) per cell", plan.runs),
+        Seeds::Derived(_) => format!("median {metric}of {} run(s) per cell", plan.runs_per_cell()),
         Seeds::Exact(seed) => format!("{metric}of the run with seed {seed} (--replay)"),
     }
 }
@@ -439,7 +439,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "costs": plan.costs,
         "workload": plan.workload.name(),
         "metric": res.metric.name,
-        "runs_per_cell": plan.runs,
+        "runs_per_cell": plan.runs_per_cell(),
         "configs": configs,
         "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "medians": medians,
