@@ -111,7 +111,10 @@ fn a_csv_row_replays_from_its_seed() {
 /// column, each equal to that column's row of the full run.
 #[test]
 fn the_seed_run_replays_every_column() {
-    let base = ["seed", "--clients", "4", "--transactions", "300"];
+    // --plot somewhere temporary: without it the seed run writes out/ in the
+    // working directory, here the crate's source tree.
+    let plot = std::env::temp_dir().join(format!("cfs-sim-det-{}-seed.svg", std::process::id()));
+    let base = ["seed", "--clients", "4", "--transactions", "300", "--plot", plot.to_str().unwrap()];
     let all = rows(&csv(&[&base[..], &["--runs", "2", "--seed", "3"]].concat(), "i"));
     let run1: Vec<&Vec<String>> = all.iter().filter(|r| r[2] == "1").collect();
     assert_eq!(run1.len(), 8);
@@ -122,6 +125,7 @@ fn the_seed_run_replays_every_column() {
         expect[2] = "0".into();
         assert_eq!(*a, expect);
     }
+    let _ = std::fs::remove_file(&plot);
 }
 
 /// The JSON says which seeds it ran: the base seed, or the one replayed.
