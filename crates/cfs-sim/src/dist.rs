@@ -3,11 +3,10 @@
 //! Every draw comes from the run's seeded `rand_pcg` stream, so the same
 //! seed gives the same times. The transcendental functions come from the
 //! `libm` crate (a pure-Rust port of musl's), not from `f64::ln` and
-//! `f64::cos`, which call the platform's C library: glibc, musl and macOS
-//! differ in the last bit for a few per cent of arguments (on this machine
-//! glibc's `exp`, `log` and `cos` disagree with musl's for 10%, 7% and 3% of
-//! random arguments in the ranges the model uses), so a seed would
-//! reproduce a run only on the platform that made it. `clippy.toml` forbids
+//! `f64::cos`, which call the platform's C library. C libraries differ in
+//! the last bit (glibc's `exp`, `log` and `cos` disagree with musl's for
+//! 10%, 7% and 3% of random arguments in the ranges the model uses), so a
+//! seed would reproduce a run only on the platform that made it. `clippy.toml` forbids
 //! the std versions workspace-wide.
 
 use rand::RngExt;
