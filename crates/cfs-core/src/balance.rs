@@ -479,7 +479,7 @@ impl<O: Observer> Scheduler<O> {
         };
         let mut balance_cpu = if local { group.cpus.first() } else { None };
         let mut first_idle = false;
-        for i in group.cpus.and(cpus).iter() {
+        for i in group.cpus.iter_and(cpus) {
             let rq = &self.rqs[i];
             if *sd_idle && rq.nr_running > 0 {
                 *sd_idle = false;
@@ -570,7 +570,7 @@ impl<O: Observer> Scheduler<O> {
         }
         let mut best = None;
         let mut max_load = 0;
-        for i in cpus_of_group.and(cpus).iter() {
+        for i in cpus_of_group.iter_and(cpus) {
             let rq = &self.rqs[i];
             let wl = rq.load.weight;
             if rq.nr_running == 1 && wl > imbalance {

@@ -644,7 +644,7 @@ impl<O: Observer> Scheduler<O> {
         cpus: &cfs_topology::CpuMask,
     ) -> Option<CpuId> {
         let (mut best, mut max_load) = (None, 0u64);
-        for i in group.and(cpus).iter() {
+        for i in group.iter_and(cpus) {
             let power = self.power_of(i).max(1);
             let capacity = capacity_of_power(power);
             let rq = &self.rqs[i];

@@ -266,7 +266,7 @@ impl<O: Observer> Scheduler<O> {
             let far_ok =
                 sd.flags.contains(SdFlags::WAKE_IDLE_FAR) && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, true);
             if sd.flags.contains(SdFlags::WAKE_IDLE) || far_ok {
-                if let Some(c) = sd.span.and(&allowed).iter().find(|&c| self.rqs[c].is_idle()) {
+                if let Some(c) = sd.span.iter_and(&allowed).find(|&c| self.rqs[c].is_idle()) {
                     return c;
                 }
             } else {
@@ -329,7 +329,7 @@ impl<O: Observer> Scheduler<O> {
         let allowed = self.t(p).allowed;
         let mut best = None;
         let mut min_load = u64::MAX;
-        for i in group.cpus.and(&allowed).iter() {
+        for i in group.cpus.iter_and(&allowed) {
             let load = self.weighted_cpuload(i);
             if load < min_load || (load == min_load && i == this_cpu) {
                 min_load = load;

@@ -121,29 +121,66 @@ impl CpuMask {
 
     /// Whether every CPU of `self` is in `other`.
     pub fn is_subset_of(&self, other: &CpuMask) -> bool {
-        self.and_not(other).is_empty()
+        self.words.iter().zip(other.words.iter()).all(|(a, b)| a & !b == 0)
     }
 
     /// Whether the two sets share a CPU.
     pub fn intersects(&self, other: &CpuMask) -> bool {
-        !self.and(other).is_empty()
+        self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
     }
 
     /// The CPUs in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            core::iter::from_fn(move || {
-                if w == 0 {
-                    None
-                } else {
-                    let b = w.trailing_zeros() as usize;
-                    w &= w - 1;
-                    Some(i * 64 + b)
-                }
-            })
-        })
+        self.words.iter().enumerate().flat_map(|(i, &w)| bits_of(i, w))
     }
+
+    /// The CPUs in both sets, in ascending order: `self.and(other).iter()`
+    /// without building the intersection (the kernel's `for_each_cpu_and`,
+    /// which the balancer runs over every group of a domain).
+    pub fn iter_and<'a>(&'a self, other: &'a CpuMask) -> IterAnd<'a> {
+        IterAnd { a: &self.words, b: &other.words, i: 0, w: self.words[0] & other.words[0] }
+    }
+}
+
+/// [`CpuMask::iter_and`]'s iterator: word `i` of the intersection is
+/// formed when the scan reaches it, and all-zero words are skipped.
+#[derive(Clone, Debug)]
+pub struct IterAnd<'a> {
+    a: &'a [u64; WORDS],
+    b: &'a [u64; WORDS],
+    i: usize,
+    w: u64,
+}
+
+impl Iterator for IterAnd<'_> {
+    type Item = CpuId;
+
+    fn next(&mut self) -> Option<CpuId> {
+        while self.w == 0 {
+            self.i += 1;
+            if self.i == WORDS {
+                self.i = WORDS - 1;
+                return None;
+            }
+            self.w = self.a[self.i] & self.b[self.i];
+        }
+        let bit = self.w.trailing_zeros() as usize;
+        self.w &= self.w - 1;
+        Some(self.i * 64 + bit)
+    }
+}
+
+/// The CPUs of word `i` with bits `w`, ascending.
+fn bits_of(i: usize, mut w: u64) -> impl Iterator<Item = CpuId> {
+    core::iter::from_fn(move || {
+        if w == 0 {
+            None
+        } else {
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(i * 64 + b)
+        }
+    })
 }
 
 /// Prints a kernel-style CPU list, e.g. `0-3,8,10-11`.
@@ -236,6 +273,17 @@ impl CpuMask {
 mod tests {
     use super::*;
     use alloc::format;
+    use alloc::vec::Vec;
+
+    /// The intersection walk at the mask's two ends, and when it is empty.
+    #[test]
+    fn iter_and_reaches_the_last_word_and_stops() {
+        let (one, top) = (CpuMask::single(0), CpuMask::single(MAX_CPUS - 1));
+        assert_eq!(one.or(&top).iter_and(&top).collect::<Vec<_>>(), [MAX_CPUS - 1]);
+        assert_eq!(one.or(&top).iter_and(&one.or(&top)).collect::<Vec<_>>(), [0, MAX_CPUS - 1]);
+        let mut none = one.iter_and(&top);
+        assert!(!one.intersects(&top) && none.next().is_none() && none.next().is_none());
+    }
 
     #[test]
     fn list_round_trip() {

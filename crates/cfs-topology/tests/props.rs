@@ -87,6 +87,28 @@ fn nr_node_ids(h: &Host, numa: NumaConfig) -> usize {
     }
 }
 
+/// A mask of up to 300 CPUs, sometimes packed into a few words and
+/// sometimes spread over all sixteen.
+fn mask_strategy() -> impl Strategy<Value = CpuMask> {
+    (proptest::collection::vec(0usize..1024, 0..300), 1usize..=16)
+        .prop_map(|(cpus, words)| CpuMask::from_cpus(cpus.into_iter().map(|c| c % (64 * words))))
+}
+
+proptest! {
+    /// The set tests that build no intermediate mask agree with the masks
+    /// they avoid: `iter_and` lists `and`'s CPUs in ascending order, and
+    /// `intersects` and `is_subset_of` answer as `and` and `and_not` do.
+    #[test]
+    fn set_tests_without_an_intermediate_mask_agree_with_it(a in mask_strategy(), b in mask_strategy()) {
+        let both: Vec<usize> = a.iter_and(&b).collect();
+        prop_assert_eq!(&both, &a.and(&b).iter().collect::<Vec<_>>());
+        prop_assert!(both.windows(2).all(|p| p[0] < p[1]));
+        prop_assert_eq!(a.intersects(&b), !both.is_empty());
+        prop_assert_eq!(a.is_subset_of(&b), a.and_not(&b).is_empty());
+        prop_assert!(a.and(&b).is_subset_of(&a) && a.is_subset_of(&a.or(&b)));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
