@@ -129,14 +129,9 @@ pub struct SeedArgs {
     /// Client counts, e.g. 1,2,4-8.
     #[arg(long)]
     pub clients: Option<String>,
-    /// Base random seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Replay one run: every cell runs once with exactly this seed, as a
-    /// CSV's seed column or a failed run's message prints it (give the
-    /// run's --clients too); instead of --seed and --runs.
-    #[arg(long, value_name = "SEED", conflicts_with_all = ["seed", "runs"])]
-    pub replay: Option<u64>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub seeds: SeedOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub out: OutArgs,
@@ -148,10 +143,30 @@ impl Default for SeedArgs {
             runs: 5,
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
-            seed: 1,
-            replay: None,
+            seeds: SeedOpts { seed: 1, replay: None },
             out: OutArgs::default(),
         }
+    }
+}
+
+/// Where a command's runs get their seeds: a base (`--seed`) or one run's
+/// own seed replayed (`--replay`).
+#[derive(Debug, Clone, Args)]
+pub struct SeedOpts {
+    /// Base random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Replay one run: every cell runs once with exactly this seed, as a
+    /// CSV's seed column or a failed run's message prints it (give the
+    /// run's --clients and configuration too); instead of --seed and --runs.
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["seed", "runs"])]
+    pub replay: Option<u64>,
+}
+
+impl SeedOpts {
+    /// The plan's seeds.
+    pub fn seeds(&self) -> Seeds {
+        self.replay.map_or(Seeds::Derived(self.seed), Seeds::Exact)
     }
 }
 
@@ -213,14 +228,9 @@ pub struct BenchArgs {
     /// CPUs of the server side (postmaster and backends, servers), e.g. 1-3.
     #[arg(long, value_name = "CPUS", alias = "pin-server")]
     pub pin_backends: Option<String>,
-    /// Base random seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Replay one run: every cell runs once with exactly this seed, as a
-    /// CSV's seed column or a failed run's message prints it (give the
-    /// run's --clients and configuration too); instead of --seed and --runs.
-    #[arg(long, value_name = "SEED", conflicts_with_all = ["seed", "runs"])]
-    pub replay: Option<u64>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub seeds: SeedOpts,
     /// A configuration column (repeatable), on top of the options above:
     /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
@@ -709,7 +719,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         columns,
         clients,
         runs: a.runs,
-        seeds: a.replay.map_or(Seeds::Derived(a.seed), Seeds::Exact),
+        seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes,
     })
@@ -971,7 +981,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         columns,
         clients,
         runs: a.runs,
-        seeds: a.replay.map_or(Seeds::Derived(a.seed), Seeds::Exact),
+        seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes: Vec::new(),
     })

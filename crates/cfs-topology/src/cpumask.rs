@@ -131,7 +131,18 @@ impl CpuMask {
 
     /// The CPUs in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| bits_of(i, w))
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            core::iter::from_fn(move || {
+                if w == 0 {
+                    None
+                } else {
+                    let b = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    Some(i * 64 + b)
+                }
+            })
+        })
     }
 
     /// The CPUs in both sets, in ascending order: `self.and(other).iter()`
@@ -158,8 +169,7 @@ impl Iterator for IterAnd<'_> {
     fn next(&mut self) -> Option<CpuId> {
         while self.w == 0 {
             self.i += 1;
-            if self.i == WORDS {
-                self.i = WORDS - 1;
+            if self.i >= WORDS {
                 return None;
             }
             self.w = self.a[self.i] & self.b[self.i];
@@ -168,19 +178,6 @@ impl Iterator for IterAnd<'_> {
         self.w &= self.w - 1;
         Some(self.i * 64 + bit)
     }
-}
-
-/// The CPUs of word `i` with bits `w`, ascending.
-fn bits_of(i: usize, mut w: u64) -> impl Iterator<Item = CpuId> {
-    core::iter::from_fn(move || {
-        if w == 0 {
-            None
-        } else {
-            let b = w.trailing_zeros() as usize;
-            w &= w - 1;
-            Some(i * 64 + b)
-        }
-    })
 }
 
 /// Prints a kernel-style CPU list, e.g. `0-3,8,10-11`.
