@@ -544,7 +544,7 @@ mod tests {
     use super::*;
     use crate::costs::CostModel;
     use crate::experiment::{RunRecord, Seeds};
-    use crate::workloads::{Workload, WorkloadOpts};
+    use crate::workloads::{SELECTTEST_CLIENTS, Workload, WorkloadOpts};
     use cfs_topology::Host;
     use std::collections::BTreeMap;
     use std::path::PathBuf;
@@ -669,7 +669,7 @@ mod tests {
             workload: Workload::builtin("pgbench").unwrap(),
             opts: WorkloadOpts::default(),
             columns,
-            clients: vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+            clients: SELECTTEST_CLIENTS.to_vec(),
             runs: 1,
             seeds: Seeds::Derived(1),
             trace: false,

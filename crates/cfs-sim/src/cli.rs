@@ -11,7 +11,9 @@ use crate::experiment::{
 };
 use crate::report;
 use crate::workfile::parse_workload;
-use crate::workloads::{DEFAULT_PGBENCH_TRANSACTIONS, MAX_SIM_NS, Policies, Workload, WorkloadOpts};
+use crate::workloads::{
+    DEFAULT_PGBENCH_TRANSACTIONS, MAX_SIM_NS, Policies, SELECTTEST_CLIENTS, Workload, WorkloadOpts,
+};
 use cfs_core::CpuMask;
 use cfs_topology::{Host, PRESET_NAMES, PRESETS};
 use clap::{Args, Parser, Subcommand};
@@ -670,7 +672,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     if a.loops == Some(0) {
         return Err("--loops must be positive".into());
     }
-    check_runs(a.runs, a.transactions)?;
+    check_runs(a.runs, a.transactions, &clients)?;
     let opts = WorkloadOpts {
         transactions: a.transactions,
         duration_ns,
@@ -736,13 +738,23 @@ fn replay_options(workload: &Workload, failed: &RunFailed) -> String {
 }
 
 /// `--runs` and `--transactions`, as every command that takes them
-/// checks them.
-fn check_runs(runs: u32, transactions: Option<u64>) -> Result<(), String> {
+/// checks them. The total is split over the clients as selecttest.sh
+/// splits its 100,000 (`-t` = total / C each), so it must give every
+/// client of every cell at least one transaction.
+fn check_runs(runs: u32, transactions: Option<u64>, clients: &[u32]) -> Result<(), String> {
     if runs == 0 || runs > 1000 {
         return Err("--runs must be 1..=1000".into());
     }
     if transactions == Some(0) {
         return Err("--transactions must be positive".into());
+    }
+    if let (Some(t), Some(&most)) = (transactions, clients.iter().max()) {
+        if t < u64::from(most) {
+            return Err(format!(
+                "--transactions {t} is fewer than {most} clients: the total is split as selecttest.sh splits it \
+                 ({t} / clients each), so every client needs at least one"
+            ));
+        }
     }
     Ok(())
 }
@@ -970,9 +982,9 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
     let columns = seed_specs().iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
     let clients = match &a.clients {
         Some(c) => parse_clients(c)?,
-        None => vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+        None => SELECTTEST_CLIENTS.to_vec(),
     };
-    check_runs(a.runs, Some(a.transactions))?;
+    check_runs(a.runs, Some(a.transactions), &clients)?;
     Ok(Plan {
         costs: CostModel::for_host("q6600", &host),
         host,
@@ -1037,7 +1049,7 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
 }
 
 fn calibrate(a: &CalArgs) -> Result<(), String> {
-    check_runs(a.runs, Some(a.transactions))?;
+    check_runs(a.runs, Some(a.transactions), &SELECTTEST_CLIENTS)?;
     let host = parse_host("q6600")?;
     let mut tables = vec![&calibration::FEATURES];
     if !a.features_only {
@@ -1050,7 +1062,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         workload: Workload::Pgbench(Default::default()),
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
         columns,
-        clients: vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+        clients: SELECTTEST_CLIENTS.to_vec(),
         runs: a.runs,
         seeds: Seeds::Derived(a.seed),
         trace: false,

@@ -591,6 +591,22 @@ fn calibrate_and_seed_check_their_run_counts() {
     fails_with(&["seed", "--transactions", "0"], "--transactions must be positive");
 }
 
+/// `--transactions` is a total split over the clients (selecttest.sh's
+/// `-t $((100000 / C))`), so a total below a cell's client count would
+/// leave clients with none: refused, naming the largest count, for
+/// pgbench, the seed run (60 clients by default) and calibrate (1-60).
+/// A total equal to the count is one transaction each, and runs.
+#[test]
+fn a_transaction_total_below_the_client_count_is_refused() {
+    let pg = ["pgbench", "--runs", "1", "--clients", "1,5"];
+    fails_with(&[&pg[..], &["--transactions", "4"]].concat(), "--transactions 4 is fewer than 5 clients");
+    fails_with(&["seed", "--transactions", "59"], "--transactions 59 is fewer than 60 clients");
+    fails_with(&["seed", "--clients", "1-8", "--transactions", "7"], "--transactions 7 is fewer than 8 clients");
+    fails_with(&["calibrate", "--transactions", "10"], "--transactions 10 is fewer than 60 clients");
+    let out = run(&[&pg[..], &["--transactions", "5", "--csv", "-"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Settings that would change nothing are refused: an empty mask, a mask
 /// wider than the kernel's 32 bits, domain flags only for levels the host
 /// does not build (the Q6600 builds MC and CPU under 2.6.26, no NODE), at

@@ -511,7 +511,7 @@ impl Workload {
     pub fn default_clients(&self, nr_cpus: usize) -> Vec<u32> {
         let n = nr_cpus as u32;
         match self {
-            Workload::Pgbench(_) => vec![1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60],
+            Workload::Pgbench(_) => SELECTTEST_CLIENTS.to_vec(),
             Workload::Tbench => vec![2 * n],
             Workload::Hogs => vec![n + 1],
             Workload::Messaging | Workload::Volanomark => vec![1],
@@ -593,6 +593,11 @@ pub const DEFAULT_TIMED_NS: u64 = 1_000_000_000;
 /// given: 20,000 transactions (see docs/CALIBRATION.md for why this is
 /// enough: the run-to-run spread at this length is a few percent).
 pub const DEFAULT_PGBENCH_TRANSACTIONS: u64 = 20_000;
+
+/// The client counts of Greg Smith's selecttest.sh (1-50; some of his
+/// tables add 60): pgbench's default sweep, the seed run's and
+/// `calibrate`'s.
+pub const SELECTTEST_CLIENTS: [u32; 14] = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 50, 60];
 
 #[cfg(test)]
 mod tests {

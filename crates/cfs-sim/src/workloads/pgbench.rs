@@ -114,6 +114,8 @@ impl Default for PgbenchCosts {
 /// on the CPUs `start` drew.
 pub fn tasks(clients: u32, opts: &WorkloadOpts, c: PgbenchCosts, start: StartCpus) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     let clients = clients.max(1);
+    // selecttest.sh's split, -t = total / C; the command line refuses a
+    // total below the client count, and a library caller's gets one each.
     let per_client = opts.transactions.map(|t| (t / clients as u64).max(1));
     let client_ws_kb = c.client_ws_kb + c.client_ws_per_conn_kb * clients;
     let tasks = vec![
