@@ -21,6 +21,7 @@ pub struct CpuMask {
 }
 
 impl Default for CpuMask {
+    #[inline]
     fn default() -> Self {
         Self::empty()
     }
@@ -28,6 +29,7 @@ impl Default for CpuMask {
 
 impl CpuMask {
     /// The empty set.
+    #[inline]
     pub const fn empty() -> Self {
         CpuMask { words: [0; WORDS] }
     }
@@ -42,6 +44,7 @@ impl CpuMask {
     }
 
     /// A mask holding one CPU (empty if `cpu >= MAX_CPUS`).
+    #[inline]
     pub fn single(cpu: CpuId) -> Self {
         let mut m = Self::empty();
         m.set(cpu);
@@ -58,6 +61,7 @@ impl CpuMask {
     }
 
     /// Adds `cpu` (ignored if out of range).
+    #[inline]
     pub fn set(&mut self, cpu: CpuId) {
         if cpu < MAX_CPUS {
             self.words[cpu / 64] |= 1u64 << (cpu % 64);
@@ -65,6 +69,7 @@ impl CpuMask {
     }
 
     /// Removes `cpu`.
+    #[inline]
     pub fn clear(&mut self, cpu: CpuId) {
         if cpu < MAX_CPUS {
             self.words[cpu / 64] &= !(1u64 << (cpu % 64));
@@ -78,21 +83,25 @@ impl CpuMask {
     }
 
     /// Number of CPUs in the set (`cpus_weight`).
+    #[inline]
     pub fn weight(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// True when no CPU is set.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
 
     /// Lowest CPU in the set (`first_cpu`).
+    #[inline]
     pub fn first(&self) -> Option<CpuId> {
         self.iter().next()
     }
 
     /// Set intersection.
+    #[inline]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
@@ -102,6 +111,7 @@ impl CpuMask {
     }
 
     /// Set union.
+    #[inline]
     pub fn or(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
@@ -111,6 +121,7 @@ impl CpuMask {
     }
 
     /// `self` minus `other`.
+    #[inline]
     pub fn and_not(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.words.iter_mut().zip(other.words.iter()) {
@@ -120,16 +131,19 @@ impl CpuMask {
     }
 
     /// Whether every CPU of `self` is in `other`.
+    #[inline]
     pub fn is_subset_of(&self, other: &CpuMask) -> bool {
         self.words.iter().zip(other.words.iter()).all(|(a, b)| a & !b == 0)
     }
 
     /// Whether the two sets share a CPU.
+    #[inline]
     pub fn intersects(&self, other: &CpuMask) -> bool {
         self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
     }
 
     /// The CPUs in ascending order.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
         self.words.iter().enumerate().flat_map(|(i, &w)| {
             let mut w = w;
@@ -148,6 +162,7 @@ impl CpuMask {
     /// The CPUs in both sets, in ascending order: `self.and(other).iter()`
     /// without building the intersection (the kernel's `for_each_cpu_and`,
     /// which the balancer runs over every group of a domain).
+    #[inline]
     pub fn iter_and<'a>(&'a self, other: &'a CpuMask) -> IterAnd<'a> {
         IterAnd { a: &self.words, b: &other.words, i: 0, w: self.words[0] & other.words[0] }
     }
@@ -166,6 +181,7 @@ pub struct IterAnd<'a> {
 impl Iterator for IterAnd<'_> {
     type Item = CpuId;
 
+    #[inline]
     fn next(&mut self) -> Option<CpuId> {
         while self.w == 0 {
             self.i += 1;

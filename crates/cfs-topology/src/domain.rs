@@ -78,6 +78,7 @@ impl SdFlags {
     /// The integer `flags` field the given kernel would hold (its
     /// `include/linux/sched.h` values). Flags that kernel does not have
     /// contribute nothing.
+    #[inline]
     pub fn kernel_value(self, v: KernelVersion) -> u32 {
         FLAG_VALUES
             .iter()
@@ -213,11 +214,13 @@ impl GroupRing {
 
     /// Where this view enters the shared list, as an index of the list in
     /// its built order.
+    #[inline]
     pub fn entry(&self) -> usize {
         self.entry
     }
 
     /// The groups from the entry round to the one before it.
+    #[inline]
     pub fn as_slice(&self) -> &[SchedGroup] {
         let len = self.twice.len() / 2;
         &self.twice[self.entry..self.entry + len]
@@ -237,6 +240,7 @@ impl GroupRing {
 impl Deref for GroupRing {
     type Target = [SchedGroup];
 
+    #[inline]
     fn deref(&self) -> &[SchedGroup] {
         self.as_slice()
     }
@@ -325,6 +329,7 @@ pub struct SchedDomain {
 
 impl SchedDomain {
     /// Index of the group that contains `cpu`, if any.
+    #[inline]
     pub fn group_of(&self, cpu: CpuId) -> Option<usize> {
         self.groups.iter().position(|g| g.cpus.contains(cpu))
     }
@@ -349,6 +354,7 @@ impl SchedDomains {
     }
 
     /// The domains of `cpu`, bottom-up.
+    #[inline]
     pub fn of(&self, cpu: CpuId) -> &[SchedDomain] {
         self.per_cpu.get(cpu).map(|v| v.as_slice()).unwrap_or(&[])
     }

@@ -230,6 +230,7 @@ impl Host {
     }
 
     /// Number of logical CPUs.
+    #[inline]
     pub fn nr_cpus(&self) -> usize {
         self.desc.cpus.len()
     }
@@ -240,6 +241,7 @@ impl Host {
     }
 
     /// One logical CPU. Panics if `cpu >= nr_cpus()`.
+    #[inline]
     pub fn cpu(&self, cpu: CpuId) -> &LogicalCpu {
         &self.desc.cpus[cpu]
     }
@@ -265,6 +267,7 @@ impl Host {
     }
 
     /// SLIT distance between two nodes. Panics on an unknown node.
+    #[inline]
     pub fn node_distance(&self, from: usize, to: usize) -> u32 {
         self.desc.node_distances[from][to]
     }
@@ -280,6 +283,7 @@ impl Host {
     }
 
     /// Dense core number of `cpu` (0.. number of cores); SMT siblings share it.
+    #[inline]
     pub fn core_index(&self, cpu: CpuId) -> usize {
         self.core_index[cpu] as usize
     }
@@ -336,6 +340,7 @@ impl Host {
     }
 
     /// (data-cache index, instance) of `cpu`'s last-level cache.
+    #[inline]
     pub(crate) fn llc_slot(&self, cpu: CpuId) -> Option<(usize, u32)> {
         let k = self.data_caches.len();
         (0..k).rev().find_map(|j| {
@@ -345,6 +350,7 @@ impl Host {
     }
 
     /// The level of the closest data cache `a` and `b` share, if any.
+    #[inline]
     pub(crate) fn closest_shared_cache(&self, a: CpuId, b: CpuId) -> Option<u8> {
         let k = self.data_caches.len();
         let (ra, rb) = (&self.cache_instance[a * k..(a + 1) * k], &self.cache_instance[b * k..(b + 1) * k]);

@@ -62,6 +62,7 @@ impl KernelVersion {
 
     /// True for the 2.6.32 family (rc1 and final), whose wakeup path,
     /// flag values and domain initialisers differ from 2.6.25/26.
+    #[inline]
     pub const fn is_2_6_32(self) -> bool {
         matches!(self, KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32)
     }
