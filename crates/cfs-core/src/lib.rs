@@ -25,6 +25,7 @@
 //! | [`wakeup`] | try_to_wake_up, select_task_rq_fair, wake_affine, fork balancing |
 //! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
 //! | [`nohz`] | CONFIG_NO_HZ: tickless idle CPUs and the idle load balancer |
+//! | [`v2_6_32`] | the 2.6.32-rc1 / 2.6.32 versions of the functions above that 2.6.27-2.6.32 rewrote (wakeup placement with SD_BALANCE_WAKE and SD_PREFER_LOCAL, wakeup granularity, buddies, the balancer's capacity arithmetic), which the 2.6.26 ones dispatch to |
 //! | [`observe`] | every decision as an [`Event`] with its reason |
 //! | [`invariants`] | online checks and the call history behind a failure |
 //! | [`sched`] | [`Scheduler`]: the public API tying it together |
