@@ -456,6 +456,19 @@ pub fn specs_for(tables: &[&PubTable]) -> Vec<SchedSpec> {
     out
 }
 
+/// The published column measured under exactly the configuration `spec`
+/// (profile, settings and label alike): the features table's first, then
+/// the other tables' in their order. For the seed run's columns that is
+/// Greg Smith's features table for 895, 863, 861, 893 and waker and his
+/// run of the affinity fix; 2.6.26 final and last-preempter have none here
+/// (their published results are held back).
+pub fn published_for(spec: &SchedSpec) -> Option<&'static PubColumn> {
+    std::iter::once(&FEATURES)
+        .chain(OTHERS.iter())
+        .flat_map(|t| t.columns.iter())
+        .find(|c| c.spec().is_ok_and(|s| s == *spec))
+}
+
 /// Model value for a published column at a client count.
 fn model(plan: &Plan, res: &Results, c: &PubColumn, n: u32) -> Option<f64> {
     let label = c.spec().ok()?.label?;
@@ -612,6 +625,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The published column of a configuration is the one run under exactly
+    /// that configuration: the seed run's first five columns are Greg
+    /// Smith's features table (pgbench-q6600-features.csv: 11043, 9232,
+    /// 9433, 11204 and 11041 TPS at one client), its affinity fix his run
+    /// of it (pgbench-q6600-affinity-fix.csv, 11003, not Mike's 10122),
+    /// and 2.6.26 final and last-preempter have none. The same settings
+    /// under another label, or another profile, are not that column.
+    #[test]
+    fn a_configuration_is_matched_with_the_column_measured_under_it() {
+        let at1 = |s: &SchedSpec| published_for(s).map(|c| (c.name, c.at(1)));
+        let got: Vec<_> = crate::cli::seed_specs().iter().map(at1).collect();
+        assert_eq!(
+            got,
+            [
+                Some(("2.6.26.git_895", Some(11043.0))),
+                Some(("f=863", Some(9232.0))),
+                Some(("f=861", Some(9433.0))),
+                Some(("f=893", Some(11204.0))),
+                Some(("2.6.26.git_waker_patch", Some(11041.0))),
+                Some(("affinity_fix_greg", Some(11003.0))),
+                None,
+                None,
+            ]
+        );
+        let rc4 = SchedSpec::profile("2.6.26-rc4");
+        assert!(published_for(&rc4.with_items("features=863").unwrap()).is_none(), "unlabelled");
+        assert!(published_for(&SchedSpec::profile("2.6.26").with_items("name=863,features=863").unwrap()).is_none());
+        assert!(published_for(&rc4.with_items("name=863,features=863").unwrap()).is_some());
     }
 
     /// `at` reads a column by client count; `up_to` cuts a sorted column

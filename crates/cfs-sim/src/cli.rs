@@ -811,7 +811,14 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// Writes the requested outputs; prints the table unless JSON goes to stdout.
-fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> Result<(), String> {
+fn output(
+    plan: &Plan,
+    res: &Results,
+    out: &OutArgs,
+    what: &str,
+    wall: f64,
+    published: Option<&report::Published<'_>>,
+) -> Result<(), String> {
     // A change past the end of every run (possible where the length is not
     // known in advance, as with pgbench's transactions) leaves its column
     // empty; say why.
@@ -844,7 +851,8 @@ fn output(plan: &Plan, res: &Results, out: &OutArgs, what: &str, wall: f64) -> R
         }
     }
     if let Some(p) = &out.plot {
-        report::plot(plan, res, p, &format!("{what}: {} on {}", plan.workload.name(), plan.costs.name))?;
+        let title = format!("{what}: {} on {}", plan.workload.name(), plan.costs.name);
+        report::plot(plan, res, p, &title, published)?;
     }
     if let (Some(p), Some(t)) = (&out.trace, &res.trace) {
         // Streamed: a capped trace is some 3 million events, too many to
@@ -954,7 +962,7 @@ fn bench(workload: Workload, a: &BenchArgs) -> Result<(), String> {
 fn run_plan(plan: &Plan, a: &BenchArgs) -> Result<(), String> {
     check_out(plan, &a.out)?;
     let (res, wall) = execute(plan, a.out.jobs)?;
-    output(plan, &res, &a.out, "cfs-sim", wall)
+    output(plan, &res, &a.out, "cfs-sim", wall, None)
 }
 
 /// The eight columns of the seed experiment.
@@ -974,6 +982,15 @@ pub fn seed_specs() -> Vec<SchedSpec> {
     .iter()
     .map(|(b, s)| b.with_items(s).unwrap_or_else(|_| (*b).clone()))
     .collect()
+}
+
+/// What the seed run's plot draws beside the model: each column's published
+/// values where ../shared/data has them (`calibration::published_for`).
+pub fn seed_published() -> report::Published<'static> {
+    report::Published {
+        source: "published (Greg Smith, 2008)".into(),
+        series: seed_specs().iter().map(|s| calibration::published_for(s).map(|c| c.values)).collect(),
+    }
 }
 
 /// The seed experiment's plan.
@@ -1007,10 +1024,12 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
     }
     check_out(&plan, &out)?;
     let (res, wall) = execute(&plan, a.out.jobs)?;
-    output(&plan, &res, &out, "seed experiment (2.6.26-rc4 = the features table's 2.6.26.git)", wall)?;
+    let published = seed_published();
+    let what = "seed experiment (2.6.26-rc4 = the features table's 2.6.26.git)";
+    output(&plan, &res, &out, what, wall, Some(&published))?;
     if a.out.plot.is_none() {
         // The PNG too, labelled with the embedded font.
-        report::plot(&plan, &res, Path::new("out/seed.png"), "pgbench -S on the Q6600 (model)")?;
+        report::plot(&plan, &res, Path::new("out/seed.png"), "pgbench -S on the Q6600 (model)", Some(&published))?;
         eprintln!("plots: out/seed.svg out/seed.png");
     }
     let (med, frac, agree, pairs) = calibration::fidelity(&plan, &res);

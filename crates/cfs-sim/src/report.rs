@@ -476,9 +476,34 @@ pub fn plot_format(path: &Path) -> Result<PlotFormat, String> {
     }
 }
 
+/// Published results drawn beside the model's lines: for each of the
+/// plan's columns, the values measured for that configuration, if any,
+/// dashed in the column's colour.
+#[derive(Clone, Debug)]
+pub struct Published<'a> {
+    /// Where the values come from, for the legend.
+    pub source: String,
+    /// One entry per plan column: (clients, value) points.
+    pub series: Vec<Option<&'a [(u32, f64)]>>,
+}
+
+impl Published<'_> {
+    /// Column `ci`'s points up to `xmax` clients (none without a series).
+    fn points(&self, ci: usize, xmax: f64) -> Vec<(f64, f64)> {
+        let series = self.series.get(ci).copied().flatten().unwrap_or(&[]);
+        series.iter().filter(|&&(n, _)| f64::from(n) <= xmax).map(|&(n, v)| (f64::from(n), v)).collect()
+    }
+}
+
 /// Draws throughput against clients, one line per configuration, into an
-/// SVG or PNG (by extension).
-pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), String> {
+/// SVG or PNG (by extension), with `published` results dashed beside them.
+pub fn plot(
+    plan: &Plan,
+    res: &Results,
+    path: &Path,
+    title: &str,
+    published: Option<&Published<'_>>,
+) -> Result<(), String> {
     let format = plot_format(path)?;
     let err = |e: &dyn std::fmt::Display| format!("cannot write plot {}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -489,14 +514,14 @@ pub fn plot(plan: &Plan, res: &Results, path: &Path, title: &str) -> Result<(), 
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| err(&"bad font"))?;
     match format {
         PlotFormat::Svg => {
-            draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), plan, res, title).map_err(|e| err(&e))
+            draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), plan, res, title, published).map_err(|e| err(&e))
         }
         PlotFormat::Png => {
             // Rendered into memory, then encoded by the png crate (plotters'
             // own encoder would pull in the whole image crate).
             let (w, h) = PLOT_SIZE;
             let mut rgb = vec![0u8; (w * h * 3) as usize];
-            draw(BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area(), plan, res, title)
+            draw(BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area(), plan, res, title, published)
                 .map_err(|e| err(&e))?;
             write_png(path, w, h, &rgb).map_err(|e| err(&e))
         }
@@ -519,6 +544,7 @@ fn draw<DB: DrawingBackend>(
     plan: &Plan,
     res: &Results,
     title: &str,
+    published: Option<&Published<'_>>,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -526,8 +552,10 @@ where
     let e = |x: &dyn std::fmt::Display| x.to_string();
     area.fill(&WHITE).map_err(|x| e(&x))?;
     let xmax = plan.clients.iter().copied().max().unwrap_or(1) as f64;
+    let published_points = |ci: usize| published.map(|p| p.points(ci, xmax)).unwrap_or_default();
     let ymax = (0..plan.columns.len())
         .flat_map(|ci| plan.clients.iter().filter_map(move |&n| res.median(ci, n)))
+        .chain((0..plan.columns.len()).flat_map(|ci| published_points(ci).into_iter().map(|(_, v)| v)))
         .fold(0.0f64, f64::max)
         .max(1.0)
         // Head room for the legend in the upper right.
@@ -561,6 +589,24 @@ where
             .label(col.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|x| e(&x))?;
+        let measured = published_points(ci);
+        if !measured.is_empty() {
+            chart
+                .draw_series(DashedLineSeries::new(measured.clone(), 6, 4, color.stroke_width(2)))
+                .map_err(|x| e(&x))?;
+            chart.draw_series(measured.iter().map(|&p| Cross::new(p, 4, color.stroke_width(1)))).map_err(|x| e(&x))?;
+        }
+    }
+    if let Some(p) = published.filter(|p| p.series.iter().any(Option::is_some)) {
+        // A legend entry of its own: dashed lines and crosses are the
+        // published values, in the colour of the configuration measured.
+        chart
+            .draw_series(LineSeries::new(Vec::<(f64, f64)>::new(), BLACK))
+            .map_err(|x| e(&x))?
+            .label(p.source.clone())
+            .legend(|(x, y)| {
+                plotters::element::DashedPathElement::new(vec![(x, y), (x + 20, y)], 6, 4, BLACK.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()

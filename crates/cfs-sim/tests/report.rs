@@ -258,7 +258,7 @@ fn zero_baselines_zero_cells_and_phase_columns() {
 fn plot_axes_cover_the_data_with_head_room() {
     let (plan, res) = small();
     let path = std::env::temp_dir().join(format!("cfs-sim-axes-{}.svg", std::process::id()));
-    report::plot(&plan, &res, &path, "t").unwrap();
+    report::plot(&plan, &res, &path, "t", None).unwrap();
     let svg = std::fs::read_to_string(&path).unwrap().replace('\n', "");
     let _ = std::fs::remove_file(&path);
     // (anchor, text) of every label.
@@ -286,6 +286,45 @@ fn plot_axes_cover_the_data_with_head_room() {
     let top: f64 = y.last().unwrap().parse().unwrap();
     let highest = (0..2).flat_map(|c| [1, 3].map(|n| res.median(c, n).unwrap())).fold(0.0, f64::max);
     assert!(top >= 1.2 * highest && top <= 1.6 * highest, "top tick {top} for a highest median of {highest}");
+}
+
+/// Published values drawn beside the model (the seed run's plot): the axes
+/// take them in up to the plan's largest client count, points beyond it
+/// are left out rather than stretching the x axis, and the legend names
+/// their source once; without them the plot has no such entry.
+#[test]
+fn a_plot_draws_published_values_within_its_client_range() {
+    let (plan, res) = small();
+    let highest = (0..2).flat_map(|c| [1, 3].map(|n| res.median(c, n).unwrap())).fold(0.0, f64::max);
+    // Column 0 measured at three times the model's best at one client, and
+    // at 5 clients, beyond the plan's 1 and 3; column 1 not measured.
+    let series: Vec<(u32, f64)> = vec![(1, 3.0 * highest), (3, highest), (5, 10.0 * highest)];
+    let published = report::Published { source: "published (test)".into(), series: vec![Some(&series), None] };
+    let dir = std::env::temp_dir();
+    let (with, without) = (
+        dir.join(format!("cfs-sim-pub-{}.svg", std::process::id())),
+        dir.join(format!("cfs-sim-nopub-{}.svg", std::process::id())),
+    );
+    report::plot(&plan, &res, &with, "t", Some(&published)).unwrap();
+    report::plot(&plan, &res, &without, "t", None).unwrap();
+    let (svg, plain) = (std::fs::read_to_string(&with).unwrap(), std::fs::read_to_string(&without).unwrap());
+    let _ = (std::fs::remove_file(&with), std::fs::remove_file(&without));
+    assert_eq!(svg.matches("published (test)").count(), 1);
+    assert!(!plain.contains("published"));
+    let numbers = |svg: &str, anchor: &str| -> Vec<f64> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|t| t.contains(&format!("text-anchor=\"{anchor}\"")))
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.trim().parse().ok())
+            .collect()
+    };
+    // x: still 0-3 (the 5-client point is not drawn).
+    assert_eq!(numbers(&svg, "middle"), [0.0, 1.0, 2.0, 3.0]);
+    // y: reaches past the published 3x, not to the undrawn 10x.
+    let top = numbers(&svg, "end").into_iter().fold(0.0, f64::max);
+    assert!(top >= 3.0 * highest && top < 10.0 * highest, "top tick {top}, highest median {highest}");
+    let plain_top = numbers(&plain, "end").into_iter().fold(0.0, f64::max);
+    assert!(plain_top < 2.0 * highest, "without published values: top tick {plain_top}");
 }
 
 /// The wait tables: a run's mean wait is all its tasks' ended waits over
@@ -432,7 +471,7 @@ fn a_plot_creates_its_directories() {
     std::fs::create_dir_all(&root).unwrap();
     for name in ["a/b/t.png", "t.svg"] {
         let path = root.join(name);
-        report::plot(&plan, &res, &path, "t").unwrap();
+        report::plot(&plan, &res, &path, "t", None).unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 0, "{name}");
     }
     let _ = std::fs::remove_dir_all(&root);
