@@ -986,7 +986,7 @@ pub fn seed_specs() -> Vec<SchedSpec> {
 
 /// What the seed run's plot draws beside the model: each column's published
 /// values where ../shared/data has them (`calibration::published_for`).
-pub fn seed_published() -> report::Published<'static> {
+fn seed_published() -> report::Published<'static> {
     report::Published {
         source: "published (Greg Smith, 2008)".into(),
         series: seed_specs().iter().map(|s| calibration::published_for(s).map(|c| c.values)).collect(),
