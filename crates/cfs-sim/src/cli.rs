@@ -326,6 +326,11 @@ pub struct CalArgs {
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Plot the model's medians against clients (.svg or .png), each
+    /// configuration's published values dashed beside it (the first table
+    /// that has it; clearest with --features-only)
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 impl OutArgs {
@@ -1069,12 +1074,16 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
 
 fn calibrate(a: &CalArgs) -> Result<(), String> {
     check_runs(a.runs, Some(a.transactions), &SELECTTEST_CLIENTS)?;
+    if let Some(p) = &a.plot {
+        report::plot_format(p)?;
+    }
     let host = parse_host("q6600")?;
     let mut tables = vec![&calibration::FEATURES];
     if !a.features_only {
         tables.extend(calibration::OTHERS.iter());
     }
-    let columns = calibration::specs_for(&tables).iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let specs = calibration::specs_for(&tables);
+    let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
     let plan = Plan {
         costs: CostModel::for_host("q6600", &host),
         host,
@@ -1106,6 +1115,13 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         fm * 100.0,
         ff * 100.0
     ))?;
+    if let Some(p) = &a.plot {
+        let published = report::Published {
+            source: "published (../shared/data)".into(),
+            series: specs.iter().map(|s| calibration::published_for(s).map(|c| c.values)).collect(),
+        };
+        report::plot(&plan, &res, p, "the model beside the published Q6600 tables (pgbench -S)", Some(&published))?;
+    }
     eprintln!("({} runs in {wall:.1} s)", res.runs.len());
     Ok(())
 }

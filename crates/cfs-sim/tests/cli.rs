@@ -572,6 +572,29 @@ fn calibrate_compares_every_table_with_the_same_runs() {
     assert!((printed - mean).abs() <= 0.6, "{overall}: the printed errors average {mean:.1}%");
 }
 
+/// `calibrate --plot`: a file that is neither .svg nor .png is refused
+/// before any run; otherwise the plot has a line for each configuration
+/// the tables need (the features table's six with --features-only) and
+/// one legend entry for the published values drawn beside them.
+#[test]
+fn calibrate_plots_the_model_beside_the_published_tables() {
+    fails_with(&["calibrate", "--plot", "cal.txt"], "must end in .svg or .png");
+    let dir = scratch("calplot");
+    let svg = dir.join("cal.svg");
+    let args = ["calibrate", "--features-only", "--runs", "1", "--transactions", "300", "--plot"];
+    let out = run(&[&args[..], &[svg.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // Every text of the plot, in drawing order: the caption, the axes,
+    // then the legend.
+    let texts: Vec<&str> =
+        text.split("<text ").skip(1).filter_map(|t| t.split('>').nth(1)?.split('<').next()).map(str::trim).collect();
+    let legend = ["895", "waker", "0", "893", "863", "861", "published (../shared/data)"];
+    assert!(texts.len() > legend.len() && texts.ends_with(&legend), "{texts:?}");
+    assert_eq!(texts.iter().filter(|&&t| t.starts_with("published")).count(), 1, "{texts:?}");
+}
+
 /// A scratch directory of this test process, for files the tests write.
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("cfs-sim-{name}-{}", std::process::id()));
