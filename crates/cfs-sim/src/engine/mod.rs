@@ -51,6 +51,7 @@
 //! # Layout
 //!
 //! This file holds the event loop and the CPUs' and tasks' state;
+//! `cache.rs` the cache model (working sets, eviction, refill costs);
 //! `settings.rs` the settings a run writes mid-way (`--switch`) and its
 //! throughput phases; `sockets.rs` the socket layer (send buffers, pipes
 //! and the kernel constants that size them); `sync.rs` the user-space
@@ -63,6 +64,7 @@ use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
+use cache::{Caches, LastRun};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
 use cfs_topology::Host;
 use rand::SeedableRng;
@@ -74,6 +76,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::BuildHasherDefault;
 
+mod cache;
 mod settings;
 mod sockets;
 pub mod sync;
@@ -674,51 +677,6 @@ impl Task {
     }
 }
 
-/// Which cache each CPU's working set lives in.
-#[derive(Debug)]
-struct CacheGeom {
-    /// Last-level data cache instance of each CPU (a dense id).
-    llc: Vec<usize>,
-    /// Size of each LLC instance, bytes.
-    llc_bytes: Vec<f64>,
-    /// Bytes of data cache private to each CPU's core.
-    private_bytes: Vec<f64>,
-}
-
-impl CacheGeom {
-    fn new(host: &Host) -> CacheGeom {
-        let n = host.nr_cpus();
-        let mut llc = vec![usize::MAX; n];
-        let mut llc_level = vec![0u8; n];
-        let mut llc_bytes = Vec::new();
-        let mut private_bytes = vec![0.0f64; n];
-        for cache in host.caches().iter().filter(|c| c.kind.holds_data()) {
-            for inst in &cache.instances {
-                let id = llc_bytes.len();
-                llc_bytes.push(cache.size_kb as f64 * 1024.0);
-                for cpu in inst.iter().filter(|&c| c < n) {
-                    if cache.level > llc_level[cpu] {
-                        llc_level[cpu] = cache.level;
-                        llc[cpu] = id;
-                    }
-                    if inst.is_subset_of(&host.thread_siblings(cpu)) {
-                        private_bytes[cpu] = private_bytes[cpu].max(cache.size_kb as f64 * 1024.0);
-                    }
-                }
-            }
-        }
-        // A host without cache data: one private 1 MB cache per CPU.
-        for (cpu, l) in llc.iter_mut().enumerate() {
-            if *l == usize::MAX {
-                *l = llc_bytes.len();
-                llc_bytes.push(1024.0 * 1024.0);
-                private_bytes[cpu] = 1024.0 * 1024.0;
-            }
-        }
-        CacheGeom { llc, llc_bytes, private_bytes }
-    }
-}
-
 /// A run in progress.
 struct Sim<'a> {
     costs: &'a CostModel,
@@ -734,9 +692,7 @@ struct Sim<'a> {
     /// on first use (a 1024-CPU host would otherwise spend 10^6 distance
     /// lookups on every run's start).
     reach: Vec<OnceCell<Box<[Reach]>>>,
-    geom: CacheGeom,
-    /// Bytes loaded into each LLC instance so far.
-    pressure: Vec<f64>,
+    caches: Caches,
     queue: EventQueue<Item>,
     seq: u64,
     now: u64,
@@ -816,8 +772,7 @@ impl<'a> Sim<'a> {
             .recording_moves(setup.trace);
         let sched = Scheduler::with_observer(setup.config, setup.domains.clone(), obs).map_err(SimError::Config)?;
         let reach = (0..n).map(|_| OnceCell::new()).collect();
-        let geom = CacheGeom::new(host);
-        let pressure = vec![0.0; geom.llc_bytes.len()];
+        let caches = Caches::new(host);
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: None,
@@ -841,8 +796,7 @@ impl<'a> Sim<'a> {
             barriers: inst.sync.barriers.iter().map(|&users| Barrier::new(users)).collect(),
             host,
             reach,
-            geom,
-            pressure,
+            caches,
             queue: EventQueue::new(),
             seq: 0,
             now: 0,
@@ -1471,12 +1425,11 @@ impl<'a> Sim<'a> {
     }
 
     fn switch_out(&mut self, c: usize, p: TaskRef) {
-        let llc = self.geom.llc[c];
         let now = self.now;
         let task = &mut self.tasks[p];
         task.add_run(c, now);
         task.last_cpu = Some(c);
-        task.stamp = self.pressure[llc];
+        task.stamp = self.caches.pressure_of(c);
     }
 
     fn switch_in(&mut self, c: usize, n: TaskRef) {
@@ -1488,43 +1441,16 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The cache refill task `t` pays to run on `c` (see docs/CALIBRATION.md):
-    /// the part of its working set evicted from, or left behind in, another
-    /// cache. Eviction follows random replacement: after P bytes were
-    /// loaded into a cache of S bytes a line survives with exp(-P/S)
-    /// (`libm::exp`, the same on every platform: see `dist`).
+    /// The cache refill task `t` pays to run on `c` ([`Caches::refill`]).
     fn refill(&mut self, t: TaskRef, c: usize) -> f64 {
-        let ws = self.tasks[t].ws_bytes;
-        if ws <= 0.0 {
-            return 0.0;
-        }
-        let lines = ws / 64.0;
-        let llc_c = self.geom.llc[c];
-        let mem = self.costs.mem_line_ns;
-        let evicted = |s: &Self, llc: usize| {
-            let p = (s.pressure[llc] - s.tasks[t].stamp).max(0.0);
-            1.0 - libm::exp(-p / s.geom.llc_bytes[llc])
-        };
-        let (cost, loaded) = match self.tasks[t].last_cpu {
-            None => (lines * mem, ws),
-            Some(p) if self.geom.llc[p] == llc_c => {
-                let f = evicted(self, llc_c);
-                let mut cost = f * lines * mem;
-                if p != c {
-                    // The core's private levels refill from the shared cache.
-                    let private = ws.min(self.geom.private_bytes[c]) / 64.0;
-                    cost += private * self.costs.xfer_line_ns[self.reach(p, c) as usize];
-                }
-                (cost, f * ws)
-            }
-            Some(p) => {
-                let f = evicted(self, self.geom.llc[p]);
-                let xfer = self.costs.xfer_line_ns[self.reach(p, c) as usize];
-                ((1.0 - f) * lines * xfer + f * lines * mem, ws)
-            }
-        };
-        self.pressure[llc_c] += loaded;
-        cost
+        let task = &self.tasks[t];
+        let last = task.last_cpu.map(|p| LastRun {
+            cpu: p,
+            stamp: task.stamp,
+            // Not read when the task stays on its CPU.
+            xfer_line_ns: if p == c { 0.0 } else { self.costs.xfer_line_ns[self.reach(p, c) as usize] },
+        });
+        self.caches.refill(task.ws_bytes, last, c, self.costs.mem_line_ns)
     }
 
     /// Runs `c`'s current task until it starts a segment or leaves the CPU

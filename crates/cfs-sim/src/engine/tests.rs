@@ -158,46 +158,46 @@ fn refill_prices_the_working_set_by_where_it_was_left() {
     let host = Host::preset("q6600").unwrap();
     let costs = CostModel::preset("q6600").unwrap();
     let mut sim = q6600_sim(&host, &costs);
-    let (die0, die1) = (sim.geom.llc[0], sim.geom.llc[2]);
-    assert_eq!(sim.geom.llc[1], die0);
+    let (die0, die1) = (sim.caches.llc[0], sim.caches.llc[2]);
+    assert_eq!(sim.caches.llc[1], die0);
     assert_ne!(die0, die1);
     let s = 4.0 * 1024.0 * 1024.0;
-    assert_eq!(sim.geom.llc_bytes[die0], s);
-    assert_eq!(sim.geom.private_bytes[1], 32.0 * 1024.0);
+    assert_eq!(sim.caches.llc_bytes[die0], s);
+    assert_eq!(sim.caches.private_bytes[1], 32.0 * 1024.0);
     let (ws, lines) = (128.0 * 1024.0, 2048.0);
     let close = |got: f64, want: f64| assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} against {want}");
 
     // Never ran: the whole set from DRAM, 2,048 x 12 = 24,576 ns, and the
     // die's cache now holds it.
     sim.tasks[0].last_cpu = None;
-    let before = sim.pressure[die1];
+    let before = sim.caches.pressure[die1];
     close(sim.refill(0, 2), lines * 12.0);
-    close(sim.pressure[die1] - before, ws);
+    close(sim.caches.pressure[die1] - before, ws);
 
     // Back on its own CPU after one cache's worth was loaded there:
     // 1 - e^-1 = 63.2% of it comes again from DRAM.
     sim.tasks[0].last_cpu = Some(0);
-    sim.tasks[0].stamp = sim.pressure[die0] - s;
+    sim.tasks[0].stamp = sim.caches.pressure[die0] - s;
     let f = 1.0 - libm::exp(-1.0);
-    let before = sim.pressure[die0];
+    let before = sim.caches.pressure[die0];
     close(sim.refill(0, 0), f * lines * 12.0);
-    close(sim.pressure[die0] - before, f * ws);
+    close(sim.caches.pressure[die0] - before, f * ws);
 
     // The other core of the die, nothing loaded since: only the 512
     // lines of L1d refill from the shared L2, 512 x 3 = 1,536 ns.
     sim.tasks[0].last_cpu = Some(1);
-    sim.tasks[0].stamp = sim.pressure[die0];
+    sim.tasks[0].stamp = sim.caches.pressure[die0];
     close(sim.refill(0, 0), 512.0 * 3.0);
 
     // Across the dies after half a cache was loaded on the old one: the
     // surviving 1 - (1 - e^-0.5) comes over the FSB at 20 ns, the rest
     // from DRAM, and the new die's cache takes the whole set.
     sim.tasks[0].last_cpu = Some(2);
-    sim.tasks[0].stamp = sim.pressure[die1] - s / 2.0;
+    sim.tasks[0].stamp = sim.caches.pressure[die1] - s / 2.0;
     let f = 1.0 - libm::exp(-0.5);
-    let before = sim.pressure[die0];
+    let before = sim.caches.pressure[die0];
     close(sim.refill(0, 0), (1.0 - f) * lines * 20.0 + f * lines * 12.0);
-    close(sim.pressure[die0] - before, ws);
+    close(sim.caches.pressure[die0] - before, ws);
 
     // Nothing to refill without a working set.
     sim.tasks[0].ws_bytes = 0.0;
