@@ -125,7 +125,7 @@ pub struct SeedArgs {
     /// Runs per cell (the median is reported).
     #[arg(long, default_value_t = 5)]
     pub runs: u32,
-    /// Transactions per run, total over all clients (pgbench -t × clients).
+    /// Transactions per run, total over all clients (pgbench -t × clients), at least one per client.
     #[arg(long, default_value_t = DEFAULT_PGBENCH_TRANSACTIONS)]
     pub transactions: u64,
     /// Client counts, e.g. 1,2,4-8.
@@ -218,7 +218,7 @@ pub struct BenchArgs {
     /// Runs per cell (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
-    /// Transactions per run, total over all clients (pgbench).
+    /// Transactions per run, total over all clients (pgbench), at least one per client.
     #[arg(long, conflicts_with = "duration")]
     pub transactions: Option<u64>,
     /// Simulated run time, e.g. 2s or 500ms.
@@ -303,7 +303,7 @@ pub struct CalArgs {
     /// Runs per cell.
     #[arg(long, default_value_t = 5)]
     pub runs: u32,
-    /// Transactions per run.
+    /// Transactions per run, total over all clients, at least one per client (60).
     #[arg(long, default_value_t = DEFAULT_PGBENCH_TRANSACTIONS)]
     pub transactions: u64,
     /// Only the features table.
