@@ -119,6 +119,12 @@ pub use nohz::Nohz;
 pub use observe::TracingObserver;
 pub use observe::{BalanceVerdict, Event, MigrateReason, Observer, PreemptReason, WakeReason};
 pub use patches::{Patch, Patches};
+
+/// The README's Rust example ("Using the core from another tool"),
+/// compiled and run as a doctest so that it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 pub use sched::{Deschedule, DomainState, ForkOutcome, SchedError, Scheduler, Switch, WakeOutcome};
 pub use schedstats::SchedStats;
 pub use sysctl::SettingError;
