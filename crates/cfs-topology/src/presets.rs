@@ -106,7 +106,7 @@ fn q6600() -> HostShape {
 /// sockets, 4 cores x 2 threads each, 2.93 GHz; 32 KB L1d + L1i and 256 KB
 /// L2 per core, 8 MB inclusive L3 per socket; one NUMA node per socket.
 /// Numbering SMT-last: socket 0 is CPUs 0-3,8-11, socket 1 is 4-7,12-15.
-/// The SLIT remote distance 21 is an estimate [E] (the reference gives
+/// The SLIT remote distance 21 is an estimate \[E\] (the reference gives
 /// none); only "two nodes" matters to the domain builder.
 fn nehalem_ep() -> HostShape {
     let mut s = HostShape::new(2, 1, 1, 4, 2);

@@ -36,7 +36,7 @@ const ROOM: usize = 20;
 const HB_SEND_NS: f64 = 2_000.0;
 const HB_RECV_NS: f64 = 1_500.0;
 
-/// VolanoMark per-hop CPU, JVM plus kernel [E] (§4.2: 5-15 µs per hop).
+/// VolanoMark per-hop CPU, JVM plus kernel \[E\] (§4.2: 5-15 µs per hop).
 const VM_CLIENT_SEND_NS: f64 = 8_000.0;
 const VM_SERVER_RECV_NS: f64 = 8_000.0;
 const VM_NOTIFY_NS: f64 = 1_000.0;

@@ -29,7 +29,7 @@ struct TbOp {
 }
 
 /// A cyclic op mix standing in for the NetBench `client.txt` loadfile,
-/// which is not available here [E]: sizes per hosts-and-costs.md §3.3's
+/// which is not available here \[E\]: sizes per hosts-and-costs.md §3.3's
 /// table, names of ~20 characters, ~1.1 KB counted per op (§3.3 suggests
 /// ~1 KB).
 const TB_OPS: [TbOp; 10] = [
@@ -45,15 +45,15 @@ const TB_OPS: [TbOp; 10] = [
     TbOp { req: 51, reply: 39, counted: 0 },           // LockX
 ];
 
-/// tbench per-op CPU on each side (§3.3, §5.2 [E]: ~5 µs client and ~5 µs
+/// tbench per-op CPU on each side (§3.3, §5.2 \[E\]: ~5 µs client and ~5 µs
 /// server at 2.4 GHz, syscalls and the TCP stack included).
 const TB_SIDE_NS: f64 = 5_000.0;
 /// Copying a byte through loopback TCP, per side (one copy into the skb,
-/// one out of it; ~2.5 GB/s memcpy [E]).
+/// one out of it; ~2.5 GB/s memcpy \[E\]).
 const TB_COPY_NS_PER_BYTE: f64 = 0.4;
 
 /// sysbench 0.4 OLTP read-only: the 16 statements of one transaction
-/// (§4.3) as (server µs [E], reply bytes [E]).
+/// (§4.3) as (server µs \[E\], reply bytes \[E\]).
 const OLTP: [(f64, u32); 16] = [
     (10.0, 11),  // BEGIN
     (25.0, 150), // 10 point selects by primary key
@@ -72,7 +72,7 @@ const OLTP: [(f64, u32); 16] = [
     (80.0, 12_000), // DISTINCT range
     (10.0, 11),     // COMMIT
 ];
-/// sysbench's own CPU per statement (§4.3 [E]).
+/// sysbench's own CPU per statement (§4.3 \[E\]).
 const OLTP_CLIENT_NS: f64 = 5_000.0;
 
 /// tbench: `tbench_srv` (task 0) and the tbench parent (task 1).

@@ -52,10 +52,10 @@ pub fn starve(opts: &WorkloadOpts) -> Vec<TaskSpec> {
     vec![parent_task("starve-parent", opts.params(Some(pin)), Queued::new(StarveParent { forked: false }))]
 }
 
-/// Signal delivery, the handler, sigreturn and re-entering nanosleep [E]
+/// Signal delivery, the handler, sigreturn and re-entering nanosleep \[E\]
 /// (§4.1: 2-4 µs).
 const HANDLER_NS: f64 = 3_000.0;
-/// One `kill()`: syscall plus signal queueing [E] (§4.1: 1-1.5 µs).
+/// One `kill()`: syscall plus signal queueing \[E\] (§4.1: 1-1.5 µs).
 const KILL_NS: f64 = 1_200.0;
 
 /// Forks the child, then sleeps, running the handler whenever signals
