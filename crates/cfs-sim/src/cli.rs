@@ -1034,7 +1034,13 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
     output(&plan, &res, &out, what, wall, Some(&published))?;
     if a.out.plot.is_none() {
         // The PNG too, labelled with the embedded font.
-        report::plot(&plan, &res, Path::new("out/seed.png"), "pgbench -S on the Q6600 (model)", Some(&published))?;
+        report::plot(
+            &plan,
+            &res,
+            Path::new("out/seed.png"),
+            "pgbench -S on the Q6600: the model, and published results dashed",
+            Some(&published),
+        )?;
         eprintln!("plots: out/seed.svg out/seed.png");
     }
     let (med, frac, agree, pairs) = calibration::fidelity(&plan, &res);
