@@ -1043,14 +1043,26 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
         )?;
         eprintln!("plots: out/seed.svg out/seed.png");
     }
+    // The comparison with the features table and issue 5's shapes follow
+    // the table; when stdout carries CSV or JSON instead they go to stderr,
+    // so that the machine-readable stream stays parseable.
+    let mut summary = String::new();
     let (med, frac, agree, pairs) = calibration::fidelity(&plan, &res);
     if med.is_finite() {
-        say(&format!(
+        summary += &format!(
             "# vs {} (895, 863, 861, 893, waker at 1,2,4,8,15,30,60): median |error| {:.1}%, ordering agreement {:.0}% ({agree}/{pairs} pairs)\n",
             calibration::FEATURES.file,
             med * 100.0,
             frac * 100.0
-        ))?;
+        );
+    }
+    for shape in calibration::seed_shapes(&plan, &res) {
+        summary += &format!("# shape: {shape}\n");
+    }
+    if a.out.to_stdout() {
+        eprint!("{summary}")
+    } else {
+        say(&summary)?
     }
     Ok(())
 }

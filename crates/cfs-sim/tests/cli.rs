@@ -521,6 +521,11 @@ fn the_default_run_prints_plots_and_compares() {
     let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(header.len(), 1 + 8, "{text}");
     assert!(text.contains("# vs pgbench-q6600-features.csv"), "{text}");
+    // Issue 5's seven shapes follow; one client alone judges only the
+    // two that compare columns at one client count (none applies here).
+    let shapes: Vec<&str> = text.lines().filter(|l| l.starts_with("# shape: ")).collect();
+    assert_eq!(shapes.len(), 7, "{text}");
+    assert!(shapes.iter().all(|l| l.ends_with("(not measured)")), "{shapes:?}");
     for plot in ["out/seed.svg", "out/seed.png"] {
         assert!(dir.join(plot).is_file(), "{plot} missing");
     }
@@ -612,6 +617,27 @@ fn calibrate_and_seed_check_their_run_counts() {
     fails_with(&["calibrate", "--transactions", "0"], "--transactions must be positive");
     fails_with(&["seed", "--runs", "1001"], "--runs must be 1..=1000");
     fails_with(&["seed", "--transactions", "0"], "--transactions must be positive");
+}
+
+/// When stdout carries the JSON (a bare `--json`) or the CSV (`--csv -`),
+/// the seed run's comparison and shape lines go to stderr, and stdout
+/// parses.
+#[test]
+fn the_seed_runs_summary_leaves_machine_readable_stdout_alone() {
+    let dir = scratch("seedjson");
+    let plot = dir.join("s.svg");
+    let base = ["seed", "--clients", "1", "--runs", "1", "--transactions", "100", "--plot", plot.to_str().unwrap()];
+    let out = run(&[&base[..], &["--json"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(8));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("# vs pgbench-q6600-features.csv") && err.contains("# shape: "), "{err}");
+    let out = run(&[&base[..], &["--csv", "-"]].concat());
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(csv.lines().all(|l| !l.starts_with('#')), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 8, "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--transactions` is a total split over the clients (selecttest.sh's
