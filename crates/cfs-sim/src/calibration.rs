@@ -515,54 +515,42 @@ pub fn seed_shapes(plan: &Plan, res: &Results) -> Vec<Shape> {
     let col = |label: &str| plan.columns.iter().position(|c| c.label == label);
     let m = |label: &str, n: u32| col(label).and_then(|ci| res.median(ci, n));
     let clients = |lo: u32, hi: u32| plan.clients.iter().copied().filter(move |&n| n >= lo && n <= hi);
-    // Ratios to the 1-client value over `lo..=hi` clients (None without it).
-    let ratios = |label: &str, lo: u32, hi: u32| -> Option<Vec<f64>> {
+    // (clients, ratio to the 1-client value) over `lo..=hi` clients; None
+    // without a 1-client cell.
+    let ratios = |label: &str, lo: u32, hi: u32| -> Option<Vec<(u32, f64)>> {
         let base = m(label, 1)?;
-        Some(clients(lo, hi).filter_map(|n| Some(m(label, n)? / base)).collect())
+        Some(clients(lo, hi).filter_map(|n| Some((n, m(label, n)? / base))).collect())
     };
-    let judged = |v: &Option<Vec<f64>>, ok: &dyn Fn(f64) -> bool| match v {
-        Some(v) if !v.is_empty() => Some(v.iter().all(|&r| ok(r))),
-        _ => None,
-    };
+    let values = |r: &[(u32, f64)]| r.iter().map(|&(_, x)| x).collect::<Vec<f64>>();
+    // Met when every ratio passes; None when there is none to judge.
+    let judged = |r: &[(u32, f64)], ok: &dyn Fn(f64) -> bool| (!r.is_empty()).then(|| r.iter().all(|&(_, x)| ok(x)));
     let flat = |r: f64| (0.75..=1.5).contains(&r);
     let mut out = Vec::new();
 
-    let r895 = ratios("895", 2, u32::MAX);
-    let shares: Vec<f64> =
-        clients(8, u32::MAX).filter_map(|n| Some(res.median_run(col("895")?, n)?.max_cpu_share)).collect();
-    let pile = shares.iter().copied().fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.min(s))));
-    let mut detail = ratio_range(r895.as_deref().unwrap_or(&[]));
+    let r895 = ratios("895", 2, u32::MAX).unwrap_or_default();
+    let pile =
+        clients(8, u32::MAX).filter_map(|n| Some(res.median_run(col("895")?, n)?.max_cpu_share)).reduce(f64::min);
+    let mut detail = ratio_range(&values(&r895));
     if let Some(p) = pile {
         write!(detail, ", one CPU doing at least {:.0}% of the CPU time from 8 clients", p * 100.0).ok();
     }
     let met = judged(&r895, &flat).map(|f| f && pile.is_none_or(|p| p > 0.5));
     out.push(Shape { what: "895 flat (x0.75-x1.5 of 1 client), one CPU carrying most of the run time", detail, met });
 
-    for label in ["863", "861"] {
-        let r = ratios(label, 8, 15);
-        let detail = ratio_range(r.as_deref().unwrap_or(&[]));
-        let what = if label == "863" {
-            "863 at 8-15 clients >= x2.5 of 1 client"
-        } else {
-            "861 at 8-15 clients >= x2.5 of 1 client"
-        };
-        out.push(Shape { what, detail, met: judged(&r, &|x| x >= 2.5) });
+    for (label, what) in
+        [("863", "863 at 8-15 clients >= x2.5 of 1 client"), ("861", "861 at 8-15 clients >= x2.5 of 1 client")]
+    {
+        let r = ratios(label, 8, 15).unwrap_or_default();
+        out.push(Shape { what, detail: ratio_range(&values(&r)), met: judged(&r, &|x| x >= 2.5) });
     }
 
-    let diffs: Vec<f64> = clients(30, u32::MAX).filter_map(|n| Some(m("861", n)? / m("863", n)?)).collect();
-    let met = (!diffs.is_empty()).then(|| diffs.iter().all(|&r| r >= 1.0));
-    out.push(Shape { what: "861 >= 863 from 30 clients", detail: format!("861/863 {}", ratio_range(&diffs)), met });
+    let r: Vec<(u32, f64)> = clients(30, u32::MAX).filter_map(|n| Some((n, m("861", n)? / m("863", n)?))).collect();
+    let detail = format!("861/863 {}", ratio_range(&values(&r)));
+    out.push(Shape { what: "861 >= 863 from 30 clients", detail, met: judged(&r, &|x| x >= 1.0) });
 
-    let r893 = ratios("893", 2, u32::MAX);
-    let mut detail = ratio_range(r893.as_deref().unwrap_or(&[]));
-    let off: Vec<String> = match (&r893, m("893", 1)) {
-        (Some(_), Some(base)) => clients(2, u32::MAX)
-            .filter_map(|n| Some((n, m("893", n)? / base)))
-            .filter(|&(_, r)| !flat(r))
-            .map(|(n, r)| format!("x{r:.2} at {n}"))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let r893 = ratios("893", 2, u32::MAX).unwrap_or_default();
+    let mut detail = ratio_range(&values(&r893));
+    let off: Vec<String> = r893.iter().filter(|&&(_, x)| !flat(x)).map(|(n, x)| format!("x{x:.2} at {n}")).collect();
     if !off.is_empty() {
         write!(detail, "; outside: {}", off.join(", ")).ok();
     }
@@ -579,9 +567,9 @@ pub fn seed_shapes(plan: &Plan, res: &Results) -> Vec<Shape> {
     let detail = format!("outside at {outside} of {} client counts", between.len());
     out.push(Shape { what: "waker between 895 and 861 from 2 clients", detail, met });
 
-    let aff: Vec<f64> = clients(8, 20).filter_map(|n| Some(m("affinity-fix", n)? / m("895", n)?)).collect();
-    let met = (!aff.is_empty()).then(|| aff.iter().all(|&r| r >= 1.5));
-    out.push(Shape { what: "affinity-fix at 8-20 clients >= x1.5 of 895", detail: ratio_range(&aff), met });
+    let r: Vec<(u32, f64)> = clients(8, 20).filter_map(|n| Some((n, m("affinity-fix", n)? / m("895", n)?))).collect();
+    let what = "affinity-fix at 8-20 clients >= x1.5 of 895";
+    out.push(Shape { what, detail: ratio_range(&values(&r)), met: judged(&r, &|x| x >= 1.5) });
     out
 }
 
