@@ -6,8 +6,8 @@
 //! `f64::cos`, which call the platform's C library. C libraries differ in
 //! the last bit (glibc's `exp`, `log` and `cos` disagree with musl's for
 //! 10%, 7% and 3% of random arguments in the ranges the model uses), so a
-//! seed would reproduce a run only on the platform that made it. `clippy.toml` forbids
-//! the std versions workspace-wide.
+//! seed would reproduce a run only on the platform that made it.
+//! `clippy.toml` forbids the std versions workspace-wide.
 
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
