@@ -3,7 +3,7 @@
 //! one-line strings instead of panicking, so every error path is testable.
 
 use crate::calibration;
-use crate::costs::CostModel;
+use crate::costs::{CostModel, CostSetting};
 use crate::dist::parse_duration;
 use crate::experiment::{
     Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, fmt_ns, parse_nice_level, parse_profile, parse_sweep,
@@ -133,6 +133,9 @@ pub struct SeedArgs {
     pub clients: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
+    pub cost: CostOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
     pub seeds: SeedOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -145,9 +148,36 @@ impl Default for SeedArgs {
             runs: 5,
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
+            cost: CostOpts::default(),
             seeds: SeedOpts { seed: 1, replay: None },
             out: OutArgs::default(),
         }
+    }
+}
+
+/// Cost-model parameters replaced on the command line (`--cost`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CostOpts {
+    /// Replace one parameter of the host's cost model (repeatable): a
+    /// scalar (ctx_switch_ns=3600), one distance class of a per-reach table
+    /// (xfer_line_ns.package=40) or a whole table
+    /// (dirty_line_ns=0/5/15/250/250/250); `cfs-sim topology HOST` lists
+    /// them. Every column runs on it; one column alone takes cost=NAME=VALUE
+    /// in --config.
+    #[arg(long = "cost", value_name = "NAME=VALUE")]
+    pub costs: Vec<String>,
+}
+
+impl CostOpts {
+    /// The settings, checked.
+    pub fn settings(&self) -> Result<Vec<CostSetting>, String> {
+        self.costs.iter().map(|s| CostSetting::parse(s)).collect()
+    }
+
+    /// The preset or derived set of `host` (named `name` on the command
+    /// line) with these settings written over it.
+    pub fn for_host(&self, name: &str, host: &Host) -> Result<CostModel, String> {
+        Ok(CostModel::for_host(name, host).with(&self.settings()?))
     }
 }
 
@@ -234,12 +264,12 @@ pub struct BenchArgs {
     #[allow(missing_docs)]
     pub seeds: SeedOpts,
     /// A configuration column (repeatable), on top of the options above:
-    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
     /// A TOML sweep file of `[[config]]` tables (name, profile, features,
     /// patches, policy, client_policy, server_policy, client_nice,
-    /// server_nice, set, sd_flags).
+    /// server_nice, set, cost, sd_flags).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
     /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
@@ -248,6 +278,9 @@ pub struct BenchArgs {
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
     #[arg(long, value_name = "LIST")]
     pub sd_flags: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cost: CostOpts,
     /// Write settings into the running scheduler at a simulated time, as
     /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
     /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
@@ -295,6 +328,9 @@ pub struct TopoArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cost: CostOpts,
 }
 
 /// `cfs-sim calibrate`.
@@ -309,6 +345,9 @@ pub struct CalArgs {
     /// Only the features table.
     #[arg(long)]
     pub features_only: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cost: CostOpts,
     /// Base random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -627,7 +666,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         check_not_overwritten(Path::new(&a.host), &a.out)?;
     }
     let host = parse_host(&a.host)?;
-    let costs = CostModel::for_host(&a.host, &host);
+    let costs = a.cost.for_host(&a.host, &host)?;
     let base = base_spec(a)?;
     let mut specs = Vec::new();
     for c in &a.configs {
@@ -1008,7 +1047,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
     };
     check_runs(a.runs, Some(a.transactions), &clients)?;
     Ok(Plan {
-        costs: CostModel::for_host("q6600", &host),
+        costs: a.cost.for_host("q6600", &host)?,
         host,
         workload: Workload::Pgbench(Default::default()),
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
@@ -1071,7 +1110,7 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let host = parse_host(&a.host)?;
     let version = parse_profile(&a.profile)?;
     let domains = host.build_domains(version);
-    let costs = CostModel::for_host(&a.host, &host);
+    let costs = a.cost.for_host(&a.host, &host)?;
     if a.json {
         let v = serde_json::json!({
             "host": cfs_topology::host_to_json(&host),
@@ -1103,7 +1142,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     let specs = calibration::specs_for(&tables);
     let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
     let plan = Plan {
-        costs: CostModel::for_host("q6600", &host),
+        costs: a.cost.for_host("q6600", &host)?,
         host,
         workload: Workload::Pgbench(Default::default()),
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },

@@ -18,6 +18,11 @@
 //!
 //! Distances come from [`cfs_topology::Host::distance`], folded into a
 //! [`Reach`] class that indexes the per-distance tables.
+//!
+//! A run may replace any parameter, by its field name, with a
+//! [`CostSetting`] (`--cost ctx_switch_ns=3600`, `--cost
+//! xfer_line_ns.package=40`; [`CostModel::with`]): to ask how a result
+//! depends on one price, or to price a host the presets do not know.
 
 use cfs_topology::{Distance, Host};
 use serde::Serialize;
@@ -51,6 +56,10 @@ impl Reach {
             Distance::RemoteNode { .. } => Reach::Remote,
         }
     }
+
+    /// Every class, in table order.
+    pub const ALL: [Reach; 6] =
+        [Reach::SameCpu, Reach::Smt, Reach::SharedCache, Reach::Package, Reach::Node, Reach::Remote];
 
     /// Names in table order.
     pub const NAMES: [&'static str; 6] = ["same-cpu", "smt", "shared-cache", "package", "node", "remote-node"];
@@ -211,6 +220,208 @@ impl CostModel {
             s.push_str(&format!("  {k:<16} {}\n", v.join(" / ")));
         }
         s
+    }
+}
+
+/// One scalar parameter a [`CostSetting`] can write: its name (the
+/// field's), the field, and the largest value it takes.
+struct ScalarParam {
+    name: &'static str,
+    field: fn(&mut CostModel) -> &mut f64,
+    max: f64,
+}
+
+/// One per-reach table a [`CostSetting`] can write, whole or by class.
+struct TableParam {
+    name: &'static str,
+    field: fn(&mut CostModel) -> &mut ReachTable,
+    max: f64,
+}
+
+/// The smallest clock factor: CPU work at most 100 times as fast as on
+/// the 2.4 GHz Core 2 baseline.
+const MIN_CLOCK_FACTOR: f64 = 0.01;
+/// The largest CPU-work or latency value, ns: a second per event.
+const MAX_NS: f64 = 1e9;
+/// The largest price of one cache line, ns.
+const MAX_LINE_NS: f64 = 1e6;
+/// The largest line count.
+const MAX_LINES: f64 = 1e4;
+
+/// The scalars, in [`CostModel::render`]'s order. `clock_factor` must also
+/// be at least `MIN_CLOCK_FACTOR` (CPU work cannot be free), `jitter_cv`
+/// at most 1.
+const SCALARS: [ScalarParam; 11] = [
+    ScalarParam { name: "clock_factor", field: |c| &mut c.clock_factor, max: 100.0 },
+    ScalarParam { name: "syscall_ns", field: |c| &mut c.syscall_ns, max: MAX_NS },
+    ScalarParam { name: "ctx_switch_ns", field: |c| &mut c.ctx_switch_ns, max: MAX_NS },
+    ScalarParam { name: "wake_local_ns", field: |c| &mut c.wake_local_ns, max: MAX_NS },
+    ScalarParam { name: "ipi_send_ns", field: |c| &mut c.ipi_send_ns, max: MAX_NS },
+    ScalarParam { name: "rq_lock_lines", field: |c| &mut c.rq_lock_lines, max: MAX_LINES },
+    ScalarParam { name: "scan_ns_per_cpu", field: |c| &mut c.scan_ns_per_cpu, max: MAX_NS },
+    ScalarParam { name: "idle_exit_ns", field: |c| &mut c.idle_exit_ns, max: MAX_NS },
+    ScalarParam { name: "mem_line_ns", field: |c| &mut c.mem_line_ns, max: MAX_LINE_NS },
+    ScalarParam { name: "msg_base_lines", field: |c| &mut c.msg_base_lines, max: MAX_LINES },
+    ScalarParam { name: "jitter_cv", field: |c| &mut c.jitter_cv, max: 1.0 },
+];
+
+/// The per-reach tables. Their `same-cpu` class is 0 by construction
+/// (nothing travels), so a setting may not change it.
+const TABLES: [TableParam; 3] = [
+    TableParam { name: "ipi_latency_ns", field: |c| &mut c.ipi_latency_ns, max: MAX_NS },
+    TableParam { name: "dirty_line_ns", field: |c| &mut c.dirty_line_ns, max: MAX_LINE_NS },
+    TableParam { name: "xfer_line_ns", field: |c| &mut c.xfer_line_ns, max: MAX_LINE_NS },
+];
+
+/// What a [`CostSetting`] writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum CostTarget {
+    /// A scalar (index into `SCALARS`).
+    Scalar(usize, f64),
+    /// One class of a table (index into `TABLES`).
+    Entry(usize, Reach, f64),
+    /// A whole table, every class.
+    Table(usize, ReachTable),
+}
+
+/// One parameter of a host's cost model replaced, as `--cost NAME=VALUE`
+/// (or `cost=NAME=VALUE` in a `--config` column) gives it:
+/// - a scalar: `ctx_switch_ns=3600`;
+/// - one distance class of a per-reach table:
+///   `xfer_line_ns.package=40` (the classes are [`Reach::NAMES`]);
+/// - a whole table, six values from `same-cpu` to `remote-node`:
+///   `dirty_line_ns=0/5/15/250/250/250`.
+///
+/// Parsing checks the name and the value (a finite number, not negative,
+/// within the parameter's range), so a setting that exists always applies.
+/// The calibrated sets stay one per host (docs/CALIBRATION.md); this is for
+/// asking how a result depends on them, and for pricing a host the presets
+/// do not know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostSetting {
+    /// `NAME=VALUE` as it is applied (names trimmed).
+    text: String,
+    target: CostTarget,
+}
+
+impl CostSetting {
+    /// Every name a setting may use: the scalars, then each table whole
+    /// and by class.
+    pub fn names() -> Vec<String> {
+        let mut v: Vec<String> = SCALARS.iter().map(|p| p.name.to_string()).collect();
+        for t in &TABLES {
+            v.push(t.name.to_string());
+            v.extend(Reach::NAMES[1..].iter().map(|r| format!("{}.{r}", t.name)));
+        }
+        v
+    }
+
+    /// Parses `NAME=VALUE`.
+    pub fn parse(s: &str) -> Result<CostSetting, String> {
+        let (name, value) =
+            s.split_once('=').ok_or_else(|| format!("--cost {s:?}: expected NAME=VALUE, e.g. ctx_switch_ns=3600"))?;
+        CostSetting::new(name, value)
+    }
+
+    /// The setting of parameter `name` to `value`.
+    pub fn new(name: &str, value: &str) -> Result<CostSetting, String> {
+        let (name, value) = (name.trim(), value.trim());
+        let text = format!("{name}={value}");
+        let number = |v: &str, max: f64| -> Result<f64, String> {
+            match v.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && (0.0..=max).contains(&x) => Ok(x),
+                _ => Err(format!("--cost {text}: {v:?} is not a number from 0 to {max}")),
+            }
+        };
+        let (table_name, class) = match name.split_once('.') {
+            Some((t, c)) => (t, Some(c)),
+            None => (name, None),
+        };
+        if let Some(i) = SCALARS.iter().position(|p| p.name == name) {
+            let x = number(value, SCALARS[i].max)?;
+            // CPU work must take time: a factor near zero would let a
+            // CPU-bound task run unbounded numbers of steps in no simulated
+            // time. 0.01 is a CPU a hundred times a 2.4 GHz Core 2.
+            if name == "clock_factor" && x < MIN_CLOCK_FACTOR {
+                return Err(format!("--cost {text}: the clock factor must be at least {MIN_CLOCK_FACTOR}"));
+            }
+            return Ok(CostSetting { text, target: CostTarget::Scalar(i, x) });
+        }
+        let Some(i) = TABLES.iter().position(|t| t.name == table_name) else {
+            let known = CostSetting::names();
+            let refs: Vec<&str> = known.iter().map(String::as_str).collect();
+            let hint =
+                crate::experiment::suggest(name, &refs).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
+            return Err(format!(
+                "--cost {text}: unknown cost parameter {name:?} (known: {}; a table takes .CLASS, one of {}){hint}",
+                SCALARS.iter().map(|p| p.name).chain(TABLES.iter().map(|t| t.name)).collect::<Vec<_>>().join(", "),
+                Reach::NAMES[1..].join(", ")
+            ));
+        };
+        let max = TABLES[i].max;
+        let target = match class {
+            Some(c) => {
+                let r = Reach::NAMES.iter().position(|n| *n == c.trim()).ok_or_else(|| {
+                    format!("--cost {text}: unknown distance class {c:?} (known: {})", Reach::NAMES[1..].join(", "))
+                })?;
+                if r == 0 {
+                    return Err(format!("--cost {text}: same-cpu costs nothing by construction"));
+                }
+                CostTarget::Entry(i, Reach::ALL[r], number(value, max)?)
+            }
+            None => {
+                let parts: Vec<&str> = value.split('/').collect();
+                if parts.len() != Reach::NAMES.len() {
+                    return Err(format!(
+                        "--cost {text}: a whole table is {} values separated by '/' ({}), or give one class as {}.CLASS",
+                        Reach::NAMES.len(),
+                        Reach::NAMES.join(" / "),
+                        TABLES[i].name
+                    ));
+                }
+                let mut t: ReachTable = [0.0; 6];
+                for (slot, p) in t.iter_mut().zip(&parts) {
+                    *slot = number(p, max)?;
+                }
+                if t[0] != 0.0 {
+                    return Err(format!("--cost {text}: the same-cpu value must be 0 (nothing travels)"));
+                }
+                CostTarget::Table(i, t)
+            }
+        };
+        Ok(CostSetting { text, target })
+    }
+
+    /// Writes the setting into `c`.
+    pub fn apply(&self, c: &mut CostModel) {
+        match self.target {
+            CostTarget::Scalar(i, x) => *(SCALARS[i].field)(c) = x,
+            CostTarget::Entry(i, r, x) => (TABLES[i].field)(c)[r as usize] = x,
+            CostTarget::Table(i, t) => *(TABLES[i].field)(c) = t,
+        }
+    }
+}
+
+impl core::fmt::Display for CostSetting {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl CostModel {
+    /// This set with `settings` written in order; the name then lists
+    /// them (`q6600 with ctx_switch_ns=3600`), so every table, plot and
+    /// JSON document says which costs it ran on.
+    pub fn with(&self, settings: &[CostSetting]) -> CostModel {
+        let mut c = self.clone();
+        for s in settings {
+            s.apply(&mut c);
+        }
+        if !settings.is_empty() {
+            let list: Vec<String> = settings.iter().map(ToString::to_string).collect();
+            c.name = format!("{} with {}", c.name, list.join(", "));
+        }
+        c
     }
 }
 
@@ -464,6 +675,85 @@ mod tests {
         assert_eq!(value("dirty_line_ns"), table(&c.dirty_line_ns));
         assert_eq!(value("xfer_line_ns"), table(&c.xfer_line_ns));
         assert_eq!(value("by"), format!("reach: {}", Reach::NAMES.join(" / ")));
+    }
+
+    #[test]
+    fn a_cost_setting_writes_a_scalar_a_class_or_a_whole_table() {
+        let q = p("q6600");
+        let set = |items: &[&str]| {
+            let v: Vec<CostSetting> = items.iter().map(|s| CostSetting::parse(s).unwrap()).collect();
+            q.with(&v)
+        };
+        let c = set(&["ctx_switch_ns = 3600", "xfer_line_ns.package=40"]);
+        assert_eq!(c.ctx_switch_ns, 3600.0);
+        assert_eq!(c.xfer_line_ns, [0.0, 0.0, 3.0, 40.0, 20.0, 20.0]);
+        assert_eq!(c.name, "q6600 with ctx_switch_ns=3600, xfer_line_ns.package=40");
+        // Everything else is the preset's.
+        assert_eq!(
+            CostModel { ctx_switch_ns: q.ctx_switch_ns, xfer_line_ns: q.xfer_line_ns, name: q.name.clone(), ..c },
+            q
+        );
+        let c = set(&["dirty_line_ns=0/5/15/250/250/250", "dirty_line_ns.smt=7"]);
+        assert_eq!(c.dirty_line_ns, [0.0, 7.0, 15.0, 250.0, 250.0, 250.0], "applied in order");
+        // No settings: the same set, under its own name.
+        assert_eq!(q.with(&[]), q);
+    }
+
+    #[test]
+    fn every_named_cost_parameter_is_one_render_shows() {
+        // Each name CostSetting::names offers parses, and writes the value
+        // `cfs-sim topology` then prints for that parameter (or class).
+        let names = CostSetting::names();
+        assert_eq!(names.len(), 11 + 3 * 6, "11 scalars, 3 tables whole and in 5 classes");
+        for name in &names {
+            let whole_table = TABLES.iter().any(|t| t.name == name);
+            let value = if whole_table { "0/1/2/3/4/5" } else { "0.5" };
+            let c = p("q6600").with(&[CostSetting::new(name, value).unwrap()]);
+            let text = c.render();
+            let (key, class) = name.split_once('.').map_or((name.as_str(), None), |(k, c)| (k, Some(c)));
+            let line = text.lines().find(|l| l.split_whitespace().next() == Some(key)).unwrap();
+            let values: Vec<&str> = line.split_whitespace().skip(1).filter(|w| *w != "/").collect();
+            match class {
+                Some(cl) => {
+                    let i = Reach::NAMES.iter().position(|n| *n == cl).unwrap();
+                    assert_eq!(values[i], "0.5", "{name}: {line}");
+                }
+                None if values.len() == 6 => assert_eq!(values, ["0", "1", "2", "3", "4", "5"], "{name}"),
+                None => assert_eq!(values, ["0.5"], "{name}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_cost_setting_says_what_is_wrong() {
+        let err = |s: &str| CostSetting::parse(s).unwrap_err();
+        assert!(err("ctx_switch_ns").contains("expected NAME=VALUE"));
+        assert!(err("bogus=1").contains("unknown cost parameter \"bogus\""));
+        assert!(err("ctx_switch=1").ends_with("did you mean \"ctx_switch_ns\"?"), "{}", err("ctx_switch=1"));
+        for bad in ["ctx_switch_ns=-1", "ctx_switch_ns=nan", "ctx_switch_ns=inf", "ctx_switch_ns=", "ctx_switch_ns=2e9"]
+        {
+            assert!(err(bad).contains("is not a number from 0 to 1000000000"), "{bad}: {}", err(bad));
+        }
+        assert!(err("jitter_cv=1.5").contains("from 0 to 1"));
+        assert!(err("clock_factor=0").contains("at least 0.01"));
+        assert!(err("clock_factor=0.009").contains("at least 0.01"));
+        assert!(err("xfer_line_ns.die=3").contains("unknown distance class \"die\""));
+        assert!(err("xfer_line_ns.same-cpu=3").contains("same-cpu costs nothing"));
+        assert!(err("dirty_line_ns=1/2/3").contains("6 values separated by '/'"));
+        assert!(err("dirty_line_ns=5/5/15/125/125/125").contains("same-cpu value must be 0"));
+        assert!(err("dirty_line_ns=0/5/15/125/x/125").contains("\"x\" is not a number"));
+        // The bounds themselves are values.
+        for ok in [
+            "clock_factor=0.01",
+            "clock_factor=100",
+            "ctx_switch_ns=0",
+            "ctx_switch_ns=1e9",
+            "jitter_cv=1",
+            "mem_line_ns=1000000",
+            "msg_base_lines=10000",
+        ] {
+            assert!(CostSetting::parse(ok).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! ([`seed_for`]), so columns are compared on the same random draws
 //! (common random numbers); only the scheduler differs.
 
-use crate::costs::CostModel;
+use crate::costs::{CostModel, CostSetting};
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
 use crate::observe::Counters;
@@ -49,6 +49,9 @@ pub struct SchedSpec {
     pub sets: Vec<(String, String)>,
     /// Domain flag overrides (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL`).
     pub sd_flags: Option<String>,
+    /// Cost-model parameters replaced for this column, `name=value`
+    /// ([`CostSetting`]), on top of the host's set and any `--cost`.
+    pub costs: Vec<(String, String)>,
 }
 
 /// A configuration ready to run.
@@ -64,6 +67,8 @@ pub struct Column {
     pub policies: Policies,
     /// Socket-layer settings (`--set write_space_wakeups=1`, `--set sndbuf=0`).
     pub sockets: engine::Sockets,
+    /// Cost-model parameters this column replaces ([`Plan::costs_of`]).
+    pub costs: Vec<CostSetting>,
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -76,7 +81,7 @@ impl SchedSpec {
 
     /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
     /// client-policy=batch,server-policy=normal,client-nice=-5,server-nice=5,
-    /// set=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
+    /// set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
     /// `self`. An item without `=` continues the previous one (so the
     /// comma-separated sd-flags list needs no quoting).
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
@@ -99,11 +104,15 @@ impl SchedSpec {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config set {v:?} is not NAME=VALUE"))?;
                     spec.sets.push((n.trim().into(), x.trim().into()));
                 }
+                "cost" | "costs" => {
+                    let (n, x) = v.split_once('=').ok_or_else(|| format!("config cost {v:?} is not NAME=VALUE"))?;
+                    spec.costs.push((n.trim().into(), x.trim().into()));
+                }
                 "sd-flags" | "sd_flags" | "sd" => spec.sd_flags = Some(v),
                 other => {
                     return Err(format!(
                         "unknown config key {other:?} (known: name, profile, features, patch, policy, client-policy, \
-                         server-policy, client-nice, server-nice, set, sd-flags)"
+                         server-policy, client-nice, server-nice, set, cost, sd-flags)"
                     ));
                 }
             }
@@ -137,6 +146,9 @@ impl SchedSpec {
         }
         for (k, v) in &self.sets {
             s.push_str(&format!(" {k}={v}"));
+        }
+        for (k, v) in &self.costs {
+            s.push_str(&format!(" cost:{k}={v}"));
         }
         if let Some(sd) = &self.sd_flags {
             s.push_str(&format!(" sd={sd}"));
@@ -211,8 +223,9 @@ impl SchedSpec {
             }
             domains.apply_overrides(&ov);
         }
+        let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policies, sockets, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policies, sockets, costs, spec: self.clone() })
     }
 }
 
@@ -545,13 +558,17 @@ struct SweepEntry {
     server_nice: Option<toml::Value>,
     #[serde(default)]
     set: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    cost: BTreeMap<String, toml::Value>,
     sd_flags: Option<String>,
 }
 
 /// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
 /// policy, client_policy, server_policy, client_nice, server_nice,
-/// set = { NAME = VALUE }, sd_flags),
-/// each entry on top of `base`.
+/// set = { NAME = VALUE }, cost = { NAME = VALUE }, sd_flags),
+/// each entry on top of `base`. A cost table's value may be an array
+/// (`dirty_line_ns = [0, 5, 15, 250, 250, 250]`) or a table of classes
+/// (`xfer_line_ns = { package = 40 }`).
 pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, String> {
     let f: SweepFile = toml::from_str(text)
         .map_err(|e| format!("sweep file: {}", cfs_topology::toml_host::toml_error_line(text, &e)))?;
@@ -577,6 +594,17 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
             s.client_nice = e.client_nice.as_ref().map(scalar).or(s.client_nice);
             s.server_nice = e.server_nice.as_ref().map(scalar).or(s.server_nice);
             s.sets.extend(e.set.iter().map(|(k, v)| (k.clone(), scalar(v))));
+            for (k, v) in &e.cost {
+                match v {
+                    toml::Value::Array(a) => {
+                        s.costs.push((k.clone(), a.iter().map(&scalar).collect::<Vec<_>>().join("/")));
+                    }
+                    toml::Value::Table(t) => {
+                        s.costs.extend(t.iter().map(|(class, x)| (format!("{k}.{class}"), scalar(x))));
+                    }
+                    x => s.costs.push((k.clone(), scalar(x))),
+                }
+            }
             s.sd_flags = e.sd_flags.or(s.sd_flags);
             s
         })
@@ -779,6 +807,12 @@ impl Plan {
         }
     }
 
+    /// The costs column `ci` runs on: the plan's set with the column's own
+    /// [`CostSetting`]s written over it.
+    pub fn costs_of(&self, ci: usize) -> CostModel {
+        self.columns.get(ci).map_or_else(|| self.costs.clone(), |c| self.costs.with(&c.costs))
+    }
+
     /// The jobs in output order.
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -802,9 +836,16 @@ impl Plan {
         let mut opts = self.opts.clone();
         opts.policies = col.policies.or(opts.policies);
         let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
+        let own;
+        let costs = if col.costs.is_empty() {
+            &self.costs
+        } else {
+            own = self.costs_of(ci);
+            &own
+        };
         let setup = RunSetup {
             host: &self.host,
-            costs: &self.costs,
+            costs,
             config: col.config,
             domains: col.domains.clone(),
             seed,
@@ -1056,6 +1097,61 @@ mod tests {
             assert_eq!(mask(bad), Err(format!("bad sched_features mask {bad:?}")), "{bad}");
         }
         assert!(mask("NO_SUCH").unwrap_err().starts_with("bad sched_features \"NO_SUCH\""));
+    }
+
+    #[test]
+    fn cost_settings_come_from_items_and_sweeps_and_reach_their_column() {
+        let host = Host::preset("q6600").unwrap();
+        let base = SchedSpec::profile("2.6.26-rc4");
+        let col =
+            base.with_items("cost=ctx_switch_ns=3600,cost=xfer_line_ns.package=40").unwrap().resolve(&host).unwrap();
+        let shown: Vec<String> = col.costs.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["ctx_switch_ns=3600", "xfer_line_ns.package=40"]);
+        assert_eq!(col.label, "2.6.26-rc4 cost:ctx_switch_ns=3600 cost:xfer_line_ns.package=40");
+        // A sweep takes a number, an array for a whole table, or a table of
+        // classes.
+        let sweep = parse_sweep(
+            "[[config]]\nname = \"a\"\n[config.cost]\nctx_switch_ns = 3600\n\
+             dirty_line_ns = [0, 5, 15, 250, 250, 250]\nxfer_line_ns = { package = 40, node = 30 }\n\
+             [[config]]\nname = \"b\"\n",
+            &base,
+        )
+        .unwrap();
+        assert_eq!(
+            sweep[0].costs,
+            [
+                ("ctx_switch_ns".to_string(), "3600".to_string()),
+                ("dirty_line_ns".into(), "0/5/15/250/250/250".into()),
+                ("xfer_line_ns.node".into(), "30".into()),
+                ("xfer_line_ns.package".into(), "40".into()),
+            ]
+        );
+        assert!(sweep[1].costs.is_empty());
+        let columns: Vec<Column> = sweep.iter().map(|s| s.resolve(&host).unwrap()).collect();
+        // The plan's set stays the host's; each column runs on its own.
+        let plan = Plan {
+            costs: CostModel::preset("q6600").unwrap(),
+            host: host.clone(),
+            workload: Workload::Pgbench(Default::default()),
+            opts: WorkloadOpts::default(),
+            columns,
+            clients: vec![1],
+            runs: 1,
+            seeds: Seeds::Derived(1),
+            trace: false,
+            changes: Vec::new(),
+        };
+        let (a, b) = (plan.costs_of(0), plan.costs_of(1));
+        assert_eq!(
+            (a.ctx_switch_ns, a.dirty_line_ns[3], a.xfer_line_ns[3], a.xfer_line_ns[4]),
+            (3600.0, 250.0, 40.0, 30.0)
+        );
+        assert_eq!(b, plan.costs);
+        // A bad one fails when the column is resolved, before any run.
+        let bad = |items: &str| base.with_items(items).and_then(|s| s.resolve(&host).map(|_| ())).unwrap_err();
+        assert!(bad("cost=ctx_switch_ns").contains("config cost \"ctx_switch_ns\" is not NAME=VALUE"));
+        assert!(bad("cost=ctx_switch_ns=-5").contains("is not a number"));
+        assert!(bad("cost=nope=1").contains("unknown cost parameter"));
     }
 
     #[test]

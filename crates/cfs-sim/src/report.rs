@@ -423,6 +423,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "write_space_wakeups": c.sockets.write_space_wakeups,
                 "sndbuf": c.sockets.sndbuf,
                 "sd_flags": c.spec.sd_flags,
+                // The column's own cost settings; the top level's `costs`
+                // is the set every column starts from.
+                "cost": c.costs.iter().map(ToString::to_string).collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -922,3 +922,49 @@ fn a_change_no_run_reaches_is_noted() {
         run(&["pgbench", "--clients", "2", "--runs", "2", "--transactions", "200", "--switch", "5ms:features=863"]);
     assert!(early.status.success() && early.stderr.is_empty(), "{}", String::from_utf8_lossy(&early.stderr));
 }
+
+#[test]
+fn cost_overrides_say_what_is_wrong_on_every_command() {
+    fails(&["--cost", "ctx_switch=3600"], "--cost ctx_switch=3600: unknown cost parameter \"ctx_switch\"");
+    fails(&["--cost", "ctx_switch_ns=-1"], "is not a number from 0 to 1000000000");
+    fails(&["--cost", "xfer_line_ns.die=40"], "unknown distance class \"die\"");
+    fails(&["--cost", "dirty_line_ns=0/5/15"], "a whole table is 6 values");
+    fails(&["--config", "cost=jitter_cv=2"], "--cost jitter_cv=2: \"2\" is not a number from 0 to 1");
+    fails(&["--config", "cost=idle_exit_ns"], "config cost \"idle_exit_ns\" is not NAME=VALUE");
+    fails_with(&["topology", "q6600", "--cost", "clock_factor=0"], "the clock factor must be at least 0.01");
+    fails_with(&["seed", "--runs", "1", "--cost", "nope=1"], "unknown cost parameter \"nope\"");
+    fails_with(&["calibrate", "--features-only", "--runs", "1", "--cost", "mem_line_ns"], "expected NAME=VALUE");
+}
+
+/// The TPS of each column of a one-row pgbench table.
+fn one_row(args: &[&str]) -> Vec<f64> {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+    row.split_whitespace().skip(1).map(|v| v.parse().unwrap()).collect()
+}
+
+#[test]
+fn a_dearer_context_switch_costs_one_client_two_switches_a_transaction() {
+    // One client under 2.6.26-rc4 defaults shares its CPU with its backend
+    // (docs/CALIBRATION.md §3, anchor 1): every transaction is two context
+    // switches, backend -> client -> backend. 10 µs more per switch is
+    // then 20 µs more per transaction: TPS' = 1e6 / (1e6 / TPS + 20),
+    // 10,904 -> 8,952 at the default costs.
+    let args = |extra: &[&'static str]| {
+        let mut v =
+            vec!["pgbench", "--profile", "2.6.26-rc4", "--clients", "1", "--transactions", "2000", "--runs", "1"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cols = one_row(&args(&["--config", "name=base", "--config", "name=dear,cost=ctx_switch_ns=11800"]));
+    let want = 1e6 / (1e6 / cols[0] + 20.0);
+    assert!((cols[1] / want - 1.0).abs() < 0.01, "{cols:?}: want {want:.0}");
+    // --cost writes the same into every column.
+    let global = one_row(&args(&["--cost", "ctx_switch_ns=11800"]));
+    assert_eq!(global, [cols[1]]);
+    // Writing the preset's own value changes nothing else.
+    let same = one_row(&args(&["--cost", "ctx_switch_ns=1800"]));
+    assert_eq!(same, [cols[0]]);
+}
