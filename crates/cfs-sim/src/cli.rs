@@ -161,9 +161,11 @@ pub struct CostOpts {
     /// Replace one parameter of the host's cost model (repeatable): a
     /// scalar (ctx_switch_ns=3600), one distance class of a per-reach table
     /// (xfer_line_ns.package=40) or a whole table
-    /// (dirty_line_ns=0/5/15/250/250/250); `cfs-sim topology HOST` lists
-    /// them. Every column runs on it; one column alone takes cost=NAME=VALUE
-    /// in --config.
+    /// (dirty_line_ns=0/5/15/250/250/250), or, for pgbench, one of its own
+    /// costs (pgbench.backend_ns=70000: the fields of
+    /// cfs_sim::workloads::pgbench::PgbenchCosts); `cfs-sim topology HOST`
+    /// lists the host's. Every column runs on it; one column alone takes
+    /// cost=NAME=VALUE in --config.
     #[arg(long = "cost", value_name = "NAME=VALUE")]
     pub costs: Vec<String>,
 }
@@ -667,6 +669,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     }
     let host = parse_host(&a.host)?;
     let costs = a.cost.for_host(&a.host, &host)?;
+    let workload = workload.with_costs(&a.cost.settings()?)?;
     let base = base_spec(a)?;
     let mut specs = Vec::new();
     for c in &a.configs {
@@ -757,7 +760,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
-    Ok(Plan {
+    let plan = Plan {
         host,
         costs,
         workload,
@@ -768,7 +771,9 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes,
-    })
+    };
+    plan.check_costs()?;
+    Ok(plan)
 }
 
 /// The options that run a failed run alone, with the rest of its command
@@ -1049,7 +1054,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
     Ok(Plan {
         costs: a.cost.for_host("q6600", &host)?,
         host,
-        workload: Workload::Pgbench(Default::default()),
+        workload: Workload::Pgbench(Default::default()).with_costs(&a.cost.settings()?)?,
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
         columns,
         clients,
@@ -1110,6 +1115,9 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let host = parse_host(&a.host)?;
     let version = parse_profile(&a.profile)?;
     let domains = host.build_domains(version);
+    if let Some(s) = a.cost.settings()?.iter().find(|s| s.is_pgbench()) {
+        return Err(format!("--cost {s}: a pgbench parameter; topology shows the host's costs only"));
+    }
     let costs = a.cost.for_host(&a.host, &host)?;
     if a.json {
         let v = serde_json::json!({
@@ -1144,7 +1152,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     let plan = Plan {
         costs: a.cost.for_host("q6600", &host)?,
         host,
-        workload: Workload::Pgbench(Default::default()),
+        workload: Workload::Pgbench(Default::default()).with_costs(&a.cost.settings()?)?,
         opts: WorkloadOpts { transactions: Some(a.transactions), ..WorkloadOpts::default() },
         columns,
         clients: SELECTTEST_CLIENTS.to_vec(),

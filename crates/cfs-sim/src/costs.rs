@@ -24,6 +24,7 @@
 //! xfer_line_ns.package=40`; [`CostModel::with`]): to ask how a result
 //! depends on one price, or to price a host the presets do not know.
 
+use crate::workloads::pgbench::PgbenchCosts;
 use cfs_topology::{Distance, Host};
 use serde::Serialize;
 
@@ -273,6 +274,47 @@ const TABLES: [TableParam; 3] = [
     TableParam { name: "xfer_line_ns", field: |c| &mut c.xfer_line_ns, max: MAX_LINE_NS },
 ];
 
+/// One parameter of pgbench's own costs ([`PgbenchCosts`]) a
+/// [`CostSetting`] can write, as `pgbench.NAME`: the field, the largest
+/// value, and whether the field holds a whole number.
+struct PgbenchParam {
+    name: &'static str,
+    set: fn(&mut PgbenchCosts, f64),
+    max: f64,
+    whole: bool,
+}
+
+/// Every field of [`PgbenchCosts`]. Times in ns (at the 2.4 GHz baseline,
+/// like the host's CPU work), sizes in bytes or KB.
+const PGBENCH: [PgbenchParam; 16] = [
+    PgbenchParam { name: "client_reply_ns", set: |c, x| c.client_reply_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "client_query_ns", set: |c, x| c.client_query_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "select_base_ns", set: |c, x| c.select_base_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "select_per_conn_ns", set: |c, x| c.select_per_conn_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "poll_wait_per_conn_ns", set: |c, x| c.poll_wait_per_conn_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "snapshot_lines", set: |c, x| c.snapshot_lines = x, max: MAX_LINES, whole: false },
+    PgbenchParam { name: "backend_ns", set: |c, x| c.backend_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "backend_cv", set: |c, x| c.backend_cv = x, max: 1.0, whole: false },
+    PgbenchParam { name: "query_bytes", set: |c, x| c.query_bytes = x as u32, max: MAX_MSG_BYTES, whole: true },
+    PgbenchParam { name: "reply_bytes", set: |c, x| c.reply_bytes = x as u32, max: MAX_MSG_BYTES, whole: true },
+    PgbenchParam { name: "connect_ns", set: |c, x| c.connect_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "fork_ns", set: |c, x| c.fork_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "backend_start_ns", set: |c, x| c.backend_start_ns = x, max: MAX_NS, whole: false },
+    PgbenchParam { name: "client_ws_kb", set: |c, x| c.client_ws_kb = x as u32, max: MAX_WS_KB, whole: true },
+    PgbenchParam {
+        name: "client_ws_per_conn_kb",
+        set: |c, x| c.client_ws_per_conn_kb = x as u32,
+        max: MAX_WS_KB / 1024.0,
+        whole: true,
+    },
+    PgbenchParam { name: "backend_ws_kb", set: |c, x| c.backend_ws_kb = x as u32, max: MAX_WS_KB, whole: true },
+];
+
+/// The largest pgbench message, bytes (a 64 KB query or reply).
+const MAX_MSG_BYTES: f64 = 65_536.0;
+/// The largest working set, KB (1 GB).
+const MAX_WS_KB: f64 = 1_048_576.0;
+
 /// What a [`CostSetting`] writes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum CostTarget {
@@ -282,6 +324,8 @@ enum CostTarget {
     Entry(usize, Reach, f64),
     /// A whole table, every class.
     Table(usize, ReachTable),
+    /// A field of pgbench's costs (index into `PGBENCH`).
+    Pgbench(usize, f64),
 }
 
 /// One parameter of a host's cost model replaced, as `--cost NAME=VALUE`
@@ -290,7 +334,9 @@ enum CostTarget {
 /// - one distance class of a per-reach table:
 ///   `xfer_line_ns.package=40` (the classes are [`Reach::NAMES`]);
 /// - a whole table, six values from `same-cpu` to `remote-node`:
-///   `dirty_line_ns=0/5/15/250/250/250`.
+///   `dirty_line_ns=0/5/15/250/250/250`;
+/// - a field of pgbench's own costs ([`PgbenchCosts`]), which only a
+///   pgbench run reads: `pgbench.backend_ns=70000`.
 ///
 /// Parsing checks the name and the value (a finite number, not negative,
 /// within the parameter's range), so a setting that exists always applies.
@@ -313,6 +359,7 @@ impl CostSetting {
             v.push(t.name.to_string());
             v.extend(Reach::NAMES[1..].iter().map(|r| format!("{}.{r}", t.name)));
         }
+        v.extend(PGBENCH.iter().map(|p| format!("pgbench.{}", p.name)));
         v
     }
 
@@ -337,6 +384,20 @@ impl CostSetting {
             Some((t, c)) => (t, Some(c)),
             None => (name, None),
         };
+        if let Some(field) = name.strip_prefix("pgbench.") {
+            let i = PGBENCH.iter().position(|p| p.name == field.trim()).ok_or_else(|| {
+                let known: Vec<&str> = PGBENCH.iter().map(|p| p.name).collect();
+                let hint = crate::experiment::suggest(field, &known)
+                    .map(|k| format!("; did you mean \"pgbench.{k}\"?"))
+                    .unwrap_or_default();
+                format!("--cost {text}: unknown pgbench parameter {field:?} (known: {}){hint}", known.join(", "))
+            })?;
+            let x = number(value, PGBENCH[i].max)?;
+            if PGBENCH[i].whole && x.fract() != 0.0 {
+                return Err(format!("--cost {text}: {} takes a whole number", PGBENCH[i].name));
+            }
+            return Ok(CostSetting { text, target: CostTarget::Pgbench(i, x) });
+        }
         if let Some(i) = SCALARS.iter().position(|p| p.name == name) {
             let x = number(value, SCALARS[i].max)?;
             // CPU work must take time: a factor near zero would let a
@@ -353,7 +414,8 @@ impl CostSetting {
             let hint =
                 crate::experiment::suggest(name, &refs).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
             return Err(format!(
-                "--cost {text}: unknown cost parameter {name:?} (known: {}; a table takes .CLASS, one of {}){hint}",
+                "--cost {text}: unknown cost parameter {name:?} (known: {}; a table takes .CLASS, one of {}; \
+                 pgbench's own costs are pgbench.FIELD){hint}",
                 SCALARS.iter().map(|p| p.name).chain(TABLES.iter().map(|t| t.name)).collect::<Vec<_>>().join(", "),
                 Reach::NAMES[1..].join(", ")
             ));
@@ -392,12 +454,27 @@ impl CostSetting {
         Ok(CostSetting { text, target })
     }
 
-    /// Writes the setting into `c`.
+    /// Whether it writes pgbench's costs rather than the host's.
+    pub fn is_pgbench(&self) -> bool {
+        matches!(self.target, CostTarget::Pgbench(..))
+    }
+
+    /// Writes the setting into the host's costs `c` (a pgbench setting
+    /// leaves them alone).
     pub fn apply(&self, c: &mut CostModel) {
         match self.target {
             CostTarget::Scalar(i, x) => *(SCALARS[i].field)(c) = x,
             CostTarget::Entry(i, r, x) => (TABLES[i].field)(c)[r as usize] = x,
             CostTarget::Table(i, t) => *(TABLES[i].field)(c) = t,
+            CostTarget::Pgbench(..) => {}
+        }
+    }
+
+    /// Writes the setting into pgbench's costs `c` (a host setting leaves
+    /// them alone).
+    pub fn apply_pgbench(&self, c: &mut PgbenchCosts) {
+        if let CostTarget::Pgbench(i, x) = self.target {
+            (PGBENCH[i].set)(c, x);
         }
     }
 }
@@ -410,8 +487,9 @@ impl core::fmt::Display for CostSetting {
 
 impl CostModel {
     /// This set with `settings` written in order; the name then lists
-    /// them (`q6600 with ctx_switch_ns=3600`), so every table, plot and
-    /// JSON document says which costs it ran on.
+    /// them (`q6600 with ctx_switch_ns=3600`), pgbench's among them
+    /// (which [`CostSetting::apply_pgbench`] writes), so every table, plot
+    /// and JSON document says which costs it ran on.
     pub fn with(&self, settings: &[CostSetting]) -> CostModel {
         let mut c = self.clone();
         for s in settings {
@@ -704,8 +782,8 @@ mod tests {
         // Each name CostSetting::names offers parses, and writes the value
         // `cfs-sim topology` then prints for that parameter (or class).
         let names = CostSetting::names();
-        assert_eq!(names.len(), 11 + 3 * 6, "11 scalars, 3 tables whole and in 5 classes");
-        for name in &names {
+        assert_eq!(names.len(), 11 + 3 * 6 + 16, "11 scalars, 3 tables whole and in 5 classes, 16 pgbench fields");
+        for name in names.iter().filter(|n| !n.starts_with("pgbench.")) {
             let whole_table = TABLES.iter().any(|t| t.name == name);
             let value = if whole_table { "0/1/2/3/4/5" } else { "0.5" };
             let c = p("q6600").with(&[CostSetting::new(name, value).unwrap()]);
@@ -722,6 +800,50 @@ mod tests {
                 None => assert_eq!(values, ["0.5"], "{name}"),
             }
         }
+    }
+
+    #[test]
+    fn a_pgbench_setting_writes_pgbench_costs_and_only_those() {
+        use crate::workloads::Workload;
+        let names = CostSetting::names();
+        let fields: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("pgbench.")).collect();
+        // Every field of PgbenchCosts, each written alone (7 into a whole
+        // number, 0.5 into the others; no default is either): exactly that
+        // field of the Debug rendering changes, to that value.
+        let base = format!("{:?}", PgbenchCosts::default());
+        for f in &fields {
+            let mut c = PgbenchCosts::default();
+            let whole = PGBENCH.iter().any(|p| p.name == *f && p.whole);
+            let value = if whole { "7" } else { "0.5" };
+            let s = CostSetting::new(&format!("pgbench.{f}"), value).unwrap();
+            assert!(s.is_pgbench());
+            s.apply_pgbench(&mut c);
+            let shown = format!("{c:?}");
+            assert!(shown.contains(&format!("{f}: {value}")), "{f}: {shown}");
+            let changed = base.split(", ").zip(shown.split(", ")).filter(|(a, b)| a != b).count();
+            assert_eq!(changed, 1, "{f}");
+            // The host's costs are left alone.
+            assert_eq!(p("q6600").with(std::slice::from_ref(&s)).ctx_switch_ns, 1800.0);
+        }
+        let every: Vec<&str> =
+            base.trim_start_matches("PgbenchCosts { ").split(", ").map(|kv| kv.split(':').next().unwrap()).collect();
+        assert_eq!(fields, every, "one setting per field, in declaration order");
+        // A workload takes them only if it is pgbench.
+        let set =
+            [CostSetting::parse("pgbench.backend_ns=70000").unwrap(), CostSetting::parse("ctx_switch_ns=1").unwrap()];
+        match Workload::Pgbench(PgbenchCosts::default()).with_costs(&set).unwrap() {
+            Workload::Pgbench(c) => assert_eq!(c, PgbenchCosts { backend_ns: 70_000.0, ..PgbenchCosts::default() }),
+            w => panic!("{}", w.name()),
+        }
+        let err = Workload::Tbench.with_costs(&set).unwrap_err();
+        assert_eq!(err, "--cost pgbench.backend_ns=70000: a pgbench parameter, and this runs tbench");
+        assert!(Workload::Tbench.with_costs(&set[1..]).is_ok());
+        // Its errors.
+        let e = |s: &str| CostSetting::parse(s).unwrap_err();
+        assert!(e("pgbench.backend=1").ends_with("did you mean \"pgbench.backend_ns\"?"), "{}", e("pgbench.backend=1"));
+        assert!(e("pgbench.reply_bytes=1.5").contains("reply_bytes takes a whole number"));
+        assert!(e("pgbench.reply_bytes=65537").contains("from 0 to 65536"));
+        assert!(e("pgbench.backend_cv=3").contains("from 0 to 1"));
     }
 
     #[test]

@@ -813,6 +813,26 @@ impl Plan {
         self.columns.get(ci).map_or_else(|| self.costs.clone(), |c| self.costs.with(&c.costs))
     }
 
+    /// The workload column `ci` runs: the plan's with the column's own
+    /// pgbench cost settings written into it ([`Workload::with_costs`];
+    /// the plan's workload when they do not apply, which
+    /// [`Plan::check_costs`] refuses before any run).
+    pub fn workload_of(&self, ci: usize) -> Workload {
+        self.columns
+            .get(ci)
+            .and_then(|c| self.workload.with_costs(&c.costs).ok())
+            .unwrap_or_else(|| self.workload.clone())
+    }
+
+    /// Refuses a column whose cost settings name pgbench's costs when the
+    /// workload is not pgbench.
+    pub fn check_costs(&self) -> Result<(), String> {
+        for c in &self.columns {
+            self.workload.with_costs(&c.costs).map_err(|e| format!("config {:?}: {e}", c.label))?;
+        }
+        Ok(())
+    }
+
     /// The jobs in output order.
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -835,7 +855,14 @@ impl Plan {
         let seed = self.seeds.of(clients, run);
         let mut opts = self.opts.clone();
         opts.policies = col.policies.or(opts.policies);
-        let built = self.workload.build(clients, self.host.nr_cpus(), &opts, seed);
+        let workload;
+        let workload = if col.costs.iter().any(CostSetting::is_pgbench) {
+            workload = self.workload_of(ci);
+            &workload
+        } else {
+            &self.workload
+        };
+        let built = workload.build(clients, self.host.nr_cpus(), &opts, seed);
         let own;
         let costs = if col.costs.is_empty() {
             &self.costs

@@ -934,6 +934,16 @@ fn cost_overrides_say_what_is_wrong_on_every_command() {
     fails_with(&["topology", "q6600", "--cost", "clock_factor=0"], "the clock factor must be at least 0.01");
     fails_with(&["seed", "--runs", "1", "--cost", "nope=1"], "unknown cost parameter \"nope\"");
     fails_with(&["calibrate", "--features-only", "--runs", "1", "--cost", "mem_line_ns"], "expected NAME=VALUE");
+    fails(&["--cost", "pgbench.backend=1"], "did you mean \"pgbench.backend_ns\"?");
+    fails_with(
+        &["tbench", "--clients", "1", "--runs", "1", "--cost", "pgbench.backend_ns=1"],
+        "--cost pgbench.backend_ns=1: a pgbench parameter, and this runs tbench",
+    );
+    fails_with(
+        &["hogs", "--clients", "1", "--runs", "1", "--config", "name=x,cost=pgbench.fork_ns=1"],
+        "config \"x\": --cost pgbench.fork_ns=1: a pgbench parameter, and this runs hogs",
+    );
+    fails_with(&["topology", "q6600", "--cost", "pgbench.backend_ns=1"], "topology shows the host's costs only");
 }
 
 /// The TPS of each column of a one-row pgbench table.
@@ -964,6 +974,11 @@ fn a_dearer_context_switch_costs_one_client_two_switches_a_transaction() {
     // --cost writes the same into every column.
     let global = one_row(&args(&["--cost", "ctx_switch_ns=11800"]));
     assert_eq!(global, [cols[1]]);
+    // pgbench's own backend, 10 µs dearer: one more 10 µs on the critical
+    // path of every transaction.
+    let slow = one_row(&args(&["--cost", "pgbench.backend_ns=73000"]));
+    let want = 1e6 / (1e6 / cols[0] + 10.0);
+    assert!((slow[0] / want - 1.0).abs() < 0.01, "{slow:?}: want {want:.0}");
     // Writing the preset's own value changes nothing else.
     let same = one_row(&args(&["--cost", "ctx_switch_ns=1800"]));
     assert_eq!(same, [cols[0]]);

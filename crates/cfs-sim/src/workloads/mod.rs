@@ -458,6 +458,20 @@ pub struct Built {
 pub const MAX_SIM_NS: u64 = 600_000_000_000;
 
 impl Workload {
+    /// This workload with the pgbench cost settings among `settings`
+    /// written into its costs (host settings are the cost model's): an
+    /// error if there are any and this is not pgbench.
+    pub fn with_costs(&self, settings: &[crate::costs::CostSetting]) -> Result<Workload, String> {
+        let mut w = self.clone();
+        for s in settings.iter().filter(|s| s.is_pgbench()) {
+            match &mut w {
+                Workload::Pgbench(c) => s.apply_pgbench(c),
+                other => return Err(format!("--cost {s}: a pgbench parameter, and this runs {}", other.name())),
+            }
+        }
+        Ok(w)
+    }
+
     /// The built-in of this name.
     pub fn builtin(name: &str) -> Option<Workload> {
         Some(match name {
