@@ -118,6 +118,8 @@ impl Case {
         let spec = if spec.profile.is_empty() { SchedSpec { profile: "2.6.26".into(), ..spec } } else { spec };
         let col = spec.resolve(&host)?;
         let workload = Workload::builtin(&self.workload).ok_or_else(|| format!("no workload {}", self.workload))?;
+        // The column's `cost=` settings, as the command line applies them.
+        let workload = workload.with_costs(&col.costs)?;
         let opts = WorkloadOpts {
             transactions: self.transactions,
             duration_ns: self.duration_ms.map(|d| d * 1_000_000),
@@ -130,7 +132,7 @@ impl Case {
         };
         let seed = seed_for(self.seed, self.clients, 0);
         let built = workload.build(self.clients, host.nr_cpus(), &opts, seed);
-        let costs = CostModel::for_host(&self.host, &host);
+        let costs = CostModel::for_host(&self.host, &host).with(&col.costs);
         let mut config = col.config;
         config.check_invariants = true;
         let setup = RunSetup {

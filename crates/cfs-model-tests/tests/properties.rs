@@ -12,6 +12,7 @@ use cfs_core::tunables::Tunables;
 use cfs_core::weights::{Policy, set_load_weight};
 use cfs_core::{KernelVersion, fair::sched_period};
 use cfs_model_tests::{Case, HOSTS, PROFILES, watch};
+use cfs_sim::costs::CostSetting;
 use cfs_sim::engine::Instruments;
 use proptest::prelude::*;
 
@@ -377,5 +378,63 @@ fn known_wasted_cores_on_nehalem() {
         fixed.config = "profile=2.6.32".into();
         let gap32 = fixed.run(watch()).unwrap().probe.worst_idle_gap_ns;
         assert!(gap32 <= bound, "2.6.32 final gap {gap32} > {bound}");
+    }
+}
+
+/// `name=value` cost settings the command line accepts: each parameter
+/// `--cost` knows (the host's and pgbench's), at values from nothing to
+/// the largest allowed, kept only if `CostSetting` accepts them.
+fn cost_settings(pgbench: bool) -> impl Strategy<Value = Vec<String>> {
+    let names: Vec<String> =
+        CostSetting::names().into_iter().filter(|n| pgbench || !n.starts_with("pgbench.")).collect();
+    let values = vec![
+        "0",
+        "0.01",
+        "0.5",
+        "1",
+        "7",
+        "100",
+        "1e4",
+        "65536",
+        "1e6",
+        "1e9",
+        "0/1e6/1e6/1e6/1e6/1e6",
+        "0/0/3/20/20/20",
+    ];
+    let one = (prop::sample::select(names), prop::sample::select(values))
+        .prop_filter_map("not a value of this parameter", |(n, v)| {
+            CostSetting::new(&n, v).ok().map(|_| format!("cost={n}={v}"))
+        });
+    prop::collection::vec(one, 1..=6)
+}
+
+proptest! {
+    #![proptest_config(cases(24))]
+
+    /// Any cost the command line accepts, extreme or not, runs: the run
+    /// ends, or stops at the simulated-time cap (a transaction at a second
+    /// per context switch), with the scheduler's invariants checked after
+    /// every call, and never panics (arithmetic overflow included: the
+    /// tests build with debug assertions). The bounds `CostSetting`
+    /// enforces are what keep it so: with the largest time raised from 1e9
+    /// to 1e19 ns (and 1e19 among the values drawn) the first failing case
+    /// is an overflowing time sum in the engine.
+    #[test]
+    fn any_accepted_cost_runs(
+        p in profile(),
+        host in prop::sample::select(vec!["q6600", "nehalem-ep", "x2"]),
+        (workload, costs) in prop::sample::select(vec!["pgbench", "tbench", "messaging"])
+            .prop_flat_map(|w| (Just(w), cost_settings(w == "pgbench"))),
+    ) {
+        let config = format!("profile={p},{}", costs.join(","));
+        let mut case = Case::new(host, &config, workload, 2);
+        match workload {
+            "pgbench" => case.transactions = Some(100),
+            "tbench" => case.duration_ms = Some(5),
+            _ => case.loops = Some(5),
+        }
+        if let Err(e) = case.run(Instruments::default()) {
+            prop_assert!(e.starts_with("run did not finish within"), "{e}");
+        }
     }
 }
