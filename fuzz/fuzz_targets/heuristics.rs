@@ -501,7 +501,7 @@ fuzz_target!(|input: Input| {
         };
         // messaging and volanomark make 40 and 80 tasks per client: one.
         let clients = match wl {
-            Workload::Messaging | Workload::Volanomark => 1,
+            Workload::Messaging(_) | Workload::Volanomark(_) => 1,
             _ => 1 + b.clients as u32 % 4,
         };
         let built = wl.build(clients, n, &opts, input.seed);

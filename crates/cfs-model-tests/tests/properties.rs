@@ -14,6 +14,7 @@ use cfs_core::{KernelVersion, fair::sched_period};
 use cfs_model_tests::{Case, HOSTS, PROFILES, watch};
 use cfs_sim::costs::CostSetting;
 use cfs_sim::engine::Instruments;
+use cfs_sim::workloads::CostedWorkload;
 use proptest::prelude::*;
 
 /// CI-sized case counts with a fixed generator seed, so CI is
@@ -381,12 +382,18 @@ fn known_wasted_cores_on_nehalem() {
     }
 }
 
-/// `name=value` cost settings the command line accepts: each parameter
-/// `--cost` knows (the host's and pgbench's), at values from nothing to
-/// the largest allowed, kept only if `CostSetting` accepts them.
-fn cost_settings(pgbench: bool) -> impl Strategy<Value = Vec<String>> {
-    let names: Vec<String> =
-        CostSetting::names().into_iter().filter(|n| pgbench || !n.starts_with("pgbench.")).collect();
+/// `name=value` cost settings the command line accepts for `workload`:
+/// each parameter `--cost` knows (the host's and the workload's own), at
+/// values from nothing to the largest allowed, kept only if `CostSetting`
+/// accepts them.
+fn cost_settings(workload: &'static str) -> impl Strategy<Value = Vec<String>> {
+    let names: Vec<String> = CostSetting::names()
+        .into_iter()
+        .filter(|n| match CostedWorkload::ALL.iter().find(|w| n.starts_with(&format!("{}.", w.name()))) {
+            Some(w) => w.name() == workload,
+            None => true,
+        })
+        .collect();
     let values = vec![
         "0",
         "0.01",
@@ -423,15 +430,17 @@ proptest! {
     fn any_accepted_cost_runs(
         p in profile(),
         host in prop::sample::select(vec!["q6600", "nehalem-ep", "x2"]),
-        (workload, costs) in prop::sample::select(vec!["pgbench", "tbench", "messaging"])
-            .prop_flat_map(|w| (Just(w), cost_settings(w == "pgbench"))),
+        (workload, costs) in prop::sample::select(
+            vec!["pgbench", "tbench", "sysbench-oltp", "messaging", "volanomark", "starve"],
+        )
+            .prop_flat_map(|w| (Just(w), cost_settings(w))),
     ) {
         let config = format!("profile={p},{}", costs.join(","));
         let mut case = Case::new(host, &config, workload, 2);
         match workload {
             "pgbench" => case.transactions = Some(100),
-            "tbench" => case.duration_ms = Some(5),
-            _ => case.loops = Some(5),
+            "tbench" | "sysbench-oltp" | "starve" => case.duration_ms = Some(5),
+            _ => case.loops = Some(3),
         }
         if let Err(e) = case.run(Instruments::default()) {
             prop_assert!(e.starts_with("run did not finish within"), "{e}");

@@ -161,11 +161,12 @@ pub struct CostOpts {
     /// Replace one parameter of the host's cost model (repeatable): a
     /// scalar (ctx_switch_ns=3600), one distance class of a per-reach table
     /// (xfer_line_ns.package=40) or a whole table
-    /// (dirty_line_ns=0/5/15/250/250/250), or, for pgbench, one of its own
-    /// costs (pgbench.backend_ns=70000: the fields of
-    /// cfs_sim::workloads::pgbench::PgbenchCosts); `cfs-sim topology HOST`
-    /// lists the host's. Every column runs on it; one column alone takes
-    /// cost=NAME=VALUE in --config.
+    /// (dirty_line_ns=0/5/15/250/250/250), or one of the workload's own
+    /// costs as WORKLOAD.FIELD (pgbench.backend_ns=70000,
+    /// tbench.side_ns=6000: the fields of the *Costs structs in
+    /// cfs_sim::workloads); `cfs-sim topology HOST` lists the host's. Every
+    /// column runs on it; one column alone takes cost=NAME=VALUE in
+    /// --config.
     #[arg(long = "cost", value_name = "NAME=VALUE")]
     pub costs: Vec<String>,
 }
@@ -406,12 +407,12 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
     match cli.cmd.unwrap_or(Cmd::Seed(cli.seed)) {
         Cmd::Seed(a) => seed(&a),
         Cmd::Pgbench(a) => bench(Workload::Pgbench(Default::default()), &a),
-        Cmd::Tbench(a) => bench(Workload::Tbench, &a),
+        Cmd::Tbench(a) => bench(Workload::Tbench(Default::default()), &a),
         Cmd::Hogs(a) => bench(Workload::Hogs, &a),
-        Cmd::Messaging(a) => bench(Workload::Messaging, &a),
-        Cmd::Volanomark(a) => bench(Workload::Volanomark, &a),
-        Cmd::Starve(a) => bench(Workload::Starve, &a),
-        Cmd::SysbenchOltp(a) => bench(Workload::SysbenchOltp, &a),
+        Cmd::Messaging(a) => bench(Workload::Messaging(Default::default()), &a),
+        Cmd::Volanomark(a) => bench(Workload::Volanomark(Default::default()), &a),
+        Cmd::Starve(a) => bench(Workload::Starve(Default::default()), &a),
+        Cmd::SysbenchOltp(a) => bench(Workload::SysbenchOltp(Default::default()), &a),
         Cmd::Run(a) => {
             let text = read_input(&a.file, "")?;
             let wl = Arc::new(parse_workload(&text).map_err(|e| format!("{}: {e}", a.file.display()))?);
@@ -601,16 +602,16 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
     only("--nice", a.nice.is_none() || matches!(w, Workload::Hogs), "hogs")?;
     only(
         "--loops",
-        a.loops.is_none() || matches!(w, Workload::Messaging | Workload::Volanomark),
+        a.loops.is_none() || matches!(w, Workload::Messaging(_) | Workload::Volanomark(_)),
         "messaging, volanomark",
     )?;
-    only("--pipe", !a.pipe || matches!(w, Workload::Messaging), "messaging")?;
+    only("--pipe", !a.pipe || matches!(w, Workload::Messaging(_)), "messaging")?;
     if a.clients.is_some() {
         match w {
             Workload::File(_) => {
                 return Err("--clients does not apply to a workload file (its tasks' instances set the counts)".into());
             }
-            Workload::Starve => {
+            Workload::Starve(_) => {
                 return Err("--clients does not apply to starve (it runs one parent and one child)".into());
             }
             _ => {}
@@ -1115,8 +1116,8 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let host = parse_host(&a.host)?;
     let version = parse_profile(&a.profile)?;
     let domains = host.build_domains(version);
-    if let Some(s) = a.cost.settings()?.iter().find(|s| s.is_pgbench()) {
-        return Err(format!("--cost {s}: a pgbench parameter; topology shows the host's costs only"));
+    if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
+        return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }
     let costs = a.cost.for_host(&a.host, &host)?;
     if a.json {

@@ -22,8 +22,12 @@
 //! A run may replace any parameter, by its field name, with a
 //! [`CostSetting`] (`--cost ctx_switch_ns=3600`, `--cost
 //! xfer_line_ns.package=40`; [`CostModel::with`]): to ask how a result
-//! depends on one price, or to price a host the presets do not know.
+//! depends on one price, or to price a host the presets do not know. The
+//! same settings reach a built-in workload's own costs as `WORKLOAD.FIELD`
+//! (`--cost tbench.side_ns=6000`; [`crate::workloads::Workload::with_costs`]).
 
+use crate::workloads::CostedWorkload;
+#[cfg(doc)]
 use crate::workloads::pgbench::PgbenchCosts;
 use cfs_topology::{Distance, Host};
 use serde::Serialize;
@@ -242,12 +246,13 @@ struct TableParam {
 /// The smallest clock factor: CPU work at most 100 times as fast as on
 /// the 2.4 GHz Core 2 baseline.
 const MIN_CLOCK_FACTOR: f64 = 0.01;
-/// The largest CPU-work or latency value, ns: a second per event.
-const MAX_NS: f64 = 1e9;
+/// The largest CPU-work or latency value, ns: a second per event (the
+/// workloads' own costs take the same bound).
+const MAX_NS: f64 = crate::workloads::MAX_NS;
 /// The largest price of one cache line, ns.
 const MAX_LINE_NS: f64 = 1e6;
 /// The largest line count.
-const MAX_LINES: f64 = 1e4;
+pub(crate) const MAX_LINES: f64 = 1e4;
 
 /// The scalars, in [`CostModel::render`]'s order. `clock_factor` must also
 /// be at least `MIN_CLOCK_FACTOR` (CPU work cannot be free), `jitter_cv`
@@ -274,47 +279,6 @@ const TABLES: [TableParam; 3] = [
     TableParam { name: "xfer_line_ns", field: |c| &mut c.xfer_line_ns, max: MAX_LINE_NS },
 ];
 
-/// One parameter of pgbench's own costs ([`PgbenchCosts`]) a
-/// [`CostSetting`] can write, as `pgbench.NAME`: the field, the largest
-/// value, and whether the field holds a whole number.
-struct PgbenchParam {
-    name: &'static str,
-    set: fn(&mut PgbenchCosts, f64),
-    max: f64,
-    whole: bool,
-}
-
-/// Every field of [`PgbenchCosts`]. Times in ns (at the 2.4 GHz baseline,
-/// like the host's CPU work), sizes in bytes or KB.
-const PGBENCH: [PgbenchParam; 16] = [
-    PgbenchParam { name: "client_reply_ns", set: |c, x| c.client_reply_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "client_query_ns", set: |c, x| c.client_query_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "select_base_ns", set: |c, x| c.select_base_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "select_per_conn_ns", set: |c, x| c.select_per_conn_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "poll_wait_per_conn_ns", set: |c, x| c.poll_wait_per_conn_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "snapshot_lines", set: |c, x| c.snapshot_lines = x, max: MAX_LINES, whole: false },
-    PgbenchParam { name: "backend_ns", set: |c, x| c.backend_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "backend_cv", set: |c, x| c.backend_cv = x, max: 1.0, whole: false },
-    PgbenchParam { name: "query_bytes", set: |c, x| c.query_bytes = x as u32, max: MAX_MSG_BYTES, whole: true },
-    PgbenchParam { name: "reply_bytes", set: |c, x| c.reply_bytes = x as u32, max: MAX_MSG_BYTES, whole: true },
-    PgbenchParam { name: "connect_ns", set: |c, x| c.connect_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "fork_ns", set: |c, x| c.fork_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "backend_start_ns", set: |c, x| c.backend_start_ns = x, max: MAX_NS, whole: false },
-    PgbenchParam { name: "client_ws_kb", set: |c, x| c.client_ws_kb = x as u32, max: MAX_WS_KB, whole: true },
-    PgbenchParam {
-        name: "client_ws_per_conn_kb",
-        set: |c, x| c.client_ws_per_conn_kb = x as u32,
-        max: MAX_WS_KB / 1024.0,
-        whole: true,
-    },
-    PgbenchParam { name: "backend_ws_kb", set: |c, x| c.backend_ws_kb = x as u32, max: MAX_WS_KB, whole: true },
-];
-
-/// The largest pgbench message, bytes (a 64 KB query or reply).
-const MAX_MSG_BYTES: f64 = 65_536.0;
-/// The largest working set, KB (1 GB).
-const MAX_WS_KB: f64 = 1_048_576.0;
-
 /// What a [`CostSetting`] writes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum CostTarget {
@@ -324,8 +288,9 @@ enum CostTarget {
     Entry(usize, Reach, f64),
     /// A whole table, every class.
     Table(usize, ReachTable),
-    /// A field of pgbench's costs (index into `PGBENCH`).
-    Pgbench(usize, f64),
+    /// A field of a built-in workload's own costs (index into its
+    /// [`CostedWorkload::fields`]).
+    Workload(CostedWorkload, usize, f64),
 }
 
 /// One parameter of a host's cost model replaced, as `--cost NAME=VALUE`
@@ -335,8 +300,9 @@ enum CostTarget {
 ///   `xfer_line_ns.package=40` (the classes are [`Reach::NAMES`]);
 /// - a whole table, six values from `same-cpu` to `remote-node`:
 ///   `dirty_line_ns=0/5/15/250/250/250`;
-/// - a field of pgbench's own costs ([`PgbenchCosts`]), which only a
-///   pgbench run reads: `pgbench.backend_ns=70000`.
+/// - a field of a built-in workload's own costs, which only a run of that
+///   workload reads: `pgbench.backend_ns=70000` ([`PgbenchCosts`]),
+///   `tbench.side_ns=6000` (the workloads are [`CostedWorkload::ALL`]).
 ///
 /// Parsing checks the name and the value (a finite number, not negative,
 /// within the parameter's range), so a setting that exists always applies.
@@ -359,7 +325,9 @@ impl CostSetting {
             v.push(t.name.to_string());
             v.extend(Reach::NAMES[1..].iter().map(|r| format!("{}.{r}", t.name)));
         }
-        v.extend(PGBENCH.iter().map(|p| format!("pgbench.{}", p.name)));
+        for w in CostedWorkload::ALL {
+            v.extend(w.fields().iter().map(|(f, ..)| format!("{}.{f}", w.name())));
+        }
         v
     }
 
@@ -384,19 +352,21 @@ impl CostSetting {
             Some((t, c)) => (t, Some(c)),
             None => (name, None),
         };
-        if let Some(field) = name.strip_prefix("pgbench.") {
-            let i = PGBENCH.iter().position(|p| p.name == field.trim()).ok_or_else(|| {
-                let known: Vec<&str> = PGBENCH.iter().map(|p| p.name).collect();
-                let hint = crate::experiment::suggest(field, &known)
-                    .map(|k| format!("; did you mean \"pgbench.{k}\"?"))
-                    .unwrap_or_default();
-                format!("--cost {text}: unknown pgbench parameter {field:?} (known: {}){hint}", known.join(", "))
+        if let Some(w) = CostedWorkload::ALL.into_iter().find(|w| table_name == w.name()) {
+            let field = class.unwrap_or("").trim();
+            let fields = w.fields();
+            let i = fields.iter().position(|(f, ..)| *f == field).ok_or_else(|| {
+                let known: Vec<&str> = fields.iter().map(|(f, ..)| *f).collect();
+                let hint =
+                    near(field, &known).map(|k| format!("; did you mean \"{}.{k}\"?", w.name())).unwrap_or_default();
+                format!("--cost {text}: unknown {} parameter {field:?} (known: {}){hint}", w.name(), known.join(", "))
             })?;
-            let x = number(value, PGBENCH[i].max)?;
-            if PGBENCH[i].whole && x.fract() != 0.0 {
-                return Err(format!("--cost {text}: {} takes a whole number", PGBENCH[i].name));
+            let (field, max, whole) = fields[i];
+            let x = number(value, max)?;
+            if whole && x.fract() != 0.0 {
+                return Err(format!("--cost {text}: {field} takes a whole number"));
             }
-            return Ok(CostSetting { text, target: CostTarget::Pgbench(i, x) });
+            return Ok(CostSetting { text, target: CostTarget::Workload(w, i, x) });
         }
         if let Some(i) = SCALARS.iter().position(|p| p.name == name) {
             let x = number(value, SCALARS[i].max)?;
@@ -411,11 +381,10 @@ impl CostSetting {
         let Some(i) = TABLES.iter().position(|t| t.name == table_name) else {
             let known = CostSetting::names();
             let refs: Vec<&str> = known.iter().map(String::as_str).collect();
-            let hint =
-                crate::experiment::suggest(name, &refs).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
+            let hint = near(name, &refs).map(|k| format!("; did you mean {k:?}?")).unwrap_or_default();
             return Err(format!(
                 "--cost {text}: unknown cost parameter {name:?} (known: {}; a table takes .CLASS, one of {}; \
-                 pgbench's own costs are pgbench.FIELD){hint}",
+                 a workload's own costs are WORKLOAD.FIELD, as in pgbench.backend_ns){hint}",
                 SCALARS.iter().map(|p| p.name).chain(TABLES.iter().map(|t| t.name)).collect::<Vec<_>>().join(", "),
                 Reach::NAMES[1..].join(", ")
             ));
@@ -454,28 +423,41 @@ impl CostSetting {
         Ok(CostSetting { text, target })
     }
 
-    /// Whether it writes pgbench's costs rather than the host's.
-    pub fn is_pgbench(&self) -> bool {
-        matches!(self.target, CostTarget::Pgbench(..))
+    /// The workload field it writes, if it writes a workload's own costs
+    /// rather than the host's: the workload, the field's index in its
+    /// [`CostedWorkload::fields`], the value. [`crate::workloads::Workload::with_costs`]
+    /// applies it.
+    pub fn workload_field(&self) -> Option<(CostedWorkload, usize, f64)> {
+        match self.target {
+            CostTarget::Workload(w, i, x) => Some((w, i, x)),
+            _ => None,
+        }
     }
 
-    /// Writes the setting into the host's costs `c` (a pgbench setting
+    /// Whether it writes a workload's own costs rather than the host's.
+    pub fn is_workload(&self) -> bool {
+        self.workload_field().is_some()
+    }
+
+    /// Writes the setting into the host's costs `c` (a workload's setting
     /// leaves them alone).
     pub fn apply(&self, c: &mut CostModel) {
         match self.target {
             CostTarget::Scalar(i, x) => *(SCALARS[i].field)(c) = x,
             CostTarget::Entry(i, r, x) => (TABLES[i].field)(c)[r as usize] = x,
             CostTarget::Table(i, t) => *(TABLES[i].field)(c) = t,
-            CostTarget::Pgbench(..) => {}
+            CostTarget::Workload(..) => {}
         }
     }
+}
 
-    /// Writes the setting into pgbench's costs `c` (a host setting leaves
-    /// them alone).
-    pub fn apply_pgbench(&self, c: &mut PgbenchCosts) {
-        if let CostTarget::Pgbench(i, x) = self.target {
-            (PGBENCH[i].set)(c, x);
-        }
+/// The known name an unknown one probably meant: the only one that is it
+/// plus a unit (`kill` for `kill_ns`), or one spelled nearly alike.
+fn near<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let mut with_unit = known.iter().filter(|k| k.strip_prefix(word).is_some_and(|unit| unit.starts_with('_')));
+    match (with_unit.next(), with_unit.next()) {
+        (Some(k), None) if !word.is_empty() => Some(k),
+        _ => crate::experiment::suggest(word, known),
     }
 }
 
@@ -487,8 +469,8 @@ impl core::fmt::Display for CostSetting {
 
 impl CostModel {
     /// This set with `settings` written in order; the name then lists
-    /// them (`q6600 with ctx_switch_ns=3600`), pgbench's among them
-    /// (which [`CostSetting::apply_pgbench`] writes), so every table, plot
+    /// them (`q6600 with ctx_switch_ns=3600`), the workload's among them
+    /// (which [`crate::workloads::Workload::with_costs`] writes), so every table, plot
     /// and JSON document says which costs it ran on.
     pub fn with(&self, settings: &[CostSetting]) -> CostModel {
         let mut c = self.clone();
@@ -782,8 +764,11 @@ mod tests {
         // Each name CostSetting::names offers parses, and writes the value
         // `cfs-sim topology` then prints for that parameter (or class).
         let names = CostSetting::names();
-        assert_eq!(names.len(), 11 + 3 * 6 + 16, "11 scalars, 3 tables whole and in 5 classes, 16 pgbench fields");
-        for name in names.iter().filter(|n| !n.starts_with("pgbench.")) {
+        // 16 pgbench fields, 6 tbench, 3 messaging, 6 volanomark, 2 starve, 7 sysbench-oltp.
+        let workload = 16 + 6 + 3 + 6 + 2 + 7;
+        assert_eq!(names.len(), 11 + 3 * 6 + workload, "11 scalars, 3 tables whole and in 5 classes, workload fields");
+        let of_a_workload = |n: &str| CostedWorkload::ALL.iter().any(|w| n.starts_with(&format!("{}.", w.name())));
+        for name in names.iter().filter(|n| !of_a_workload(n)) {
             let whole_table = TABLES.iter().any(|t| t.name == name);
             let value = if whole_table { "0/1/2/3/4/5" } else { "0.5" };
             let c = p("q6600").with(&[CostSetting::new(name, value).unwrap()]);
@@ -803,47 +788,64 @@ mod tests {
     }
 
     #[test]
-    fn a_pgbench_setting_writes_pgbench_costs_and_only_those() {
-        use crate::workloads::Workload;
+    fn a_workload_setting_writes_that_workloads_costs_and_only_those() {
+        use crate::workloads::{Workload, pgbench::PgbenchCosts};
         let names = CostSetting::names();
-        let fields: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("pgbench.")).collect();
-        // Every field of PgbenchCosts, each written alone (7 into a whole
-        // number, 0.5 into the others; no default is either): exactly that
-        // field of the Debug rendering changes, to that value.
-        let base = format!("{:?}", PgbenchCosts::default());
-        for f in &fields {
-            let mut c = PgbenchCosts::default();
-            let whole = PGBENCH.iter().any(|p| p.name == *f && p.whole);
-            let value = if whole { "7" } else { "0.5" };
-            let s = CostSetting::new(&format!("pgbench.{f}"), value).unwrap();
-            assert!(s.is_pgbench());
-            s.apply_pgbench(&mut c);
-            let shown = format!("{c:?}");
-            assert!(shown.contains(&format!("{f}: {value}")), "{f}: {shown}");
-            let changed = base.split(", ").zip(shown.split(", ")).filter(|(a, b)| a != b).count();
-            assert_eq!(changed, 1, "{f}");
-            // The host's costs are left alone.
-            assert_eq!(p("q6600").with(std::slice::from_ref(&s)).ctx_switch_ns, 1800.0);
+        for w in CostedWorkload::ALL {
+            let prefix = format!("{}.", w.name());
+            let fields: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix(prefix.as_str())).collect();
+            // Every field of the workload's costs, each written alone (7
+            // into a whole number, 0.5 into the others; no default is
+            // either): exactly that field of the Debug rendering changes,
+            // to that value.
+            let shipped = Workload::builtin(w.name()).unwrap();
+            let base = format!("{shipped:?}");
+            for f in &fields {
+                let whole = w.fields().iter().any(|(name, _, whole)| name == f && *whole);
+                let value = if whole { "7" } else { "0.5" };
+                let s = CostSetting::new(&format!("{prefix}{f}"), value).unwrap();
+                assert!(s.is_workload());
+                let shown = format!("{:?}", shipped.with_costs(std::slice::from_ref(&s)).unwrap());
+                assert!(shown.contains(&format!("{f}: {value}")), "{f}: {shown}");
+                let changed = base.split(", ").zip(shown.split(", ")).filter(|(a, b)| a != b).count();
+                assert_eq!(changed, 1, "{prefix}{f}");
+                // The host's costs are left alone.
+                assert_eq!(p("q6600").with(std::slice::from_ref(&s)).ctx_switch_ns, 1800.0);
+            }
+            // `Tbench(TbenchCosts { side_ns: 5000.0, ... })`: the field names.
+            let inner = base.split_once(" { ").unwrap().1;
+            let every: Vec<&str> = inner.split(", ").map(|kv| kv.split(':').next().unwrap()).collect();
+            assert_eq!(fields, every, "{}: one setting per field, in declaration order", w.name());
         }
-        let every: Vec<&str> =
-            base.trim_start_matches("PgbenchCosts { ").split(", ").map(|kv| kv.split(':').next().unwrap()).collect();
-        assert_eq!(fields, every, "one setting per field, in declaration order");
-        // A workload takes them only if it is pgbench.
+        assert!(Workload::builtin("hogs").unwrap().with_costs(&[]).is_ok());
+        // A workload takes only its own.
         let set =
             [CostSetting::parse("pgbench.backend_ns=70000").unwrap(), CostSetting::parse("ctx_switch_ns=1").unwrap()];
         match Workload::Pgbench(PgbenchCosts::default()).with_costs(&set).unwrap() {
             Workload::Pgbench(c) => assert_eq!(c, PgbenchCosts { backend_ns: 70_000.0, ..PgbenchCosts::default() }),
             w => panic!("{}", w.name()),
         }
-        let err = Workload::Tbench.with_costs(&set).unwrap_err();
+        let tbench = Workload::builtin("tbench").unwrap();
+        let err = tbench.with_costs(&set).unwrap_err();
         assert_eq!(err, "--cost pgbench.backend_ns=70000: a pgbench parameter, and this runs tbench");
-        assert!(Workload::Tbench.with_costs(&set[1..]).is_ok());
-        // Its errors.
+        assert!(tbench.with_costs(&set[1..]).is_ok());
+        let sysbench = CostSetting::parse("sysbench-oltp.client_ns=1").unwrap();
+        let err = Workload::builtin("hogs").unwrap().with_costs(&[sysbench]).unwrap_err();
+        assert_eq!(err, "--cost sysbench-oltp.client_ns=1: a sysbench-oltp parameter, and this runs hogs");
+        // Their errors.
         let e = |s: &str| CostSetting::parse(s).unwrap_err();
         assert!(e("pgbench.backend=1").ends_with("did you mean \"pgbench.backend_ns\"?"), "{}", e("pgbench.backend=1"));
+        assert!(e("tbench.sides_ns=1").ends_with("did you mean \"tbench.side_ns\"?"), "{}", e("tbench.sides_ns=1"));
+        assert!(
+            e("starve=1").contains("unknown starve parameter \"\" (known: handler_ns, kill_ns)"),
+            "{}",
+            e("starve=1")
+        );
         assert!(e("pgbench.reply_bytes=1.5").contains("reply_bytes takes a whole number"));
         assert!(e("pgbench.reply_bytes=65537").contains("from 0 to 65536"));
         assert!(e("pgbench.backend_cv=3").contains("from 0 to 1"));
+        assert!(e("tbench.copy_ns_per_byte=1001").contains("from 0 to 1000"));
+        assert!(e("messaging.ws_kb=2e6").contains("from 0 to 1048576"));
     }
 
     #[test]

@@ -814,7 +814,7 @@ impl Plan {
     }
 
     /// The workload column `ci` runs: the plan's with the column's own
-    /// pgbench cost settings written into it ([`Workload::with_costs`];
+    /// workload cost settings written into it ([`Workload::with_costs`];
     /// the plan's workload when they do not apply, which
     /// [`Plan::check_costs`] refuses before any run).
     pub fn workload_of(&self, ci: usize) -> Workload {
@@ -824,8 +824,8 @@ impl Plan {
             .unwrap_or_else(|| self.workload.clone())
     }
 
-    /// Refuses a column whose cost settings name pgbench's costs when the
-    /// workload is not pgbench.
+    /// Refuses a column whose cost settings name another workload's own
+    /// costs (`pgbench.backend_ns` on a tbench run).
     pub fn check_costs(&self) -> Result<(), String> {
         for c in &self.columns {
             self.workload.with_costs(&c.costs).map_err(|e| format!("config {:?}: {e}", c.label))?;
@@ -856,7 +856,7 @@ impl Plan {
         let mut opts = self.opts.clone();
         opts.policies = col.policies.or(opts.policies);
         let workload;
-        let workload = if col.costs.iter().any(CostSetting::is_pgbench) {
+        let workload = if col.costs.iter().any(CostSetting::is_workload) {
             workload = self.workload_of(ci);
             &workload
         } else {

@@ -944,6 +944,53 @@ fn cost_overrides_say_what_is_wrong_on_every_command() {
         "config \"x\": --cost pgbench.fork_ns=1: a pgbench parameter, and this runs hogs",
     );
     fails_with(&["topology", "q6600", "--cost", "pgbench.backend_ns=1"], "topology shows the host's costs only");
+    fails_with(&["topology", "q6600", "--cost", "tbench.side_ns=1"], "a tbench parameter; topology shows");
+    fails_with(
+        &["pgbench", "--clients", "1", "--runs", "1", "--cost", "sysbench-oltp.client_ns=1"],
+        "--cost sysbench-oltp.client_ns=1: a sysbench-oltp parameter, and this runs pgbench",
+    );
+    fails_with(&["seed", "--runs", "1", "--cost", "messaging.ws_kb=1"], "a messaging parameter, and this runs pgbench");
+    fails_with(&["starve", "--cost", "starve.kill=1"], "did you mean \"starve.kill_ns\"?");
+    fails_with(&["volanomark", "--cost", "volanomark.ws_kb=0.5"], "ws_kb takes a whole number");
+}
+
+#[test]
+fn a_pair_workloads_own_costs_lie_on_its_critical_path() {
+    // One tbench pair (or one sysbench thread) is a strict ping-pong: the
+    // client works, sends, sleeps; the server works, replies, sleeps. Work
+    // added on either side adds to every op, so from the measured base the
+    // changed column is predicted exactly as in the switch test above.
+    let cols = |w: &'static str, duration: &'static str, configs: &[&'static str]| {
+        let mut v = vec![w, "--clients", "1", "--runs", "1", "--duration", duration, "--config", "name=base"];
+        for c in configs {
+            v.extend_from_slice(&["--config", c]);
+        }
+        one_row(&v)
+    };
+    // tbench: MB/s counts 11,264 bytes per 10 ops (ReadX and WriteX
+    // data), so an op takes t = 1,126.4 / MB/s µs. side_ns 5 -> 10 µs on
+    // both sides is +10 µs an op; copy_ns_per_byte 0.4 -> 1.4 is +1 ns for
+    // each of the 12,903 request and reply bytes of 10 ops, on both
+    // sides: +2.58 µs an op. (68.5 MB/s -> 42.6 and 59.2.)
+    let tb =
+        cols("tbench", "100ms", &["name=side,cost=tbench.side_ns=10000", "name=copy,cost=tbench.copy_ns_per_byte=1.4"]);
+    let op_us = 1_126.4 / tb[0];
+    for (got, extra_us) in [(tb[1], 10.0), (tb[2], 2.0 * 12_903.0 / 10.0 / 1_000.0)] {
+        let want = 1_126.4 / (op_us + extra_us);
+        assert!((got / want - 1.0).abs() < 0.01, "{tb:?}: want {want:.2}");
+    }
+    // sysbench-oltp: a transaction is 16 statements; the server's 550 µs
+    // of them (the OLTP table) doubled is +550 µs, sysbench's 5 µs a
+    // statement doubled is +80 µs. (1,417 TPS -> 794 and 1,273.)
+    let sb = cols(
+        "sysbench-oltp",
+        "200ms",
+        &["name=x2,cost=sysbench-oltp.statement_scale=2", "name=c10,cost=sysbench-oltp.client_ns=10000"],
+    );
+    for (got, extra_us) in [(sb[1], 550.0), (sb[2], 80.0)] {
+        let want = 1e6 / (1e6 / sb[0] + extra_us);
+        assert!((got / want - 1.0).abs() < 0.01, "{sb:?}: want {want:.0}");
+    }
 }
 
 /// The TPS of each column of a one-row pgbench table.

@@ -25,13 +25,13 @@ fn value(w: Workload, extra: &[&str]) -> f64 {
 
 #[test]
 fn builtins_make_progress() {
-    assert!(value(Workload::Tbench, &["--duration", "30ms", "--clients", "4"]) > 10.0);
-    assert!(value(Workload::SysbenchOltp, &["--duration", "30ms", "--clients", "2"]) > 100.0);
-    assert!(value(Workload::Messaging, &["--clients", "1", "--loops", "3"]) > 1000.0);
-    assert!(value(Workload::Volanomark, &["--clients", "1", "--loops", "2"]) > 1000.0);
+    assert!(value(Workload::Tbench(Default::default()), &["--duration", "30ms", "--clients", "4"]) > 10.0);
+    assert!(value(Workload::SysbenchOltp(Default::default()), &["--duration", "30ms", "--clients", "2"]) > 100.0);
+    assert!(value(Workload::Messaging(Default::default()), &["--clients", "1", "--loops", "3"]) > 1000.0);
+    assert!(value(Workload::Volanomark(Default::default()), &["--clients", "1", "--loops", "2"]) > 1000.0);
     // The child's slice is 30 ms (20 ms × (1 + log2 4) over two tasks), so
     // the parent needs a few slices before it gets going.
-    assert!(value(Workload::Starve, &["--duration", "300ms"]) > 1000.0);
+    assert!(value(Workload::Starve(Default::default()), &["--duration", "300ms"]) > 1000.0);
 }
 
 /// hackbench's senders outrun its receivers: each receiver's socketpair
@@ -44,7 +44,7 @@ fn hackbench_senders_block_on_their_receivers_buffers() {
     let run = |extra: &[&str]| {
         let mut a = vec!["--clients", "2", "--loops", "200"];
         a.extend_from_slice(extra);
-        let plan = plan_for(Workload::Messaging, &args(&a)).unwrap();
+        let plan = plan_for(Workload::Messaging(Default::default()), &args(&a)).unwrap();
         let res = plan.execute(&|| {}).unwrap();
         (res.runs[0].peak_unread, res.runs[0].send_blocks)
     };

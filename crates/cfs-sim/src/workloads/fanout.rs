@@ -21,7 +21,7 @@
 //! [`Tag::Go`] to every child), so its messages per second are
 //! hackbench's count over hackbench's `Time:`.
 
-use super::{StartBarrier, Tag, WorkloadOpts, ns, parent_task};
+use super::{CostField, StartBarrier, Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
@@ -30,18 +30,74 @@ const GROUP: usize = 20;
 /// VolanoMark: users per room.
 const ROOM: usize = 20;
 
-/// hackbench's `write()` of a 100-byte message on a unix socket, and the
-/// receiver's `read()` [E: syscall plus a 100-byte copy and the socket
-/// locking, ~1-2 µs at 2.4 GHz].
-const HB_SEND_NS: f64 = 2_000.0;
-const HB_RECV_NS: f64 = 1_500.0;
+/// hackbench's own costs, which `--cost messaging.FIELD=VALUE` replaces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MessagingCosts {
+    /// A sender's `write()` of a 100-byte message on a unix socket \[E:
+    /// syscall plus a 100-byte copy and the socket locking, ~1-2 µs at
+    /// 2.4 GHz\].
+    pub send_ns: f64,
+    /// A receiver's `read()` of one message \[E, the same\].
+    pub recv_ns: f64,
+    /// A sender's or receiver's working set, KB \[E: a forked child's
+    /// stack and buffers\].
+    pub ws_kb: u32,
+}
 
-/// VolanoMark per-hop CPU, JVM plus kernel \[E\] (§4.2: 5-15 µs per hop).
-const VM_CLIENT_SEND_NS: f64 = 8_000.0;
-const VM_SERVER_RECV_NS: f64 = 8_000.0;
-const VM_NOTIFY_NS: f64 = 1_000.0;
-const VM_SERVER_SEND_NS: f64 = 6_000.0;
-const VM_CLIENT_RECV_NS: f64 = 6_000.0;
+impl Default for MessagingCosts {
+    fn default() -> Self {
+        MessagingCosts { send_ns: 2_000.0, recv_ns: 1_500.0, ws_kb: 32 }
+    }
+}
+
+/// Every field of [`MessagingCosts`], as `--cost messaging.FIELD` names it.
+pub const MESSAGING_COST_FIELDS: [CostField<MessagingCosts>; 3] = [
+    CostField::ns("send_ns", |c, x| c.send_ns = x),
+    CostField::ns("recv_ns", |c, x| c.recv_ns = x),
+    CostField::kb("ws_kb", |c, x| c.ws_kb = x as u32),
+];
+
+/// VolanoMark's own costs, which `--cost volanomark.FIELD=VALUE` replaces:
+/// per-hop CPU, JVM plus kernel \[E\] (hosts-and-costs.md §4.2: 5-15 µs
+/// per hop).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolanoCosts {
+    /// A client sender's message out.
+    pub client_send_ns: f64,
+    /// The server receiver taking it in.
+    pub server_recv_ns: f64,
+    /// Its Java notify of one of the room's other server senders.
+    pub notify_ns: f64,
+    /// A server sender's write to its client.
+    pub server_send_ns: f64,
+    /// A client receiver taking a message in.
+    pub client_recv_ns: f64,
+    /// Each of the four threads' working set, KB \[E\].
+    pub ws_kb: u32,
+}
+
+impl Default for VolanoCosts {
+    fn default() -> Self {
+        VolanoCosts {
+            client_send_ns: 8_000.0,
+            server_recv_ns: 8_000.0,
+            notify_ns: 1_000.0,
+            server_send_ns: 6_000.0,
+            client_recv_ns: 6_000.0,
+            ws_kb: 32,
+        }
+    }
+}
+
+/// Every field of [`VolanoCosts`], as `--cost volanomark.FIELD` names it.
+pub const VOLANO_COST_FIELDS: [CostField<VolanoCosts>; 6] = [
+    CostField::ns("client_send_ns", |c, x| c.client_send_ns = x),
+    CostField::ns("server_recv_ns", |c, x| c.server_recv_ns = x),
+    CostField::ns("notify_ns", |c, x| c.notify_ns = x),
+    CostField::ns("server_send_ns", |c, x| c.server_send_ns = x),
+    CostField::ns("client_recv_ns", |c, x| c.client_recv_ns = x),
+    CostField::kb("ws_kb", |c, x| c.ws_kb = x as u32),
+];
 
 /// `messaging`: `groups` groups of 20 senders and 20 receivers; each sender
 /// writes `loops` (default 100) 100-byte messages to every receiver of its
@@ -53,8 +109,8 @@ const VM_CLIENT_RECV_NS: f64 = 6_000.0;
 /// 0) forks them all, waits until every child is ready, starts the
 /// throughput window and releases them (the module's start barrier), then
 /// waits for the receivers to finish.
-pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
-    fanout_tasks(Kind::Messaging, groups, opts)
+pub fn messaging(groups: u32, opts: &WorkloadOpts, costs: MessagingCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+    fanout_tasks(Parent { kind: Kind::Messaging, hb: costs, ..Parent::default() }, groups, opts)
 }
 
 /// `volanomark`: `rooms` rooms of 20 users, 4 tasks per user (client
@@ -63,15 +119,16 @@ pub fn messaging(groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRe
 /// server's acknowledgement; the server receiver wakes the server senders
 /// of the 19 other users (Java notify: plain, non-sync wakeups), each of
 /// which writes to its client receiver (TCP: sync).
-pub fn volanomark(rooms: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
-    fanout_tasks(Kind::Volanomark, rooms, opts)
+pub fn volanomark(rooms: u32, opts: &WorkloadOpts, costs: VolanoCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+    fanout_tasks(Parent { kind: Kind::Volanomark, vm: costs, ..Parent::default() }, rooms, opts)
 }
 
 /// The parent (task 0, the one the run waits for), which forks `groups`
-/// groups or rooms of `kind` and waits for their receivers.
-fn fanout_tasks(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+/// groups or rooms of `parent.kind` and waits for their receivers.
+fn fanout_tasks(parent: Parent, groups: u32, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     let loops = opts.loops.unwrap_or(100).max(1);
-    let parent = Parent { groups: groups.max(1) as usize, loops, kind, pipe: opts.pipe, ..Parent::default() };
+    let kind = parent.kind;
+    let parent = Parent { groups: groups.max(1) as usize, loops, pipe: opts.pipe, ..parent };
     let name = match kind {
         Kind::Messaging => "hackbench",
         Kind::Volanomark => "volano",
@@ -101,6 +158,9 @@ enum Stage {
 #[derive(Default)]
 struct Parent {
     kind: Kind,
+    /// The costs of hackbench's children, or of VolanoMark's.
+    hb: MessagingCosts,
+    vm: VolanoCosts,
     groups: usize,
     loops: u32,
     /// hackbench -pipe: one pipe per receiver instead of a socketpair.
@@ -146,7 +206,7 @@ impl Parent {
                     Queued::boxed(Receiver {
                         expect,
                         got: 0,
-                        cost: HB_RECV_NS,
+                        cost: self.hb.recv_ns,
                         all: false,
                         ready_first: Some(self.pipe),
                     }),
@@ -156,28 +216,47 @@ impl Parent {
                 let to = self.recv.clone();
                 (
                     format!("hb-send{me_group}.{i}"),
-                    Box::new(HbSender { to, loops: self.loops, k: 0, pipe: self.pipe, ready: Ready::Unready }),
+                    Box::new(HbSender {
+                        to,
+                        loops: self.loops,
+                        k: 0,
+                        pipe: self.pipe,
+                        ready: Ready::Unready,
+                        send_ns: self.hb.send_ns,
+                    }),
                 )
             }
             (Kind::Volanomark, Stage::Receivers) => {
                 let expect = (ROOM as u64 - 1) * self.loops as u64;
                 (
                     format!("vm-crecv{me_group}.{i}"),
-                    Queued::boxed(Receiver { expect, got: 0, cost: VM_CLIENT_RECV_NS, all: true, ready_first: None }),
+                    Queued::boxed(Receiver {
+                        expect,
+                        got: 0,
+                        cost: self.vm.client_recv_ns,
+                        all: true,
+                        ready_first: None,
+                    }),
                 )
             }
             (Kind::Volanomark, Stage::ServerSenders) => {
                 let to = self.recv[i];
-                (format!("vm-ssend{me_group}.{i}"), Queued::boxed(Relay { to }))
+                (format!("vm-ssend{me_group}.{i}"), Queued::boxed(Relay { to, send_ns: self.vm.server_send_ns }))
             }
             (Kind::Volanomark, Stage::ServerReceivers) => {
                 let peers: Vec<TaskRef> =
                     self.srv_send.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, &t)| t).collect();
-                (format!("vm-srecv{me_group}.{i}"), Queued::boxed(FanOut { peers }))
+                (
+                    format!("vm-srecv{me_group}.{i}"),
+                    Queued::boxed(FanOut { peers, recv_ns: self.vm.server_recv_ns, notify_ns: self.vm.notify_ns }),
+                )
             }
             (Kind::Volanomark, _) => {
                 let to = self.srv_recv[i];
-                (format!("vm-csend{me_group}.{i}"), Queued::boxed(VmSender { to, left: self.loops }))
+                (
+                    format!("vm-csend{me_group}.{i}"),
+                    Queued::boxed(VmSender { to, left: self.loops, send_ns: self.vm.client_send_ns }),
+                )
             }
         }
     }
@@ -249,7 +328,8 @@ impl Program for Parent {
         }
         let (name, program) = self.child();
         self.pending = Some(self.stage);
-        Action::Fork(Box::new(ForkSpec { name, program, params: None, ws_kb: 32 }))
+        let ws_kb = if self.kind == Kind::Messaging { self.hb.ws_kb } else { self.vm.ws_kb };
+        Action::Fork(Box::new(ForkSpec { name, program, params: None, ws_kb }))
     }
 }
 
@@ -310,6 +390,8 @@ struct HbSender {
     pipe: bool,
     /// Where it is in hackbench's `ready()`.
     ready: Ready,
+    /// Each write's CPU work.
+    send_ns: f64,
 }
 
 /// A hackbench sender's start: `ready()`'s write, then its poll.
@@ -340,7 +422,7 @@ impl Program for HbSender {
         }
         self.k += 1;
         if half == 0 {
-            Action::Run(ns(HB_SEND_NS))
+            Action::Run(ns(self.send_ns))
         } else {
             let to = self.to[(n % self.to.len() as u64) as usize];
             // Every sender of the group writes on the receiver's one
@@ -355,6 +437,7 @@ impl Program for HbSender {
 struct VmSender {
     to: TaskRef,
     left: u32,
+    send_ns: f64,
 }
 
 impl Planner for VmSender {
@@ -364,7 +447,7 @@ impl Planner for VmSender {
             return;
         }
         self.left -= 1;
-        q.push_back(Action::Run(ns(VM_CLIENT_SEND_NS)));
+        q.push_back(Action::Run(ns(self.send_ns)));
         q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
         q.push_back(Action::Wait { all: false });
     }
@@ -374,14 +457,16 @@ impl Planner for VmSender {
 /// server senders, then is acknowledged.
 struct FanOut {
     peers: Vec<TaskRef>,
+    recv_ns: f64,
+    notify_ns: f64,
 }
 
 impl Planner for FanOut {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for m in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
-            q.push_back(Action::Run(ns(VM_SERVER_RECV_NS)));
+            q.push_back(Action::Run(ns(self.recv_ns)));
             for &p in &self.peers {
-                q.push_back(Action::Run(ns(VM_NOTIFY_NS)));
+                q.push_back(Action::Run(ns(self.notify_ns)));
                 q.push_back(Action::Send { to: p, sync: false, bytes: 100, tag: Tag::Data as u32 });
             }
             q.push_back(Action::Send { to: m.from, sync: true, bytes: 16, tag: Tag::Ack as u32 });
@@ -393,12 +478,13 @@ impl Planner for FanOut {
 /// A VolanoMark server sender: writes each message to its client.
 struct Relay {
     to: TaskRef,
+    send_ns: f64,
 }
 
 impl Planner for Relay {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for _ in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
-            q.push_back(Action::Run(ns(VM_SERVER_SEND_NS)));
+            q.push_back(Action::Run(ns(self.send_ns)));
             q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
         }
         q.push_back(Action::Wait { all: true });
@@ -436,7 +522,8 @@ mod tests {
     /// receiver, and otherwise does what it does on sockets.
     #[test]
     fn a_pipe_sender_writes_each_receivers_pipe() {
-        let mut sender = HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true, ready: Ready::Released };
+        let mut sender =
+            HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true, ready: Ready::Released, send_ns: 2_000.0 };
         let got: Vec<String> = (0..5).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
         let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
         assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
@@ -460,7 +547,7 @@ mod tests {
 
     /// [`fork_all`] with any options.
     fn fork_all_with(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<Child>, Box<dyn Program>, Action) {
-        let (mut tasks, waited) = fanout_tasks(kind, groups, opts);
+        let (mut tasks, waited) = fanout_tasks(Parent { kind, ..Parent::default() }, groups, opts);
         assert_eq!(waited, [0]);
         let mut parent = tasks.remove(0).program;
         let mut children = Vec::new();

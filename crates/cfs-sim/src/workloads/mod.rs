@@ -424,25 +424,130 @@ impl Metric {
     }
 }
 
-/// A workload: a built-in or a file.
+/// A workload: a built-in or a file. The built-ins with costs of their
+/// own carry them, so `--cost WORKLOAD.FIELD=VALUE` can replace one
+/// ([`Workload::with_costs`], [`CostedWorkload`]).
 #[derive(Clone, Debug)]
 pub enum Workload {
     /// pgbench -S (hosts-and-costs.md §3).
     Pgbench(pgbench::PgbenchCosts),
     /// tbench over loopback (§3.3).
-    Tbench,
+    Tbench(pairs::TbenchCosts),
     /// CPU-bound tasks with nice levels.
     Hogs,
     /// hackbench-style groups.
-    Messaging,
+    Messaging(fanout::MessagingCosts),
     /// VolanoMark-style chat rooms (§4.2).
-    Volanomark,
+    Volanomark(fanout::VolanoCosts),
     /// starve.c (§4.1).
-    Starve,
+    Starve(simple::StarveCosts),
     /// sysbench OLTP read-only (§4.3).
-    SysbenchOltp,
+    SysbenchOltp(pairs::SysbenchCosts),
     /// A workload file.
     File(Arc<FileWorkload>),
+}
+
+/// One of a built-in workload's own costs, as `--cost WORKLOAD.FIELD=VALUE`
+/// writes it (`--cost tbench.side_ns=6000`): the field's name, how to write
+/// it, its largest value, and whether it holds a whole number. Each
+/// built-in lists every field of its costs struct in declaration order.
+#[derive(Debug)]
+pub struct CostField<C> {
+    /// The field's name.
+    pub name: &'static str,
+    /// Writes it.
+    pub set: fn(&mut C, f64),
+    /// Its largest value.
+    pub max: f64,
+    /// Whether it takes whole numbers only (a count, bytes, KB).
+    pub whole: bool,
+}
+
+impl<C> CostField<C> {
+    /// A time in ns (at the 2.4 GHz baseline, like the host's CPU work),
+    /// at most a second.
+    pub(crate) const fn ns(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, set, max: MAX_NS, whole: false }
+    }
+
+    /// A message size in bytes, at most 64 KB.
+    pub(crate) const fn bytes(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, set, max: MAX_MSG_BYTES, whole: true }
+    }
+
+    /// A working set in KB, at most 1 GB.
+    pub(crate) const fn kb(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, set, max: MAX_WS_KB, whole: true }
+    }
+
+    /// Any other number, from 0 to `max`.
+    pub(crate) const fn number(name: &'static str, set: fn(&mut C, f64), max: f64) -> CostField<C> {
+        CostField { name, set, max, whole: false }
+    }
+}
+
+/// The largest time a workload cost may take, ns: a second per step.
+pub(crate) const MAX_NS: f64 = 1e9;
+/// The largest message, bytes (a 64 KB query or reply).
+pub(crate) const MAX_MSG_BYTES: f64 = 65_536.0;
+/// The largest working set, KB (1 GB).
+pub(crate) const MAX_WS_KB: f64 = 1_048_576.0;
+
+/// The built-ins that have costs of their own, by the name `--cost` gives
+/// them (`pgbench.`, `tbench.`, ...). `hogs` has none: its tasks only run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostedWorkload {
+    /// [`pgbench::PgbenchCosts`].
+    Pgbench,
+    /// [`pairs::TbenchCosts`].
+    Tbench,
+    /// [`pairs::SysbenchCosts`].
+    SysbenchOltp,
+    /// [`fanout::MessagingCosts`].
+    Messaging,
+    /// [`fanout::VolanoCosts`].
+    Volanomark,
+    /// [`simple::StarveCosts`].
+    Starve,
+}
+
+impl CostedWorkload {
+    /// Every one, in the order `cfs-sim --help` lists them.
+    pub const ALL: [CostedWorkload; 6] = [
+        CostedWorkload::Pgbench,
+        CostedWorkload::Tbench,
+        CostedWorkload::Messaging,
+        CostedWorkload::Volanomark,
+        CostedWorkload::Starve,
+        CostedWorkload::SysbenchOltp,
+    ];
+
+    /// Its command name, the prefix of its fields in `--cost`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CostedWorkload::Pgbench => "pgbench",
+            CostedWorkload::Tbench => "tbench",
+            CostedWorkload::SysbenchOltp => "sysbench-oltp",
+            CostedWorkload::Messaging => "messaging",
+            CostedWorkload::Volanomark => "volanomark",
+            CostedWorkload::Starve => "starve",
+        }
+    }
+
+    /// Its fields: name, largest value, whole numbers only.
+    pub fn fields(self) -> Vec<(&'static str, f64, bool)> {
+        fn list<C>(fields: &[CostField<C>]) -> Vec<(&'static str, f64, bool)> {
+            fields.iter().map(|f| (f.name, f.max, f.whole)).collect()
+        }
+        match self {
+            CostedWorkload::Pgbench => list(&pgbench::COST_FIELDS),
+            CostedWorkload::Tbench => list(&pairs::TBENCH_COST_FIELDS),
+            CostedWorkload::SysbenchOltp => list(&pairs::SYSBENCH_COST_FIELDS),
+            CostedWorkload::Messaging => list(&fanout::MESSAGING_COST_FIELDS),
+            CostedWorkload::Volanomark => list(&fanout::VOLANO_COST_FIELDS),
+            CostedWorkload::Starve => list(&simple::STARVE_COST_FIELDS),
+        }
+    }
 }
 
 /// A built workload: tasks plus stop conditions.
@@ -458,15 +563,24 @@ pub struct Built {
 pub const MAX_SIM_NS: u64 = 600_000_000_000;
 
 impl Workload {
-    /// This workload with the pgbench cost settings among `settings`
-    /// written into its costs (host settings are the cost model's): an
-    /// error if there are any and this is not pgbench.
+    /// This workload with the workload cost settings among `settings`
+    /// (`tbench.side_ns=6000`) written into its costs, in order; host
+    /// settings are the cost model's. An error if one is another
+    /// workload's.
     pub fn with_costs(&self, settings: &[crate::costs::CostSetting]) -> Result<Workload, String> {
         let mut w = self.clone();
-        for s in settings.iter().filter(|s| s.is_pgbench()) {
-            match &mut w {
-                Workload::Pgbench(c) => s.apply_pgbench(c),
-                other => return Err(format!("--cost {s}: a pgbench parameter, and this runs {}", other.name())),
+        for s in settings {
+            let Some((of, i, x)) = s.workload_field() else { continue };
+            match (&mut w, of) {
+                (Workload::Pgbench(c), CostedWorkload::Pgbench) => (pgbench::COST_FIELDS[i].set)(c, x),
+                (Workload::Tbench(c), CostedWorkload::Tbench) => (pairs::TBENCH_COST_FIELDS[i].set)(c, x),
+                (Workload::SysbenchOltp(c), CostedWorkload::SysbenchOltp) => (pairs::SYSBENCH_COST_FIELDS[i].set)(c, x),
+                (Workload::Messaging(c), CostedWorkload::Messaging) => (fanout::MESSAGING_COST_FIELDS[i].set)(c, x),
+                (Workload::Volanomark(c), CostedWorkload::Volanomark) => (fanout::VOLANO_COST_FIELDS[i].set)(c, x),
+                (Workload::Starve(c), CostedWorkload::Starve) => (simple::STARVE_COST_FIELDS[i].set)(c, x),
+                (other, of) => {
+                    return Err(format!("--cost {s}: a {} parameter, and this runs {}", of.name(), other.name()));
+                }
             }
         }
         Ok(w)
@@ -476,12 +590,12 @@ impl Workload {
     pub fn builtin(name: &str) -> Option<Workload> {
         Some(match name {
             "pgbench" => Workload::Pgbench(pgbench::PgbenchCosts::default()),
-            "tbench" => Workload::Tbench,
+            "tbench" => Workload::Tbench(pairs::TbenchCosts::default()),
             "hogs" => Workload::Hogs,
-            "messaging" => Workload::Messaging,
-            "volanomark" => Workload::Volanomark,
-            "starve" => Workload::Starve,
-            "sysbench-oltp" => Workload::SysbenchOltp,
+            "messaging" => Workload::Messaging(fanout::MessagingCosts::default()),
+            "volanomark" => Workload::Volanomark(fanout::VolanoCosts::default()),
+            "starve" => Workload::Starve(simple::StarveCosts::default()),
+            "sysbench-oltp" => Workload::SysbenchOltp(pairs::SysbenchCosts::default()),
             _ => return None,
         })
     }
@@ -490,12 +604,12 @@ impl Workload {
     pub fn name(&self) -> String {
         match self {
             Workload::Pgbench(_) => "pgbench".into(),
-            Workload::Tbench => "tbench".into(),
+            Workload::Tbench(_) => "tbench".into(),
             Workload::Hogs => "hogs".into(),
-            Workload::Messaging => "messaging".into(),
-            Workload::Volanomark => "volanomark".into(),
-            Workload::Starve => "starve".into(),
-            Workload::SysbenchOltp => "sysbench-oltp".into(),
+            Workload::Messaging(_) => "messaging".into(),
+            Workload::Volanomark(_) => "volanomark".into(),
+            Workload::Starve(_) => "starve".into(),
+            Workload::SysbenchOltp(_) => "sysbench-oltp".into(),
             Workload::File(f) => f.name.clone(),
         }
     }
@@ -505,18 +619,18 @@ impl Workload {
     /// `--server-policy` apply to. The others run every task on the
     /// client side.
     pub fn has_server_side(&self) -> bool {
-        matches!(self, Workload::Pgbench(_) | Workload::Tbench | Workload::SysbenchOltp)
+        matches!(self, Workload::Pgbench(_) | Workload::Tbench(_) | Workload::SysbenchOltp(_))
     }
 
     /// What it measures.
     pub fn metric(&self) -> Metric {
         match self {
-            Workload::Pgbench(_) | Workload::SysbenchOltp => Metric::new("tps", 1.0),
+            Workload::Pgbench(_) | Workload::SysbenchOltp(_) => Metric::new("tps", 1.0),
             // dbench/tbench report MB/sec with MB = 10^6 bytes.
-            Workload::Tbench => Metric::new("mb_s", 1e-6),
+            Workload::Tbench(_) => Metric::new("mb_s", 1e-6),
             Workload::Hogs => Metric::new("loops_s", 1.0),
-            Workload::Messaging | Workload::Volanomark => Metric::new("msgs_s", 1.0),
-            Workload::Starve => Metric::new("signals_s", 1.0),
+            Workload::Messaging(_) | Workload::Volanomark(_) => Metric::new("msgs_s", 1.0),
+            Workload::Starve(_) => Metric::new("signals_s", 1.0),
             Workload::File(f) => Metric::new(&f.metric, 1.0),
         }
     }
@@ -526,11 +640,11 @@ impl Workload {
         let n = nr_cpus as u32;
         match self {
             Workload::Pgbench(_) => SELECTTEST_CLIENTS.to_vec(),
-            Workload::Tbench => vec![2 * n],
+            Workload::Tbench(_) => vec![2 * n],
             Workload::Hogs => vec![n + 1],
-            Workload::Messaging | Workload::Volanomark => vec![1],
-            Workload::Starve | Workload::File(_) => vec![1],
-            Workload::SysbenchOltp => vec![1, 2, 4, 8, 16, 32],
+            Workload::Messaging(_) | Workload::Volanomark(_) => vec![1],
+            Workload::Starve(_) | Workload::File(_) => vec![1],
+            Workload::SysbenchOltp(_) => vec![1, 2, 4, 8, 16, 32],
         }
     }
 
@@ -541,10 +655,10 @@ impl Workload {
     /// file's finishing tasks).
     pub fn known_duration_ns(&self, opts: &WorkloadOpts) -> Option<u64> {
         match self {
-            Workload::Tbench | Workload::SysbenchOltp | Workload::Hogs | Workload::Starve => {
+            Workload::Tbench(_) | Workload::SysbenchOltp(_) | Workload::Hogs | Workload::Starve(_) => {
                 Some(opts.duration_ns.unwrap_or(DEFAULT_TIMED_NS))
             }
-            Workload::Pgbench(_) | Workload::Messaging | Workload::Volanomark => opts.duration_ns,
+            Workload::Pgbench(_) | Workload::Messaging(_) | Workload::Volanomark(_) => opts.duration_ns,
             Workload::File(w) => match opts.duration_ns.or(w.duration_ns) {
                 Some(d) => Some(d),
                 None if w.tasks.iter().any(|t| t.finish && t.instances > 0) => None,
@@ -573,18 +687,20 @@ impl Workload {
                 let f = if o.duration_ns.is_some() { Vec::new() } else { f };
                 (t, f, limits(0), SyncObjects::NONE)
             }
-            Workload::Tbench => (pairs::tbench(clients, opts, start), vec![], limits(share(0.2)), SyncObjects::NONE),
-            Workload::SysbenchOltp => {
-                (pairs::sysbench(clients, opts, start), vec![], limits(share(0.1)), SyncObjects::NONE)
+            Workload::Tbench(c) => {
+                (pairs::tbench(clients, opts, *c, start), vec![], limits(share(0.2)), SyncObjects::NONE)
+            }
+            Workload::SysbenchOltp(c) => {
+                (pairs::sysbench(clients, opts, *c, start), vec![], limits(share(0.1)), SyncObjects::NONE)
             }
             Workload::Hogs => (simple::hogs(clients, opts), vec![], limits(0), SyncObjects::NONE),
-            Workload::Starve => (simple::starve(opts), vec![], limits(0), SyncObjects::NONE),
-            Workload::Messaging => {
-                let (t, f) = fanout::messaging(clients, opts);
+            Workload::Starve(c) => (simple::starve(opts, *c), vec![], limits(0), SyncObjects::NONE),
+            Workload::Messaging(c) => {
+                let (t, f) = fanout::messaging(clients, opts, *c);
                 (t, f, limits(0), SyncObjects::NONE)
             }
-            Workload::Volanomark => {
-                let (t, f) = fanout::volanomark(clients, opts);
+            Workload::Volanomark(c) => {
+                let (t, f) = fanout::volanomark(clients, opts, *c);
                 (t, f, limits(0), SyncObjects::NONE)
             }
             Workload::File(w) => {

@@ -8,15 +8,15 @@
 //! sender's CPU (loopback TCP runs the receive softirq there, unix sockets
 //! wake directly).
 
-use super::{Launcher, Listener, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
+use super::{CostField, Launcher, Listener, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
 use crate::program::{Action, ForkSpec, Planner, Queued, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
-/// Which pair workload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which pair workload, with its costs.
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
-    Tbench,
-    Sysbench,
+    Tbench(TbenchCosts),
+    Sysbench(SysbenchCosts),
 }
 
 /// One tbench operation: request and reply bytes on the wire, and the
@@ -45,12 +45,114 @@ const TB_OPS: [TbOp; 10] = [
     TbOp { req: 51, reply: 39, counted: 0 },           // LockX
 ];
 
-/// tbench per-op CPU on each side (§3.3, §5.2 \[E\]: ~5 µs client and ~5 µs
-/// server at 2.4 GHz, syscalls and the TCP stack included).
-const TB_SIDE_NS: f64 = 5_000.0;
-/// Copying a byte through loopback TCP, per side (one copy into the skb,
-/// one out of it; ~2.5 GB/s memcpy \[E\]).
-const TB_COPY_NS_PER_BYTE: f64 = 0.4;
+/// tbench's own costs, which `--cost tbench.FIELD=VALUE` replaces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TbenchCosts {
+    /// CPU per op on each side (§3.3, §5.2 \[E\]: ~5 µs client and ~5 µs
+    /// server at 2.4 GHz, syscalls and the TCP stack included).
+    pub side_ns: f64,
+    /// Copying a byte through loopback TCP, per side (one copy into the
+    /// skb, one out of it; ~2.5 GB/s memcpy \[E\]).
+    pub copy_ns_per_byte: f64,
+    /// A client's connect before its first op \[E\].
+    pub connect_ns: f64,
+    /// tbench_srv's fork of a child per connection \[E\].
+    pub fork_ns: f64,
+    /// A server child's working set, KB \[E\].
+    pub server_ws_kb: u32,
+    /// A client's working set, KB \[E\].
+    pub client_ws_kb: u32,
+}
+
+impl TbenchCosts {
+    /// The shipped values.
+    pub const SHIPPED: TbenchCosts = TbenchCosts {
+        side_ns: 5_000.0,
+        copy_ns_per_byte: 0.4,
+        connect_ns: 20_000.0,
+        fork_ns: 60_000.0,
+        server_ws_kb: 48,
+        client_ws_kb: 48,
+    };
+}
+
+impl Default for TbenchCosts {
+    fn default() -> Self {
+        TbenchCosts::SHIPPED
+    }
+}
+
+/// Every field of [`TbenchCosts`], as `--cost tbench.FIELD` names it.
+pub const TBENCH_COST_FIELDS: [CostField<TbenchCosts>; 6] = [
+    CostField::ns("side_ns", |c, x| c.side_ns = x),
+    // A 4 KB ReadX at 1,000 ns a byte is 4 ms a side.
+    CostField::number("copy_ns_per_byte", |c, x| c.copy_ns_per_byte = x, 1_000.0),
+    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
+    CostField::kb("server_ws_kb", |c, x| c.server_ws_kb = x as u32),
+    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+];
+
+impl TbenchCosts {
+    /// One side's CPU for `op`: the fixed part plus both copies of its
+    /// bytes.
+    fn side(&self, op: TbOp) -> f64 {
+        self.side_ns + self.copy_ns_per_byte * (op.req + op.reply) as f64
+    }
+}
+
+/// sysbench's and mysqld's own costs, which `--cost
+/// sysbench-oltp.FIELD=VALUE` replaces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SysbenchCosts {
+    /// sysbench's own CPU per statement (§4.3 \[E\]).
+    pub client_ns: f64,
+    /// A factor on every statement's server time in the `OLTP` table
+    /// (1 = the table's 550 µs a transaction).
+    pub statement_scale: f64,
+    /// A statement's request on the socket, bytes \[E\].
+    pub request_bytes: u32,
+    /// A client's connect before its first statement \[E\].
+    pub connect_ns: f64,
+    /// mysqld's clone of a thread per connection \[E\].
+    pub fork_ns: f64,
+    /// A connection thread's working set, KB \[E\].
+    pub server_ws_kb: u32,
+    /// A sysbench thread's working set, KB \[E\].
+    pub client_ws_kb: u32,
+}
+
+impl SysbenchCosts {
+    /// The shipped values.
+    pub const SHIPPED: SysbenchCosts = SysbenchCosts {
+        client_ns: 5_000.0,
+        statement_scale: 1.0,
+        request_bytes: 96,
+        connect_ns: 20_000.0,
+        fork_ns: 30_000.0,
+        server_ws_kb: 128,
+        client_ws_kb: 32,
+    };
+}
+
+impl Default for SysbenchCosts {
+    fn default() -> Self {
+        SysbenchCosts::SHIPPED
+    }
+}
+
+/// Every field of [`SysbenchCosts`], as `--cost sysbench-oltp.FIELD` names
+/// it.
+pub const SYSBENCH_COST_FIELDS: [CostField<SysbenchCosts>; 7] = [
+    CostField::ns("client_ns", |c, x| c.client_ns = x),
+    // The dearest statement (80 µs) at 1,000 times is 80 ms.
+    CostField::number("statement_scale", |c, x| c.statement_scale = x, 1_000.0),
+    CostField::bytes("request_bytes", |c, x| c.request_bytes = x as u32),
+    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
+    CostField::kb("server_ws_kb", |c, x| c.server_ws_kb = x as u32),
+    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+];
 
 /// sysbench 0.4 OLTP read-only: the 16 statements of one transaction
 /// (§4.3) as (server µs \[E\], reply bytes \[E\]).
@@ -72,26 +174,24 @@ const OLTP: [(f64, u32); 16] = [
     (80.0, 12_000), // DISTINCT range
     (10.0, 11),     // COMMIT
 ];
-/// sysbench's own CPU per statement (§4.3 \[E\]).
-const OLTP_CLIENT_NS: f64 = 5_000.0;
 
 /// tbench: `tbench_srv` (task 0) and the tbench parent (task 1).
-pub fn tbench(clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
-    pair_tasks(Kind::Tbench, clients, opts, start)
+pub fn tbench(clients: u32, opts: &WorkloadOpts, costs: TbenchCosts, start: StartCpus) -> Vec<TaskSpec> {
+    pair_tasks(Kind::Tbench(costs), clients, opts, start)
 }
 
 /// sysbench OLTP read-only: mysqld (task 0) and sysbench (task 1).
-pub fn sysbench(clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
-    pair_tasks(Kind::Sysbench, clients, opts, start)
+pub fn sysbench(clients: u32, opts: &WorkloadOpts, costs: SysbenchCosts, start: StartCpus) -> Vec<TaskSpec> {
+    pair_tasks(Kind::Sysbench(costs), clients, opts, start)
 }
 
 /// The listener (task 0), which forks a [`Server`] per connection, and the
 /// launcher (task 1), which forks the clients.
 fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -> Vec<TaskSpec> {
-    // fork of a small tbench_srv / clone of a mysqld thread [E].
+    // fork of a small tbench_srv / clone of a mysqld thread.
     let (srv_name, fork_ns, conn_name, conn_ws) = match kind {
-        Kind::Tbench => ("tbench_srv", 60_000.0, "tbench_srv", 48),
-        Kind::Sysbench => ("mysqld", 30_000.0, "mysqld-conn", 128),
+        Kind::Tbench(c) => ("tbench_srv", c.fork_ns, "tbench_srv", c.server_ws_kb),
+        Kind::Sysbench(c) => ("mysqld", c.fork_ns, "mysqld-conn", c.server_ws_kb),
     };
     let listener = Listener::new(fork_ns, move |client| ForkSpec {
         name: conn_name.into(),
@@ -100,14 +200,14 @@ fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -
         ws_kb: conn_ws,
     });
     let (cli_name, worker_name, worker_ws) = match kind {
-        Kind::Tbench => ("tbench", "tbench-client", 48),
-        Kind::Sysbench => ("sysbench", "sysbench-thread", 32),
+        Kind::Tbench(c) => ("tbench", "tbench-client", c.client_ws_kb),
+        Kind::Sysbench(c) => ("sysbench", "sysbench-thread", c.client_ws_kb),
     };
     // sysbench's threads wait at its start mutex until all exist; tbench's
     // children wait at dbench's barrier until all are connected.
     let gate = match kind {
-        Kind::Tbench => StartGate::AfterStarted,
-        Kind::Sysbench => StartGate::AfterForks,
+        Kind::Tbench(_) => StartGate::AfterStarted,
+        Kind::Sysbench(_) => StartGate::AfterForks,
     };
     let launcher = Launcher::gated(clients, gate, move |i| ForkSpec {
         name: worker_name.into(),
@@ -137,13 +237,13 @@ impl Planner for Server {
         for m in cx.received.iter().filter(|m| m.tag & OP_TAG != 0) {
             let op = (m.tag & !OP_TAG) as usize;
             let (cost, reply) = match self.kind {
-                Kind::Tbench => {
+                Kind::Tbench(c) => {
                     let op = TB_OPS[op % TB_OPS.len()];
-                    (TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64, op.reply)
+                    (c.side(op), op.reply)
                 }
-                Kind::Sysbench => {
+                Kind::Sysbench(c) => {
                     let (us, reply) = OLTP[op % OLTP.len()];
-                    (us * 1000.0, reply)
+                    (us * 1000.0 * c.statement_scale, reply)
                 }
             };
             q.push_back(Action::Run(ns(cost)));
@@ -187,16 +287,16 @@ impl PairClient {
 
     fn request(&self, server: TaskRef, q: &mut VecDeque<Action>) {
         match self.kind {
-            Kind::Tbench => {
+            Kind::Tbench(c) => {
                 let op = TB_OPS[self.op];
-                q.push_back(Action::Run(ns(TB_SIDE_NS + TB_COPY_NS_PER_BYTE * (op.req + op.reply) as f64)));
+                q.push_back(Action::Run(ns(c.side(op))));
                 let tag = OP_TAG | self.op as u32;
                 q.push_back(Action::Send { to: server, sync: true, bytes: op.req, tag });
             }
-            Kind::Sysbench => {
-                q.push_back(Action::Run(ns(OLTP_CLIENT_NS)));
+            Kind::Sysbench(c) => {
+                q.push_back(Action::Run(ns(c.client_ns)));
                 let tag = OP_TAG | self.op as u32;
-                q.push_back(Action::Send { to: server, sync: true, bytes: 96, tag });
+                q.push_back(Action::Send { to: server, sync: true, bytes: c.request_bytes, tag });
             }
         }
         q.push_back(Action::Wait { all: true });
@@ -205,14 +305,14 @@ impl PairClient {
     /// A reply arrived: count progress, move to the next op.
     fn answered(&mut self, q: &mut VecDeque<Action>) {
         match self.kind {
-            Kind::Tbench => {
+            Kind::Tbench(_) => {
                 let counted = TB_OPS[self.op].counted;
                 if counted > 0 {
                     q.push_back(Action::Progress(counted as u64));
                 }
                 self.op = (self.op + 1) % TB_OPS.len();
             }
-            Kind::Sysbench => {
+            Kind::Sysbench(_) => {
                 self.op += 1;
                 if self.op == OLTP.len() {
                     self.op = 0;
@@ -228,7 +328,11 @@ impl Planner for PairClient {
         let (server, released) = match self.stage {
             Stage::New => {
                 self.stage = Stage::Starting { server: None, released: self.gate == StartGate::Open };
-                q.push_back(Action::Run(ns(20_000.0)));
+                let connect_ns = match self.kind {
+                    Kind::Tbench(c) => c.connect_ns,
+                    Kind::Sysbench(c) => c.connect_ns,
+                };
+                q.push_back(Action::Run(ns(connect_ns)));
                 q.push_back(Action::Send { to: 0, sync: true, bytes: 64, tag: Tag::Connect as u32 });
                 q.push_back(Action::Wait { all: false });
                 return;
@@ -252,7 +356,7 @@ impl Planner for PairClient {
                 released = true;
             } else if m.tag == Tag::Ready as u32 {
                 server = Some(m.from);
-                if self.kind == Kind::Sysbench {
+                if matches!(self.kind, Kind::Sysbench(_)) {
                     self.op = 0;
                 }
                 if let (StartGate::AfterStarted, Some(driver)) = (self.gate, cx.parent) {
@@ -278,6 +382,10 @@ mod tests {
     use super::*;
     use crate::program::{Msg, Program};
     use rand::SeedableRng;
+
+    /// The pair workloads at their shipped costs.
+    const TBENCH: Kind = Kind::Tbench(TbenchCosts::SHIPPED);
+    const SYSBENCH: Kind = Kind::Sysbench(SysbenchCosts::SHIPPED);
 
     /// Steps `p` once with `received` delivered.
     fn step(p: &mut dyn Program, received: &[Msg]) -> Action {
@@ -346,13 +454,13 @@ mod tests {
     /// §3.3).
     #[test]
     fn a_tbench_cycle_costs_and_counts_its_op_mix() {
-        let (c, s, units, req, rep) = exchange(Kind::Tbench, 0, 10);
+        let (c, s, units, req, rep) = exchange(TBENCH, 0, 10);
         assert_eq!(rep, [87, 71, 4_155, 4_155, 55, 71, 1_083, 39, 399, 39]);
         assert_eq!((req, rep.iter().sum::<u32>()), (2_749, 10_154));
         assert_eq!((c, s), (55_161, 55_161));
         assert_eq!(units, 11_264);
         // Starting elsewhere in the mix rotates the order, not the cycle.
-        let (c7, s7, units7, req7, rep7) = exchange(Kind::Tbench, 7, 10);
+        let (c7, s7, units7, req7, rep7) = exchange(TBENCH, 7, 10);
         assert_eq!((c7, s7, units7, req7), (c, s, units, req));
         let mut rotated = rep;
         rotated.rotate_left(7);
@@ -365,11 +473,11 @@ mod tests {
     /// bytes; sysbench 16 x 5 µs; one transaction counted at COMMIT.
     #[test]
     fn a_sysbench_transaction_is_sixteen_statements() {
-        let (c, s, units, req, rep) = exchange(Kind::Sysbench, 0, 16);
+        let (c, s, units, req, rep) = exchange(SYSBENCH, 0, 16);
         assert_eq!((c, s, units, req, rep.iter().sum::<u32>()), (80_000, 550_000, 1, 16 * 96, 37_582));
         assert_eq!(rep[11], 12_000, "the simple range returns its 100 rows");
         // 15 statements are not a transaction yet; a connect starts at BEGIN.
-        assert_eq!(exchange(Kind::Sysbench, 5, 15).2, 0);
+        assert_eq!(exchange(SYSBENCH, 5, 15).2, 0);
     }
 
     /// The launcher staggers the tbench clients through the op mix: client
@@ -377,7 +485,7 @@ mod tests {
     #[test]
     fn tbench_clients_start_at_staggered_ops() {
         let start = StartCpus { server: 0, client: 1 };
-        let mut tasks = tbench(5, &WorkloadOpts::default(), start);
+        let mut tasks = tbench(5, &WorkloadOpts::default(), TbenchCosts::default(), start);
         assert_eq!((tasks[0].name.as_str(), tasks[1].name.as_str()), ("tbench_srv", "tbench"));
         let launcher = &mut tasks[1].program;
         let mut first_ops = Vec::new();
@@ -443,9 +551,9 @@ mod tests {
     /// dbench's one semop wakes every child.
     #[test]
     fn the_drivers_release_their_workers_at_their_barrier() {
-        assert_eq!(release(Kind::Sysbench, 3, &[]), (vec![10, 11, 12], 0, 3));
-        assert_eq!(release(Kind::Tbench, 4, &[4]), (vec![10, 11, 12, 13], 1, 1));
-        assert_eq!(release(Kind::Tbench, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3, 1));
+        assert_eq!(release(SYSBENCH, 3, &[]), (vec![10, 11, 12], 0, 3));
+        assert_eq!(release(TBENCH, 4, &[4]), (vec![10, 11, 12, 13], 1, 1));
+        assert_eq!(release(TBENCH, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3, 1));
     }
 
     /// A worker connects, reports to its driver once connected (tbench
@@ -455,7 +563,7 @@ mod tests {
     fn a_worker_waits_for_its_server_and_the_barrier_in_either_order() {
         let ready = msg(5, 64, Tag::Ready as u32);
         let go = msg(1, 0, Tag::Go as u32);
-        for (kind, gate) in [(Kind::Tbench, StartGate::AfterStarted), (Kind::Sysbench, StartGate::AfterForks)] {
+        for (kind, gate) in [(TBENCH, StartGate::AfterStarted), (SYSBENCH, StartGate::AfterForks)] {
             for order in [[ready, go], [go, ready]] {
                 let mut w = Queued::new(PairClient::new(kind, 0, gate));
                 let mut sent = Vec::new();
@@ -478,9 +586,9 @@ mod tests {
                 };
                 assert_eq!(tag, OP_TAG);
                 // tbench's first op costs 5 µs + 0.4 ns x (114 + 87) bytes; sysbench's BEGIN 5 µs.
-                assert_eq!(first_work, if kind == Kind::Tbench { 5_080 } else { 5_000 });
+                assert_eq!(first_work, if kind == TBENCH { 5_080 } else { 5_000 });
                 let connect = (0, Tag::Connect as u32);
-                let want = if kind == Kind::Tbench { vec![connect, (1, Tag::Started as u32)] } else { vec![connect] };
+                let want = if kind == TBENCH { vec![connect, (1, Tag::Started as u32)] } else { vec![connect] };
                 assert_eq!(sent, want, "{kind:?}");
             }
         }

@@ -22,7 +22,7 @@
 //! initialises and reports ready. Its time counts in TPS, which pgbench
 //! reports "including connections establishing".
 
-use super::{Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
+use super::{CostField, Listener, Side, StartCpus, Tag, WorkloadOpts, ns};
 use crate::dist::Dist;
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
 use std::cell::RefCell;
@@ -109,6 +109,32 @@ impl Default for PgbenchCosts {
         }
     }
 }
+
+/// Every field of [`PgbenchCosts`], as `--cost pgbench.FIELD` names it.
+pub const COST_FIELDS: [CostField<PgbenchCosts>; 16] = [
+    CostField::ns("client_reply_ns", |c, x| c.client_reply_ns = x),
+    CostField::ns("client_query_ns", |c, x| c.client_query_ns = x),
+    CostField::ns("select_base_ns", |c, x| c.select_base_ns = x),
+    CostField::ns("select_per_conn_ns", |c, x| c.select_per_conn_ns = x),
+    CostField::ns("poll_wait_per_conn_ns", |c, x| c.poll_wait_per_conn_ns = x),
+    CostField::number("snapshot_lines", |c, x| c.snapshot_lines = x, crate::costs::MAX_LINES),
+    CostField::ns("backend_ns", |c, x| c.backend_ns = x),
+    CostField::number("backend_cv", |c, x| c.backend_cv = x, 1.0),
+    CostField::bytes("query_bytes", |c, x| c.query_bytes = x as u32),
+    CostField::bytes("reply_bytes", |c, x| c.reply_bytes = x as u32),
+    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
+    CostField::ns("backend_start_ns", |c, x| c.backend_start_ns = x),
+    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+    // Per connection: 60 connections of 1 MB is 60 MB.
+    CostField {
+        name: "client_ws_per_conn_kb",
+        set: |c, x| c.client_ws_per_conn_kb = x as u32,
+        max: 1_024.0,
+        whole: true,
+    },
+    CostField::kb("backend_ws_kb", |c, x| c.backend_ws_kb = x as u32),
+];
 
 /// Builds the initial tasks: the postmaster (task 0) and pgbench (task 1),
 /// on the CPUs `start` drew.

@@ -1,7 +1,7 @@
 //! `hogs` (CPU-bound tasks with nice levels) and `starve` (starve.c,
 //! hosts-and-costs.md §4.1).
 
-use super::{Launcher, Tag, WorkloadOpts, ns, parent_task};
+use super::{CostField, Launcher, Tag, WorkloadOpts, ns, parent_task};
 use crate::program::{Action, ForkSpec, Planner, Program, Queued, StepCx, TaskRef, TaskSpec};
 use cfs_core::CpuMask;
 use std::collections::VecDeque;
@@ -47,28 +47,44 @@ impl Program for Hog {
 /// run the handler. Both pinned to one CPU (CPU 0 unless `--pin-client`),
 /// as the LTP port runs it. Throughput: handler runs per second (pending
 /// signals of one kind coalesce, as standard signals do).
-pub fn starve(opts: &WorkloadOpts) -> Vec<TaskSpec> {
+pub fn starve(opts: &WorkloadOpts, costs: StarveCosts) -> Vec<TaskSpec> {
     let pin = opts.pin_client.unwrap_or_else(|| CpuMask::single(0));
-    vec![parent_task("starve-parent", opts.params(Some(pin)), Queued::new(StarveParent { forked: false }))]
+    let parent = StarveParent { forked: false, costs };
+    vec![parent_task("starve-parent", opts.params(Some(pin)), Queued::new(parent))]
 }
 
-/// Signal delivery, the handler, sigreturn and re-entering nanosleep \[E\]
-/// (§4.1: 2-4 µs).
-const HANDLER_NS: f64 = 3_000.0;
-/// One `kill()`: syscall plus signal queueing \[E\] (§4.1: 1-1.5 µs).
-const KILL_NS: f64 = 1_200.0;
+/// starve.c's own costs, which `--cost starve.FIELD=VALUE` replaces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StarveCosts {
+    /// Signal delivery, the handler, sigreturn and re-entering nanosleep
+    /// \[E\] (§4.1: 2-4 µs).
+    pub handler_ns: f64,
+    /// One `kill()`: syscall plus signal queueing \[E\] (§4.1: 1-1.5 µs).
+    pub kill_ns: f64,
+}
+
+impl Default for StarveCosts {
+    fn default() -> Self {
+        StarveCosts { handler_ns: 3_000.0, kill_ns: 1_200.0 }
+    }
+}
+
+/// Every field of [`StarveCosts`], as `--cost starve.FIELD` names it.
+pub const STARVE_COST_FIELDS: [CostField<StarveCosts>; 2] =
+    [CostField::ns("handler_ns", |c, x| c.handler_ns = x), CostField::ns("kill_ns", |c, x| c.kill_ns = x)];
 
 /// Forks the child, then sleeps, running the handler whenever signals
 /// interrupt the sleep.
 struct StarveParent {
     forked: bool,
+    costs: StarveCosts,
 }
 
 impl Planner for StarveParent {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         if !self.forked {
             self.forked = true;
-            let child = StarveChild { parent: cx.me, sent: false };
+            let child = StarveChild { parent: cx.me, sent: false, kill_ns: self.costs.kill_ns };
             q.push_back(Action::Fork(Box::new(ForkSpec {
                 name: "starve-child".into(),
                 program: Box::new(child),
@@ -79,7 +95,7 @@ impl Planner for StarveParent {
         }
         if !cx.received.is_empty() {
             // Signals arrived (however many: they coalesce): one handler run.
-            q.push_back(Action::Run(ns(HANDLER_NS)));
+            q.push_back(Action::Run(ns(self.costs.handler_ns)));
             q.push_back(Action::Progress(1));
         }
         q.push_back(Action::Sleep { ns: 1_000_000_000, interruptible: true });
@@ -90,13 +106,14 @@ impl Planner for StarveParent {
 struct StarveChild {
     parent: TaskRef,
     sent: bool,
+    kill_ns: f64,
 }
 
 impl Program for StarveChild {
     fn step(&mut self, _cx: &mut StepCx<'_>) -> Action {
         self.sent = !self.sent;
         if self.sent {
-            Action::Run(ns(KILL_NS))
+            Action::Run(ns(self.kill_ns))
         } else {
             Action::Send { to: self.parent, sync: false, bytes: 0, tag: Tag::Signal as u32 }
         }
@@ -108,16 +125,16 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    /// starve.c's child: `KILL_NS` of work, then one SIGUSR1 to its parent,
-    /// for ever, strictly alternating.
+    /// starve.c's child: a `kill()`'s work (1.2 µs), then one SIGUSR1 to
+    /// its parent, for ever, strictly alternating.
     #[test]
     fn the_starve_child_works_then_signals_its_parent() {
-        let mut child = StarveChild { parent: 4, sent: false };
+        let mut child = StarveChild { parent: 4, sent: false, kill_ns: StarveCosts::default().kill_ns };
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
         let mut cx =
             StepCx { now: 0, me: 5, rng: &mut rng, received: &[], blocked: false, forked: None, parent: Some(4) };
         for _ in 0..3 {
-            assert!(matches!(child.step(&mut cx), Action::Run(ns) if ns == super::ns(KILL_NS)));
+            assert!(matches!(child.step(&mut cx), Action::Run(1_200)));
             let signal = child.step(&mut cx);
             assert!(matches!(signal, Action::Send { to: 4, sync: false, bytes: 0, tag } if tag == Tag::Signal as u32));
         }
