@@ -441,6 +441,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "host": plan.host.name(),
         "costs": plan.costs,
         "workload": plan.workload.name(),
+        // The workload's own costs every column starts from (a column's
+        // `cost` list names what it changed); null for hogs and files.
+        "workload_costs": plan.workload.own_costs(),
         "metric": res.metric.name,
         "runs_per_cell": plan.runs_per_cell(),
         "configs": configs,

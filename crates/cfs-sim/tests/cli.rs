@@ -993,6 +993,27 @@ fn a_pair_workloads_own_costs_lie_on_its_critical_path() {
     }
 }
 
+#[test]
+fn the_json_says_which_workload_costs_a_run_used() {
+    // The global --cost is written into the workload's costs, which the
+    // JSON lists field by field; a column's own setting is in its `cost`.
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("one JSON document")
+    };
+    let base = ["tbench", "--clients", "1", "--runs", "1", "--duration", "20ms", "--json"];
+    let extra = ["--cost", "tbench.side_ns=6000", "--config", "name=a", "--config", "name=b,cost=tbench.fork_ns=1"];
+    let doc = json(&[&base[..], &extra[..]].concat());
+    let costs = &doc["workload_costs"];
+    assert_eq!(costs["side_ns"], 6000.0);
+    assert_eq!(costs["copy_ns_per_byte"], 0.4, "the shipped value where nothing was set");
+    assert_eq!(costs.as_object().map(|o| o.len()), Some(6), "every TbenchCosts field");
+    assert_eq!(doc["configs"][1]["cost"], serde_json::json!(["tbench.fork_ns=1"]));
+    let hogs = json(&["hogs", "--clients", "1", "--runs", "1", "--duration", "20ms", "--json"]);
+    assert!(hogs["workload_costs"].is_null(), "hogs has no costs of its own");
+}
+
 /// The TPS of each column of a one-row pgbench table.
 fn one_row(args: &[&str]) -> Vec<f64> {
     let out = run(args);

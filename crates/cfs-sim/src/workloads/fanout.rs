@@ -31,7 +31,7 @@ const GROUP: usize = 20;
 const ROOM: usize = 20;
 
 /// hackbench's own costs, which `--cost messaging.FIELD=VALUE` replaces.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct MessagingCosts {
     /// A sender's `write()` of a 100-byte message on a unix socket \[E:
     /// syscall plus a 100-byte copy and the socket locking, ~1-2 µs at
@@ -60,7 +60,7 @@ pub const MESSAGING_COST_FIELDS: [CostField<MessagingCosts>; 3] = [
 /// VolanoMark's own costs, which `--cost volanomark.FIELD=VALUE` replaces:
 /// per-hop CPU, JVM plus kernel \[E\] (hosts-and-costs.md §4.2: 5-15 µs
 /// per hop).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct VolanoCosts {
     /// A client sender's message out.
     pub client_send_ns: f64,

@@ -586,6 +586,22 @@ impl Workload {
         Ok(w)
     }
 
+    /// Its own costs, field by field (`{"side_ns": 5000.0, ...}`), for a
+    /// built-in that has them ([`CostedWorkload`]); `None` for hogs and
+    /// workload files.
+    pub fn own_costs(&self) -> Option<serde_json::Value> {
+        let v = match self {
+            Workload::Pgbench(c) => serde_json::to_value(c),
+            Workload::Tbench(c) => serde_json::to_value(c),
+            Workload::SysbenchOltp(c) => serde_json::to_value(c),
+            Workload::Messaging(c) => serde_json::to_value(c),
+            Workload::Volanomark(c) => serde_json::to_value(c),
+            Workload::Starve(c) => serde_json::to_value(c),
+            Workload::Hogs | Workload::File(_) => return None,
+        };
+        v.ok()
+    }
+
     /// The built-in of this name.
     pub fn builtin(name: &str) -> Option<Workload> {
         Some(match name {

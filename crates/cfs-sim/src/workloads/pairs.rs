@@ -46,7 +46,7 @@ const TB_OPS: [TbOp; 10] = [
 ];
 
 /// tbench's own costs, which `--cost tbench.FIELD=VALUE` replaces.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct TbenchCosts {
     /// CPU per op on each side (§3.3, §5.2 \[E\]: ~5 µs client and ~5 µs
     /// server at 2.4 GHz, syscalls and the TCP stack included).
@@ -103,7 +103,7 @@ impl TbenchCosts {
 
 /// sysbench's and mysqld's own costs, which `--cost
 /// sysbench-oltp.FIELD=VALUE` replaces.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct SysbenchCosts {
     /// sysbench's own CPU per statement (§4.3 \[E\]).
     pub client_ns: f64,

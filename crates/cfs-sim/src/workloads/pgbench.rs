@@ -41,7 +41,7 @@ type Registry = Rc<RefCell<Arc<[TaskRef]>>>;
 /// the best published 36.5K TPS, as §3.2 derives) and the backend ≈ 63 µs,
 /// so that with two context switches one client co-located with its
 /// backend takes the 90.6 µs of the published 11,043 TPS \[P\].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct PgbenchCosts {
     /// Reading a reply: recv, PQconsumeInput, PQgetResult, PQclear.
     pub client_reply_ns: f64,

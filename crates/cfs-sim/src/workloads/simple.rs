@@ -54,7 +54,7 @@ pub fn starve(opts: &WorkloadOpts, costs: StarveCosts) -> Vec<TaskSpec> {
 }
 
 /// starve.c's own costs, which `--cost starve.FIELD=VALUE` replaces.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct StarveCosts {
     /// Signal delivery, the handler, sigreturn and re-entering nanosleep
     /// \[E\] (§4.1: 2-4 µs).
