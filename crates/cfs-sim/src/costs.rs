@@ -456,7 +456,7 @@ impl CostSetting {
 fn near<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let mut with_unit = known.iter().filter(|k| k.strip_prefix(word).is_some_and(|unit| unit.starts_with('_')));
     match (with_unit.next(), with_unit.next()) {
-        (Some(k), None) if !word.is_empty() => Some(k),
+        (Some(k), None) => Some(k),
         _ => crate::experiment::suggest(word, known),
     }
 }
@@ -805,6 +805,7 @@ mod tests {
                 let value = if whole { "7" } else { "0.5" };
                 let s = CostSetting::new(&format!("{prefix}{f}"), value).unwrap();
                 assert!(s.is_workload());
+                assert_eq!(s.workload_field().map(|(of, ..)| of), Some(w));
                 let shown = format!("{:?}", shipped.with_costs(std::slice::from_ref(&s)).unwrap());
                 assert!(shown.contains(&format!("{f}: {value}")), "{f}: {shown}");
                 let changed = base.split(", ").zip(shown.split(", ")).filter(|(a, b)| a != b).count();
@@ -818,6 +819,8 @@ mod tests {
             assert_eq!(fields, every, "{}: one setting per field, in declaration order", w.name());
         }
         assert!(Workload::builtin("hogs").unwrap().with_costs(&[]).is_ok());
+        let host = CostSetting::parse("ctx_switch_ns=1").unwrap();
+        assert!(!host.is_workload() && host.workload_field().is_none(), "a host price is no workload's");
         // A workload takes only its own.
         let set =
             [CostSetting::parse("pgbench.backend_ns=70000").unwrap(), CostSetting::parse("ctx_switch_ns=1").unwrap()];

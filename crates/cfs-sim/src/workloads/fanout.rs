@@ -509,15 +509,12 @@ mod tests {
         Msg { from, cpu: 0, bytes: 100, tag: tag as u32, stream: Some(Stream::Shared(0)) }
     }
 
-    /// A forked child: its name and program.
-    type Child = (String, Box<dyn Program>);
+    /// A forked child: its name, program and working set (KB).
+    type Child = (String, Box<dyn Program>, u32);
 
     /// Children get task ids from 100 on, in fork order.
     const FIRST_CHILD: TaskRef = 100;
 
-    /// Plays the engine for the parent of `kind`: every fork succeeds at
-    /// once with the next task id. Returns the children (name, program) in
-    /// fork order and the parent, left at its first non-fork action.
     /// hackbench -pipe: a sender writes each receiver's pipe, named by the
     /// receiver, and otherwise does what it does on sockets.
     #[test]
@@ -541,13 +538,26 @@ mod tests {
         assert_eq!(first, write(FIRST_CHILD));
     }
 
+    /// Plays the engine for the parent of `kind` at its shipped costs:
+    /// every fork succeeds at once with the next task id. Returns the
+    /// children in fork order and the parent, left at its first non-fork
+    /// action.
     fn fork_all(kind: Kind, groups: u32, loops: u32) -> (Vec<Child>, Box<dyn Program>, Action) {
         fork_all_with(kind, groups, &WorkloadOpts { loops: Some(loops), ..WorkloadOpts::default() })
     }
 
     /// [`fork_all`] with any options.
     fn fork_all_with(kind: Kind, groups: u32, opts: &WorkloadOpts) -> (Vec<Child>, Box<dyn Program>, Action) {
-        let (mut tasks, waited) = fanout_tasks(Parent { kind, ..Parent::default() }, groups, opts);
+        let built = match kind {
+            Kind::Messaging => messaging(groups, opts, MessagingCosts::default()),
+            Kind::Volanomark => volanomark(groups, opts, VolanoCosts::default()),
+        };
+        fork_children(built, groups)
+    }
+
+    /// [`fork_all`] for the tasks a builder made.
+    fn fork_children(built: (Vec<TaskSpec>, Vec<TaskRef>), groups: u32) -> (Vec<Child>, Box<dyn Program>, Action) {
+        let (mut tasks, waited) = built;
         assert_eq!(waited, [0]);
         let mut parent = tasks.remove(0).program;
         let mut children = Vec::new();
@@ -556,7 +566,7 @@ mod tests {
             match step(parent.as_mut(), 0, &[], forked) {
                 Action::Fork(spec) => {
                     forked = Some(FIRST_CHILD + children.len() as TaskRef);
-                    children.push((spec.name, spec.program));
+                    children.push((spec.name, spec.program, spec.ws_kb));
                 }
                 other => return (children, parent, other),
             }
@@ -593,7 +603,7 @@ mod tests {
     }
 
     fn names(children: &[Child], range: std::ops::Range<usize>) -> Vec<String> {
-        children[range].iter().map(|(n, _)| n.clone()).collect()
+        children[range].iter().map(|(n, ..)| n.clone()).collect()
     }
 
     fn expected(prefix: &str, group: usize) -> Vec<String> {
@@ -608,6 +618,47 @@ mod tests {
         let ready = format!("Write {{ to: 0, stream: {kind}(0), bytes: 1, tag: {} }}", Tag::Started as u32);
         assert_eq!(format!("{:?}", step(child, me, &[], None)), ready);
         assert!(matches!(step(child, me, &[], None), Action::Wait { all: true }));
+    }
+
+    /// `--cost messaging.*` and `volanomark.*` reach every child the
+    /// builders' parent forks: its working set, and the CPU work of each
+    /// step (hackbench's write and read; VolanoMark's four hops and each
+    /// notify).
+    #[test]
+    fn a_fan_out_workloads_own_costs_reach_its_children() {
+        let opts = WorkloadOpts { loops: Some(1), ..WorkloadOpts::default() };
+        let hb = MessagingCosts { send_ns: 2_222.0, recv_ns: 1_111.0, ws_kb: 7 };
+        let (mut children, ..) = fork_children(messaging(1, &opts, hb), 1);
+        assert!(children.iter().all(|c| c.0.starts_with("hb-") && c.2 == 7));
+        let (me_r, me_s) = (FIRST_CHILD, FIRST_CHILD + GROUP as TaskRef);
+        assert_ready(children[0].1.as_mut(), me_r, false);
+        assert!(matches!(step(children[0].1.as_mut(), me_r, &[msg(me_s, Tag::Data)], None), Action::Run(1_111)));
+        assert_ready(children[GROUP].1.as_mut(), me_s, false);
+        assert!(matches!(step(children[GROUP].1.as_mut(), me_s, &[], None), Action::Run(2_222)));
+
+        let vm = VolanoCosts {
+            client_send_ns: 8_001.0,
+            server_recv_ns: 8_002.0,
+            notify_ns: 1_003.0,
+            server_send_ns: 6_004.0,
+            client_recv_ns: 6_005.0,
+            ws_kb: 9,
+        };
+        let (mut children, ..) = fork_children(volanomark(1, &opts, vm), 1);
+        assert!(children.iter().all(|c| c.0.starts_with("vm-") && c.2 == 9));
+        // Fork order: client receivers, server senders, server receivers,
+        // client senders, 20 of each.
+        let first = |children: &mut Vec<Child>, k: usize, inbox: &[Msg]| {
+            step(children[k * GROUP].1.as_mut(), FIRST_CHILD + (k * GROUP) as TaskRef, inbox, None)
+        };
+        let data = [msg(7, Tag::Data)];
+        assert!(matches!(first(&mut children, 0, &data), Action::Run(6_005)));
+        assert!(matches!(first(&mut children, 1, &data), Action::Run(6_004)));
+        let fan_out = children[2 * GROUP].1.as_mut();
+        let me = FIRST_CHILD + (2 * GROUP) as TaskRef;
+        assert!(matches!(step(fan_out, me, &data, None), Action::Run(8_002)));
+        assert!(matches!(step(fan_out, me, &[], None), Action::Run(1_003)));
+        assert!(matches!(first(&mut children, 3, &[]), Action::Run(8_001)));
     }
 
     /// hackbench -g 2 -l 3: the parent forks group 0's 20 receivers, then
