@@ -389,7 +389,7 @@ fn known_wasted_cores_on_nehalem() {
 fn cost_settings(workload: &'static str) -> impl Strategy<Value = Vec<String>> {
     let names: Vec<String> = CostSetting::names()
         .into_iter()
-        .filter(|n| match CostedWorkload::ALL.iter().find(|w| n.starts_with(&format!("{}.", w.name()))) {
+        .filter(|n| match n.split_once('.').and_then(|(w, _)| CostedWorkload::by_name(w)) {
             Some(w) => w.name() == workload,
             None => true,
         })

@@ -352,7 +352,7 @@ impl CostSetting {
             Some((t, c)) => (t, Some(c)),
             None => (name, None),
         };
-        if let Some(w) = CostedWorkload::ALL.into_iter().find(|w| table_name == w.name()) {
+        if let Some(w) = CostedWorkload::by_name(table_name) {
             let field = class.unwrap_or("").trim();
             let fields = w.fields();
             let i = fields.iter().position(|(f, ..)| *f == field).ok_or_else(|| {
@@ -767,7 +767,7 @@ mod tests {
         // 16 pgbench fields, 6 tbench, 3 messaging, 6 volanomark, 2 starve, 7 sysbench-oltp.
         let workload = 16 + 6 + 3 + 6 + 2 + 7;
         assert_eq!(names.len(), 11 + 3 * 6 + workload, "11 scalars, 3 tables whole and in 5 classes, workload fields");
-        let of_a_workload = |n: &str| CostedWorkload::ALL.iter().any(|w| n.starts_with(&format!("{}.", w.name())));
+        let of_a_workload = |n: &str| n.split_once('.').and_then(|(w, _)| CostedWorkload::by_name(w)).is_some();
         for name in names.iter().filter(|n| !of_a_workload(n)) {
             let whole_table = TABLES.iter().any(|t| t.name == name);
             let value = if whole_table { "0/1/2/3/4/5" } else { "0.5" };

@@ -534,6 +534,11 @@ impl CostedWorkload {
         }
     }
 
+    /// The one `--cost` names `name` (`tbench` in `tbench.side_ns`).
+    pub fn by_name(name: &str) -> Option<CostedWorkload> {
+        CostedWorkload::ALL.into_iter().find(|w| w.name() == name)
+    }
+
     /// Its fields: name, largest value, whole numbers only.
     pub fn fields(self) -> Vec<(&'static str, f64, bool)> {
         fn list<C>(fields: &[CostField<C>]) -> Vec<(&'static str, f64, bool)> {

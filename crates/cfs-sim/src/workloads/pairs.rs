@@ -74,6 +74,12 @@ impl TbenchCosts {
         server_ws_kb: 48,
         client_ws_kb: 48,
     };
+
+    /// One side's CPU for `op`: the fixed part plus both copies of its
+    /// bytes.
+    fn side(&self, op: TbOp) -> f64 {
+        self.side_ns + self.copy_ns_per_byte * (op.req + op.reply) as f64
+    }
 }
 
 impl Default for TbenchCosts {
@@ -92,14 +98,6 @@ pub const TBENCH_COST_FIELDS: [CostField<TbenchCosts>; 6] = [
     CostField::kb("server_ws_kb", |c, x| c.server_ws_kb = x as u32),
     CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
 ];
-
-impl TbenchCosts {
-    /// One side's CPU for `op`: the fixed part plus both copies of its
-    /// bytes.
-    fn side(&self, op: TbOp) -> f64 {
-        self.side_ns + self.copy_ns_per_byte * (op.req + op.reply) as f64
-    }
-}
 
 /// sysbench's and mysqld's own costs, which `--cost
 /// sysbench-oltp.FIELD=VALUE` replaces.
