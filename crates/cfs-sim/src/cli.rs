@@ -12,7 +12,7 @@ use crate::experiment::{
 use crate::report;
 use crate::workfile::parse_workload;
 use crate::workloads::{
-    DEFAULT_PGBENCH_TRANSACTIONS, MAX_SIM_NS, Policies, SELECTTEST_CLIENTS, Workload, WorkloadOpts,
+    CostedWorkload, DEFAULT_PGBENCH_TRANSACTIONS, MAX_SIM_NS, Policies, SELECTTEST_CLIENTS, Workload, WorkloadOpts,
 };
 use cfs_core::CpuMask;
 use cfs_topology::{Host, PRESET_NAMES, PRESETS};
@@ -71,6 +71,9 @@ pub enum Cmd {
     Run(RunArgs),
     /// Show a host, its sched domains under a profile, and its cost model.
     Topology(TopoArgs),
+    /// List every parameter --cost can set, with its value: the host's cost
+    /// model and each workload's own costs (after any --cost given).
+    Costs(CostsArgs),
     /// List the host presets.
     Hosts,
     /// Compare the model with the published Q6600 tables (markdown).
@@ -164,7 +167,7 @@ pub struct CostOpts {
     /// (dirty_line_ns=0/5/15/250/250/250), or one of the workload's own
     /// costs as WORKLOAD.FIELD (pgbench.backend_ns=70000,
     /// tbench.side_ns=6000: the fields of the *Costs structs in
-    /// cfs_sim::workloads); `cfs-sim topology HOST` lists the host's. Every
+    /// cfs_sim::workloads); `cfs-sim costs` lists them all. Every
     /// column runs on it; one column alone takes cost=NAME=VALUE in
     /// --config.
     #[arg(long = "cost", value_name = "NAME=VALUE")]
@@ -336,6 +339,25 @@ pub struct TopoArgs {
     pub cost: CostOpts,
 }
 
+/// `cfs-sim costs`.
+#[derive(Debug, Clone, Args)]
+pub struct CostsArgs {
+    /// What to list: `host` (the host's cost model), a workload (pgbench,
+    /// tbench, messaging, volanomark, starve, sysbench-oltp), or, when
+    /// left out, all of them.
+    pub what: Option<String>,
+    /// Host whose cost model to list: a preset, a spec, a TOML file,
+    /// `local` or a sysfs directory.
+    #[arg(long, default_value = "q6600")]
+    pub host: String,
+    /// Print JSON: {"host": {...}, "workloads": {"pgbench": {...}, ...}}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cost: CostOpts,
+}
+
 /// `cfs-sim calibrate`.
 #[derive(Debug, Clone, Args)]
 pub struct CalArgs {
@@ -423,6 +445,7 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
             run_plan(&plan, &a.bench)
         }
         Cmd::Topology(a) => topology(&a),
+        Cmd::Costs(a) => costs(&a),
         Cmd::Hosts => {
             let mut list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
             list.push_str(&format!(
@@ -1136,6 +1159,67 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
         ))?;
     }
     Ok(())
+}
+
+/// `cfs-sim costs`: the host's prices and every built-in workload's own
+/// costs, each after the `--cost` settings that name it. A setting for a
+/// part the listing leaves out is an error, as it would be on a run of
+/// the other workload, rather than silently not shown.
+fn costs(a: &CostsArgs) -> Result<(), String> {
+    let settings = a.cost.settings()?;
+    let what = a.what.as_deref();
+    let workloads: Vec<CostedWorkload> = match what {
+        None => CostedWorkload::ALL.to_vec(),
+        Some("host") => vec![],
+        Some(name) => match CostedWorkload::by_name(name) {
+            Some(w) => vec![w],
+            None if name == "hogs" => return Err("hogs has no costs of its own (its tasks only run)".into()),
+            None => {
+                let mut names = vec!["host"];
+                names.extend(CostedWorkload::ALL.iter().map(|w| w.name()));
+                let hint = suggest(name, &names).map(|n| format!(", did you mean {n:?}?")).unwrap_or_default();
+                return Err(format!("costs: unknown part {name:?} (host, or one of {}){hint}", names[1..].join(", ")));
+            }
+        },
+    };
+    let mut listed = Vec::with_capacity(workloads.len());
+    for w in &workloads {
+        let base = Workload::builtin(w.name()).ok_or_else(|| format!("{} is not a built-in", w.name()))?;
+        let own: Vec<CostSetting> =
+            settings.iter().filter(|s| s.workload_field().is_some_and(|(of, ..)| of == *w)).cloned().collect();
+        listed.push(base.with_costs(&own)?);
+    }
+    if let Some((s, (of, ..))) = settings.iter().find_map(|s| Some((s, s.workload_field()?))) {
+        if !workloads.contains(&of) {
+            return Err(format!("--cost {s}: a {} parameter, and this lists {}", of.name(), what.unwrap_or("all")));
+        }
+    }
+    let host_shown = what.is_none() || what == Some("host");
+    if !host_shown {
+        if let Some(s) = settings.iter().find(|s| !s.is_workload()) {
+            return Err(format!("--cost {s}: a host parameter, and this lists {}", what.unwrap_or("all")));
+        }
+    }
+    // The host's name then carries only the host's own settings.
+    let host_settings: Vec<CostSetting> = settings.iter().filter(|s| !s.is_workload()).cloned().collect();
+    let host = match host_shown {
+        true => Some(CostModel::for_host(&a.host, &parse_host(&a.host)?).with(&host_settings)),
+        false => None,
+    };
+    if a.json {
+        let workloads: serde_json::Map<String, serde_json::Value> =
+            listed.iter().filter_map(|w| Some((w.name(), w.own_costs()?))).collect();
+        let v = serde_json::json!({ "host": host, "workloads": workloads });
+        return say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?));
+    }
+    let mut text = host.map(|h| h.render_with_ranges()).unwrap_or_default();
+    for w in &listed {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&w.render_costs().unwrap_or_default());
+    }
+    say(&text)
 }
 
 fn calibrate(a: &CalArgs) -> Result<(), String> {

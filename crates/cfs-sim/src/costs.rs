@@ -198,31 +198,32 @@ impl CostModel {
 
     /// Field-by-field text for `cfs-sim topology`.
     pub fn render(&self) -> String {
+        self.render_lines(false)
+    }
+
+    /// The same with the range a `--cost` setting may give each parameter,
+    /// for `cfs-sim costs`.
+    pub fn render_with_ranges(&self) -> String {
+        self.render_lines(true)
+    }
+
+    /// One line a parameter, in `SCALARS`' then `TABLES`' order (the names
+    /// [`CostSetting`] takes), each value read through the setter's own
+    /// field accessor.
+    fn render_lines(&self, ranges: bool) -> String {
         let mut s = format!("cost model: {}\n", self.name);
-        let scalar = [
-            ("clock_factor", self.clock_factor),
-            ("syscall_ns", self.syscall_ns),
-            ("ctx_switch_ns", self.ctx_switch_ns),
-            ("wake_local_ns", self.wake_local_ns),
-            ("ipi_send_ns", self.ipi_send_ns),
-            ("rq_lock_lines", self.rq_lock_lines),
-            ("scan_ns_per_cpu", self.scan_ns_per_cpu),
-            ("idle_exit_ns", self.idle_exit_ns),
-            ("mem_line_ns", self.mem_line_ns),
-            ("msg_base_lines", self.msg_base_lines),
-            ("jitter_cv", self.jitter_cv),
-        ];
-        for (k, v) in scalar {
-            s.push_str(&format!("  {k:<16} {v}\n"));
+        let mut c = self.clone();
+        for p in &SCALARS {
+            let v = *(p.field)(&mut c);
+            let min = if p.name == "clock_factor" { MIN_CLOCK_FACTOR } else { 0.0 };
+            let range = if ranges { format!(" ({min} to {})", p.max) } else { String::new() };
+            s.push_str(&format!("  {:<16} {}\n", p.name, format!("{v:<10}{range}").trim_end()));
         }
         s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
-        for (k, t) in [
-            ("ipi_latency_ns", &self.ipi_latency_ns),
-            ("dirty_line_ns", &self.dirty_line_ns),
-            ("xfer_line_ns", &self.xfer_line_ns),
-        ] {
-            let v: Vec<String> = t.iter().map(|x| format!("{x}")).collect();
-            s.push_str(&format!("  {k:<16} {}\n", v.join(" / ")));
+        for t in &TABLES {
+            let v: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
+            let range = if ranges { format!(" (each 0 to {}; same-cpu stays 0)", t.max) } else { String::new() };
+            s.push_str(&format!("  {:<16} {}{range}\n", t.name, v.join(" / ")));
         }
         s
     }

@@ -1051,3 +1051,109 @@ fn a_dearer_context_switch_costs_one_client_two_switches_a_transaction() {
     let same = one_row(&args(&["--cost", "ctx_switch_ns=1800"]));
     assert_eq!(same, [cols[0]]);
 }
+
+/// `cfs-sim costs` as (part, name, value) rows: a part starts at a line
+/// that is not indented (`cost model: q6600` is the host, `pgbench (--cost
+/// ...)` a workload); each indented line is `name value ...`, a per-reach
+/// table's value being `a / b / c / d / e / f`.
+fn cost_rows(args: &[&str]) -> Vec<(String, String, String)> {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut part = String::new();
+    let mut rows = vec![];
+    for line in String::from_utf8(out.stdout).unwrap().lines().filter(|l| !l.is_empty()) {
+        if !line.starts_with(' ') {
+            part = if line.starts_with("cost model:") { "host".into() } else { line.split(' ').next().unwrap().into() };
+            continue;
+        }
+        let (name, rest) = line.trim_start().split_once(' ').unwrap();
+        if name == "by" {
+            continue; // the header of the per-reach tables
+        }
+        let value = match rest.trim_start().split_once(" (") {
+            Some((v, _)) => v.trim_end(),
+            None => rest.trim(),
+        };
+        rows.push((part.clone(), name.to_string(), value.to_string()));
+    }
+    rows
+}
+
+/// A value other than `v` that the setting accepts: one more, or half when
+/// one more would pass a bound of 1 (`jitter_cv`, `backend_cv`).
+fn another(v: &str) -> String {
+    let x: f64 = v.parse().unwrap();
+    if x + 1.0 > 1.0 && x < 1.0 { format!("{}", x / 2.0) } else { format!("{}", x + 1.0) }
+}
+
+#[test]
+fn the_costs_listing_names_exactly_what_cost_sets() {
+    // Every line of `cfs-sim costs` names something `--cost` accepts, and
+    // setting every one of them at once to another value moves each line
+    // to that value and nothing else: the listing and the setter agree
+    // name for name (a workload field serialised under another name than
+    // its setter's would list as `?`).
+    let before = cost_rows(&["costs"]);
+    let parts: Vec<&str> = before.iter().map(|(p, ..)| p.as_str()).fold(vec![], |mut v, p| {
+        if v.last() != Some(&p) {
+            v.push(p);
+        }
+        v
+    });
+    assert_eq!(parts, ["host", "pgbench", "tbench", "messaging", "volanomark", "starve", "sysbench-oltp"]);
+    // 11 scalars and 3 per-reach tables of the host; PgbenchCosts 16,
+    // TbenchCosts 6, MessagingCosts 3, VolanoCosts 6, StarveCosts 2,
+    // SysbenchCosts 7 fields.
+    assert_eq!(before.len(), 14 + 16 + 6 + 3 + 6 + 2 + 7);
+    let mut settings = vec![];
+    let mut want = vec![];
+    for (part, name, value) in &before {
+        assert!(!value.contains('?'), "{part}.{name} lists no value");
+        let new = if value.contains(" / ") {
+            // A table's same-CPU class must stay 0 (nothing travels).
+            value.split(" / ").map(|v| if v == "0" { v.to_string() } else { another(v) }).collect::<Vec<_>>().join("/")
+        } else {
+            another(value)
+        };
+        let full = if part == "host" { name.clone() } else { format!("{part}.{name}") };
+        settings.push(format!("{full}={new}"));
+        want.push((part.clone(), name.clone(), new.replace('/', " / ")));
+    }
+    let mut args = vec!["costs".to_string()];
+    for s in &settings {
+        args.extend(["--cost".to_string(), s.clone()]);
+    }
+    let after = cost_rows(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(after, want);
+    // The shipped values are the ones docs/CALIBRATION.md derives, e.g.
+    // the backend's 63 µs of work per -S transaction (§3, anchor 1) and
+    // the Q6600's 1.8 µs context switch (§2).
+    let find = |part: &str, name: &str| before.iter().find(|(p, n, _)| p == part && n == name).unwrap().2.clone();
+    assert_eq!(find("pgbench", "backend_ns"), "63000");
+    assert_eq!(find("host", "ctx_switch_ns"), "1800");
+}
+
+#[test]
+fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
+    let tbench = cost_rows(&["costs", "tbench", "--cost", "tbench.side_ns=6000"]);
+    assert!(tbench.iter().all(|(p, ..)| p == "tbench") && tbench.len() == 6, "{tbench:?}");
+    assert_eq!(tbench[0], ("tbench".into(), "side_ns".into(), "6000".into()));
+    let host = cost_rows(&["costs", "host", "--host", "nehalem-ep"]);
+    assert!(host.iter().all(|(p, ..)| p == "host") && host.len() == 14, "{host:?}");
+    fails_with(&["costs", "hogs"], "hogs has no costs of its own");
+    fails_with(&["costs", "tbnch"], "unknown part \"tbnch\"");
+    fails_with(&["costs", "tbnch"], "did you mean \"tbench\"?");
+    fails_with(&["costs", "--host", "pdp11"], "unknown host");
+    fails_with(&["costs", "host", "--cost", "pgbench.backend_ns=1"], "a pgbench parameter, and this lists host");
+    fails_with(&["costs", "pgbench", "--cost", "ctx_switch_ns=1"], "a host parameter, and this lists pgbench");
+    fails_with(&["costs", "--cost", "starve.kill=1"], "did you mean \"starve.kill_ns\"?");
+    // JSON: the host's model under "host" named with its own settings
+    // only, and each workload's costs under its name.
+    let out = run(&["costs", "--json", "--cost", "ctx_switch_ns=3600", "--cost", "starve.kill_ns=5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["host"]["name"], "q6600 with ctx_switch_ns=3600");
+    assert_eq!(doc["host"]["ctx_switch_ns"], 3600.0);
+    assert_eq!(doc["workloads"]["starve"]["kill_ns"], 5.0);
+    assert_eq!(doc["workloads"].as_object().map(|o| o.len()), Some(6));
+}

@@ -607,6 +607,39 @@ impl Workload {
         v.ok()
     }
 
+    /// Which [`CostedWorkload`] it is; `None` for hogs and workload files,
+    /// which have no costs of their own.
+    pub fn costed(&self) -> Option<CostedWorkload> {
+        Some(match self {
+            Workload::Pgbench(_) => CostedWorkload::Pgbench,
+            Workload::Tbench(_) => CostedWorkload::Tbench,
+            Workload::SysbenchOltp(_) => CostedWorkload::SysbenchOltp,
+            Workload::Messaging(_) => CostedWorkload::Messaging,
+            Workload::Volanomark(_) => CostedWorkload::Volanomark,
+            Workload::Starve(_) => CostedWorkload::Starve,
+            Workload::Hogs | Workload::File(_) => return None,
+        })
+    }
+
+    /// Its own costs as text for `cfs-sim costs`, one field a line in the
+    /// order of its `*_COST_FIELDS` table: the name `--cost` takes, the
+    /// value, and the range a setting may give it. The values are read
+    /// back from [`Workload::own_costs`], so a field the table names but
+    /// the struct does not serialise under that name shows as `?` (a test
+    /// asserts none does). `None` for hogs and workload files.
+    pub fn render_costs(&self) -> Option<String> {
+        let of = self.costed()?;
+        let values = self.own_costs()?;
+        let mut s = format!("{} (--cost {}.FIELD=VALUE)\n", of.name(), of.name());
+        for (name, max, whole) in of.fields() {
+            let value = values.get(name).and_then(serde_json::Value::as_f64);
+            let value = value.map_or_else(|| "?".to_string(), |x| format!("{x}"));
+            let whole = if whole { ", whole numbers" } else { "" };
+            s.push_str(&format!("  {name:<22} {value:<10} (0 to {max}{whole})\n"));
+        }
+        Some(s)
+    }
+
     /// The built-in of this name.
     pub fn builtin(name: &str) -> Option<Workload> {
         Some(match name {
