@@ -353,9 +353,11 @@ pub struct CostsArgs {
     /// Print JSON: {"host": {...}, "workloads": {"pgbench": {...}, ...}}.
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub cost: CostOpts,
+    /// Show the values after this setting (repeatable), in the forms every
+    /// command's --cost takes: ctx_switch_ns=3600, xfer_line_ns.package=40,
+    /// dirty_line_ns=0/5/15/250/250/250, pgbench.backend_ns=70000.
+    #[arg(long = "cost", value_name = "NAME=VALUE")]
+    pub costs: Vec<String>,
 }
 
 /// `cfs-sim calibrate`.
@@ -1166,7 +1168,7 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
 /// part the listing leaves out is an error, as it would be on a run of
 /// the other workload, rather than silently not shown.
 fn costs(a: &CostsArgs) -> Result<(), String> {
-    let settings = a.cost.settings()?;
+    let settings = CostOpts { costs: a.costs.clone() }.settings()?;
     let what = a.what.as_deref();
     let workloads: Vec<CostedWorkload> = match what {
         None => CostedWorkload::ALL.to_vec(),

@@ -1140,6 +1140,9 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     assert_eq!(tbench[0], ("tbench".into(), "side_ns".into(), "6000".into()));
     let host = cost_rows(&["costs", "host", "--host", "nehalem-ep"]);
     assert!(host.iter().all(|(p, ..)| p == "host") && host.len() == 14, "{host:?}");
+    // One distance class of a table: the Q6600's cross-die line 20 -> 40 ns.
+    let q = cost_rows(&["costs", "host", "--cost", "xfer_line_ns.package=40"]);
+    assert_eq!(q.last().unwrap(), &("host".into(), "xfer_line_ns".into(), "0 / 0 / 3 / 40 / 20 / 20".into()));
     fails_with(&["costs", "hogs"], "hogs has no costs of its own");
     fails_with(&["costs", "tbnch"], "unknown part \"tbnch\"");
     fails_with(&["costs", "tbnch"], "did you mean \"tbench\"?");
