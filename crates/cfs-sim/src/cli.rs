@@ -1202,12 +1202,11 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
             return Err(format!("--cost {s}: a host parameter, and this lists {}", what.unwrap_or("all")));
         }
     }
-    // The host's name then carries only the host's own settings.
+    // The host is read even when not shown, so that a bad --host is an
+    // error everywhere; its name carries only the host's own settings.
     let host_settings: Vec<CostSetting> = settings.iter().filter(|s| !s.is_workload()).cloned().collect();
-    let host = match host_shown {
-        true => Some(CostModel::for_host(&a.host, &parse_host(&a.host)?).with(&host_settings)),
-        false => None,
-    };
+    let model = CostModel::for_host(&a.host, &parse_host(&a.host)?).with(&host_settings);
+    let host = host_shown.then_some(model);
     if a.json {
         let workloads: serde_json::Map<String, serde_json::Value> =
             listed.iter().filter_map(|w| Some((w.name(), w.own_costs()?))).collect();

@@ -1143,10 +1143,26 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     // One distance class of a table: the Q6600's cross-die line 20 -> 40 ns.
     let q = cost_rows(&["costs", "host", "--cost", "xfer_line_ns.package=40"]);
     assert_eq!(q.last().unwrap(), &("host".into(), "xfer_line_ns".into(), "0 / 0 / 3 / 40 / 20 / 20".into()));
+    // The ranges are the setter's bounds: clock_factor at least 0.01 (CPU
+    // work cannot be free), times up to a second, messages up to 64 KiB
+    // and in whole bytes; one blank line between parts.
+    let text = String::from_utf8(run(&["costs"]).stdout).unwrap();
+    for line in [
+        "  clock_factor     1          (0.01 to 100)",
+        "  ctx_switch_ns    1800       (0 to 1000000000)",
+        "  xfer_line_ns     0 / 0 / 3 / 20 / 20 / 20 (each 0 to 1000000; same-cpu stays 0)",
+        "  query_bytes            120        (0 to 65536, whole numbers)",
+        "  backend_cv             0.1        (0 to 1)",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
+    }
+    assert!(text.starts_with("cost model: q6600\n") && !text.contains("\n\n\n"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.is_empty()).count(), 6, "seven parts, six blank lines between");
     fails_with(&["costs", "hogs"], "hogs has no costs of its own");
     fails_with(&["costs", "tbnch"], "unknown part \"tbnch\"");
     fails_with(&["costs", "tbnch"], "did you mean \"tbench\"?");
     fails_with(&["costs", "--host", "pdp11"], "unknown host");
+    fails_with(&["costs", "tbench", "--host", "pdp11"], "unknown host");
     fails_with(&["costs", "host", "--cost", "pgbench.backend_ns=1"], "a pgbench parameter, and this lists host");
     fails_with(&["costs", "pgbench", "--cost", "ctx_switch_ns=1"], "a host parameter, and this lists pgbench");
     fails_with(&["costs", "--cost", "starve.kill=1"], "did you mean \"starve.kill_ns\"?");

@@ -622,7 +622,8 @@ impl Workload {
     }
 
     /// Its own costs as text for `cfs-sim costs`, one field a line in the
-    /// order of its `*_COST_FIELDS` table: the name `--cost` takes, the
+    /// order of its `*_COST_FIELDS` table (its times, like every CPU time
+    /// here, at the 2.4 GHz baseline): the name `--cost` takes, the
     /// value, and the range a setting may give it. The values are read
     /// back from [`Workload::own_costs`], so a field the table names but
     /// the struct does not serialise under that name shows as `?` (a test
@@ -630,7 +631,8 @@ impl Workload {
     pub fn render_costs(&self) -> Option<String> {
         let of = self.costed()?;
         let values = self.own_costs()?;
-        let mut s = format!("{} (--cost {}.FIELD=VALUE)\n", of.name(), of.name());
+        let n = of.name();
+        let mut s = format!("{n} (--cost {n}.FIELD=VALUE; times are CPU work at 2.4 GHz, scaled by clock_factor)\n");
         for (name, max, whole) in of.fields() {
             let value = values.get(name).and_then(serde_json::Value::as_f64);
             let value = value.map_or_else(|| "?".to_string(), |x| format!("{x}"));
