@@ -1184,24 +1184,26 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
             }
         },
     };
-    let mut listed = Vec::with_capacity(workloads.len());
-    for w in &workloads {
-        let base = Workload::builtin(w.name()).ok_or_else(|| format!("{} is not a built-in", w.name()))?;
-        let own: Vec<CostSetting> =
-            settings.iter().filter(|s| s.workload_field().is_some_and(|(of, ..)| of == *w)).cloned().collect();
-        listed.push(base.with_costs(&own)?);
-    }
-    if let Some((s, (of, ..))) = settings.iter().find_map(|s| Some((s, s.workload_field()?))) {
-        if !workloads.contains(&of) {
-            return Err(format!("--cost {s}: a {} parameter, and this lists {}", of.name(), what.unwrap_or("all")));
+    let listed: Vec<Workload> = workloads
+        .iter()
+        .map(|w| {
+            let own: Vec<CostSetting> =
+                settings.iter().filter(|s| s.workload_field().is_some_and(|(of, ..)| of == *w)).cloned().collect();
+            w.shipped().with_costs(&own)
+        })
+        .collect::<Result<_, _>>()?;
+    // With one part named, a setting for another is refused.
+    if let Some(part) = what {
+        let elsewhere = |s: &&CostSetting| match s.workload_field() {
+            Some((of, ..)) => !workloads.contains(&of),
+            None => part != "host",
+        };
+        if let Some(s) = settings.iter().find(elsewhere) {
+            let of = s.workload_field().map_or("host", |(w, ..)| w.name());
+            return Err(format!("--cost {s}: a {of} parameter, and this lists {part}"));
         }
     }
-    let host_shown = what.is_none() || what == Some("host");
-    if !host_shown {
-        if let Some(s) = settings.iter().find(|s| !s.is_workload()) {
-            return Err(format!("--cost {s}: a host parameter, and this lists {}", what.unwrap_or("all")));
-        }
-    }
+    let host_shown = what.is_none_or(|part| part == "host");
     // The host is read even when not shown, so that a bad --host is an
     // error everywhere; its name carries only the host's own settings.
     let host_settings: Vec<CostSetting> = settings.iter().filter(|s| !s.is_workload()).cloned().collect();

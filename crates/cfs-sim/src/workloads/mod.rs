@@ -539,6 +539,18 @@ impl CostedWorkload {
         CostedWorkload::ALL.into_iter().find(|w| w.name() == name)
     }
 
+    /// The built-in with its shipped costs.
+    pub fn shipped(self) -> Workload {
+        match self {
+            CostedWorkload::Pgbench => Workload::Pgbench(pgbench::PgbenchCosts::default()),
+            CostedWorkload::Tbench => Workload::Tbench(pairs::TbenchCosts::default()),
+            CostedWorkload::SysbenchOltp => Workload::SysbenchOltp(pairs::SysbenchCosts::default()),
+            CostedWorkload::Messaging => Workload::Messaging(fanout::MessagingCosts::default()),
+            CostedWorkload::Volanomark => Workload::Volanomark(fanout::VolanoCosts::default()),
+            CostedWorkload::Starve => Workload::Starve(simple::StarveCosts::default()),
+        }
+    }
+
     /// Its fields: name, largest value, whole numbers only.
     pub fn fields(self) -> Vec<(&'static str, f64, bool)> {
         fn list<C>(fields: &[CostField<C>]) -> Vec<(&'static str, f64, bool)> {
@@ -644,16 +656,10 @@ impl Workload {
 
     /// The built-in of this name.
     pub fn builtin(name: &str) -> Option<Workload> {
-        Some(match name {
-            "pgbench" => Workload::Pgbench(pgbench::PgbenchCosts::default()),
-            "tbench" => Workload::Tbench(pairs::TbenchCosts::default()),
-            "hogs" => Workload::Hogs,
-            "messaging" => Workload::Messaging(fanout::MessagingCosts::default()),
-            "volanomark" => Workload::Volanomark(fanout::VolanoCosts::default()),
-            "starve" => Workload::Starve(simple::StarveCosts::default()),
-            "sysbench-oltp" => Workload::SysbenchOltp(pairs::SysbenchCosts::default()),
-            _ => return None,
-        })
+        match name {
+            "hogs" => Some(Workload::Hogs),
+            _ => CostedWorkload::by_name(name).map(CostedWorkload::shipped),
+        }
     }
 
     /// Display name.
