@@ -72,7 +72,7 @@
 //! (`cfs_topology::Host::preset("q6600")`), with an [`Observer`] that keeps
 //! each wakeup's decision: under 2.6.26-rc4's defaults one task's sync
 //! wakeups pull every sleeper onto its CPU, the seed thread's pile-up
-//! (`cargo run -p cfs-core --example sync_wakeup`). cfs-sim's engine is
+//! (`cargo run -p cfs-core --example sync_wakeup`). cfs-machine's engine is
 //! the full driver: ticks, hrticks, IPIs and costs around these calls.
 #![no_std]
 #![forbid(unsafe_code)]

@@ -59,7 +59,7 @@ pub enum Cmd {
     SysbenchOltp(BenchArgs),
     /// Run a workload file (TOML or rt-app JSON).
     ///
-    /// The format is documented in crates/cfs-sim/src/workfile/mod.rs
+    /// The format is documented in crates/cfs-machine/src/workfile/mod.rs
     /// (`cargo doc`: cfs_sim::workfile), with examples in
     /// crates/cfs-sim/workloads/. An rt-app file runs as rt-app runs it:
     /// `run` is CPU work and `runtime` wall-clock time, named timers are

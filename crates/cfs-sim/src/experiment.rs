@@ -7,8 +7,10 @@
 //! (common random numbers); only the scheduler differs.
 
 use crate::costs::{CostModel, CostSetting};
+pub use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
+pub use crate::names::suggest;
 use crate::observe::Counters;
 use crate::trace::Trace;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};
@@ -276,21 +278,6 @@ fn apply_features(mut cfg: Config, f: &str) -> Result<Config, String> {
     Ok(cfg)
 }
 
-/// The candidate closest to a mistyped `word` (case-insensitive
-/// normalised Levenshtein similarity of at least 0.7), for "did you mean"
-/// hints: `q660` → `q6600`, `2.6.26rc4` → `2.6.26-rc4`.
-pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    let mut best: Option<(f64, &'a str)> = None;
-    for &c in candidates {
-        let score = strsim::normalized_levenshtein(&w, &c.to_ascii_lowercase());
-        if score >= 0.7 && best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
 /// A kernel profile by name, with a "did you mean" hint when unknown.
 pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
     name.parse().map_err(|e| {
@@ -521,19 +508,6 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
         }
     }
     Ok(())
-}
-
-/// A simulated time for labels: `2s`, `500ms`, `1.5s`.
-pub fn fmt_ns(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
-        format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
-        format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
-        format!("{}us", ns / 1_000)
-    } else {
-        format!("{ns}ns")
-    }
 }
 
 /// A TOML sweep file: `[[config]]` tables with the `--config` keys.

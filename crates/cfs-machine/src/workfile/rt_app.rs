@@ -336,7 +336,7 @@ fn rt_duration(v: &V, path: &str) -> Result<u64, WorkloadError> {
         _ => {
             let ns = duration(v, path, 1e3)?;
             if ns / 1_000 > RTAPP_MAX_US as u64 {
-                return err(path, format!("{} is too long; {}", crate::experiment::fmt_ns(ns), limit()));
+                return err(path, format!("{} is too long; {}", crate::dist::fmt_ns(ns), limit()));
             }
             return Ok(ns);
         }

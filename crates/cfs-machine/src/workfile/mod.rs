@@ -1019,7 +1019,7 @@ impl FileWorkload {
     /// error is one line naming both values.
     pub fn check_warmup(&self, duration_ns: u64) -> Result<(), String> {
         if self.warmup_ns > 0 && self.warmup_ns >= duration_ns {
-            let (w, d) = (crate::experiment::fmt_ns(self.warmup_ns), crate::experiment::fmt_ns(duration_ns));
+            let (w, d) = (crate::dist::fmt_ns(self.warmup_ns), crate::dist::fmt_ns(duration_ns));
             return Err(format!(
                 "warmup {w} is not shorter than the run's duration {d}: progress before {w} is not counted, \
                  so nothing would be measured"

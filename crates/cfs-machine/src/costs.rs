@@ -458,7 +458,7 @@ fn near<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let mut with_unit = known.iter().filter(|k| k.strip_prefix(word).is_some_and(|unit| unit.starts_with('_')));
     match (with_unit.next(), with_unit.next()) {
         (Some(k), None) => Some(k),
-        _ => crate::experiment::suggest(word, known),
+        _ => crate::names::suggest(word, known),
     }
 }
 

@@ -24,7 +24,7 @@ impl TomlFile {
             return err("duration", "must be more than 0");
         }
         if duration_ns.is_some_and(|d| d > crate::workloads::MAX_SIM_NS) {
-            let cap = crate::experiment::fmt_ns(crate::workloads::MAX_SIM_NS);
+            let cap = crate::dist::fmt_ns(crate::workloads::MAX_SIM_NS);
             return err("duration", format!("must be at most {cap}, the simulated-time cap of a run"));
         }
         let warmup_ns = get(top, "warmup").map(|x| duration(x, "warmup", 0.0)).transpose()?.unwrap_or(0);

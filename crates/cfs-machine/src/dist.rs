@@ -142,6 +142,20 @@ pub fn parse_duration(s: &str) -> Result<u64, DurationError> {
     parse_duration_with(s, 1.0)
 }
 
+/// A simulated time as [`parse_duration`] reads it back, in the largest
+/// unit that divides it: `2s`, `1500ms`, `20us`, `7ns`.
+pub fn fmt_ns(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
