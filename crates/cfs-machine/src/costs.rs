@@ -215,8 +215,7 @@ impl CostModel {
         let mut c = self.clone();
         for p in &SCALARS {
             let v = *(p.field)(&mut c);
-            let min = if p.name == "clock_factor" { MIN_CLOCK_FACTOR } else { 0.0 };
-            let range = if ranges { format!(" ({min} to {})", p.max) } else { String::new() };
+            let range = if ranges { format!(" ({} to {})", p.min, p.max) } else { String::new() };
             s.push_str(&format!("  {:<16} {}\n", p.name, format!("{v:<10}{range}").trim_end()));
         }
         s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
@@ -230,10 +229,11 @@ impl CostModel {
 }
 
 /// One scalar parameter a [`CostSetting`] can write: its name (the
-/// field's), the field, and the largest value it takes.
+/// field's), the field, and the smallest and largest values it takes.
 struct ScalarParam {
     name: &'static str,
     field: fn(&mut CostModel) -> &mut f64,
+    min: f64,
     max: f64,
 }
 
@@ -245,7 +245,9 @@ struct TableParam {
 }
 
 /// The smallest clock factor: CPU work at most 100 times as fast as on
-/// the 2.4 GHz Core 2 baseline.
+/// the 2.4 GHz Core 2 baseline. CPU work must take time: a factor near
+/// zero would let a CPU-bound task run unbounded numbers of steps in no
+/// simulated time.
 const MIN_CLOCK_FACTOR: f64 = 0.01;
 /// The largest CPU-work or latency value, ns: a second per event (the
 /// workloads' own costs take the same bound).
@@ -255,21 +257,20 @@ const MAX_LINE_NS: f64 = 1e6;
 /// The largest line count.
 pub(crate) const MAX_LINES: f64 = 1e4;
 
-/// The scalars, in [`CostModel::render`]'s order. `clock_factor` must also
-/// be at least `MIN_CLOCK_FACTOR` (CPU work cannot be free), `jitter_cv`
-/// at most 1.
+/// The scalars, in [`CostModel::render`]'s order. Only `clock_factor` has
+/// a floor above 0 (`MIN_CLOCK_FACTOR`: CPU work cannot be free).
 const SCALARS: [ScalarParam; 11] = [
-    ScalarParam { name: "clock_factor", field: |c| &mut c.clock_factor, max: 100.0 },
-    ScalarParam { name: "syscall_ns", field: |c| &mut c.syscall_ns, max: MAX_NS },
-    ScalarParam { name: "ctx_switch_ns", field: |c| &mut c.ctx_switch_ns, max: MAX_NS },
-    ScalarParam { name: "wake_local_ns", field: |c| &mut c.wake_local_ns, max: MAX_NS },
-    ScalarParam { name: "ipi_send_ns", field: |c| &mut c.ipi_send_ns, max: MAX_NS },
-    ScalarParam { name: "rq_lock_lines", field: |c| &mut c.rq_lock_lines, max: MAX_LINES },
-    ScalarParam { name: "scan_ns_per_cpu", field: |c| &mut c.scan_ns_per_cpu, max: MAX_NS },
-    ScalarParam { name: "idle_exit_ns", field: |c| &mut c.idle_exit_ns, max: MAX_NS },
-    ScalarParam { name: "mem_line_ns", field: |c| &mut c.mem_line_ns, max: MAX_LINE_NS },
-    ScalarParam { name: "msg_base_lines", field: |c| &mut c.msg_base_lines, max: MAX_LINES },
-    ScalarParam { name: "jitter_cv", field: |c| &mut c.jitter_cv, max: 1.0 },
+    ScalarParam { name: "clock_factor", field: |c| &mut c.clock_factor, min: MIN_CLOCK_FACTOR, max: 100.0 },
+    ScalarParam { name: "syscall_ns", field: |c| &mut c.syscall_ns, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "ctx_switch_ns", field: |c| &mut c.ctx_switch_ns, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "wake_local_ns", field: |c| &mut c.wake_local_ns, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "ipi_send_ns", field: |c| &mut c.ipi_send_ns, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "rq_lock_lines", field: |c| &mut c.rq_lock_lines, min: 0.0, max: MAX_LINES },
+    ScalarParam { name: "scan_ns_per_cpu", field: |c| &mut c.scan_ns_per_cpu, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "idle_exit_ns", field: |c| &mut c.idle_exit_ns, min: 0.0, max: MAX_NS },
+    ScalarParam { name: "mem_line_ns", field: |c| &mut c.mem_line_ns, min: 0.0, max: MAX_LINE_NS },
+    ScalarParam { name: "msg_base_lines", field: |c| &mut c.msg_base_lines, min: 0.0, max: MAX_LINES },
+    ScalarParam { name: "jitter_cv", field: |c| &mut c.jitter_cv, min: 0.0, max: 1.0 },
 ];
 
 /// The per-reach tables. Their `same-cpu` class is 0 by construction
@@ -343,10 +344,10 @@ impl CostSetting {
     pub fn new(name: &str, value: &str) -> Result<CostSetting, String> {
         let (name, value) = (name.trim(), value.trim());
         let text = format!("{name}={value}");
-        let number = |v: &str, max: f64| -> Result<f64, String> {
+        let number = |v: &str, min: f64, max: f64| -> Result<f64, String> {
             match v.trim().parse::<f64>() {
-                Ok(x) if x.is_finite() && (0.0..=max).contains(&x) => Ok(x),
-                _ => Err(format!("--cost {text}: {v:?} is not a number from 0 to {max}")),
+                Ok(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
+                _ => Err(format!("--cost {text}: {v:?} is not a number from {min} to {max}")),
             }
         };
         let (table_name, class) = match name.split_once('.') {
@@ -363,20 +364,14 @@ impl CostSetting {
                 format!("--cost {text}: unknown {} parameter {field:?} (known: {}){hint}", w.name(), known.join(", "))
             })?;
             let (field, max, whole) = fields[i];
-            let x = number(value, max)?;
+            let x = number(value, 0.0, max)?;
             if whole && x.fract() != 0.0 {
                 return Err(format!("--cost {text}: {field} takes a whole number"));
             }
             return Ok(CostSetting { text, target: CostTarget::Workload(w, i, x) });
         }
         if let Some(i) = SCALARS.iter().position(|p| p.name == name) {
-            let x = number(value, SCALARS[i].max)?;
-            // CPU work must take time: a factor near zero would let a
-            // CPU-bound task run unbounded numbers of steps in no simulated
-            // time. 0.01 is a CPU a hundred times a 2.4 GHz Core 2.
-            if name == "clock_factor" && x < MIN_CLOCK_FACTOR {
-                return Err(format!("--cost {text}: the clock factor must be at least {MIN_CLOCK_FACTOR}"));
-            }
+            let x = number(value, SCALARS[i].min, SCALARS[i].max)?;
             return Ok(CostSetting { text, target: CostTarget::Scalar(i, x) });
         }
         let Some(i) = TABLES.iter().position(|t| t.name == table_name) else {
@@ -399,7 +394,7 @@ impl CostSetting {
                 if r == 0 {
                     return Err(format!("--cost {text}: same-cpu costs nothing by construction"));
                 }
-                CostTarget::Entry(i, Reach::ALL[r], number(value, max)?)
+                CostTarget::Entry(i, Reach::ALL[r], number(value, 0.0, max)?)
             }
             None => {
                 let parts: Vec<&str> = value.split('/').collect();
@@ -413,7 +408,7 @@ impl CostSetting {
                 }
                 let mut t: ReachTable = [0.0; 6];
                 for (slot, p) in t.iter_mut().zip(&parts) {
-                    *slot = number(p, max)?;
+                    *slot = number(p, 0.0, max)?;
                 }
                 if t[0] != 0.0 {
                     return Err(format!("--cost {text}: the same-cpu value must be 0 (nothing travels)"));
@@ -863,8 +858,9 @@ mod tests {
             assert!(err(bad).contains("is not a number from 0 to 1000000000"), "{bad}: {}", err(bad));
         }
         assert!(err("jitter_cv=1.5").contains("from 0 to 1"));
-        assert!(err("clock_factor=0").contains("at least 0.01"));
-        assert!(err("clock_factor=0.009").contains("at least 0.01"));
+        // CPU work cannot be free: the clock factor's floor is 0.01.
+        assert!(err("clock_factor=0").contains("\"0\" is not a number from 0.01 to 100"));
+        assert!(err("clock_factor=0.009").contains("from 0.01 to 100"));
         assert!(err("xfer_line_ns.die=3").contains("unknown distance class \"die\""));
         assert!(err("xfer_line_ns.same-cpu=3").contains("same-cpu costs nothing"));
         assert!(err("dirty_line_ns=1/2/3").contains("6 values separated by '/'"));

@@ -931,7 +931,7 @@ fn cost_overrides_say_what_is_wrong_on_every_command() {
     fails(&["--cost", "dirty_line_ns=0/5/15"], "a whole table is 6 values");
     fails(&["--config", "cost=jitter_cv=2"], "--cost jitter_cv=2: \"2\" is not a number from 0 to 1");
     fails(&["--config", "cost=idle_exit_ns"], "config cost \"idle_exit_ns\" is not NAME=VALUE");
-    fails_with(&["topology", "q6600", "--cost", "clock_factor=0"], "the clock factor must be at least 0.01");
+    fails_with(&["topology", "q6600", "--cost", "clock_factor=0"], "\"0\" is not a number from 0.01 to 100");
     fails_with(&["seed", "--runs", "1", "--cost", "nope=1"], "unknown cost parameter \"nope\"");
     fails_with(&["calibrate", "--features-only", "--runs", "1", "--cost", "mem_line_ns"], "expected NAME=VALUE");
     fails(&["--cost", "pgbench.backend=1"], "did you mean \"pgbench.backend_ns\"?");
