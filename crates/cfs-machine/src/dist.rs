@@ -162,6 +162,18 @@ mod tests {
     use rand::SeedableRng;
 
     #[test]
+    fn fmt_ns_writes_the_largest_unit_that_divides_and_parses_back() {
+        assert_eq!(fmt_ns(2_000_000_000), "2s");
+        assert_eq!(fmt_ns(1_500_000_000), "1500ms");
+        assert_eq!(fmt_ns(20_000), "20us");
+        assert_eq!(fmt_ns(7), "7ns");
+        assert_eq!(fmt_ns(0), "0s");
+        for ns in [1, 999, 1_000, 63_000, 4_000_000, 1_000_000_001, 60_000_000_000] {
+            assert_eq!(parse_duration(&fmt_ns(ns)).unwrap(), ns, "{}", fmt_ns(ns));
+        }
+    }
+
+    #[test]
     fn round_u64_is_round() {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut vals = vec![
