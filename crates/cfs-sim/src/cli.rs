@@ -4,11 +4,13 @@
 
 use crate::calibration;
 use crate::costs::{CostModel, CostSetting};
+use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::experiment::{
-    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, fmt_ns, parse_nice_level, parse_profile, parse_sweep,
-    parse_switch, suggest,
+    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_nice_level, parse_profile, parse_sweep,
+    parse_switch,
 };
+use crate::names::suggest;
 use crate::report;
 use crate::workfile::parse_workload;
 use crate::workloads::{

@@ -7,10 +7,10 @@
 //! (common random numbers); only the scheduler differs.
 
 use crate::costs::{CostModel, CostSetting};
-pub use crate::dist::fmt_ns;
+use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
-pub use crate::names::suggest;
+use crate::names::suggest;
 use crate::observe::Counters;
 use crate::trace::Trace;
 use crate::workloads::{Metric, Policies, Workload, WorkloadOpts};

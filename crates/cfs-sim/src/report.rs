@@ -4,8 +4,9 @@
 //! Every number is printed with fixed precision, so the same results give
 //! byte-identical files.
 
+use crate::dist::fmt_ns;
 use crate::engine::TaskStat;
-use crate::experiment::{Plan, Results, RunRecord, Seeds, fmt_ns, median, range};
+use crate::experiment::{Plan, Results, RunRecord, Seeds, median, range};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
