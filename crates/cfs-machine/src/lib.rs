@@ -16,7 +16,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | vocabulary | [`program`], [`dist`], [`names`] | what a task can do: run, send/wake (with or without the sync hint), wait, sleep, fork, exit, touch shared lines, count progress; drawn times and durations |
+//! | vocabulary | [`program`], [`dist`], [`names`] | what a task can do: run, send/wake (with or without the sync hint), wait, sleep, fork, exit, touch shared lines, count progress; drawn times and durations ([`dist`]); the "did you mean" hint for a mistyped name ([`names`]) |
 //! | workloads | [`workloads`], [`workfile`] | built-ins (pgbench, tbench, hogs, messaging, volanomark, starve, sysbench-oltp) as programs; TOML and rt-app JSON files |
 //! | costs | [`costs`] | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
 //! | engine | [`engine`], [`observe`], [`trace`] | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |

@@ -12,7 +12,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | vocabulary | [`program`], [`dist`] (from [`cfs_machine`]) | what a task can do: run, send/wake (with or without the sync hint), wait, sleep, fork, exit, touch shared lines, count progress |
+//! | vocabulary | [`program`], [`dist`], [`names`] (from [`cfs_machine`]) | what a task can do: run, send/wake (with or without the sync hint), wait, sleep, fork, exit, touch shared lines, count progress |
 //! | workloads | [`workloads`], [`workfile`] (from [`cfs_machine`]) | built-ins (pgbench, tbench, hogs, messaging, volanomark, starve, sysbench-oltp) as programs; TOML and rt-app JSON files |
 //! | costs | [`costs`] (from [`cfs_machine`]) | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
 //! | engine | [`engine`], [`observe`], [`trace`] (from [`cfs_machine`]) | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |
