@@ -77,8 +77,10 @@
 //! Every random draw comes from one `rand_pcg` stream per run, seeded from
 //! the base seed, the client count and the run number (the same in every
 //! column: common random numbers). Collections whose order matters are
-//! vectors or B-trees, never hash maps iterated for output. `exp`, `ln` and `cos` come from the `libm` crate, not the platform's C
-//! library, so it is also the same on every platform (see [`dist`]).
+//! vectors or B-trees; the one hash map (the socket table, with a fixed
+//! hash) is only looked up, never iterated. `exp`, `ln` and `cos` come
+//! from the `libm` crate, not the platform's C library, so a run is also
+//! the same on every platform (see [`dist`]).
 //!
 //! ## Example
 //!
