@@ -1212,9 +1212,9 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
     let model = CostModel::for_host(&a.host, &parse_host(&a.host)?).with(&host_settings);
     let host = host_shown.then_some(model);
     if a.json {
-        let workloads: serde_json::Map<String, serde_json::Value> =
+        let own: serde_json::Map<String, serde_json::Value> =
             listed.iter().filter_map(|w| Some((w.name(), w.own_costs()?))).collect();
-        let v = serde_json::json!({ "host": host, "workloads": workloads });
+        let v = serde_json::json!({ "host": host, "workloads": own });
         return say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?));
     }
     let mut text = host.map(|h| h.render_with_ranges()).unwrap_or_default();
