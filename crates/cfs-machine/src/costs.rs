@@ -202,9 +202,24 @@ impl CostModel {
     }
 
     /// The same with the range a `--cost` setting may give each parameter,
-    /// for `cfs-sim costs`.
-    pub fn render_with_ranges(&self) -> String {
-        self.render_lines(true)
+    /// for `cfs-sim costs`, and where the values come from (`sources`,
+    /// from [`CostModel::sources`]) on the header line.
+    pub fn render_with_ranges(&self, sources: &str) -> String {
+        let text = self.render_lines(true);
+        let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        format!("{head} (sources: {sources})\n{rest}")
+    }
+
+    /// Where the parameter set [`CostModel::for_host`] gives host `name`
+    /// is derived, value by value with the source tags of
+    /// hosts-and-costs.md: a preset's in docs/CALIBRATION.md §2, a
+    /// [`CostModel::derived`] set's in its "Other hosts" part.
+    pub fn sources(name: &str) -> &'static str {
+        if CostModel::preset(name).is_some() {
+            "docs/CALIBRATION.md §2"
+        } else {
+            "docs/CALIBRATION.md §2, Other hosts: the Q6600's, CPU work scaled by clock"
+        }
     }
 
     /// One line a parameter, in `SCALARS`' then `TABLES`' order (the names

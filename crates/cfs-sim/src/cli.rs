@@ -1217,7 +1217,7 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
         let v = serde_json::json!({ "host": host, "workloads": own });
         return say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?));
     }
-    let mut text = host.map(|h| h.render_with_ranges()).unwrap_or_default();
+    let mut text = host.map(|h| h.render_with_ranges(CostModel::sources(&a.host))).unwrap_or_default();
     for w in &listed {
         if !text.is_empty() {
             text.push('\n');

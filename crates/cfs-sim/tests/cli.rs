@@ -1156,7 +1156,14 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     ] {
         assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
     }
-    assert!(text.starts_with("cost model: q6600\n") && !text.contains("\n\n\n"), "{text}");
+    assert!(text.starts_with("cost model: q6600 (sources: docs/CALIBRATION.md §2)\n"), "{text}");
+    assert!(!text.contains("\n\n\n"), "{text}");
+    // Each part's header names where its values are derived: the pgbench
+    // costs in CALIBRATION §3, a host the presets do not know in §2's
+    // "Other hosts".
+    assert!(text.lines().any(|l| l.starts_with("pgbench (") && l.ends_with("sources: docs/CALIBRATION.md §3)")));
+    let spec = String::from_utf8(run(&["costs", "host", "--host", "2s4c"]).stdout).unwrap();
+    assert!(spec.lines().next().is_some_and(|l| l.contains("(sources: docs/CALIBRATION.md §2, Other hosts")), "{spec}");
     assert_eq!(text.lines().filter(|l| l.is_empty()).count(), 6, "seven parts, six blank lines between");
     fails_with(&["costs", "hogs"], "hogs has no costs of its own");
     fails_with(&["costs", "tbnch"], "unknown part \"tbnch\"");

@@ -539,6 +539,20 @@ impl CostedWorkload {
         CostedWorkload::ALL.into_iter().find(|w| w.name() == name)
     }
 
+    /// Where its shipped costs come from: the docs that derive them, with
+    /// the source tags of hosts-and-costs.md (each struct's field docs
+    /// carry the tags too).
+    pub fn sources(self) -> &'static str {
+        match self {
+            CostedWorkload::Pgbench => "docs/CALIBRATION.md §3",
+            CostedWorkload::Tbench => "TbenchCosts in workloads/pairs.rs; hosts-and-costs.md §3.3, §5.2",
+            CostedWorkload::SysbenchOltp => "SysbenchCosts in workloads/pairs.rs; hosts-and-costs.md §4.3",
+            CostedWorkload::Messaging => "MessagingCosts in workloads/fanout.rs",
+            CostedWorkload::Volanomark => "VolanoCosts in workloads/fanout.rs; hosts-and-costs.md §4.2",
+            CostedWorkload::Starve => "StarveCosts in workloads/simple.rs; hosts-and-costs.md §4.1",
+        }
+    }
+
     /// The built-in with its shipped costs.
     pub fn shipped(self) -> Workload {
         match self {
@@ -636,7 +650,8 @@ impl Workload {
     /// Its own costs as text for `cfs-sim costs`, one field a line in the
     /// order of its `*_COST_FIELDS` table (its times, like every CPU time
     /// here, at the 2.4 GHz baseline): the name `--cost` takes, the
-    /// value, and the range a setting may give it. The values are read
+    /// value, and the range a setting may give it, under a header naming
+    /// where the values come from ([`CostedWorkload::sources`]). The values are read
     /// back from [`Workload::own_costs`], so a field the table names but
     /// the struct does not serialise under that name shows as `?` (a test
     /// asserts none does). `None` for hogs and workload files.
@@ -644,7 +659,10 @@ impl Workload {
         let of = self.costed()?;
         let values = self.own_costs()?;
         let n = of.name();
-        let mut s = format!("{n} (--cost {n}.FIELD=VALUE; times are CPU work at 2.4 GHz, scaled by clock_factor)\n");
+        let mut s = format!(
+            "{n} (--cost {n}.FIELD=VALUE; times are CPU work at 2.4 GHz, scaled by clock_factor; sources: {})\n",
+            of.sources()
+        );
         for (name, max, whole) in of.fields() {
             let value = values.get(name).and_then(serde_json::Value::as_f64);
             let value = value.map_or_else(|| "?".to_string(), |x| format!("{x}"));
