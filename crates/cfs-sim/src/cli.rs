@@ -120,7 +120,7 @@ pub struct OutArgs {
     #[arg(long)]
     pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
 }
 
@@ -392,7 +392,7 @@ pub struct CalArgs {
     #[arg(long)]
     pub tasks: bool,
     /// Worker threads, 1..=1024 (default: all CPUs; results are identical either way).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Plot the model's medians against clients (.svg or .png), each
     /// configuration's published values dashed beside it (the first table
@@ -841,6 +841,15 @@ fn check_runs(runs: u32, transactions: Option<u64>, clients: &[u32]) -> Result<(
 /// The most worker threads `--jobs` may ask for.
 const MAX_JOBS: usize = 1024;
 
+/// `--jobs N`, checked while the arguments are read, before anything is
+/// written (the seed run makes its plot directory first).
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    s.parse::<usize>()
+        .ok()
+        .filter(|j| (1..=MAX_JOBS).contains(j))
+        .ok_or_else(|| format!("--jobs must be 1..={MAX_JOBS}"))
+}
+
 /// Runs a plan with an optional progress bar and thread count.
 fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     let n = plan.jobs().len() as u64;
@@ -858,10 +867,7 @@ fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
     let tick = || bar.inc(1);
     let res = match jobs {
         Some(j) => {
-            if !(1..=MAX_JOBS).contains(&j) {
-                return Err(format!("--jobs must be 1..={MAX_JOBS}"));
-            }
-            // No more threads than runs: the rest would only idle.
+            // `j` is 1..=MAX_JOBS (parse_jobs). No more threads than runs: the rest would only idle.
             let threads = j.min(n.max(1) as usize);
             let pool =
                 rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("--jobs {j}: {e}"))?;

@@ -158,6 +158,18 @@ fn bad_counts_and_durations() {
     fails(&["--jobs", "0"], "--jobs must be 1..=1024");
     fails(&["--jobs", "100000"], "--jobs must be 1..=1024");
     assert!(run(&pg(&["--jobs", "1024"]).iter().map(String::as_str).collect::<Vec<_>>()).status.success());
+    // The seed run refuses a bad --jobs before it makes its plot directory:
+    // in a directory where `out` cannot be made (a file holds the name), the
+    // error is still the --jobs one, not "cannot create out".
+    let dir = std::env::temp_dir().join(format!("cfs-sim-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("out"), "not a directory").unwrap();
+    for args in [&["--jobs", "0"][..], &["seed", "--jobs", "2000"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cfs-sim")).args(args).current_dir(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("--jobs must be 1..=1024"), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
     // Two columns with one label, named or not.
     fails(&["--config", "name=a", "--config", "name=a,features=863"], "two columns are both labelled \"a\"");
     fails(&["--config", "features=863", "--config", "features=863"], "give each its own name (name= in --config");

@@ -41,6 +41,10 @@ pub enum TopologyError {
     /// An option after the shape (`,mhz=2400`) is unknown.
     #[error("unknown host spec option {0:?} (known: amd, intel, mhz=, l2=, l3=, order=, dist=)")]
     UnknownSpecOption(String),
+    /// An option after the shape was given twice (`mhz=1,mhz=2`, or both
+    /// `intel` and `amd`): which one was meant is not clear, so neither wins.
+    #[error("host spec option `{0}` is given twice")]
+    RepeatedSpecOption(String),
     /// An option after the shape has a value it cannot take.
     #[error("bad value {value:?} for host spec option `{key}`: expected {expected}")]
     BadSpecOption {

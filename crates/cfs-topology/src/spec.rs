@@ -22,7 +22,8 @@
 //! size    = count ["K" / "M"]              ; KB unless M is given
 //! ```
 //!
-//! Units and option names are case-insensitive. So `2s4c2t` is 2 sockets × 4
+//! Units and option names are case-insensitive; each option may be given
+//! once (`intel` and `amd` are one option, the vendor). So `2s4c2t` is 2 sockets × 4
 //! cores × 2 threads (16 CPUs, one node), `1s2d2c` a Q6600-like package of 2
 //! dies × 2 cores, and `2n2s4c2t` 2 nodes of 2 sockets each (32 CPUs).
 //!
@@ -38,6 +39,7 @@ use crate::error::TopologyError;
 use crate::host::{Host, Vendor};
 use crate::shape::{CacheScope, CacheSpec, HostShape, Numbering};
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 /// Unit letters in their required order.
 const UNITS: [char; 5] = ['n', 's', 'd', 'c', 't'];
@@ -53,8 +55,15 @@ pub fn parse_spec(spec: &str) -> Result<HostShape, TopologyError> {
     let counts = parse_shape(shape_str)?;
     let mut shape = HostShape::new(counts[0], counts[1], counts[2], counts[3], counts[4]);
     let mut l3_given = false;
+    let mut seen: Vec<&'static str> = Vec::new();
     for opt in parts {
-        l3_given |= apply_option(&mut shape, opt.trim())?;
+        let opt = opt.trim();
+        let key = apply_option(&mut shape, opt)?;
+        if seen.contains(&key) {
+            return Err(TopologyError::RepeatedSpecOption(key.to_string()));
+        }
+        seen.push(key);
+        l3_given |= key == "l3";
     }
     if !l3_given && shape.l2.is_some_and(|l2| l2.scope != CacheScope::Core) {
         shape.l3 = None;
@@ -128,31 +137,45 @@ fn check_total(s: &str, counts: &[u32; 5]) -> Result<(), TopologyError> {
     }
 }
 
-/// Applies one option; returns true when it was `l3=`.
-fn apply_option(shape: &mut HostShape, opt: &str) -> Result<bool, TopologyError> {
+/// Applies one option; returns its key (`vendor` for `intel` and `amd`), so
+/// that the caller can refuse one given twice.
+fn apply_option(shape: &mut HostShape, opt: &str) -> Result<&'static str, TopologyError> {
     let (key, value) = match opt.split_once('=') {
         Some((k, v)) => (k.trim().to_ascii_lowercase(), Some(v.trim())),
         None => (opt.to_ascii_lowercase(), None),
     };
-    match (key.as_str(), value) {
-        ("intel", None) => shape.vendor = Vendor::Intel,
-        ("amd", None) => shape.vendor = Vendor::Amd,
-        ("mhz", Some(v)) => shape.mhz = parse_number(&key, v, "a clock in MHz, 1..=100000", 1, 100_000)?,
-        ("dist", Some(v)) => shape.remote_distance = parse_number(&key, v, "a remote distance 11..=255", 11, 255)?,
-        ("order", Some(v)) => shape.numbering = parse_order(v)?,
-        ("l2", Some(v)) if v.eq_ignore_ascii_case("none") => shape.l2 = None,
-        ("l2", Some(v)) => shape.l2 = Some(parse_cache(&key, v, shape)?),
-        ("l3", Some(v)) if v.eq_ignore_ascii_case("none") => {
-            shape.l3 = None;
-            return Ok(true);
+    let applied = match (key.as_str(), value) {
+        ("intel", None) => {
+            shape.vendor = Vendor::Intel;
+            "vendor"
+        }
+        ("amd", None) => {
+            shape.vendor = Vendor::Amd;
+            "vendor"
+        }
+        ("mhz", Some(v)) => {
+            shape.mhz = parse_number(&key, v, "a clock in MHz, 1..=100000", 1, 100_000)?;
+            "mhz"
+        }
+        ("dist", Some(v)) => {
+            shape.remote_distance = parse_number(&key, v, "a remote distance 11..=255", 11, 255)?;
+            "dist"
+        }
+        ("order", Some(v)) => {
+            shape.numbering = parse_order(v)?;
+            "order"
+        }
+        ("l2", Some(v)) => {
+            shape.l2 = if v.eq_ignore_ascii_case("none") { None } else { Some(parse_cache(&key, v, shape)?) };
+            "l2"
         }
         ("l3", Some(v)) => {
-            shape.l3 = Some(parse_cache(&key, v, shape)?);
-            return Ok(true);
+            shape.l3 = if v.eq_ignore_ascii_case("none") { None } else { Some(parse_cache(&key, v, shape)?) };
+            "l3"
         }
         _ => return Err(TopologyError::UnknownSpecOption(opt.to_string())),
-    }
-    Ok(false)
+    };
+    Ok(applied)
 }
 
 fn bad(key: &str, value: &str, expected: &'static str) -> TopologyError {

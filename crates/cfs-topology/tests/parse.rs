@@ -73,8 +73,8 @@ fn spec_options() {
 fn spec_limits_and_defaults() {
     // Exactly the CPU limit in one count is fine.
     assert_eq!(Host::from_spec("1024c").unwrap().nr_cpus(), 1024);
-    // The last vendor word wins.
-    assert_eq!(Host::from_spec("2c,amd,intel").unwrap().vendor(), Vendor::Intel);
+    // Options may come in any order and any case.
+    assert_eq!(Host::from_spec("2c,MHZ=3000,amd").unwrap().vendor(), Vendor::Amd);
     // A cache scope without a size: 256 KB for a core-private cache, 2 MB per
     // core sharing it otherwise (2 cores per die: 4 MB; 2 dies of 2: 8 MB).
     let kb = |spec: &str, level: u8| {
@@ -113,6 +113,11 @@ fn spec_errors_name_the_problem() {
         ("1024s1024d1024c", "1073741824 logical CPUs; the limit is 1024"),
         ("1024n1024s1024d1024c1024t", "1125899906842624 logical CPUs; the limit is 1024"),
         ("2c,l2=die:0K", "option `l2`: expected core, die or socket"),
+        // An option given twice is refused rather than the last one winning,
+        // whichever spelling (intel and amd both set the vendor).
+        ("2c,mhz=1,mhz=2", "option `mhz` is given twice"),
+        ("2c,intel,AMD", "option `vendor` is given twice"),
+        ("2c,l3=none,l3=die", "option `l3` is given twice"),
     ];
     for (spec, needle) in cases {
         let msg = err_text(Host::from_spec(spec));
