@@ -112,7 +112,10 @@
 //! millisecond, so the file is refused, naming the task and the loop.
 //! A send that could reach no one is refused too: to `parent` from a task
 //! started at t=0, a `reply` from a task with no `wait`, a send or
-//! broadcast to a task with no instance at t=0.
+//! broadcast to a task with no instance at t=0. So is a key given twice in
+//! one table or object: TOML forbids it, and of a JSON file's repeats
+//! rt-app (json-c) would keep only the last value, so events of one kind
+//! take numbered keys (`run0`, `run1`).
 //!
 //! A file is checked when it is read (at most 256 task definitions, 4,096
 //! tasks at start, 100,000 ops a task and 200,000 in the file, counting a
@@ -269,7 +272,19 @@ impl<'de> Visitor<'de> for VVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V, A::Error> {
         let mut v = Vec::new();
+        // A set, not a scan of `v`: an rt-app task may hold 100,000 events.
+        let mut seen = std::collections::BTreeSet::new();
         while let Some((k, x)) = map.next_entry::<String, V>()? {
+            // TOML refuses a repeated key itself. JSON allows one, and
+            // json-c, which rt-app reads its files with, keeps the last
+            // value at the first key's place; a run of both would not be
+            // the file rt-app runs, so a repeat is refused instead.
+            if !seen.insert(k.clone()) {
+                let hint = if rt_app::is_event_key(&k) { "; number repeated events: run0, run1" } else { "" };
+                return Err(de::Error::custom(format!(
+                    "key \"{k}\" appears twice in one object (rt-app would keep only its last value{hint})"
+                )));
+            }
             v.push((k, x));
         }
         Ok(V::Obj(v))

@@ -32,6 +32,11 @@ const RTAPP_EVENTS: [&str; 17] = [
     "sem_wait", "fork", "suspend", "resume", "yield",
 ];
 
+/// Whether `key` names an rt-app event, with or without a numeric suffix.
+pub(super) fn is_event_key(key: &str) -> bool {
+    RTAPP_EVENTS.contains(&key.trim_end_matches(|c: char| c.is_ascii_digit()))
+}
+
 impl RtApp {
     pub(super) fn parse(v: &V) -> Result<FileWorkload, WorkloadError> {
         let top = obj(v, "")?;
@@ -231,7 +236,7 @@ impl RtApp {
         out: &mut Vec<Raw>,
     ) -> Result<(), WorkloadError> {
         let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
-        if !RTAPP_EVENTS.contains(&base) {
+        if !is_event_key(key) {
             let mut known = keys.to_vec();
             known.extend(RTAPP_EVENTS);
             return err(

@@ -625,7 +625,18 @@ mod structure_tests {
             error(r#"{"tasks": {"a": {"wait": 3}}}"#),
             "at tasks.a.wait: expected a name or {ref, mutex}, found an integer"
         );
-        assert_eq!(error(r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#), "at tasks.a: duplicate task name");
+        // A key given twice in one object, a task's or an event's, is
+        // refused where it is read (json-c would keep the last value only).
+        // serde_json places the error at the end of the repeated key's value.
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"run": 1}, "a": {"run": 2}}}"#),
+            "JSON: key \"a\" appears twice in one object (rt-app would keep only its last value) at line 1 column 44"
+        );
+        assert_eq!(
+            error(r#"{"tasks": {"a": {"run": 10, "sleep2": 5, "sleep2": 20}}}"#),
+            "JSON: key \"sleep2\" appears twice in one object (rt-app would keep only its last value; number \
+             repeated events: run0, run1) at line 1 column 54"
+        );
     }
 }
 
