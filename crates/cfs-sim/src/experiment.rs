@@ -85,13 +85,24 @@ impl SchedSpec {
     /// client-policy=batch,server-policy=normal,client-nice=-5,server-nice=5,
     /// set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
     /// `self`. An item without `=` continues the previous one (so the
-    /// comma-separated sd-flags list needs no quoting).
+    /// comma-separated sd-flags list needs no quoting). A key that holds one
+    /// value may appear once; set, cost and patch items add up.
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
         let items = split_items(s);
         let mut spec = self.clone();
+        // Keys that hold one value, as given in this spec: a second one is
+        // a slip (which was meant?), not an override. An item overrides the
+        // command line's own options, and set, cost and patch add up.
+        let mut given: Vec<&str> = Vec::new();
         for item in items {
             let (k, v) = item.split_once('=').ok_or_else(|| format!("config item {item:?} is not key=value"))?;
             let v = v.trim().to_string();
+            if let Some(key) = single_valued_key(k.trim()) {
+                if given.contains(&key) {
+                    return Err(format!("config key {key} is given twice in {s:?}"));
+                }
+                given.push(key);
+            }
             match k.trim() {
                 "name" | "label" => spec.label = Some(v),
                 "profile" | "kernel" => spec.profile = v,
@@ -510,6 +521,24 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
     Ok(())
 }
 
+/// The canonical name of a `--config` key that holds a single value
+/// (`label` is `name`, `kernel` is `profile`, ...); None for the keys that
+/// add up (set, cost, patch) and for unknown ones.
+fn single_valued_key(k: &str) -> Option<&'static str> {
+    Some(match k {
+        "name" | "label" => "name",
+        "profile" | "kernel" => "profile",
+        "features" | "f" => "features",
+        "policy" => "policy",
+        "client-policy" | "client_policy" => "client-policy",
+        "server-policy" | "server_policy" | "backend-policy" => "server-policy",
+        "client-nice" | "client_nice" => "client-nice",
+        "server-nice" | "server_nice" | "backend-nice" => "server-nice",
+        "sd-flags" | "sd_flags" | "sd" => "sd-flags",
+        _ => return None,
+    })
+}
+
 /// A TOML sweep file: `[[config]]` tables with the `--config` keys.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -550,6 +579,9 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    if f.config.is_empty() {
+        return Err("sweep file: no [[config]] table (each is one column)".into());
+    }
     Ok(f.config
         .into_iter()
         .map(|e| {

@@ -172,6 +172,13 @@ fn bad_counts_and_durations() {
     std::fs::remove_dir_all(&dir).unwrap();
     // Two columns with one label, named or not.
     fails(&["--config", "name=a", "--config", "name=a,features=863"], "two columns are both labelled \"a\"");
+    // One key twice in one spec, under either of its spellings (was: the
+    // last one won); keys that add up may repeat.
+    fails(&["--config", "name=a,label=b"], "config key name is given twice in \"name=a,label=b\"");
+    fails(&["--config", "features=863,f=861"], "config key features is given twice");
+    fails(&["--config", "sd-flags=MC:-WAKE_AFFINE,sd=CPU:-WAKE_AFFINE"], "config key sd-flags is given twice");
+    let ok = pg(&["--config", "set=sched_nr_migrate=8,set=sched_nr_migrate=16,cost=syscall_ns=1,cost=syscall_ns=2"]);
+    assert!(run(&ok.iter().map(String::as_str).collect::<Vec<_>>()).status.success());
     fails(&["--config", "features=863", "--config", "features=863"], "give each its own name (name= in --config");
     fails_with(&["pgbench", "--runs", "0"], "runs");
     fails_with(&["hogs", "--nice", "40", "--runs", "1", "--duration", "10ms"], "bad nice");
@@ -191,6 +198,9 @@ fn malformed_workload_files() {
     let sweep = dir.join("sweep.toml");
     std::fs::write(&sweep, "[[config]]\nname = \"x\"\nflavour = 1\n").unwrap();
     fails(&["--sweep", sweep.to_str().unwrap()], "sweep file: line 3, column 1: unknown field `flavour`");
+    // A sweep with no column at all (was: the command line's one column).
+    std::fs::write(&sweep, "config = []\n").unwrap();
+    fails(&["--sweep", sweep.to_str().unwrap()], "sweep file: no [[config]] table");
     // A host file's TOML error names the key and where it is, on one line.
     let host = dir.join("host.toml");
     std::fs::write(&host, "name = \"mine\"\nspec = \"1s4c\"\ncolour = 1\n").unwrap();
