@@ -328,8 +328,14 @@ pub struct RunArgs {
 /// `cfs-sim topology`.
 #[derive(Debug, Clone, Args)]
 pub struct TopoArgs {
-    /// Host: a preset, a spec, a TOML file, `local` or a sysfs directory.
-    pub host: String,
+    /// Host: a preset, a spec, a TOML file, `local` or a sysfs directory
+    /// [default: q6600].
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// The host given the way every other command takes it (`--host
+    /// q6600`), instead of HOST.
+    #[arg(long = "host", value_name = "HOST", conflicts_with = "host")]
+    pub host_opt: Option<String>,
     /// Kernel profile whose domains to build.
     #[arg(long, default_value = "2.6.26")]
     pub profile: String,
@@ -1146,13 +1152,14 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
 }
 
 fn topology(a: &TopoArgs) -> Result<(), String> {
-    let host = parse_host(&a.host)?;
+    let name = a.host.as_deref().or(a.host_opt.as_deref()).unwrap_or("q6600");
+    let host = parse_host(name)?;
     let version = parse_profile(&a.profile)?;
     let domains = host.build_domains(version);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }
-    let costs = a.cost.for_host(&a.host, &host)?;
+    let costs = a.cost.for_host(name, &host)?;
     if a.json {
         let v = serde_json::json!({
             "host": cfs_topology::host_to_json(&host),

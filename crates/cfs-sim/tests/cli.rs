@@ -328,6 +328,15 @@ fn good_commands_succeed() {
         let out = run(args);
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+    // topology takes its host as HOST or, like every other command, as
+    // --host, and shows the Q6600 without one: all three print the same.
+    let show = |args: &[&str]| String::from_utf8(run(args).stdout).unwrap();
+    let q6600 = show(&["topology", "q6600"]);
+    assert!(q6600.contains("q6600"), "{q6600}");
+    assert_eq!(show(&["topology", "--host", "q6600"]), q6600);
+    assert_eq!(show(&["topology"]), q6600);
+    assert_ne!(show(&["topology", "--host", "x2"]), q6600);
+    fails_with(&["topology", "q6600", "--host", "x2"], "cannot be used with");
 }
 
 #[test]
