@@ -473,6 +473,11 @@ fn check_caches(desc: &HostDesc, core_index: &[u32], core_cpus: &[CpuMask]) -> R
         if desc.caches[..i].iter().any(|p| p.level == c.level && p.kind == c.kind) {
             return Err(cache_error(c, "described twice".to_string()));
         }
+        // The cost model sizes refills by the cache: one that holds nothing
+        // is a slip in the description, not a machine.
+        if c.size_kb == 0 {
+            return Err(cache_error(c, "size must be above 0 KB".to_string()));
+        }
         check_cache_instances(c, n, core_index, core_cpus)?;
     }
     Ok(())

@@ -157,6 +157,14 @@ fn read_nodes(node_dir: &Path, cpus: &mut [LogicalCpu]) -> Result<Vec<Vec<u32>>,
     for (dense, id) in ids.iter().enumerate() {
         let dir = node_dir.join(format!("node{id}"));
         let mask = read_list(&dir.join("cpulist"))?.and(&CpuMask::first_n(cpus.len()));
+        // A node may have no CPU (memory only), but a CPU has one node.
+        if let Some(cpu) = mask.and(&seen).first() {
+            let earlier = cpus[cpu].node;
+            return Err(err(
+                &dir.join("cpulist"),
+                format!("lists CPU {cpu}, which node{} lists too", ids[earlier as usize]),
+            ));
+        }
         for cpu in mask.iter() {
             cpus[cpu].node = dense as u32;
         }
@@ -221,7 +229,9 @@ fn read_cache_index(dir: &Path, n: usize) -> Result<Option<CacheIndex>, Topology
     let level_path = dir.join("level");
     let level = u8::try_from(read_int(&level_path)?).map_err(|_| err(&level_path, "level out of range"))?;
     let size_path = dir.join("size");
-    let size_kb = parse_size_kb(&read(&size_path)?).ok_or_else(|| err(&size_path, "expected a size like 32K or 8M"))?;
+    let size_kb = parse_size_kb(&read(&size_path)?)
+        .filter(|&kb| kb > 0)
+        .ok_or_else(|| err(&size_path, "expected a size like 32K or 8M, above 0"))?;
     let shared = read_list(&dir.join("shared_cpu_list"))?.and(&CpuMask::first_n(n));
     Ok(Some(((level, kind), size_kb, shared)))
 }

@@ -258,6 +258,10 @@ fn toml_errors_name_the_problem() {
             "splits the core of CPUs 0-1",
         ),
         ("spec = \"2c\"\nmhz = 0", "clock must be > 0"),
+        (
+            "spec = \"2c\"\n[[cache]]\nlevel = 2\nsize_kb = 0\nshared = [\"0-1\"]",
+            "L2 unified cache: size must be above 0 KB",
+        ),
         ("spec = \"2c\"\n[[cache]]\nlevel = 0\nsize_kb = 1\nshared = [\"0\"]", "level must be 1..=9"),
         ("this is not toml", "host file"),
         ("[[cpu]]\npackage = 0\ncore = 0\nnode = 5000", "CPU 0 is on node 5000; node ids must be below 1024"),

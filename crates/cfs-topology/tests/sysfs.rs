@@ -117,7 +117,7 @@ const CPU: &str = "devices/system/cpu";
 #[test]
 fn broken_trees_name_the_file() {
     let s = Scratch::new("nehalem-ep", "broken");
-    let cases: [(&str, Option<&str>, &str); 9] = [
+    let cases: [(&str, Option<&str>, &str); 11] = [
         ("cpu2/topology/core_id", None, "cpu2/topology/core_id: cannot read"),
         ("cpu1/topology/physical_package_id", Some("one"), "physical_package_id: expected an integer, found \"one\""),
         ("cpu3/topology/thread_siblings_list", Some("3-1"), "thread_siblings_list: CPU range 3-1 runs backwards"),
@@ -127,6 +127,9 @@ fn broken_trees_name_the_file() {
         ("cpu2/cache/index3/shared_cpu_list", Some("0-3"), "overlaps"),
         ("../node/node1/distance", Some("21"), "node1/distance: has 1 distances for 2 nodes"),
         ("../node/node1/cpulist", Some("1,3,5"), "CPU 7 is in no node's cpulist"),
+        // node0 holds the even CPUs, node1 the odd ones (smt-last numbering).
+        ("../node/node1/cpulist", Some("1-15"), "node1/cpulist: lists CPU 2, which node0 lists too"),
+        ("cpu0/cache/index2/size", Some("0K"), "index2/size: expected a size like 32K or 8M, above 0"),
     ];
     for (file, content, needle) in cases {
         let rel = format!("{CPU}/{file}");
