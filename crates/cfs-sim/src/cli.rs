@@ -77,7 +77,7 @@ pub enum Cmd {
     /// model and each workload's own costs (after any --cost given).
     Costs(CostsArgs),
     /// List the host presets.
-    Hosts,
+    Hosts(HostsArgs),
     /// Compare the model with the published Q6600 tables (markdown).
     Calibrate(CalArgs),
 }
@@ -347,6 +347,15 @@ pub struct TopoArgs {
     pub cost: CostOpts,
 }
 
+/// `cfs-sim hosts`.
+#[derive(Debug, Clone, Args)]
+pub struct HostsArgs {
+    /// Print JSON: an array of `{name, description, host}`, `host` as
+    /// `topology --json` gives it (null for `local`, which is read when used).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `cfs-sim costs`.
 #[derive(Debug, Clone, Args)]
 pub struct CostsArgs {
@@ -456,13 +465,7 @@ pub fn main_with(args: &[String]) -> Result<(), String> {
         }
         Cmd::Topology(a) => topology(&a),
         Cmd::Costs(a) => costs(&a),
-        Cmd::Hosts => {
-            let mut list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
-            list.push_str(&format!(
-                "{LOCAL_HOST:<11} this machine, read from /sys (or give a directory holding a sysfs copy)\n"
-            ));
-            say(&list)
-        }
+        Cmd::Hosts(a) => hosts(&a),
         Cmd::Calibrate(a) => calibrate(&a),
     }
 }
@@ -1149,6 +1152,27 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
         say(&summary)?
     }
     Ok(())
+}
+
+/// What `local` stands for in the `hosts` listing.
+const LOCAL_DESCRIPTION: &str = "this machine, read from /sys (or give a directory holding a sysfs copy)";
+
+fn hosts(a: &HostsArgs) -> Result<(), String> {
+    if a.json {
+        let mut list = Vec::new();
+        for p in &PRESETS {
+            let host = parse_host(p.name)?;
+            list.push(serde_json::json!({
+                "name": p.name, "description": p.description, "host": cfs_topology::host_to_json(&host)
+            }));
+        }
+        list.push(serde_json::json!({ "name": LOCAL_HOST, "description": LOCAL_DESCRIPTION, "host": null }));
+        let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
+        return say(&format!("{text}\n"));
+    }
+    let mut list: String = PRESETS.iter().map(|p| format!("{:<11} {}\n", p.name, p.description)).collect();
+    list.push_str(&format!("{LOCAL_HOST:<11} {LOCAL_DESCRIPTION}\n"));
+    say(&list)
 }
 
 fn topology(a: &TopoArgs) -> Result<(), String> {

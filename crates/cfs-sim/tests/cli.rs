@@ -337,6 +337,16 @@ fn good_commands_succeed() {
     assert_eq!(show(&["topology"]), q6600);
     assert_ne!(show(&["topology", "--host", "x2"]), q6600);
     fails_with(&["topology", "q6600", "--host", "x2"], "cannot be used with");
+    // hosts --json: every preset with its description and its host as
+    // topology --json gives it, then `local`, which is read only when used.
+    let v: serde_json::Value = serde_json::from_slice(&run(&["hosts", "--json"]).stdout).unwrap();
+    let names: Vec<&str> = v.as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["x2", "q6600", "nehalem-ep", "tigerton", "stoakley", "local"]);
+    let topo: serde_json::Value = serde_json::from_slice(&run(&["topology", "q6600", "--json"]).stdout).unwrap();
+    assert_eq!(v[1]["host"], topo["host"]);
+    // 2 sockets x 4 cores x 2 threads, as the preset's description says.
+    assert_eq!(v[2]["host"]["cpus"].as_array().unwrap().len(), 16);
+    assert!(v[5]["host"].is_null() && v[5]["description"].as_str().unwrap().contains("/sys"));
 }
 
 #[test]
