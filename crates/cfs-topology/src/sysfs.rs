@@ -7,7 +7,10 @@
 //! - `cpu/cpuN/topology/{physical_package_id,core_id,die_id,thread_siblings_list,core_siblings_list}`
 //!   (`die_id` optional, 0 when absent); the thread number is the CPU's
 //!   position in its `thread_siblings_list`;
-//! - `cpu/cpuN/cache/index*/{level,type,size,shared_cpu_list}` (optional);
+//! - `cpu/cpuN/cache/index*/{level,type,size,shared_cpu_list}` (optional;
+//!   an index without `size` or `level` is skipped: drivers/base/cacheinfo.c
+//!   hides both when they are 0, i.e. unknown, as on arm64 machines whose
+//!   firmware gives no cache sizes);
 //! - `node/nodeN/{cpulist,distance}` (optional: without `node/`, one node).
 //!   Node ids are renumbered densely in ascending order, which keeps the
 //!   kernel's cyclic node order;
@@ -220,8 +223,12 @@ fn cache_indexes(cache_dir: &Path) -> Vec<PathBuf> {
 
 type CacheIndex = ((u8, CacheKind), u32, CpuMask);
 
-/// One `indexN` directory; `None` for a kind we do not model (e.g. Trace).
+/// One `indexN` directory; `None` for a kind we do not model (e.g. Trace)
+/// and for a cache whose size or level the kernel does not know.
 fn read_cache_index(dir: &Path, n: usize) -> Result<Option<CacheIndex>, TopologyError> {
+    if !dir.join("size").exists() || !dir.join("level").exists() {
+        return Ok(None);
+    }
     let type_path = dir.join("type");
     let Some(kind) = CacheKind::by_name(&read(&type_path)?) else {
         return Ok(None);

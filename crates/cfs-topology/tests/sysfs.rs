@@ -2,7 +2,7 @@
 //! /sys, and on broken copies of the fixtures.
 #![cfg(feature = "std")]
 
-use cfs_topology::{CpuMask, DomainLevel as L, Host, KernelVersion as V, TopologyError, Vendor};
+use cfs_topology::{CacheKind, CpuMask, DomainLevel as L, Host, KernelVersion as V, TopologyError, Vendor};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -186,6 +186,26 @@ fn cache_sizes_take_k_m_and_g_suffixes() {
         }
         assert_eq!(l2_kb(&Host::from_sysfs(&s.0).unwrap()), kb, "{text}");
     }
+}
+
+#[test]
+fn a_cache_without_size_or_level_is_skipped() {
+    // The kernel hides `size` and `level` when it does not know them (an
+    // arm64 machine whose firmware gives no sizes): that cache is left out,
+    // and the rest of the tree still makes a host. Without the L2's size on
+    // every CPU the Q6600 tree has its two L1s only.
+    let s = Scratch::new("q6600", "no-size");
+    for cpu in 0..4 {
+        s.remove(&format!("{CPU}/cpu{cpu}/cache/index2/size"));
+    }
+    let h = Host::from_sysfs(&s.0).unwrap();
+    let levels: Vec<u8> = h.caches().iter().map(|c| c.level).collect();
+    assert_eq!(levels, [1, 1]);
+    // Without one CPU's L1d level, that CPU alone has no L1d.
+    s.remove(&format!("{CPU}/cpu3/cache/index0/level"));
+    let h = Host::from_sysfs(&s.0).unwrap();
+    let l1d = h.caches().iter().find(|c| c.level == 1 && c.kind == CacheKind::Data).unwrap();
+    assert_eq!(l1d.instances.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["0", "1", "2"]);
 }
 
 #[test]
