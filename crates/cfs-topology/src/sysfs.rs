@@ -3,7 +3,12 @@
 //! [`Host::from_sysfs`] takes the sysfs mount point (`/sys`, or a fixture
 //! tree) and reads, under `devices/system/`:
 //!
-//! - `cpu/online` (if present) for the CPUs to use, which must be `0..n`;
+//! - `cpu/online` (if present) for the CPUs to use. Gaps (CPUs taken
+//!   offline, e.g. the second threads of an AMD machine booted with
+//!   `nosmt`, which leaves 0,2,4,6 online) are closed up: the online CPUs
+//!   become 0..n in ascending order, every list read below is mapped the
+//!   same way (offline CPUs dropped), and the host's name says so
+//!   (`sysfs:/sys (online CPUs 0,2,4,6 as 0-3)`);
 //! - `cpu/cpuN/topology/{physical_package_id,core_id,die_id,thread_siblings_list,core_siblings_list}`
 //!   (`die_id` optional, 0 when absent); the thread number is the CPU's
 //!   position in its `thread_siblings_list`;
@@ -32,19 +37,23 @@ impl Host {
     /// Reads the topology under `root` (normally `/sys`).
     pub fn from_sysfs(root: &Path) -> Result<Host, TopologyError> {
         let cpu_dir = root.join("devices/system/cpu");
-        let n = count_cpus(&cpu_dir)?;
-        let mut cpus = (0..n).map(|cpu| read_cpu(&cpu_dir, cpu, n)).collect::<Result<Vec<_>, _>>()?;
-        let node_distances = read_nodes(&root.join("devices/system/node"), &mut cpus)?;
-        let caches = read_caches(&cpu_dir, n)?;
+        let online = online_cpus(&cpu_dir)?;
+        let mut cpus = (0..online.n()).map(|cpu| read_cpu(&cpu_dir, cpu, &online)).collect::<Result<Vec<_>, _>>()?;
+        let node_distances = read_nodes(&root.join("devices/system/node"), &mut cpus, &online)?;
+        let caches = read_caches(&cpu_dir, &online)?;
+        let mut name = format!("sysfs:{}", root.display());
+        if !online.is_dense() {
+            name.push_str(&format!(" (online CPUs {} as 0-{})", online.mask, online.n() - 1));
+        }
         let host = Host::new(HostDesc {
-            name: format!("sysfs:{}", root.display()),
+            name,
             vendor: read_vendor(&cpu_dir),
             mhz: read_mhz(&cpu_dir),
             cpus,
             caches,
             node_distances,
         })?;
-        check_siblings(&cpu_dir, &host)?;
+        check_siblings(&cpu_dir, &host, &online)?;
         Ok(host)
     }
 }
@@ -73,9 +82,39 @@ fn read_list(path: &Path) -> Result<CpuMask, TopologyError> {
     CpuMask::parse_list(&s).map_err(|e| err(path, e.to_string()))
 }
 
+/// The online CPUs, by their sysfs numbers, and the host's dense numbering
+/// of them: the host's CPU `i` is the `i`-th online CPU in ascending order.
+struct Online {
+    /// The online CPUs (sysfs numbers).
+    mask: CpuMask,
+    /// `ids[i]`: the sysfs number of the host's CPU `i`.
+    ids: Vec<CpuId>,
+}
+
+impl Online {
+    fn n(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the online CPUs are 0..n already.
+    fn is_dense(&self) -> bool {
+        self.ids.last() == Some(&(self.n() - 1))
+    }
+
+    /// The directory of the host's CPU `cpu`.
+    fn dir(&self, cpu_dir: &Path, cpu: CpuId) -> PathBuf {
+        cpu_dir.join(format!("cpu{}", self.ids[cpu]))
+    }
+
+    /// A sysfs CPU list in the host's numbering, offline CPUs dropped.
+    fn dense(&self, sysfs: &CpuMask) -> CpuMask {
+        CpuMask::from_cpus((0..self.n()).filter(|&i| sysfs.contains(self.ids[i])))
+    }
+}
+
 /// The CPUs to use: `online` if present, else every `cpuN` directory with a
-/// `topology` subdirectory. They must be exactly `0..n`.
-fn count_cpus(cpu_dir: &Path) -> Result<usize, TopologyError> {
+/// `topology` subdirectory.
+fn online_cpus(cpu_dir: &Path) -> Result<Online, TopologyError> {
     let online = cpu_dir.join("online");
     let mask = if online.exists() {
         read_list(&online)?
@@ -88,33 +127,27 @@ fn count_cpus(cpu_dir: &Path) -> Result<usize, TopologyError> {
         });
         CpuMask::from_cpus(ids.filter(|&id| id < MAX_CPUS))
     };
-    let n = mask.weight();
-    if n == 0 {
+    if mask.is_empty() {
         return Err(err(cpu_dir, "no CPUs found (no `online` list and no cpuN/topology directories)"));
     }
-    if let Some(gap) = (0..n).find(|&c| !mask.contains(c)) {
-        return Err(err(
-            &cpu_dir.join(format!("cpu{gap}")),
-            format!("CPU {gap} is offline or missing; online CPUs are {mask}, and a host needs CPUs numbered 0..n"),
-        ));
-    }
-    Ok(n)
+    Ok(Online { ids: mask.iter().collect(), mask })
 }
 
 /// One CPU's ids (node filled in later).
-fn read_cpu(cpu_dir: &Path, cpu: CpuId, n: usize) -> Result<LogicalCpu, TopologyError> {
-    let topo = cpu_dir.join(format!("cpu{cpu}/topology"));
+fn read_cpu(cpu_dir: &Path, cpu: CpuId, online: &Online) -> Result<LogicalCpu, TopologyError> {
+    let topo = online.dir(cpu_dir, cpu).join("topology");
+    let me = online.ids[cpu];
     let die_path = topo.join("die_id");
     let die = if die_path.exists() { read_id(&die_path)? } else { 0 };
     let siblings_path = topo.join("thread_siblings_list");
-    let siblings = read_list(&siblings_path)?.and(&CpuMask::first_n(n));
+    let siblings = online.dense(&read_list(&siblings_path)?);
     let thread = siblings
         .iter()
         .position(|c| c == cpu)
-        .ok_or_else(|| err(&siblings_path, format!("does not contain CPU {cpu} itself")))?;
+        .ok_or_else(|| err(&siblings_path, format!("does not contain CPU {me} itself")))?;
     let core_siblings_path = topo.join("core_siblings_list");
-    if !read_list(&core_siblings_path)?.contains(cpu) {
-        return Err(err(&core_siblings_path, format!("does not contain CPU {cpu} itself")));
+    if !read_list(&core_siblings_path)?.contains(me) {
+        return Err(err(&core_siblings_path, format!("does not contain CPU {me} itself")));
     }
     Ok(LogicalCpu {
         package: read_id(&topo.join("physical_package_id"))?,
@@ -127,11 +160,10 @@ fn read_cpu(cpu_dir: &Path, cpu: CpuId, n: usize) -> Result<LogicalCpu, Topology
 
 /// The host's SMT siblings (by package/die/core ids) must match sysfs's
 /// `thread_siblings_list`.
-fn check_siblings(cpu_dir: &Path, host: &Host) -> Result<(), TopologyError> {
-    let all = host.all_cpus();
+fn check_siblings(cpu_dir: &Path, host: &Host, online: &Online) -> Result<(), TopologyError> {
     for cpu in 0..host.nr_cpus() {
-        let path = cpu_dir.join(format!("cpu{cpu}/topology/thread_siblings_list"));
-        let listed = read_list(&path)?.and(&all);
+        let path = online.dir(cpu_dir, cpu).join("topology/thread_siblings_list");
+        let listed = online.dense(&read_list(&path)?);
         let ours = host.thread_siblings(cpu);
         if listed != ours {
             return Err(err(&path, format!("lists {listed}, but package/die/core ids make CPUs {ours} one core")));
@@ -142,7 +174,7 @@ fn check_siblings(cpu_dir: &Path, host: &Host) -> Result<(), TopologyError> {
 
 /// Node directories, renumbered densely; sets each CPU's node and returns
 /// the distance table (empty when there is no `node/` directory).
-fn read_nodes(node_dir: &Path, cpus: &mut [LogicalCpu]) -> Result<Vec<Vec<u32>>, TopologyError> {
+fn read_nodes(node_dir: &Path, cpus: &mut [LogicalCpu], online: &Online) -> Result<Vec<Vec<u32>>, TopologyError> {
     let Ok(entries) = std::fs::read_dir(node_dir) else {
         return Ok(Vec::new());
     };
@@ -159,13 +191,13 @@ fn read_nodes(node_dir: &Path, cpus: &mut [LogicalCpu]) -> Result<Vec<Vec<u32>>,
     let mut table = Vec::with_capacity(ids.len());
     for (dense, id) in ids.iter().enumerate() {
         let dir = node_dir.join(format!("node{id}"));
-        let mask = read_list(&dir.join("cpulist"))?.and(&CpuMask::first_n(cpus.len()));
+        let mask = online.dense(&read_list(&dir.join("cpulist"))?);
         // A node may have no CPU (memory only), but a CPU has one node.
         if let Some(cpu) = mask.and(&seen).first() {
             let earlier = cpus[cpu].node;
             return Err(err(
                 &dir.join("cpulist"),
-                format!("lists CPU {cpu}, which node{} lists too", ids[earlier as usize]),
+                format!("lists CPU {}, which node{} lists too", online.ids[cpu], ids[earlier as usize]),
             ));
         }
         for cpu in mask.iter() {
@@ -175,7 +207,7 @@ fn read_nodes(node_dir: &Path, cpus: &mut [LogicalCpu]) -> Result<Vec<Vec<u32>>,
         table.push(read_distances(&dir.join("distance"), ids.len())?);
     }
     if let Some(cpu) = (0..cpus.len()).find(|&c| !seen.contains(c)) {
-        return Err(err(node_dir, format!("CPU {cpu} is in no node's cpulist")));
+        return Err(err(node_dir, format!("CPU {} is in no node's cpulist", online.ids[cpu])));
     }
     Ok(table)
 }
@@ -194,11 +226,11 @@ fn read_distances(path: &Path, nodes: usize) -> Result<Vec<u32>, TopologyError> 
 
 /// Caches of all CPUs, merged: per (level, kind), the distinct
 /// `shared_cpu_list` masks (restricted to the used CPUs).
-fn read_caches(cpu_dir: &Path, n: usize) -> Result<Vec<Cache>, TopologyError> {
+fn read_caches(cpu_dir: &Path, online: &Online) -> Result<Vec<Cache>, TopologyError> {
     let mut by_key: BTreeMap<(u8, CacheKind), Cache> = BTreeMap::new();
-    for cpu in 0..n {
-        for index in cache_indexes(&cpu_dir.join(format!("cpu{cpu}/cache"))) {
-            if let Some((key, size_kb, shared)) = read_cache_index(&index, n)? {
+    for cpu in 0..online.n() {
+        for index in cache_indexes(&online.dir(cpu_dir, cpu).join("cache")) {
+            if let Some((key, size_kb, shared)) = read_cache_index(&index, online)? {
                 let c =
                     by_key.entry(key).or_insert(Cache { level: key.0, kind: key.1, size_kb, instances: Vec::new() });
                 add_instance(c, shared, &index)?;
@@ -225,7 +257,7 @@ type CacheIndex = ((u8, CacheKind), u32, CpuMask);
 
 /// One `indexN` directory; `None` for a kind we do not model (e.g. Trace)
 /// and for a cache whose size or level the kernel does not know.
-fn read_cache_index(dir: &Path, n: usize) -> Result<Option<CacheIndex>, TopologyError> {
+fn read_cache_index(dir: &Path, online: &Online) -> Result<Option<CacheIndex>, TopologyError> {
     if !dir.join("size").exists() || !dir.join("level").exists() {
         return Ok(None);
     }
@@ -239,7 +271,7 @@ fn read_cache_index(dir: &Path, n: usize) -> Result<Option<CacheIndex>, Topology
     let size_kb = parse_size_kb(&read(&size_path)?)
         .filter(|&kb| kb > 0)
         .ok_or_else(|| err(&size_path, "expected a size like 32K or 8M, above 0"))?;
-    let shared = read_list(&dir.join("shared_cpu_list"))?.and(&CpuMask::first_n(n));
+    let shared = online.dense(&read_list(&dir.join("shared_cpu_list"))?);
     Ok(Some(((level, kind), size_kb, shared)))
 }
 

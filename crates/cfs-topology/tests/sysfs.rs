@@ -47,6 +47,34 @@ fn q6600_fixture() {
     assert_eq!(d.of(3)[1].groups.iter().map(|g| g.cpus.to_string()).collect::<Vec<_>>(), ["1,3", "0,2"]);
 }
 
+/// Offline CPUs leave gaps in `online`; the host numbers the online ones
+/// 0..n in order, maps every list the same way, and says so in its name.
+/// In the Q6600 fixture the L2s are {0,2} and {1,3} (BIOS order).
+#[test]
+fn offline_cpus_are_closed_up() {
+    let s = Scratch::new("q6600", "offline");
+    let online = format!("{CPU}/online");
+    // CPUs 0 and 2 online: one die, so one L2 over both, and one MC domain.
+    s.write(&online, "0,2\n");
+    let h = Host::from_sysfs(&s.0).unwrap();
+    assert!(h.name().ends_with(" (online CPUs 0,2 as 0-1)"), "{}", h.name());
+    assert_eq!(h.nr_cpus(), 2);
+    let l2 = h.caches().iter().find(|c| c.level == 2).unwrap();
+    assert_eq!(l2.instances.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["0-1"]);
+    assert_eq!(h.build_domains(V::V2_6_26).of(0)[0].span, CpuMask::from_cpus([0, 1]));
+    // CPUs 1 and 2 online: one on each die, an L2 each; the host's CPU 0 is
+    // sysfs CPU 1 (core 2), its CPU 1 sysfs CPU 2 (core 1).
+    s.write(&online, "1-2\n");
+    let h = Host::from_sysfs(&s.0).unwrap();
+    assert!(h.name().ends_with(" (online CPUs 1-2 as 0-1)"), "{}", h.name());
+    let l2 = h.caches().iter().find(|c| c.level == 2).unwrap();
+    assert_eq!(l2.instances.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["0", "1"]);
+    assert_eq!((h.cpu(0).core, h.cpu(1).core), (2, 1));
+    // Dense already: the name is the plain one.
+    s.write(&online, "0-1\n");
+    assert!(!Host::from_sysfs(&s.0).unwrap().name().contains("online CPUs"));
+}
+
 /// Whatever this machine is, reading it must not panic; when it parses, the
 /// domains must build for every profile.
 #[test]
@@ -122,7 +150,7 @@ fn broken_trees_name_the_file() {
         ("cpu1/topology/physical_package_id", Some("one"), "physical_package_id: expected an integer, found \"one\""),
         ("cpu3/topology/thread_siblings_list", Some("3-1"), "thread_siblings_list: CPU range 3-1 runs backwards"),
         ("cpu3/topology/thread_siblings_list", Some("11"), "does not contain CPU 3 itself"),
-        ("online", Some("0-3,5-15"), "CPU 4 is offline or missing"),
+        ("online", Some("0-15,99"), "cpu99/topology/thread_siblings_list: cannot read"),
         ("cpu0/cache/index2/size", Some("big"), "index2/size: expected a size like 32K"),
         ("cpu2/cache/index3/shared_cpu_list", Some("0-3"), "overlaps"),
         ("../node/node1/distance", Some("21"), "node1/distance: has 1 distances for 2 nodes"),
