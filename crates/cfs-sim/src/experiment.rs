@@ -92,42 +92,43 @@ impl SchedSpec {
         let mut spec = self.clone();
         // Keys that hold one value, as given in this spec: a second one is
         // a slip (which was meant?), not an override. An item overrides the
-        // command line's own options, and set, cost and patch add up.
+        // command line's own options; set, cost and patch items add up.
         let mut given: Vec<&str> = Vec::new();
         for item in items {
             let (k, v) = item.split_once('=').ok_or_else(|| format!("config item {item:?} is not key=value"))?;
             let v = v.trim().to_string();
-            if let Some(key) = single_valued_key(k.trim()) {
+            let key = config_key(k.trim()).ok_or_else(|| {
+                format!(
+                    "unknown config key {:?} (known: name, profile, features, patch, policy, client-policy, \
+                     server-policy, client-nice, server-nice, set, cost, sd-flags)",
+                    k.trim()
+                )
+            })?;
+            if !matches!(key, "patch" | "set" | "cost") {
                 if given.contains(&key) {
                     return Err(format!("config key {key} is given twice in {s:?}"));
                 }
                 given.push(key);
             }
-            match k.trim() {
-                "name" | "label" => spec.label = Some(v),
-                "profile" | "kernel" => spec.profile = v,
-                "features" | "f" => spec.features = Some(v),
-                "patch" | "patches" => spec.patches.extend(v.split('+').map(|p| p.trim().to_string())),
+            match key {
+                "name" => spec.label = Some(v),
+                "profile" => spec.profile = v,
+                "features" => spec.features = Some(v),
+                "patch" => spec.patches.extend(v.split('+').map(|p| p.trim().to_string())),
                 "policy" => spec.policy = Some(v),
-                "client-policy" | "client_policy" => spec.client_policy = Some(v),
-                "server-policy" | "server_policy" | "backend-policy" => spec.server_policy = Some(v),
-                "client-nice" | "client_nice" => spec.client_nice = Some(v),
-                "server-nice" | "server_nice" | "backend-nice" => spec.server_nice = Some(v),
+                "client-policy" => spec.client_policy = Some(v),
+                "server-policy" => spec.server_policy = Some(v),
+                "client-nice" => spec.client_nice = Some(v),
+                "server-nice" => spec.server_nice = Some(v),
                 "set" => {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config set {v:?} is not NAME=VALUE"))?;
                     spec.sets.push((n.trim().into(), x.trim().into()));
                 }
-                "cost" | "costs" => {
+                "cost" => {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config cost {v:?} is not NAME=VALUE"))?;
                     spec.costs.push((n.trim().into(), x.trim().into()));
                 }
-                "sd-flags" | "sd_flags" | "sd" => spec.sd_flags = Some(v),
-                other => {
-                    return Err(format!(
-                        "unknown config key {other:?} (known: name, profile, features, patch, policy, client-policy, \
-                         server-policy, client-nice, server-nice, set, cost, sd-flags)"
-                    ));
-                }
+                _ => spec.sd_flags = Some(v), // "sd-flags", the last of config_key's names
             }
         }
         Ok(spec)
@@ -521,19 +522,22 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
     Ok(())
 }
 
-/// The canonical name of a `--config` key that holds a single value
-/// (`label` is `name`, `kernel` is `profile`, ...); None for the keys that
-/// add up (set, cost, patch) and for unknown ones.
-fn single_valued_key(k: &str) -> Option<&'static str> {
+/// The canonical name of a `--config` key, its spellings folded
+/// (`label` is `name`, `kernel` is `profile`, `sd` is `sd-flags`, ...);
+/// None for an unknown key.
+fn config_key(k: &str) -> Option<&'static str> {
     Some(match k {
         "name" | "label" => "name",
         "profile" | "kernel" => "profile",
         "features" | "f" => "features",
+        "patch" | "patches" => "patch",
         "policy" => "policy",
         "client-policy" | "client_policy" => "client-policy",
         "server-policy" | "server_policy" | "backend-policy" => "server-policy",
         "client-nice" | "client_nice" => "client-nice",
         "server-nice" | "server_nice" | "backend-nice" => "server-nice",
+        "set" => "set",
+        "cost" | "costs" => "cost",
         "sd-flags" | "sd_flags" | "sd" => "sd-flags",
         _ => return None,
     })

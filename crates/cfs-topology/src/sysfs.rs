@@ -43,7 +43,8 @@ impl Host {
         let caches = read_caches(&cpu_dir, &online)?;
         let mut name = format!("sysfs:{}", root.display());
         if !online.is_dense() {
-            name.push_str(&format!(" (online CPUs {} as 0-{})", online.mask, online.n() - 1));
+            let mask = CpuMask::from_cpus(online.ids.iter().copied());
+            name.push_str(&format!(" (online CPUs {mask} as 0-{})", online.n() - 1));
         }
         let host = Host::new(HostDesc {
             name,
@@ -82,12 +83,10 @@ fn read_list(path: &Path) -> Result<CpuMask, TopologyError> {
     CpuMask::parse_list(&s).map_err(|e| err(path, e.to_string()))
 }
 
-/// The online CPUs, by their sysfs numbers, and the host's dense numbering
-/// of them: the host's CPU `i` is the `i`-th online CPU in ascending order.
+/// The online CPUs and the host's dense numbering of them: the host's CPU
+/// `i` is the `i`-th online CPU in ascending order.
 struct Online {
-    /// The online CPUs (sysfs numbers).
-    mask: CpuMask,
-    /// `ids[i]`: the sysfs number of the host's CPU `i`.
+    /// `ids[i]`: the sysfs number of the host's CPU `i` (ascending).
     ids: Vec<CpuId>,
 }
 
@@ -130,7 +129,7 @@ fn online_cpus(cpu_dir: &Path) -> Result<Online, TopologyError> {
     if mask.is_empty() {
         return Err(err(cpu_dir, "no CPUs found (no `online` list and no cpuN/topology directories)"));
     }
-    Ok(Online { ids: mask.iter().collect(), mask })
+    Ok(Online { ids: mask.iter().collect() })
 }
 
 /// One CPU's ids (node filled in later).
@@ -258,16 +257,15 @@ type CacheIndex = ((u8, CacheKind), u32, CpuMask);
 /// One `indexN` directory; `None` for a kind we do not model (e.g. Trace)
 /// and for a cache whose size or level the kernel does not know.
 fn read_cache_index(dir: &Path, online: &Online) -> Result<Option<CacheIndex>, TopologyError> {
-    if !dir.join("size").exists() || !dir.join("level").exists() {
+    let (size_path, level_path) = (dir.join("size"), dir.join("level"));
+    if !size_path.exists() || !level_path.exists() {
         return Ok(None);
     }
     let type_path = dir.join("type");
     let Some(kind) = CacheKind::by_name(&read(&type_path)?) else {
         return Ok(None);
     };
-    let level_path = dir.join("level");
     let level = u8::try_from(read_int(&level_path)?).map_err(|_| err(&level_path, "level out of range"))?;
-    let size_path = dir.join("size");
     let size_kb = parse_size_kb(&read(&size_path)?)
         .filter(|&kb| kb > 0)
         .ok_or_else(|| err(&size_path, "expected a size like 32K or 8M, above 0"))?;

@@ -280,7 +280,7 @@ impl<'de> Visitor<'de> for VVisitor {
             // value at the first key's place; a run of both would not be
             // the file rt-app runs, so a repeat is refused instead.
             if !seen.insert(k.clone()) {
-                let hint = if rt_app::is_event_key(&k) { "; number repeated events: run0, run1" } else { "" };
+                let hint = if rt_app::event_name(&k).is_some() { "; number repeated events: run0, run1" } else { "" };
                 return Err(de::Error::custom(format!(
                     "key \"{k}\" appears twice in one object (rt-app would keep only its last value{hint})"
                 )));

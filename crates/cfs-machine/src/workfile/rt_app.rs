@@ -32,9 +32,11 @@ const RTAPP_EVENTS: [&str; 17] = [
     "sem_wait", "fork", "suspend", "resume", "yield",
 ];
 
-/// Whether `key` names an rt-app event, with or without a numeric suffix.
-pub(super) fn is_event_key(key: &str) -> bool {
-    RTAPP_EVENTS.contains(&key.trim_end_matches(|c: char| c.is_ascii_digit()))
+/// The rt-app event `key` names, its numeric suffix dropped (`run1` is
+/// `run`); None when it names none.
+pub(super) fn event_name(key: &str) -> Option<&str> {
+    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+    RTAPP_EVENTS.contains(&base).then_some(base)
 }
 
 impl RtApp {
@@ -70,10 +72,9 @@ impl RtApp {
         let mut raws = Vec::new();
         let mut total = 0;
         for (tname, tv) in tasks {
+            // Two tasks of one name cannot reach here: the JSON reader
+            // refuses a repeated key (VVisitor::visit_map).
             let path = format!("tasks.{tname}");
-            if heads.iter().any(|h: &TaskDef| &h.name == tname) {
-                return err(&path, "duplicate task name");
-            }
             let (head, raw) = Self::task(tname, tv, &path, default_policy, &mut names)?;
             total += raw.body.len();
             if total > MAX_FILE_OPS {
@@ -235,15 +236,14 @@ impl RtApp {
         names: &mut Names,
         out: &mut Vec<Raw>,
     ) -> Result<(), WorkloadError> {
-        let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
-        if !is_event_key(key) {
+        let Some(base) = event_name(key) else {
             let mut known = keys.to_vec();
             known.extend(RTAPP_EVENTS);
             return err(
                 path,
                 format!("unknown key {key:?} (known: {}, each event optionally suffixed by digits)", known.join(", ")),
             );
-        }
+        };
         // A condition, by name or as `{ref, mutex}`, with its mutex if any.
         let cond_ref = |v: &V, names: &mut Names| -> Result<(usize, Option<usize>), WorkloadError> {
             match v {
