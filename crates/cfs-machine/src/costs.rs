@@ -198,16 +198,62 @@ impl CostModel {
 
     /// Field-by-field text for `cfs-sim topology`.
     pub fn render(&self) -> String {
-        self.render_lines(false)
+        let mut s = format!("cost model: {}\n", self.name);
+        let mut c = self.clone();
+        for p in &SCALARS {
+            s.push_str(&format!("  {:<16} {}\n", p.name, *(p.field)(&mut c)));
+        }
+        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
+        for t in &TABLES {
+            let v: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
+            s.push_str(&format!("  {:<16} {}\n", t.name, v.join(" / ")));
+        }
+        s
     }
 
-    /// The same with the range a `--cost` setting may give each parameter,
-    /// for `cfs-sim costs`, and where the values come from (`sources`,
-    /// from [`CostModel::sources`]) on the header line.
-    pub fn render_with_ranges(&self, sources: &str) -> String {
-        let text = self.render_lines(true);
-        let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
-        format!("{head} (sources: {sources})\n{rest}")
+    /// The same with the range a `--cost` setting may give each parameter
+    /// and where each value comes from, for `cfs-sim costs`. `host` is the
+    /// name the set was chosen by ([`CostModel::for_host`]), whose
+    /// documents the header names ([`CostModel::sources`]); `shipped` is
+    /// that set before any `--cost`, so that a value a setting replaced
+    /// says so instead of citing a source it no longer has.
+    pub fn render_with_sources(&self, shipped: &CostModel, host: &str) -> String {
+        let derived = CostModel::preset(host).is_none();
+        let mut s = format!("cost model: {} (sources: {})\n", self.name, CostModel::sources(host));
+        let (mut c, mut base) = (self.clone(), shipped.clone());
+        for p in &SCALARS {
+            let (v, was) = (*(p.field)(&mut c), *(p.field)(&mut base));
+            let range = format!("({} to {})", p.min, p.max);
+            let source = match () {
+                _ if v.to_bits() != was.to_bits() => SET_BY_COST,
+                _ if derived && p.name == "clock_factor" => DERIVED_CLOCK,
+                _ => p.source,
+            };
+            s.push_str(&format!("  {:<16} {v:<10} {range:<18} {source}\n", p.name));
+        }
+        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
+        for t in &TABLES {
+            let (v, was) = (*(t.field)(&mut c), *(t.field)(&mut base));
+            let text: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+            let changed: Vec<&str> = Reach::ALL
+                .iter()
+                .filter(|&&r| v[r as usize].to_bits() != was[r as usize].to_bits())
+                .map(|&r| Reach::NAMES[r as usize])
+                .collect();
+            let source = match changed.len() {
+                0 => t.source.to_string(),
+                n if n == Reach::ALL.len() - 1 => SET_BY_COST.to_string(),
+                _ => format!("{SET_BY_COST} ({}); the rest: {}", changed.join(", "), t.source),
+            };
+            s.push_str(&format!(
+                "  {:<16} {} (each 0 to {}; same-cpu stays 0)\n  {:<16} {source}\n",
+                t.name,
+                text.join(" / "),
+                t.max,
+                ""
+            ));
+        }
+        s
     }
 
     /// Where the parameter set [`CostModel::for_host`] gives host `name`
@@ -221,32 +267,26 @@ impl CostModel {
             "docs/CALIBRATION.md §2, Other hosts: the Q6600's, CPU work scaled by clock"
         }
     }
-
-    /// One line a parameter, in `SCALARS`' then `TABLES`' order (the names
-    /// [`CostSetting`] takes), each value read through the setter's own
-    /// field accessor.
-    fn render_lines(&self, ranges: bool) -> String {
-        let mut s = format!("cost model: {}\n", self.name);
-        let mut c = self.clone();
-        for p in &SCALARS {
-            let v = *(p.field)(&mut c);
-            let range = if ranges { format!(" ({} to {})", p.min, p.max) } else { String::new() };
-            s.push_str(&format!("  {:<16} {}\n", p.name, format!("{v:<10}{range}").trim_end()));
-        }
-        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
-        for t in &TABLES {
-            let v: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
-            let range = if ranges { format!(" (each 0 to {}; same-cpu stays 0)", t.max) } else { String::new() };
-            s.push_str(&format!("  {:<16} {}{range}\n", t.name, v.join(" / ")));
-        }
-        s
-    }
 }
+
+/// What the source column of `cfs-sim costs` means: the tags and section
+/// numbers of `../shared/reference/hosts-and-costs.md`, as the listing's
+/// last line gives them.
+pub const SOURCE_KEY: &str = "sources: § is a section of ../shared/reference/hosts-and-costs.md; [P] published, \
+     [R] recalled, [C] from source code, [D] derived, [E] estimate";
+/// The source column of a value a `--cost` setting replaced.
+pub const SET_BY_COST: &str = "set by --cost";
+/// The source of a derived set's clock factor ([`CostModel::derived`]).
+const DERIVED_CLOCK: &str = "[D] 2400 MHz over the host's clock";
 
 /// One scalar parameter a [`CostSetting`] can write: its name (the
 /// field's), the field, and the smallest and largest values it takes.
 struct ScalarParam {
     name: &'static str,
+    /// Where its value comes from, for `cfs-sim costs`: a tag of
+    /// hosts-and-costs.md and the figure it rests on (§ = that file's
+    /// sections). The field's doc on [`CostModel`] gives the reasoning.
+    source: &'static str,
     field: fn(&mut CostModel) -> &mut f64,
     min: f64,
     max: f64,
@@ -255,6 +295,8 @@ struct ScalarParam {
 /// One per-reach table a [`CostSetting`] can write, whole or by class.
 struct TableParam {
     name: &'static str,
+    /// As [`ScalarParam::source`].
+    source: &'static str,
     field: fn(&mut CostModel) -> &mut ReachTable,
     max: f64,
 }
@@ -275,25 +317,106 @@ pub(crate) const MAX_LINES: f64 = 1e4;
 /// The scalars, in [`CostModel::render`]'s order. Only `clock_factor` has
 /// a floor above 0 (`MIN_CLOCK_FACTOR`: CPU work cannot be free).
 const SCALARS: [ScalarParam; 11] = [
-    ScalarParam { name: "clock_factor", field: |c| &mut c.clock_factor, min: MIN_CLOCK_FACTOR, max: 100.0 },
-    ScalarParam { name: "syscall_ns", field: |c| &mut c.syscall_ns, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "ctx_switch_ns", field: |c| &mut c.ctx_switch_ns, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "wake_local_ns", field: |c| &mut c.wake_local_ns, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "ipi_send_ns", field: |c| &mut c.ipi_send_ns, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "rq_lock_lines", field: |c| &mut c.rq_lock_lines, min: 0.0, max: MAX_LINES },
-    ScalarParam { name: "scan_ns_per_cpu", field: |c| &mut c.scan_ns_per_cpu, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "idle_exit_ns", field: |c| &mut c.idle_exit_ns, min: 0.0, max: MAX_NS },
-    ScalarParam { name: "mem_line_ns", field: |c| &mut c.mem_line_ns, min: 0.0, max: MAX_LINE_NS },
-    ScalarParam { name: "msg_base_lines", field: |c| &mut c.msg_base_lines, min: 0.0, max: MAX_LINES },
-    ScalarParam { name: "jitter_cv", field: |c| &mut c.jitter_cv, min: 0.0, max: 1.0 },
+    ScalarParam {
+        name: "clock_factor",
+        source: "[E] §5: clock and IPC against the 2.4 GHz Core 2 (X2 [D] from §5.1's 70 vs 66 µs backend)",
+        field: |c| &mut c.clock_factor,
+        min: MIN_CLOCK_FACTOR,
+        max: 100.0,
+    },
+    ScalarParam {
+        name: "syscall_ns",
+        source: "[R] §2: a null syscall is 50-100 ns (tsuna)",
+        field: |c| &mut c.syscall_ns,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "ctx_switch_ns",
+        source: "[R] §2: 1.2-2 µs for a pinned process switch (Sigoure); §5.1 per host",
+        field: |c| &mut c.ctx_switch_ns,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "wake_local_ns",
+        source: "[E] §2: enqueue plus preemption check, well under 1 µs",
+        field: |c| &mut c.wake_local_ns,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "ipi_send_ns",
+        source: "[E] §5.1: a remote wake's 1.5 / 2.5 µs less the runqueue's lines",
+        field: |c| &mut c.ipi_send_ns,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "rq_lock_lines",
+        source: "[E] the remote rq's lock and fields and the task's entity",
+        field: |c| &mut c.rq_lock_lines,
+        min: 0.0,
+        max: MAX_LINES,
+    },
+    ScalarParam {
+        name: "scan_ns_per_cpu",
+        source: "[E] one shared-line miss on a remote rq's load, plus the arithmetic",
+        field: |c| &mut c.scan_ns_per_cpu,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "idle_exit_ns",
+        source: "[E] §2: C1E exit 5-15 µs; the Q6600's 5 fits its one-client ping-pong [D]",
+        field: |c| &mut c.idle_exit_ns,
+        min: 0.0,
+        max: MAX_NS,
+    },
+    ScalarParam {
+        name: "mem_line_ns",
+        source: "[E] §2: DRAM latency over ~6 misses in flight",
+        field: |c| &mut c.mem_line_ns,
+        min: 0.0,
+        max: MAX_LINE_NS,
+    },
+    ScalarParam {
+        name: "msg_base_lines",
+        source: "[E] §5.1: skb head, socket, wait queue, task: 30-60 lines",
+        field: |c| &mut c.msg_base_lines,
+        min: 0.0,
+        max: MAX_LINES,
+    },
+    ScalarParam {
+        name: "jitter_cv",
+        source: "[E] run-time noise not otherwise modelled (interrupts, cache luck)",
+        field: |c| &mut c.jitter_cv,
+        min: 0.0,
+        max: 1.0,
+    },
 ];
 
 /// The per-reach tables. Their `same-cpu` class is 0 by construction
 /// (nothing travels), so a setting may not change it.
 const TABLES: [TableParam; 3] = [
-    TableParam { name: "ipi_latency_ns", field: |c| &mut c.ipi_latency_ns, max: MAX_NS },
-    TableParam { name: "dirty_line_ns", field: |c| &mut c.dirty_line_ns, max: MAX_LINE_NS },
-    TableParam { name: "xfer_line_ns", field: |c| &mut c.xfer_line_ns, max: MAX_LINE_NS },
+    TableParam {
+        name: "ipi_latency_ns",
+        source: "[E] §2: xAPIC IPI send to handler entry 1-2 µs; farther is slower",
+        field: |c| &mut c.ipi_latency_ns,
+        max: MAX_NS,
+    },
+    TableParam {
+        name: "dirty_line_ns",
+        source: "[E] §2: 10-25 ns through a shared L2, 100-150 ns over the FSB; [R] Molka for Nehalem",
+        field: |c| &mut c.dirty_line_ns,
+        max: MAX_LINE_NS,
+    },
+    TableParam {
+        name: "xfer_line_ns",
+        source: "[E] bulk refill, misses overlapped: a 128 KB backend cross-die ~40 µs, §5.1's 30-50",
+        field: |c| &mut c.xfer_line_ns,
+        max: MAX_LINE_NS,
+    },
 ];
 
 /// What a [`CostSetting`] writes.
@@ -343,7 +466,7 @@ impl CostSetting {
             v.extend(Reach::NAMES[1..].iter().map(|r| format!("{}.{r}", t.name)));
         }
         for w in CostedWorkload::ALL {
-            v.extend(w.fields().iter().map(|(f, ..)| format!("{}.{f}", w.name())));
+            v.extend(w.fields().iter().map(|f| format!("{}.{}", w.name(), f.name)));
         }
         v
     }
@@ -372,16 +495,15 @@ impl CostSetting {
         if let Some(w) = CostedWorkload::by_name(table_name) {
             let field = class.unwrap_or("").trim();
             let fields = w.fields();
-            let i = fields.iter().position(|(f, ..)| *f == field).ok_or_else(|| {
-                let known: Vec<&str> = fields.iter().map(|(f, ..)| *f).collect();
+            let i = fields.iter().position(|f| f.name == field).ok_or_else(|| {
+                let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
                 let hint =
                     near(field, &known).map(|k| format!("; did you mean \"{}.{k}\"?", w.name())).unwrap_or_default();
                 format!("--cost {text}: unknown {} parameter {field:?} (known: {}){hint}", w.name(), known.join(", "))
             })?;
-            let (field, max, whole) = fields[i];
-            let x = number(value, 0.0, max)?;
-            if whole && x.fract() != 0.0 {
-                return Err(format!("--cost {text}: {field} takes a whole number"));
+            let x = number(value, 0.0, fields[i].max)?;
+            if fields[i].whole && x.fract() != 0.0 {
+                return Err(format!("--cost {text}: {} takes a whole number", fields[i].name));
             }
             return Ok(CostSetting { text, target: CostTarget::Workload(w, i, x) });
         }
@@ -812,7 +934,7 @@ mod tests {
             let shipped = Workload::builtin(w.name()).unwrap();
             let base = format!("{shipped:?}");
             for f in &fields {
-                let whole = w.fields().iter().any(|(name, _, whole)| name == f && *whole);
+                let whole = w.fields().iter().any(|x| x.name == *f && x.whole);
                 let value = if whole { "7" } else { "0.5" };
                 let s = CostSetting::new(&format!("{prefix}{f}"), value).unwrap();
                 assert!(s.is_workload());

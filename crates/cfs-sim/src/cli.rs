@@ -1246,7 +1246,8 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
     // The host is read even when not shown, so that a bad --host is an
     // error everywhere; its name carries only the host's own settings.
     let host_settings: Vec<CostSetting> = settings.iter().filter(|s| !s.is_workload()).cloned().collect();
-    let model = CostModel::for_host(&a.host, &parse_host(&a.host)?).with(&host_settings);
+    let shipped = CostModel::for_host(&a.host, &parse_host(&a.host)?);
+    let model = shipped.with(&host_settings);
     let host = host_shown.then_some(model);
     if a.json {
         let own: serde_json::Map<String, serde_json::Value> =
@@ -1254,13 +1255,14 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
         let v = serde_json::json!({ "host": host, "workloads": own });
         return say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?));
     }
-    let mut text = host.map(|h| h.render_with_ranges(CostModel::sources(&a.host))).unwrap_or_default();
+    let mut text = host.map(|h| h.render_with_sources(&shipped, &a.host)).unwrap_or_default();
     for w in &listed {
         if !text.is_empty() {
             text.push('\n');
         }
         text.push_str(&w.render_costs().unwrap_or_default());
     }
+    text.push_str(&format!("\n{}\n", cfs_machine::costs::SOURCE_KEY));
     say(&text)
 }
 

@@ -1093,16 +1093,26 @@ fn a_dearer_context_switch_costs_one_client_two_switches_a_transaction() {
     assert_eq!(same, [cols[0]]);
 }
 
-/// `cfs-sim costs` as (part, name, value) rows: a part starts at a line
-/// that is not indented (`cost model: q6600` is the host, `pgbench (--cost
-/// ...)` a workload); each indented line is `name value ...`, a per-reach
-/// table's value being `a / b / c / d / e / f`.
+/// `cfs-sim costs` as (part, name, value) rows ([`cost_listing`]).
 fn cost_rows(args: &[&str]) -> Vec<(String, String, String)> {
+    cost_listing(args).into_iter().map(|(p, n, v, _)| (p, n, v)).collect()
+}
+
+/// `cfs-sim costs` as (part, name, value, source) rows: a part starts at a
+/// line that is not indented (`cost model: q6600` is the host, `pgbench
+/// (--cost ...)` a workload); each indented line is `name value (range)
+/// source`, a per-reach table's value being `a / b / c / d / e / f` and
+/// its source the indented line below it. The listing ends with one
+/// unindented line, the key to the source tags.
+fn cost_listing(args: &[&str]) -> Vec<(String, String, String, String)> {
     let out = run(args);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (body, key) = text.trim_end().rsplit_once('\n').unwrap();
+    assert!(key.starts_with("sources: § is a section of"), "{key}");
     let mut part = String::new();
-    let mut rows = vec![];
-    for line in String::from_utf8(out.stdout).unwrap().lines().filter(|l| !l.is_empty()) {
+    let mut rows: Vec<(String, String, String, String)> = vec![];
+    for line in body.lines().filter(|l| !l.is_empty()) {
         if !line.starts_with(' ') {
             part = if line.starts_with("cost model:") { "host".into() } else { line.split(' ').next().unwrap().into() };
             continue;
@@ -1111,11 +1121,16 @@ fn cost_rows(args: &[&str]) -> Vec<(String, String, String)> {
         if name == "by" {
             continue; // the header of the per-reach tables
         }
-        let value = match rest.trim_start().split_once(" (") {
-            Some((v, _)) => v.trim_end(),
-            None => rest.trim(),
+        if line.starts_with(&" ".repeat(4)) {
+            // A per-reach table's source, under its values.
+            rows.last_mut().unwrap().3 = line.trim().to_string();
+            continue;
+        }
+        let (value, source) = match rest.trim_start().split_once(" (") {
+            Some((v, range)) => (v.trim_end(), range.split_once(')').unwrap().1.trim()),
+            None => (rest.trim(), ""),
         };
-        rows.push((part.clone(), name.to_string(), value.to_string()));
+        rows.push((part.clone(), name.to_string(), value.to_string(), source.to_string()));
     }
     rows
 }
@@ -1175,6 +1190,61 @@ fn the_costs_listing_names_exactly_what_cost_sets() {
 }
 
 #[test]
+fn every_listed_cost_says_where_its_value_comes_from() {
+    // Each shipped value carries a tag of hosts-and-costs.md first: [P]
+    // published, [R] recalled, [C] from source code, [D] derived, [E]
+    // estimate; 14 host parameters and 40 workload fields, as counted above.
+    let tagged = |s: &str| ["[P] ", "[R] ", "[C] ", "[D] ", "[E] "].iter().any(|t| s.starts_with(t));
+    let shipped = cost_listing(&["costs"]);
+    assert_eq!(shipped.len(), 54);
+    for (part, name, _, source) in &shipped {
+        assert!(tagged(source) && source.len() > 8, "{part}.{name}: source {source:?}");
+    }
+    let source = |rows: &[(String, String, String, String)], name: &str| {
+        rows.iter().find(|r| r.1 == name).map(|r| r.3.clone()).unwrap()
+    };
+    // The pgbench backend's 63 µs is derived from anchor 1 (CALIBRATION
+    // §3), the Q6600's switch recalled from Sigoure's measurements (§2).
+    assert!(source(&shipped, "backend_ns").starts_with("[D] anchor 1"));
+    assert!(source(&shipped, "ctx_switch_ns").starts_with("[R] §2"));
+    // A value a --cost replaced no longer cites the shipped value's
+    // source; one class of a table says which, and keeps the rest's.
+    let set = cost_listing(&[
+        "costs",
+        "--cost",
+        "ctx_switch_ns=3600",
+        "--cost",
+        "xfer_line_ns.package=40",
+        "--cost",
+        "pgbench.backend_ns=70000",
+    ]);
+    assert_eq!(source(&set, "ctx_switch_ns"), "set by --cost");
+    assert_eq!(source(&set, "backend_ns"), "set by --cost");
+    let xfer = source(&set, "xfer_line_ns");
+    assert!(xfer.starts_with("set by --cost (package); the rest: [E] "), "{xfer}");
+    let changed: Vec<&str> = ["ctx_switch_ns", "xfer_line_ns", "backend_ns"].to_vec();
+    for (a, b) in shipped.iter().zip(&set) {
+        if !changed.contains(&a.1.as_str()) {
+            assert_eq!(a, b, "a setting moved another row");
+        }
+    }
+    // Writing a whole table or the shipped value: every class set, or
+    // nothing changed.
+    let whole = cost_listing(&["costs", "host", "--cost", "dirty_line_ns=0/5/15/250/250/250"]);
+    assert_eq!(
+        source(&whole, "dirty_line_ns"),
+        "set by --cost (package, node, remote-node); the rest: ".to_string() + &source(&shipped, "dirty_line_ns")
+    );
+    let same = cost_listing(&["costs", "host", "--cost", "ctx_switch_ns=1800"]);
+    assert_eq!(source(&same, "ctx_switch_ns"), source(&shipped, "ctx_switch_ns"));
+    // A host the presets do not know takes the Q6600's set with its clock
+    // factor derived from its MHz (2400 / 3000 = 0.8).
+    let spec = cost_listing(&["costs", "host", "--host", "2s4c,mhz=3000"]);
+    assert_eq!(spec[0].2, "0.8");
+    assert_eq!(spec[0].3, "[D] 2400 MHz over the host's clock");
+}
+
+#[test]
 fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     let tbench = cost_rows(&["costs", "tbench", "--cost", "tbench.side_ns=6000"]);
     assert!(tbench.iter().all(|(p, ..)| p == "tbench") && tbench.len() == 6, "{tbench:?}");
@@ -1195,7 +1265,7 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
         "  query_bytes            120        (0 to 65536, whole numbers)",
         "  backend_cv             0.1        (0 to 1)",
     ] {
-        assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
+        assert!(text.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{text}");
     }
     assert!(text.starts_with("cost model: q6600 (sources: docs/CALIBRATION.md §2)\n"), "{text}");
     assert!(!text.contains("\n\n\n"), "{text}");
@@ -1205,7 +1275,7 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     assert!(text.lines().any(|l| l.starts_with("pgbench (") && l.ends_with("sources: docs/CALIBRATION.md §3)")));
     let spec = String::from_utf8(run(&["costs", "host", "--host", "2s4c"]).stdout).unwrap();
     assert!(spec.lines().next().is_some_and(|l| l.contains("(sources: docs/CALIBRATION.md §2, Other hosts")), "{spec}");
-    assert_eq!(text.lines().filter(|l| l.is_empty()).count(), 6, "seven parts, six blank lines between");
+    assert_eq!(text.lines().filter(|l| l.is_empty()).count(), 7, "seven parts and the key, seven blank lines between");
     fails_with(&["costs", "hogs"], "hogs has no costs of its own");
     fails_with(&["costs", "tbnch"], "unknown part \"tbnch\"");
     fails_with(&["costs", "tbnch"], "did you mean \"tbench\"?");

@@ -52,9 +52,11 @@ impl Default for MessagingCosts {
 
 /// Every field of [`MessagingCosts`], as `--cost messaging.FIELD` names it.
 pub const MESSAGING_COST_FIELDS: [CostField<MessagingCosts>; 3] = [
-    CostField::ns("send_ns", |c, x| c.send_ns = x),
-    CostField::ns("recv_ns", |c, x| c.recv_ns = x),
-    CostField::kb("ws_kb", |c, x| c.ws_kb = x as u32),
+    CostField::ns("send_ns", "[E] a 100-byte unix-socket write(): syscall, copy, socket lock, ~1-2 µs", |c, x| {
+        c.send_ns = x
+    }),
+    CostField::ns("recv_ns", "[E] the matching read()", |c, x| c.recv_ns = x),
+    CostField::kb("ws_kb", "[E] a forked child's stack and buffers", |c, x| c.ws_kb = x as u32),
 ];
 
 /// VolanoMark's own costs, which `--cost volanomark.FIELD=VALUE` replaces:
@@ -91,12 +93,12 @@ impl Default for VolanoCosts {
 
 /// Every field of [`VolanoCosts`], as `--cost volanomark.FIELD` names it.
 pub const VOLANO_COST_FIELDS: [CostField<VolanoCosts>; 6] = [
-    CostField::ns("client_send_ns", |c, x| c.client_send_ns = x),
-    CostField::ns("server_recv_ns", |c, x| c.server_recv_ns = x),
-    CostField::ns("notify_ns", |c, x| c.notify_ns = x),
-    CostField::ns("server_send_ns", |c, x| c.server_send_ns = x),
-    CostField::ns("client_recv_ns", |c, x| c.client_recv_ns = x),
-    CostField::kb("ws_kb", |c, x| c.ws_kb = x as u32),
+    CostField::ns("client_send_ns", "[E] §4.2: 5-15 µs of JVM and kernel per hop", |c, x| c.client_send_ns = x),
+    CostField::ns("server_recv_ns", "[E] §4.2: 5-15 µs of JVM and kernel per hop", |c, x| c.server_recv_ns = x),
+    CostField::ns("notify_ns", "[E] a Java notify of one of the room's server senders", |c, x| c.notify_ns = x),
+    CostField::ns("server_send_ns", "[E] §4.2: 5-15 µs of JVM and kernel per hop", |c, x| c.server_send_ns = x),
+    CostField::ns("client_recv_ns", "[E] §4.2: 5-15 µs of JVM and kernel per hop", |c, x| c.client_recv_ns = x),
+    CostField::kb("ws_kb", "[E] a Java thread's hot state", |c, x| c.ws_kb = x as u32),
 ];
 
 /// `messaging`: `groups` groups of 20 senders and 20 receivers; each sender

@@ -448,13 +448,20 @@ pub enum Workload {
 }
 
 /// One of a built-in workload's own costs, as `--cost WORKLOAD.FIELD=VALUE`
-/// writes it (`--cost tbench.side_ns=6000`): the field's name, how to write
-/// it, its largest value, and whether it holds a whole number. Each
-/// built-in lists every field of its costs struct in declaration order.
+/// writes it (`--cost tbench.side_ns=6000`): the field's name, where its
+/// shipped value comes from, how to write it, its largest value, and
+/// whether it holds a whole number. Each built-in lists every field of its
+/// costs struct in declaration order.
 #[derive(Debug)]
 pub struct CostField<C> {
     /// The field's name.
     pub name: &'static str,
+    /// Where its shipped value comes from, as `cfs-sim costs` shows it: a
+    /// tag of hosts-and-costs.md (\[P\] published, \[R\] recalled, \[C\]
+    /// from source code, \[D\] derived, \[E\] estimate) and the figure
+    /// it rests on (§ = a section of that file). The field's doc on the
+    /// costs struct gives the reasoning.
+    pub source: &'static str,
     /// Writes it.
     pub set: fn(&mut C, f64),
     /// Its largest value.
@@ -466,23 +473,28 @@ pub struct CostField<C> {
 impl<C> CostField<C> {
     /// A time in ns (at the 2.4 GHz baseline, like the host's CPU work),
     /// at most a second.
-    pub(crate) const fn ns(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
-        CostField { name, set, max: MAX_NS, whole: false }
+    pub(crate) const fn ns(name: &'static str, source: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, source, set, max: MAX_NS, whole: false }
     }
 
     /// A message size in bytes, at most 64 KB.
-    pub(crate) const fn bytes(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
-        CostField { name, set, max: MAX_MSG_BYTES, whole: true }
+    pub(crate) const fn bytes(name: &'static str, source: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, source, set, max: MAX_MSG_BYTES, whole: true }
     }
 
     /// A working set in KB, at most 1 GB.
-    pub(crate) const fn kb(name: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
-        CostField { name, set, max: MAX_WS_KB, whole: true }
+    pub(crate) const fn kb(name: &'static str, source: &'static str, set: fn(&mut C, f64)) -> CostField<C> {
+        CostField { name, source, set, max: MAX_WS_KB, whole: true }
     }
 
     /// Any other number, from 0 to `max`.
-    pub(crate) const fn number(name: &'static str, set: fn(&mut C, f64), max: f64) -> CostField<C> {
-        CostField { name, set, max, whole: false }
+    pub(crate) const fn number(
+        name: &'static str,
+        source: &'static str,
+        set: fn(&mut C, f64),
+        max: f64,
+    ) -> CostField<C> {
+        CostField { name, source, set, max, whole: false }
     }
 }
 
@@ -565,10 +577,13 @@ impl CostedWorkload {
         }
     }
 
-    /// Its fields: name, largest value, whole numbers only.
-    pub fn fields(self) -> Vec<(&'static str, f64, bool)> {
-        fn list<C>(fields: &[CostField<C>]) -> Vec<(&'static str, f64, bool)> {
-            fields.iter().map(|f| (f.name, f.max, f.whole)).collect()
+    /// Its fields, in declaration order.
+    pub fn fields(self) -> Vec<CostFieldInfo> {
+        fn list<C>(fields: &[CostField<C>]) -> Vec<CostFieldInfo> {
+            fields
+                .iter()
+                .map(|f| CostFieldInfo { name: f.name, source: f.source, max: f.max, whole: f.whole })
+                .collect()
         }
         match self {
             CostedWorkload::Pgbench => list(&pgbench::COST_FIELDS),
@@ -579,6 +594,20 @@ impl CostedWorkload {
             CostedWorkload::Starve => list(&simple::STARVE_COST_FIELDS),
         }
     }
+}
+
+/// A [`CostField`] without its setter: what a listing or a parser needs
+/// to know of one of a built-in's costs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostFieldInfo {
+    /// The field's name, as `--cost WORKLOAD.FIELD` writes it.
+    pub name: &'static str,
+    /// Where its shipped value comes from ([`CostField::source`]).
+    pub source: &'static str,
+    /// Its largest value.
+    pub max: f64,
+    /// Whether it takes whole numbers only.
+    pub whole: bool,
 }
 
 /// A built workload: tasks plus stop conditions.
@@ -663,11 +692,16 @@ impl Workload {
             "{n} (--cost {n}.FIELD=VALUE; times are CPU work at 2.4 GHz, scaled by clock_factor; sources: {})\n",
             of.sources()
         );
-        for (name, max, whole) in of.fields() {
-            let value = values.get(name).and_then(serde_json::Value::as_f64);
+        // A value a --cost setting replaced no longer has the source listed
+        // for the shipped one.
+        let shipped = of.shipped().own_costs()?;
+        for f in of.fields() {
+            let value = values.get(f.name).and_then(serde_json::Value::as_f64);
+            let was = shipped.get(f.name).and_then(serde_json::Value::as_f64);
+            let source = if value == was { f.source } else { crate::costs::SET_BY_COST };
             let value = value.map_or_else(|| "?".to_string(), |x| format!("{x}"));
-            let whole = if whole { ", whole numbers" } else { "" };
-            s.push_str(&format!("  {name:<22} {value:<10} (0 to {max}{whole})\n"));
+            let range = format!("(0 to {}{})", f.max, if f.whole { ", whole numbers" } else { "" });
+            s.push_str(&format!("  {:<22} {value:<10} {range:<30} {source}\n", f.name));
         }
         Some(s)
     }

@@ -90,13 +90,20 @@ impl Default for TbenchCosts {
 
 /// Every field of [`TbenchCosts`], as `--cost tbench.FIELD` names it.
 pub const TBENCH_COST_FIELDS: [CostField<TbenchCosts>; 6] = [
-    CostField::ns("side_ns", |c, x| c.side_ns = x),
+    CostField::ns("side_ns", "[E] §3.3, §5.2: ~5 µs a side, syscalls and the TCP stack included", |c, x| {
+        c.side_ns = x
+    }),
     // A 4 KB ReadX at 1,000 ns a byte is 4 ms a side.
-    CostField::number("copy_ns_per_byte", |c, x| c.copy_ns_per_byte = x, 1_000.0),
-    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
-    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
-    CostField::kb("server_ws_kb", |c, x| c.server_ws_kb = x as u32),
-    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+    CostField::number(
+        "copy_ns_per_byte",
+        "[E] two copies through loopback at ~2.5 GB/s",
+        |c, x| c.copy_ns_per_byte = x,
+        1_000.0,
+    ),
+    CostField::ns("connect_ns", "[E] a client's connect before its first op", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", "[E] tbench_srv's fork of a child per connection", |c, x| c.fork_ns = x),
+    CostField::kb("server_ws_kb", "[E] §5.1: a tbench task's 30-60 KB", |c, x| c.server_ws_kb = x as u32),
+    CostField::kb("client_ws_kb", "[E] §5.1: a tbench task's 30-60 KB", |c, x| c.client_ws_kb = x as u32),
 ];
 
 /// sysbench's and mysqld's own costs, which `--cost
@@ -142,14 +149,19 @@ impl Default for SysbenchCosts {
 /// Every field of [`SysbenchCosts`], as `--cost sysbench-oltp.FIELD` names
 /// it.
 pub const SYSBENCH_COST_FIELDS: [CostField<SysbenchCosts>; 7] = [
-    CostField::ns("client_ns", |c, x| c.client_ns = x),
+    CostField::ns("client_ns", "[E] §4.3: ~5 µs of sysbench per statement", |c, x| c.client_ns = x),
     // The dearest statement (80 µs) at 1,000 times is 80 ms.
-    CostField::number("statement_scale", |c, x| c.statement_scale = x, 1_000.0),
-    CostField::bytes("request_bytes", |c, x| c.request_bytes = x as u32),
-    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
-    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
-    CostField::kb("server_ws_kb", |c, x| c.server_ws_kb = x as u32),
-    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+    CostField::number(
+        "statement_scale",
+        "[E] §4.3: 20-40 µs a point select, 60-150 µs a range (the OLTP table)",
+        |c, x| c.statement_scale = x,
+        1_000.0,
+    ),
+    CostField::bytes("request_bytes", "[E] a statement's request on the socket", |c, x| c.request_bytes = x as u32),
+    CostField::ns("connect_ns", "[E] a client's connect before its first statement", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", "[E] mysqld's clone of a thread per connection", |c, x| c.fork_ns = x),
+    CostField::kb("server_ws_kb", "[E] a connection thread's working set", |c, x| c.server_ws_kb = x as u32),
+    CostField::kb("client_ws_kb", "[E] a sysbench thread's working set", |c, x| c.client_ws_kb = x as u32),
 ];
 
 /// sysbench 0.4 OLTP read-only: the 16 statements of one transaction

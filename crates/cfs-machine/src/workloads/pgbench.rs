@@ -112,28 +112,63 @@ impl Default for PgbenchCosts {
 
 /// Every field of [`PgbenchCosts`], as `--cost pgbench.FIELD` names it.
 pub const COST_FIELDS: [CostField<PgbenchCosts>; 16] = [
-    CostField::ns("client_reply_ns", |c, x| c.client_reply_ns = x),
-    CostField::ns("client_query_ns", |c, x| c.client_query_ns = x),
-    CostField::ns("select_base_ns", |c, x| c.select_base_ns = x),
-    CostField::ns("select_per_conn_ns", |c, x| c.select_per_conn_ns = x),
-    CostField::ns("poll_wait_per_conn_ns", |c, x| c.poll_wait_per_conn_ns = x),
-    CostField::number("snapshot_lines", |c, x| c.snapshot_lines = x, crate::costs::MAX_LINES),
-    CostField::ns("backend_ns", |c, x| c.backend_ns = x),
-    CostField::number("backend_cv", |c, x| c.backend_cv = x, 1.0),
-    CostField::bytes("query_bytes", |c, x| c.query_bytes = x as u32),
-    CostField::bytes("reply_bytes", |c, x| c.reply_bytes = x as u32),
-    CostField::ns("connect_ns", |c, x| c.connect_ns = x),
-    CostField::ns("fork_ns", |c, x| c.fork_ns = x),
-    CostField::ns("backend_start_ns", |c, x| c.backend_start_ns = x),
-    CostField::kb("client_ws_kb", |c, x| c.client_ws_kb = x as u32),
+    CostField::ns(
+        "client_reply_ns",
+        "[E] §5.1's 22 µs client, split 9 : 11.5; ≤ 27 µs at the 861 peak [D]",
+        |c, x| c.client_reply_ns = x,
+    ),
+    CostField::ns("client_query_ns", "[E] with client_reply_ns, §5.1's 22 µs client (CALIBRATION §3)", |c, x| {
+        c.client_query_ns = x
+    }),
+    CostField::ns("select_base_ns", "[E] select() entry, fd_set build and exit", |c, x| c.select_base_ns = x),
+    CostField::ns("select_per_conn_ns", "[E] §3.2, §5.2: 0.1-0.2 µs per socket per select()", |c, x| {
+        c.select_per_conn_ns = x
+    }),
+    CostField::ns(
+        "poll_wait_per_conn_ns",
+        "[C] fs/select.c poll_wait and poll_freewait per socket, ~0.1 µs [E]",
+        |c, x| c.poll_wait_per_conn_ns = x,
+    ),
+    CostField::number(
+        "snapshot_lines",
+        "[C] PostgreSQL 8.3 GetSnapshotData reads every PGPROC's xid/xmin",
+        |c, x| c.snapshot_lines = x,
+        crate::costs::MAX_LINES,
+    ),
+    CostField::ns(
+        "backend_ns",
+        "[D] anchor 1: 90.6 µs a transaction (11,043 TPS) less client, switches, wakeups",
+        |c, x| c.backend_ns = x,
+    ),
+    CostField::number(
+        "backend_cv",
+        "[E] btree and heap pages hit different cache levels each time",
+        |c, x| c.backend_cv = x,
+        1.0,
+    ),
+    CostField::bytes("query_bytes", "[E] the -S SELECT as one Query message", |c, x| c.query_bytes = x as u32),
+    CostField::bytes("reply_bytes", "[E] RowDescription, DataRow, CommandComplete, ReadyForQuery", |c, x| {
+        c.reply_bytes = x as u32
+    }),
+    CostField::ns("connect_ns", "[E] the client's share of a connection set-up", |c, x| c.connect_ns = x),
+    CostField::ns("fork_ns", "[E] the postmaster's fork of a ~40 MB-RSS process", |c, x| c.fork_ns = x),
+    CostField::ns(
+        "backend_start_ns",
+        "[E] InitPostgres with warm catalogs (CALIBRATION §5: 1-2 ms is likelier)",
+        |c, x| c.backend_start_ns = x,
+    ),
+    CostField::kb("client_ws_kb", "[E] pgbench's own hot state", |c, x| c.client_ws_kb = x as u32),
     // Per connection: 60 connections of 1 MB is 60 MB.
     CostField {
         name: "client_ws_per_conn_kb",
+        source: "[E] a PGconn's buffers",
         set: |c, x| c.client_ws_per_conn_kb = x as u32,
         max: 1_024.0,
         whole: true,
     },
-    CostField::kb("backend_ws_kb", |c, x| c.backend_ws_kb = x as u32),
+    CostField::kb("backend_ws_kb", "[E] §5.1: 150-250 KB; 128 fits 895's decline past 30 clients [D]", |c, x| {
+        c.backend_ws_kb = x as u32
+    }),
 ];
 
 /// Builds the initial tasks: the postmaster (task 0) and pgbench (task 1),

@@ -70,8 +70,12 @@ impl Default for StarveCosts {
 }
 
 /// Every field of [`StarveCosts`], as `--cost starve.FIELD` names it.
-pub const STARVE_COST_FIELDS: [CostField<StarveCosts>; 2] =
-    [CostField::ns("handler_ns", |c, x| c.handler_ns = x), CostField::ns("kill_ns", |c, x| c.kill_ns = x)];
+pub const STARVE_COST_FIELDS: [CostField<StarveCosts>; 2] = [
+    CostField::ns("handler_ns", "[E] §4.1: 2-4 µs of delivery, handler, sigreturn, nanosleep", |c, x| {
+        c.handler_ns = x
+    }),
+    CostField::ns("kill_ns", "[E] §4.1: 1-1.5 µs of kill() and signal queueing", |c, x| c.kill_ns = x),
+];
 
 /// Forks the child, then sleeps, running the handler whenever signals
 /// interrupt the sleep.
