@@ -154,6 +154,7 @@ impl ModelRun {
             instruments: Instruments::default(),
             sockets: self.column.sockets,
             changes: Vec::new(),
+            irqs: Vec::new(),
         };
         engine::run(&setup, instance).expect("bench run completes")
     }

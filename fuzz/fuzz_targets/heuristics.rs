@@ -16,7 +16,8 @@
 //! dropping those the scheduler would refuse. The engine's instruments are
 //! fuzzed too: a clock offset (none, just
 //! below 2^64 so the scheduler's clock wraps mid-run, or arbitrary), the
-//! wait / idle-gap probe and the 1:N waker watch; so is NO_HZ.
+//! wait / idle-gap probe and the 1:N waker watch; so is NO_HZ, and an
+//! injected interrupt load on one CPU (`cfs_sim::faults`).
 //!
 //! Every run is timed, so the engine can neither report a stall (a timed run
 //! idles to its end) nor hit its time cap; every `SimError` is therefore a
@@ -35,6 +36,7 @@ use cfs_core::{Config, CpuMask, KernelVersion, Patch, Policy, TaskParams};
 use cfs_sim::costs::CostModel;
 use cfs_sim::dist::Dist;
 use cfs_sim::engine::{self, Instruments, Limits, RunSetup, Sockets};
+use cfs_sim::faults::IrqLoad;
 use cfs_sim::program::{Action, ForkSpec, Program, StepBudget, StepCx, Stream, TaskRef, TaskSpec};
 use cfs_sim::workloads::{MAX_SIM_NS, Policies, Workload, WorkloadOpts};
 use cfs_topology::parse_flag_overrides_for;
@@ -205,7 +207,11 @@ struct Input {
     overrides: Vec<Override>,
     host: u8,
     seed: u64,
-    /// Simulated run time: 1 + ms % 4 milliseconds.
+    /// Simulated run time: 1 + ms % 4 milliseconds. The upper six bits,
+    /// k = ms >> 2, inject interrupt load when not 0 (`--irq`; in this
+    /// byte so that the committed corpus decodes as before): on CPU k % n,
+    /// every (k + 1) x 20 µs (Poisson arrivals with that mean when k is
+    /// odd), each handler taking k % 8 + 1 µs.
     ms: u8,
     /// Warm-up: a quarter of the run when set.
     warmup: bool,
@@ -221,6 +227,21 @@ struct Input {
     /// Settings written mid-run (`--switch`); last, so that the committed
     /// corpus decodes as before (with none).
     changes: Vec<FuzzChange>,
+}
+
+/// The interrupt load that `k` (the upper bits of `Input::ms`) asks for
+/// on a host of `n` CPUs.
+fn irq_loads(k: u8, n: usize) -> Vec<IrqLoad> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let k = k as u64;
+    vec![IrqLoad {
+        cpus: CpuMask::single(k as usize % n),
+        interval_ns: (k + 1) * 20_000,
+        len_ns: (k % 8 + 1) * 1_000,
+        random: k % 2 == 1,
+    }]
 }
 
 /// One mid-run write: at `at` x 100 ns, of kind `kind % 7` (features mask,
@@ -580,6 +601,7 @@ fuzz_target!(|input: Input| {
             },
         },
         changes,
+        irqs: irq_loads(input.ms >> 2, n),
     };
     let sync =
         engine::SyncObjects { conds: NR_CONDS, mutexes: NR_MUTEXES, sems: NR_SEMS, barriers: BARRIER_USERS.to_vec() };

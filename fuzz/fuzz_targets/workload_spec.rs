@@ -103,6 +103,7 @@ fuzz_target!(|data: &[u8]| {
         instruments: Default::default(),
         sockets: Default::default(),
         changes: Vec::new(),
+        irqs: Vec::new(),
     };
     let r = engine::run(&setup, built.instance);
     if debug {

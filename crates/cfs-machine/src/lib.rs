@@ -20,6 +20,7 @@
 //! | workloads | [`workloads`], [`workfile`] | built-ins (pgbench, tbench, hogs, messaging, volanomark, starve, sysbench-oltp) as programs; TOML and rt-app JSON files |
 //! | costs | [`costs`] | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
 //! | engine | [`engine`], [`observe`], [`trace`] | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |
+//! | fault injection | [`faults`] | disturbances no workload asked for: interrupt load on chosen CPUs, periodic or Poisson ([`faults::IrqLoad`], `--irq`) |
 //!
 //! ## Engine
 //!
@@ -111,6 +112,7 @@
 //!     instruments: Instruments::default(),
 //!     sockets: Sockets::default(),
 //!     changes: vec![],
+//!     irqs: vec![],
 //! };
 //! let out = engine::run(&setup, built.instance).unwrap();
 //! // Each transaction is at least one backend's 63 µs of CPU, and two
@@ -124,6 +126,7 @@
 pub mod costs;
 pub mod dist;
 pub mod engine;
+pub mod faults;
 pub mod names;
 pub mod observe;
 pub mod program;

@@ -146,6 +146,7 @@ impl Case {
             instruments: ins,
             sockets: col.sockets,
             changes: Vec::new(),
+            irqs: Vec::new(),
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }

@@ -34,6 +34,7 @@ fn run(workload: &str, clients: &[u32], opts: WorkloadOpts) -> Results {
         seeds: Seeds::Derived(5),
         trace: false,
         changes: Vec::new(),
+        irqs: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

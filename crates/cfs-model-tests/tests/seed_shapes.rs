@@ -37,6 +37,7 @@ fn seed_tx(configs: &[&str], clients: &[u32], tx: u64) -> Results {
         seeds: Seeds::Derived(11),
         trace: false,
         changes: Vec::new(),
+        irqs: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

@@ -776,6 +776,7 @@ mod tests {
             seeds: Seeds::Derived(1),
             trace: false,
             changes: Vec::new(),
+            irqs: Vec::new(),
         }
     }
 

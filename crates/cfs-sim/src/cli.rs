@@ -10,6 +10,7 @@ use crate::experiment::{
     Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_nice_level, parse_profile, parse_sweep,
     parse_switch,
 };
+use crate::faults::IrqLoad;
 use crate::names::suggest;
 use crate::report;
 use crate::workfile::parse_workload;
@@ -301,6 +302,14 @@ pub struct BenchArgs {
     /// before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
+    /// Inject interrupt load (repeatable; every column): handlers on the
+    /// given CPUs that take CPU time from whatever runs there, as a NIC's
+    /// interrupts steered to CPU 0 would. cpus=0,every=1ms,takes=50us
+    /// (periodic) or cpus=0-1,mean=250us,takes=10us (Poisson arrivals,
+    /// from their own seeded stream). The time counts as the running
+    /// task's, as 2.6.2x's update_curr counts it.
+    #[arg(long = "irq", value_name = "SPEC")]
+    pub irqs: Vec<String>,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub nice: Option<String>,
@@ -594,6 +603,20 @@ pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// `--irq` loads, each on CPUs `host` has.
+fn parse_irqs(specs: &[String], host: &Host) -> Result<Vec<IrqLoad>, String> {
+    specs
+        .iter()
+        .map(|s| {
+            let load: IrqLoad = s.parse().map_err(|e| format!("--irq: {e}"))?;
+            match load.missing_cpu(host.nr_cpus()) {
+                Some(c) => Err(format!("--irq {s:?}: CPU {c} does not exist (the host has {})", host.nr_cpus())),
+                None => Ok(load),
+            }
+        })
+        .collect()
+}
+
 /// A CPU list that must name CPUs of `host`.
 pub fn parse_cpus(s: &str, host: &Host, what: &str) -> Result<CpuMask, String> {
     let m = CpuMask::parse_list(s).map_err(|e| format!("bad CPU list {s:?} for {what}: {e}"))?;
@@ -797,6 +820,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
+    let irqs = parse_irqs(&a.irqs, &host)?;
     let plan = Plan {
         host,
         costs,
@@ -808,6 +832,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes,
+        irqs,
     };
     plan.check_costs()?;
     Ok(plan)
@@ -1105,6 +1130,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes: Vec::new(),
+        irqs: Vec::new(),
     })
 }
 
@@ -1289,6 +1315,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         seeds: Seeds::Derived(a.seed),
         trace: false,
         changes: Vec::new(),
+        irqs: Vec::new(),
     };
     let (res, wall) = execute(&plan, a.jobs)?;
     let mut all = Vec::new();

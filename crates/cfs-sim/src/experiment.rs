@@ -644,6 +644,8 @@ pub struct Plan {
     pub trace: bool,
     /// Settings written during every run (`--switch`), in time order.
     pub changes: Vec<engine::Change>,
+    /// Interrupt load injected in every run (`--irq`).
+    pub irqs: Vec<crate::faults::IrqLoad>,
 }
 
 /// One run's numbers.
@@ -685,6 +687,10 @@ pub struct RunRecord {
     pub send_blocks: u64,
     /// The most messages queued unread at once.
     pub peak_unread: usize,
+    /// Interrupts injected (`--irq`).
+    pub irqs: u64,
+    /// Their handlers' time taken from running tasks, ns.
+    pub irq_task_ns: u64,
 }
 
 impl RunRecord {
@@ -891,6 +897,7 @@ impl Plan {
             instruments: engine::Instruments::default(),
             sockets: col.sockets,
             changes: self.changes.clone(),
+            irqs: self.irqs.clone(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();
@@ -1017,6 +1024,8 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
         tasks: out.tasks,
         send_blocks: out.send_blocks,
         peak_unread: out.peak_unread,
+        irqs: out.irqs,
+        irq_task_ns: out.irq_task_ns,
     };
     (rec, out.trace)
 }
@@ -1177,6 +1186,7 @@ mod tests {
             seeds: Seeds::Derived(1),
             trace: false,
             changes: Vec::new(),
+            irqs: Vec::new(),
         };
         let (a, b) = (plan.costs_of(0), plan.costs_of(1));
         assert_eq!(
@@ -1287,6 +1297,8 @@ mod tests {
             phases,
             send_blocks: 0,
             peak_unread: 0,
+            irqs: 0,
+            irq_task_ns: 0,
         }
     }
 
@@ -1334,6 +1346,7 @@ mod tests {
             seeds,
             trace,
             changes: Vec::new(),
+            irqs: Vec::new(),
         }
     }
 

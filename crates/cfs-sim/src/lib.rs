@@ -49,6 +49,7 @@
 //!     seeds: Seeds::Derived(1),
 //!     trace: false,
 //!     changes: vec![],
+//!     irqs: vec![],
 //! };
 //! let res = plan.execute(&|| {}).unwrap();
 //! assert!(res.median(0, 2).unwrap() > 1000.0);
@@ -62,4 +63,4 @@ pub mod experiment;
 pub mod report;
 
 pub use cfs_machine::{FileWorkload, WorkloadError, parse_workload};
-pub use cfs_machine::{costs, dist, engine, names, observe, program, trace, workfile, workloads};
+pub use cfs_machine::{costs, dist, engine, faults, names, observe, program, trace, workfile, workloads};

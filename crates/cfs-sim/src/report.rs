@@ -57,6 +57,9 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         plan.costs.name,
         per_cell(plan, &format!("{} ", res.metric.name))
     );
+    for irq in &plan.irqs {
+        let _ = write!(s, "; interrupt load {irq}");
+    }
     let starts = phase_starts(plan);
     if starts.len() > 1 {
         let _ = write!(s, "; @T: from the setting change at T to the next");
@@ -389,6 +392,8 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "events": r.events,
         "send_blocks": r.send_blocks,
         "peak_unread": r.peak_unread,
+        "irqs": r.irqs,
+        "irq_task_ns": r.irq_task_ns,
         "wait_avg_ns": r.wait_avg_ns(),
         "wait_max_ns": r.wait_max_ns(),
         "tasks": r.tasks,
@@ -449,6 +454,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "runs_per_cell": plan.runs_per_cell(),
         "configs": configs,
         "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
+        "irq_loads": plan.irqs.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "medians": medians,
         "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
     });

@@ -1294,3 +1294,37 @@ fn the_costs_listing_takes_one_part_and_refuses_what_it_does_not_show() {
     assert_eq!(doc["workloads"]["starve"]["kill_ns"], 5.0);
     assert_eq!(doc["workloads"].as_object().map(|o| o.len()), Some(6));
 }
+
+#[test]
+fn irq_injects_interrupt_load_and_refuses_bad_loads() {
+    // One hog pinned to CPU 0: 1,000 loops of 1 ms a second. Handlers of
+    // 50 µs every 1 ms on its CPU take a twentieth of it (the kernels
+    // modelled charge interrupt time to the running task): 950 loops/s.
+    // On CPU 1, where nothing runs, they take nothing.
+    let hog = |irq: &[&str]| {
+        let mut args = vec!["hogs", "--clients", "1", "--pin-client", "0", "--duration", "1s", "--runs", "1"];
+        args.extend_from_slice(irq);
+        one_row(&args)
+    };
+    assert_eq!(hog(&[]), [1000.0]);
+    assert_eq!(hog(&["--irq", "cpus=0,every=1ms,takes=50us"]), [950.0]);
+    assert_eq!(hog(&["--irq", "cpus=1,every=1ms,takes=50us"]), [1000.0]);
+    // Two loads on the same CPU add up: 5% + 2% (20 µs every 1 ms).
+    assert_eq!(hog(&["--irq", "cpus=0,every=1ms,takes=50us", "--irq", "cpus=0,every=1ms,takes=20us"]), [930.0]);
+    // The table's comment line and the JSON say what was injected, and
+    // each run counts its interrupts: 999 in 1 s (the one at 1 s comes
+    // after the run's end).
+    let args = ["hogs", "--clients", "1", "--pin-client", "0", "--duration", "1s", "--runs", "1"];
+    let out = run(&[&args[..], &["--irq", "cpus=0,every=1ms,takes=50us"]].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().next().unwrap().ends_with("; interrupt load cpus=0,every=1ms,takes=50us"), "{text}");
+    let out = run(&[&args[..], &["--irq", "cpus=0,every=1ms,takes=50us", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["irq_loads"], serde_json::json!(["cpus=0,every=1ms,takes=50us"]));
+    assert_eq!(v["runs"][0]["irqs"], 999);
+    assert_eq!(v["runs"][0]["irq_task_ns"], 999 * 50_000);
+    fails_with(&["hogs", "--irq", "cpus=4,every=1ms,takes=1us"], "CPU 4 does not exist (the host has 4)");
+    fails_with(&["hogs", "--irq", "cpus=0,every=1ms"], "no takes=");
+    fails_with(&["hogs", "--irq", "cpus=0,every=1ms,takes=2ms"], "must take less than the time between them");
+    fails_with(&["hogs", "--irq", "every=1ms,takes=1us"], "no cpus=");
+}

@@ -190,6 +190,7 @@ fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
             seeds: Seeds::Derived(9),
             trace: false,
             changes,
+            irqs: Vec::new(),
         }
     };
     let at_boot = run(&plan(&format!("sd-flags={list}"), Vec::new()));

@@ -60,6 +60,7 @@
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
+use crate::faults::IrqLoad;
 use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
@@ -146,6 +147,14 @@ pub enum SimError {
         /// How many of that kind the run has.
         count: usize,
     },
+    /// An interrupt load ([`RunSetup::irqs`]) names a CPU the host does
+    /// not have.
+    IrqCpu {
+        /// The CPU named.
+        cpu: usize,
+        /// The host's CPUs.
+        nr_cpus: usize,
+    },
 }
 
 impl SimError {
@@ -201,6 +210,9 @@ impl fmt::Display for SimError {
                 "a task used {kind} {index} at {:.6} s, but the run has {count} (numbered from 0)",
                 *at as f64 / 1e9
             ),
+            SimError::IrqCpu { cpu, nr_cpus } => {
+                write!(f, "interrupt load on CPU {cpu}, which does not exist (the host has {nr_cpus})")
+            }
         }
     }
 }
@@ -314,6 +326,9 @@ pub struct RunSetup<'a> {
     pub sockets: Sockets,
     /// Settings written during the run, in time order.
     pub changes: Vec<Change>,
+    /// Interrupt load injected on some CPUs ([`crate::faults`]); empty
+    /// for none.
+    pub irqs: Vec<IrqLoad>,
 }
 
 /// Measurements and perturbations for property tests
@@ -451,6 +466,11 @@ pub struct RunOutcome {
     pub send_blocks: u64,
     /// The most messages queued unread at once.
     pub peak_unread: usize,
+    /// Interrupts injected ([`RunSetup::irqs`]), all CPUs.
+    pub irqs: u64,
+    /// The handlers' time taken from running tasks, ns (a handler on an
+    /// idle CPU takes none).
+    pub irq_task_ns: u64,
 }
 
 // ----- the event queue -------------------------------------------------------
@@ -465,6 +485,11 @@ enum Ev {
     Hrtick(u32, u64),
     Timer(u32, u64),
     Change(u32),
+    /// An injected interrupt on a CPU, from load `.1` of
+    /// [`RunSetup::irqs`].
+    Irq(u32, u32),
+    /// The return from an injected interrupt's handler.
+    IrqEnd(u32),
     End,
 }
 
@@ -739,6 +764,13 @@ struct Sim<'a> {
     changes: Vec<Change>,
     /// The counts at each distinct change time.
     marks: Vec<Mark>,
+    /// Interrupt loads ([`RunSetup::irqs`]).
+    irqs: Vec<IrqLoad>,
+    /// Their arrivals' own stream, so that a run without them draws what
+    /// it always did.
+    irq_rng: Pcg64Mcg,
+    irq_count: u64,
+    irq_task_ns: u64,
 }
 
 /// What had been counted by a change time.
@@ -750,6 +782,9 @@ struct Mark {
     wait_sum: u64,
     wait_count: u64,
 }
+
+/// Mixed into the run's seed for the interrupt arrivals' stream.
+const IRQ_STREAM: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// Hosts up to this size re-read every CPU's hrtick after each scheduler
 /// call; larger ones only the CPUs the call's decisions named.
@@ -828,6 +863,11 @@ impl<'a> Sim<'a> {
             peak_unread: 0,
             changes: setup.changes.clone(),
             marks: Vec::new(),
+            irqs: setup.irqs.clone(),
+            // Any fixed odd constant apart from the run's own stream.
+            irq_rng: Pcg64Mcg::seed_from_u64(setup.seed ^ IRQ_STREAM),
+            irq_count: 0,
+            irq_task_ns: 0,
         };
         sim.boot(inst.tasks)?;
         Ok(sim)
@@ -861,7 +901,43 @@ impl<'a> Sim<'a> {
         for (i, at) in times.into_iter().enumerate() {
             self.push(at, Ev::Change(i as u32));
         }
+        for i in 0..self.irqs.len() {
+            if let Some(cpu) = self.irqs[i].missing_cpu(n) {
+                return Err(SimError::IrqCpu { cpu, nr_cpus: n });
+            }
+            let cpus: Vec<usize> = self.irqs[i].cpus.iter().collect();
+            for c in cpus {
+                let at = self.irq_gap(i);
+                self.push(at, Ev::Irq(c as u32, i as u32));
+            }
+        }
         Ok(())
+    }
+
+    /// The time to the next interrupt of load `i`: its period, or an
+    /// exponential draw with its mean (at least 1 ns).
+    fn irq_gap(&mut self, i: usize) -> u64 {
+        let load = &self.irqs[i];
+        if !load.random {
+            return load.interval_ns;
+        }
+        crate::dist::Dist::Exp { mean: load.interval_ns }.sample(&mut self.irq_rng).max(1)
+    }
+
+    /// An injected interrupt on `c`: its handler's time goes to the task
+    /// running there, as the kernel's update_curr charges it (no
+    /// IRQ_TIME_ACCOUNTING before 2.6.39), and the handler's return is a
+    /// preemption point ([`crate::faults`]).
+    fn on_irq(&mut self, c: usize, i: usize) {
+        let next = self.now + self.irq_gap(i);
+        self.push(next, Ev::Irq(c as u32, i as u32));
+        self.irq_count += 1;
+        let len = self.irqs[i].len_ns;
+        if self.cpus[c].curr.is_some() {
+            self.irq_task_ns += len;
+            self.charge(c, len);
+        }
+        self.push(self.now + len, Ev::IrqEnd(c as u32));
     }
 
     /// Writes change `i` to the scheduler; the first change at each time
@@ -1100,6 +1176,8 @@ impl<'a> Sim<'a> {
                 Ev::Hrtick(c, e) => self.on_hrtick(c as usize, e)?,
                 Ev::Timer(t, g) => self.on_timer(t as usize, g)?,
                 Ev::Change(i) => self.on_change(i as usize)?,
+                Ev::Irq(c, i) => self.on_irq(c as usize, i as usize),
+                Ev::IrqEnd(c) => self.interrupt_return(c as usize)?,
             }
             if self.ins.watch {
                 self.probe_gap();
@@ -2090,6 +2168,8 @@ impl<'a> Sim<'a> {
             phases,
             send_blocks: self.send_blocks,
             peak_unread: self.peak_unread,
+            irqs: self.irq_count,
+            irq_task_ns: self.irq_task_ns,
         }
     }
 }

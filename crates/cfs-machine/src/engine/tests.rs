@@ -18,6 +18,7 @@ fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'
         instruments: Instruments::default(),
         sockets: Sockets::default(),
         changes: Vec::new(),
+        irqs: Vec::new(),
     }
 }
 
@@ -1810,4 +1811,71 @@ fn the_trace_marks_each_task_the_balancer_moved() {
     assert_eq!(fixed[..3], first);
     assert_eq!(fixed.len(), 4);
     assert_eq!((fixed[3].0, fixed[3].1, fixed[3].2), (3, 8_000.0, 1));
+}
+
+/// A hog pinned to CPU 0 that counts one unit per 1 ms of work, for
+/// 1 s, with `irqs` injected; jitter off.
+fn counted_hog(irqs: Vec<IrqLoad>, seed: u64) -> Result<RunOutcome, SimError> {
+    let mut n = 0u64;
+    let prog = FnProgram(move |_cx: &mut StepCx<'_>| {
+        n += 1;
+        if n % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
+    });
+    let inst = Instance { tasks: vec![pinned("hog", Box::new(prog), 0, 0)], finish: vec![], sync: SyncObjects::NONE };
+    q6600_run(inst, limits(Some(1_000), 2_000), |s| {
+        s.irqs = irqs;
+        s.seed = seed;
+    })
+}
+
+fn irq(s: &str) -> IrqLoad {
+    s.parse().unwrap()
+}
+
+#[test]
+fn interrupt_load_takes_its_share_from_the_task_it_interrupts() {
+    let quiet = counted_hog(vec![], 3).unwrap();
+    // Alone on its CPU the hog does 1,000 ms of work in 1 s, less its
+    // first switch in (1.8 µs): the 1,000th unit ends just after the run.
+    assert_eq!(quiet.units, 999);
+    assert_eq!((quiet.irqs, quiet.irq_task_ns), (0, 0));
+    // Handlers of 50 µs every 1 ms on its CPU: at 1, 2, ... 999 ms (the
+    // one at 1 s comes after the run's end, scheduled before it), all of
+    // them while it runs. It keeps 1 s - 999 x 50 µs = 950.05 ms of its
+    // own work: 950 units, a twentieth fewer.
+    let noisy = counted_hog(vec![irq("cpus=0,every=1ms,takes=50us")], 3).unwrap();
+    assert_eq!(noisy.irqs, 999);
+    assert_eq!(noisy.irq_task_ns, 999 * 50_000);
+    assert_eq!(noisy.units, 950);
+    // The same load on CPU 3, idle throughout, takes nothing from anyone
+    // and draws nothing from the run's own random stream: the run is the
+    // quiet one, event for event, except the interrupts themselves (each
+    // an arrival and a return).
+    let elsewhere = counted_hog(vec![irq("cpus=3,every=1ms,takes=50us")], 3).unwrap();
+    assert_eq!((elsewhere.units, elsewhere.irq_task_ns, elsewhere.irqs), (999, 0, 999));
+    assert_eq!(elsewhere.switches, quiet.switches);
+    assert_eq!(elsewhere.events, quiet.events + 2 * 999);
+}
+
+#[test]
+fn poisson_interrupts_come_from_their_own_seeded_stream() {
+    // Exponential gaps with a 1 ms mean: ~1,000 arrivals in 1 s (a
+    // Poisson count, standard deviation ~32; 900-1,100 is three of them).
+    let load = || vec![irq("cpus=0,mean=1ms,takes=50us")];
+    let a = counted_hog(load(), 3).unwrap();
+    assert!((900..=1_100).contains(&a.irqs), "{}", a.irqs);
+    // Every one interrupted the hog, and each took its 50 µs.
+    assert_eq!(a.irq_task_ns, a.irqs * 50_000);
+    // The same seed draws the same arrivals; another seed others.
+    let again = counted_hog(load(), 3).unwrap();
+    assert_eq!((again.irqs, again.units, again.events), (a.irqs, a.units, a.events));
+    let other = counted_hog(load(), 4).unwrap();
+    assert_ne!(other.irqs, a.irqs);
+}
+
+#[test]
+fn an_interrupt_load_on_a_missing_cpu_is_an_error() {
+    let e = counted_hog(vec![irq("cpus=2-4,every=1ms,takes=1us")], 3).unwrap_err();
+    assert!(matches!(e, SimError::IrqCpu { cpu: 4, nr_cpus: 4 }), "{e:?}");
+    assert_eq!(e.to_string(), "interrupt load on CPU 4, which does not exist (the host has 4)");
 }

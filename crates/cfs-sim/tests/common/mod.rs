@@ -24,6 +24,7 @@ pub fn pgbench_plan(configs: &[&str], clients: &[u32], transactions: u64, runs: 
         seeds: Seeds::Derived(seed),
         trace: false,
         changes: Vec::new(),
+        irqs: Vec::new(),
     }
 }
 
