@@ -77,13 +77,14 @@ impl FromStr for IrqLoad {
     type Err = IrqLoadError;
 
     /// `cpus=LIST,every=T,takes=T` or `cpus=LIST,mean=T,takes=T`, in any
-    /// order; each key once.
+    /// order; each key once. `;` separates as `,` does (a `--config`
+    /// column's `irq=` item uses it, its own items being split at commas).
     fn from_str(s: &str) -> Result<IrqLoad, IrqLoadError> {
         let err = |why: String| IrqLoadError(format!("interrupt load {s:?}: {why}"));
         const KEYS: [&str; 4] = ["cpus", "every", "mean", "takes"];
         let mut got: [Option<String>; 4] = Default::default();
         let mut last = None;
-        for item in s.split(',').map(str::trim) {
+        for item in s.split([',', ';']).map(str::trim) {
             let Some((k, v)) = item.split_once('=') else {
                 // A CPU list has commas of its own: `cpus=0,2` goes on
                 // with items that are only numbers or ranges.
@@ -164,6 +165,7 @@ mod tests {
         let l = irq("every=1ms,takes=1us,cpus=0,2").unwrap();
         assert_eq!(l.cpus, CpuMask::parse_list("0,2").unwrap());
         assert_eq!(irq("cpus=0,2,every=1ms,takes=1us").unwrap(), l);
+        assert_eq!(irq("every=1ms;takes=1us;cpus=0,2").unwrap(), l);
         for x in [p, r, l] {
             assert_eq!(irq(&x.to_string()).unwrap(), x, "{x}");
         }

@@ -7,10 +7,9 @@ use crate::costs::{CostModel, CostSetting};
 use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::experiment::{
-    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_nice_level, parse_profile, parse_sweep,
+    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_irq, parse_nice_level, parse_profile, parse_sweep,
     parse_switch,
 };
-use crate::faults::IrqLoad;
 use crate::names::suggest;
 use crate::report;
 use crate::workfile::parse_workload;
@@ -273,12 +272,12 @@ pub struct BenchArgs {
     #[allow(missing_docs)]
     pub seeds: SeedOpts,
     /// A configuration column (repeatable), on top of the options above:
-    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL".
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,irq=cpus=0;every=1ms;takes=50us".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
     /// A TOML sweep file of `[[config]]` tables (name, profile, features,
     /// patches, policy, client_policy, server_policy, client_nice,
-    /// server_nice, set, cost, sd_flags).
+    /// server_nice, set, cost, sd_flags, irq).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
     /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
@@ -603,20 +602,6 @@ pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
-/// `--irq` loads, each on CPUs `host` has.
-fn parse_irqs(specs: &[String], host: &Host) -> Result<Vec<IrqLoad>, String> {
-    specs
-        .iter()
-        .map(|s| {
-            let load: IrqLoad = s.parse().map_err(|e| format!("--irq: {e}"))?;
-            match load.missing_cpu(host.nr_cpus()) {
-                Some(c) => Err(format!("--irq {s:?}: CPU {c} does not exist (the host has {})", host.nr_cpus())),
-                None => Ok(load),
-            }
-        })
-        .collect()
-}
-
 /// A CPU list that must name CPUs of `host`.
 pub fn parse_cpus(s: &str, host: &Host, what: &str) -> Result<CpuMask, String> {
     let m = CpuMask::parse_list(s).map_err(|e| format!("bad CPU list {s:?} for {what}: {e}"))?;
@@ -820,7 +805,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
-    let irqs = parse_irqs(&a.irqs, &host)?;
+    let irqs = a.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<Vec<_>, _>>()?;
     let plan = Plan {
         host,
         costs,

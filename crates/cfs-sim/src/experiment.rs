@@ -10,6 +10,7 @@ use crate::costs::{CostModel, CostSetting};
 use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
+use crate::faults::IrqLoad;
 use crate::names::suggest;
 use crate::observe::Counters;
 use crate::trace::Trace;
@@ -54,6 +55,9 @@ pub struct SchedSpec {
     /// Cost-model parameters replaced for this column, `name=value`
     /// ([`CostSetting`]), on top of the host's set and any `--cost`.
     pub costs: Vec<(String, String)>,
+    /// Interrupt loads injected into this column's runs, as `--irq` writes
+    /// them ([`IrqLoad`]), on top of any `--irq`.
+    pub irqs: Vec<String>,
 }
 
 /// A configuration ready to run.
@@ -71,6 +75,8 @@ pub struct Column {
     pub sockets: engine::Sockets,
     /// Cost-model parameters this column replaces ([`Plan::costs_of`]).
     pub costs: Vec<CostSetting>,
+    /// Interrupt loads of this column's runs besides [`Plan::irqs`].
+    pub irqs: Vec<IrqLoad>,
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -83,10 +89,12 @@ impl SchedSpec {
 
     /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
     /// client-policy=batch,server-policy=normal,client-nice=-5,server-nice=5,
-    /// set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` on top of
-    /// `self`. An item without `=` continues the previous one (so the
-    /// comma-separated sd-flags list needs no quoting). A key that holds one
-    /// value may appear once; set, cost and patch items add up.
+    /// set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,
+    /// irq=cpus=0;every=1ms;takes=50us` on top of `self`. An item without
+    /// `=` continues the previous one (so the comma-separated sd-flags list
+    /// needs no quoting); an interrupt load separates its own keys with `;`.
+    /// A key that holds one value may appear once; set, cost, patch and irq
+    /// items add up.
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
         let items = split_items(s);
         let mut spec = self.clone();
@@ -100,11 +108,11 @@ impl SchedSpec {
             let key = config_key(k.trim()).ok_or_else(|| {
                 format!(
                     "unknown config key {:?} (known: name, profile, features, patch, policy, client-policy, \
-                     server-policy, client-nice, server-nice, set, cost, sd-flags)",
+                     server-policy, client-nice, server-nice, set, cost, sd-flags, irq)",
                     k.trim()
                 )
             })?;
-            if !matches!(key, "patch" | "set" | "cost") {
+            if !matches!(key, "patch" | "set" | "cost" | "irq") {
                 if given.contains(&key) {
                     return Err(format!("config key {key} is given twice in {s:?}"));
                 }
@@ -128,6 +136,7 @@ impl SchedSpec {
                     let (n, x) = v.split_once('=').ok_or_else(|| format!("config cost {v:?} is not NAME=VALUE"))?;
                     spec.costs.push((n.trim().into(), x.trim().into()));
                 }
+                "irq" => spec.irqs.push(v),
                 _ => spec.sd_flags = Some(v), // "sd-flags", the last of config_key's names
             }
         }
@@ -166,6 +175,9 @@ impl SchedSpec {
         }
         if let Some(sd) = &self.sd_flags {
             s.push_str(&format!(" sd={sd}"));
+        }
+        for irq in &self.irqs {
+            s.push_str(&format!(" irq:{irq}"));
         }
         s
     }
@@ -238,8 +250,19 @@ impl SchedSpec {
             domains.apply_overrides(&ov);
         }
         let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
+        let irqs = self.irqs.iter().map(|s| parse_irq(s, host, "irq")).collect::<Result<Vec<_>, _>>()?;
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policies, sockets, costs, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policies, sockets, costs, irqs, spec: self.clone() })
+    }
+}
+
+/// An interrupt load (`--irq`, or `irq=` of a column as `what` says) on
+/// CPUs `host` has.
+pub fn parse_irq(s: &str, host: &Host, what: &str) -> Result<IrqLoad, String> {
+    let load: IrqLoad = s.parse().map_err(|e| format!("{what}: {e}"))?;
+    match load.missing_cpu(host.nr_cpus()) {
+        Some(c) => Err(format!("{what} {s:?}: CPU {c} does not exist (the host has {})", host.nr_cpus())),
+        None => Ok(load),
     }
 }
 
@@ -538,6 +561,8 @@ fn config_key(k: &str) -> Option<&'static str> {
         "server-nice" | "server_nice" | "backend-nice" => "server-nice",
         "set" => "set",
         "cost" | "costs" => "cost",
+        "irq" | "irqs" => "irq",
+        // Last: with_items' match takes it as its fall-through.
         "sd-flags" | "sd_flags" | "sd" => "sd-flags",
         _ => return None,
     })
@@ -568,11 +593,14 @@ struct SweepEntry {
     #[serde(default)]
     cost: BTreeMap<String, toml::Value>,
     sd_flags: Option<String>,
+    #[serde(default)]
+    irq: Vec<String>,
 }
 
 /// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
 /// policy, client_policy, server_policy, client_nice, server_nice,
-/// set = { NAME = VALUE }, cost = { NAME = VALUE }, sd_flags),
+/// set = { NAME = VALUE }, cost = { NAME = VALUE }, sd_flags,
+/// irq = [ "cpus=0,every=1ms,takes=50us" ]),
 /// each entry on top of `base`. A cost table's value may be an array
 /// (`dirty_line_ns = [0, 5, 15, 250, 250, 250]`) or a table of classes
 /// (`xfer_line_ns = { package = 40 }`).
@@ -616,6 +644,7 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
                 }
             }
             s.sd_flags = e.sd_flags.or(s.sd_flags);
+            s.irqs.extend(e.irq);
             s
         })
         .collect())
@@ -645,7 +674,7 @@ pub struct Plan {
     /// Settings written during every run (`--switch`), in time order.
     pub changes: Vec<engine::Change>,
     /// Interrupt load injected in every run (`--irq`).
-    pub irqs: Vec<crate::faults::IrqLoad>,
+    pub irqs: Vec<IrqLoad>,
 }
 
 /// One run's numbers.
@@ -897,7 +926,7 @@ impl Plan {
             instruments: engine::Instruments::default(),
             sockets: col.sockets,
             changes: self.changes.clone(),
-            irqs: self.irqs.clone(),
+            irqs: self.irqs.iter().chain(&col.irqs).cloned().collect(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();

@@ -432,6 +432,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 // The column's own cost settings; the top level's `costs`
                 // is the set every column starts from.
                 "cost": c.costs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                // The column's own interrupt loads; the top level's
+                // `irq_loads` every column has.
+                "irq": c.irqs.iter().map(ToString::to_string).collect::<Vec<_>>(),
             })
         })
         .collect();

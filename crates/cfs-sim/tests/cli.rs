@@ -1327,4 +1327,32 @@ fn irq_injects_interrupt_load_and_refuses_bad_loads() {
     fails_with(&["hogs", "--irq", "cpus=0,every=1ms"], "no takes=");
     fails_with(&["hogs", "--irq", "cpus=0,every=1ms,takes=2ms"], "must take less than the time between them");
     fails_with(&["hogs", "--irq", "every=1ms,takes=1us"], "no cpus=");
+    // One column with the load and one without, side by side: `irq=` in a
+    // --config separates its own keys with `;` (and takes a CPU list with
+    // commas last), a sweep file's `irq` is an array of loads; both add
+    // to any --irq.
+    let mut cols = args.to_vec();
+    cols.extend(["--config", "name=quiet", "--config", "name=noisy,irq=every=1ms;takes=50us;cpus=0,1"]);
+    assert_eq!(one_row(&cols), [1000.0, 950.0]);
+    // With 20 µs more every 1 ms in both: 1 s - 999 x 20 µs leaves the
+    // quiet column 980.02 ms, whose last loop the hog's start-up (its
+    // first switch and cache fill, a few tens of µs) may push past the
+    // end: 979 or 980.
+    cols.extend(["--irq", "cpus=0,every=1ms,takes=20us"]);
+    let both = one_row(&cols);
+    assert!((979.0..=980.0).contains(&both[0]) && (929.0..=930.0).contains(&both[1]), "{both:?}");
+    let dir = std::env::temp_dir().join(format!("cfs-sim-irq-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sweep = dir.join("sweep.toml");
+    std::fs::write(&sweep, "[[config]]\nname = \"quiet\"\n[[config]]\nirq = [\"cpus=0,every=1ms,takes=50us\"]\n")
+        .unwrap();
+    let out = run(&[&args[..], &["--sweep", sweep.to_str().unwrap(), "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["medians"][0]["values"], serde_json::json!([1000.0, 950.0]));
+    // An unnamed column's label says what it injects.
+    assert_eq!(v["configs"][1]["label"], "2.6.26 irq:cpus=0,every=1ms,takes=50us");
+    assert_eq!(v["configs"][1]["irq"], serde_json::json!(["cpus=0,every=1ms,takes=50us"]));
+    std::fs::remove_dir_all(&dir).unwrap();
+    fails_with(&["hogs", "--config", "irq=cpus=9;every=1ms;takes=1us"], "CPU 9 does not exist (the host has 4)");
+    fails_with(&["hogs", "--config", "irq=cpus=0;every=1ms"], "no takes=");
 }
