@@ -3,7 +3,9 @@
 //! woken task's next slice, an instant on a CPU's track where a task
 //! blocked writing to a full socket buffer or found a mutex taken, an
 //! instant on a CPU's track where the balancer (or an affinity change)
-//! brought a task there, and a machine-wide instant at
+//! brought a task there, a slice named `irq` on a CPU's track for each
+//! injected interrupt's handler (`--irq`, inside the slice of the task it
+//! interrupted), and a machine-wide instant at
 //! each setting written mid-run (`--switch`). Open the file in chrome://tracing or
 //! ui.perfetto.dev. Times are microseconds (the format's unit).
 //!
@@ -38,6 +40,8 @@ pub struct TraceBuf {
     /// Tasks the balancer or an affinity change moved: (time, to, from,
     /// task, why).
     moves: Vec<(u64, usize, usize, TaskRef, MigrateReason)>,
+    /// Injected interrupts' handlers: (cpu, start, end).
+    irqs: Vec<(usize, u64, u64)>,
     /// What the caps turned away, so that a cut trace says it is cut.
     dropped: Dropped,
 }
@@ -56,6 +60,8 @@ pub struct Dropped {
     pub blocks: u64,
     /// Move instants after the cap.
     pub moves: u64,
+    /// Interrupt handler slices after the cap.
+    pub irqs: u64,
 }
 
 impl Dropped {
@@ -115,6 +121,7 @@ impl TraceBuf {
             marks: Vec::new(),
             blocks: Vec::new(),
             moves: Vec::new(),
+            irqs: Vec::new(),
             dropped: Dropped::default(),
         }
     }
@@ -169,6 +176,15 @@ impl TraceBuf {
             self.moves.push((now, to, from, task, why));
         } else {
             bump(&mut self.dropped.moves);
+        }
+    }
+
+    /// An injected interrupt's handler ran on `cpu` from `start` to `end`.
+    pub fn irq(&mut self, cpu: usize, start: u64, end: u64) {
+        if self.irqs.len() < MAX_SLICES {
+            self.irqs.push((cpu, start, end));
+        } else {
+            bump(&mut self.dropped.irqs);
         }
     }
 
@@ -261,6 +277,7 @@ impl Serialize for Args<'_> {
 struct CutNote {
     dropped_blocks: u64,
     dropped_flows: u64,
+    dropped_irqs: u64,
     dropped_moves: u64,
     dropped_slices: u64,
     trace_cap_per_kind: usize,
@@ -279,12 +296,17 @@ impl Trace {
         if !d.any() {
             return None;
         }
-        let parts: Vec<String> =
-            [(d.slices, "later slices"), (d.flows, "flows"), (d.blocks, "blocking instants"), (d.moves, "moves")]
-                .into_iter()
-                .filter(|&(n, _)| n > 0)
-                .map(|(n, what)| format!("{n} {what}"))
-                .collect();
+        let parts: Vec<String> = [
+            (d.slices, "later slices"),
+            (d.flows, "flows"),
+            (d.blocks, "blocking instants"),
+            (d.moves, "moves"),
+            (d.irqs, "interrupts"),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
         Some(format!(
             "trace cut at {MAX_SLICES} events per kind ({} dropped); use a shorter --duration",
             parts.join(", ")
@@ -293,7 +315,7 @@ impl Trace {
 
     /// Writes the Chrome trace JSON to `w`, one event at a time, and
     /// flushes it. The events keep their order: CPU names, slices, flows,
-    /// blocking instants, moves, settings.
+    /// blocking instants, moves, interrupts, settings.
     pub fn write_json<W: Write>(&self, mut w: W) -> io::Result<()> {
         let buf = &self.buf;
         let us = |ns: u64| ns as f64 / 1000.0;
@@ -305,6 +327,7 @@ impl Trace {
             let note = CutNote {
                 dropped_blocks: d.blocks,
                 dropped_flows: d.flows,
+                dropped_irqs: d.irqs,
                 dropped_moves: d.moves,
                 dropped_slices: d.slices,
                 trace_cap_per_kind: MAX_SLICES,
@@ -374,6 +397,10 @@ impl Trace {
         for &(t, to, from, task, why) in &buf.moves {
             let cat = if why == MigrateReason::Affinity { "affinity" } else { "balance" };
             put(&mut w, on_track(to, t, move_label(why), cat, Args::Move(from, name(task), task)))?;
+        }
+        for &(cpu, s, e) in &buf.irqs {
+            let irq = Event { cat: Some("irq"), dur: Some(us(e - s)), name: "irq", ph: "X", ..Event::default() };
+            put(&mut w, Event { tid: Some(cpu), ts: Some(us(s)), ..irq })?;
         }
         for (t, what) in &buf.marks {
             put(
@@ -559,8 +586,8 @@ mod tests {
         }
     }
 
-    /// At most MAX_SLICES slices, as many flows, as many blocking instants
-    /// and as many moves are kept: the first ones. Each one turned away is counted,
+    /// At most MAX_SLICES slices, as many flows, as many blocking instants,
+    /// as many moves and as many interrupts are kept: the first ones. Each one turned away is counted,
     /// and the file and the user's note say how many.
     #[test]
     fn caps_keep_the_first_events_and_count_the_rest() {
@@ -573,7 +600,7 @@ mod tests {
         // start closes none) and bind MAX_SLICES + 2 flows: 1 slice and 2
         // flows over.
         assert_eq!((t.slices.len(), t.flows.len()), (MAX_SLICES, MAX_SLICES));
-        assert_eq!(t.dropped, Dropped { slices: 1, flows: 2, blocks: 0, moves: 0 });
+        assert_eq!(t.dropped, Dropped { slices: 1, flows: 2, ..Dropped::default() });
         assert_eq!((t.slices[0].2, t.flows[0].2), (0, 0), "the first ones kept");
         // A wakeup that never reaches a start is no flow, kept or dropped.
         t.wake(1, 0, MAX_SLICES as u64 + 2);
@@ -587,14 +614,19 @@ mod tests {
             t.moved(0, 0, 0, i, MigrateReason::NewIdle);
         }
         assert_eq!((t.moves.len(), t.moves[0].0), (MAX_SLICES, 0));
+        // MAX_SLICES + 4 interrupts: 4 over.
+        for i in 0..MAX_SLICES as u64 + 4 {
+            t.irq(0, i, i + 1);
+        }
+        assert_eq!((t.irqs.len(), t.irqs[0].1), (MAX_SLICES, 0));
         // The end closes the last start's slice: a second slice over.
         let trace = t.finish(&["a"], MAX_SLICES as u64 + 10);
-        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5, moves: 3 });
+        assert_eq!(trace.dropped(), Dropped { slices: 2, flows: 2, blocks: 5, moves: 3, irqs: 4 });
         assert_eq!(
             trace.cut_note().as_deref(),
             Some(
-                "trace cut at 1000000 events per kind (2 later slices, 2 flows, 5 blocking instants, 3 moves dropped); \
-                 use a shorter --duration"
+                "trace cut at 1000000 events per kind (2 later slices, 2 flows, 5 blocking instants, 3 moves, \
+                 4 interrupts dropped); use a shorter --duration"
             )
         );
         // The counts lead the file. The writer's disk fills after 200
@@ -603,7 +635,7 @@ mod tests {
         let mut head = Head { got: Vec::new(), room: 200 };
         let err = trace.write_json(&mut head).unwrap_err();
         assert_eq!(err.to_string(), "disk full");
-        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_moves":3,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
+        let want = r#"{"displayTimeUnit":"ns","otherData":{"dropped_blocks":5,"dropped_flows":2,"dropped_irqs":4,"dropped_moves":3,"dropped_slices":2,"trace_cap_per_kind":1000000},"traceEvents":[{"args""#;
         assert_eq!(String::from_utf8_lossy(&head.got[..want.len()]), want);
     }
 }

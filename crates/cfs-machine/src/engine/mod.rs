@@ -938,6 +938,9 @@ impl<'a> Sim<'a> {
             self.charge(c, len);
         }
         self.push(self.now + len, Ev::IrqEnd(c as u32));
+        if let Some(tr) = &mut self.trace {
+            tr.irq(c, self.now, self.now + len);
+        }
     }
 
     /// Writes change `i` to the scheduler; the first change at each time

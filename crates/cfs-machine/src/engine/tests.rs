@@ -1847,6 +1847,18 @@ fn interrupt_load_takes_its_share_from_the_task_it_interrupts() {
     assert_eq!(noisy.irqs, 999);
     assert_eq!(noisy.irq_task_ns, 999 * 50_000);
     assert_eq!(noisy.units, 950);
+    // The trace draws each handler as a 50 µs `irq` slice on CPU 0's
+    // track, inside the hog's slice (it never leaves the CPU).
+    let v = noisy.trace.as_ref().unwrap().to_value().unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let irqs: Vec<&serde_json::Value> = events.iter().filter(|e| e["name"] == "irq").collect();
+    assert_eq!(irqs.len(), 999);
+    assert!(irqs.iter().all(|e| e["tid"] == 0 && e["dur"] == 50.0 && e["cat"] == "irq"));
+    assert_eq!(irqs[0]["ts"], 1_000.0);
+    let hog: Vec<&serde_json::Value> = events.iter().filter(|e| e["name"] == "hog").collect();
+    assert_eq!(hog.len(), 1);
+    let (from, to) = (hog[0]["ts"].as_f64().unwrap(), hog[0]["ts"].as_f64().unwrap() + hog[0]["dur"].as_f64().unwrap());
+    assert!(irqs.iter().all(|e| (from..=to).contains(&e["ts"].as_f64().unwrap())));
     // The same load on CPU 3, idle throughout, takes nothing from anyone
     // and draws nothing from the run's own random stream: the run is the
     // quiet one, event for event, except the interrupts themselves (each
