@@ -14,7 +14,7 @@
 
 use cfs_sim::costs::CostModel;
 use cfs_sim::engine::{self, Instruments, RunOutcome, RunSetup};
-use cfs_sim::experiment::{SchedSpec, seed_for};
+use cfs_sim::experiment::{SchedSpec, parse_irq, seed_for};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::{CpuMask, Host};
 use std::fmt;
@@ -52,6 +52,8 @@ pub struct Case {
     pub pin_client: Option<String>,
     /// Server-side affinity (`--pin-backends`), as a CPU list.
     pub pin_server: Option<String>,
+    /// Interrupt loads (`--irq`), e.g. `cpus=0,mean=100us,takes=5us`.
+    pub irqs: Vec<String>,
 }
 
 impl fmt::Display for Case {
@@ -76,6 +78,7 @@ impl Case {
             seed: 1,
             pin_client: None,
             pin_server: None,
+            irqs: Vec::new(),
         }
     }
 
@@ -107,6 +110,9 @@ impl Case {
         }
         if let Some(p) = &self.pin_server {
             s += &format!(" --pin-backends {p}");
+        }
+        for irq in &self.irqs {
+            s += &format!(" --irq {irq}");
         }
         s
     }
@@ -146,7 +152,7 @@ impl Case {
             instruments: ins,
             sockets: col.sockets,
             changes: Vec::new(),
-            irqs: Vec::new(),
+            irqs: self.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<_, _>>()?,
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }
