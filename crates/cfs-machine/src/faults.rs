@@ -9,7 +9,7 @@
 //! experiment's pile on one CPU is sensitive to.
 //!
 //! What the kernels modelled do with that time (2.6.25-2.6.32 have no
-//! IRQ_TIME_ACCOUNTING, which came in 2.6.39): `update_curr` charges the
+//! IRQ_TIME_ACCOUNTING, which came with b52bfee445d in 2.6.37): `update_curr` charges the
 //! whole wall time since `exec_start` to the task that was running, so
 //! a handler's time counts in that task's vruntime and slice, and the
 //! task's own work finishes that much later. The engine does the same:

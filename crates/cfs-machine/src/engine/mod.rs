@@ -8,7 +8,8 @@
 //! deterministic. (A calendar queue, `queue.rs`, that pops in exactly the
 //! order of a binary heap over the same keys.) Events: scheduler ticks at
 //! HZ on every CPU, the end of a CPU's current stretch of work
-//! ("segment"), reschedule IPIs, hrtick expiries, task timers, and the end
+//! ("segment"), reschedule IPIs, hrtick expiries, task timers, injected
+//! interrupts and their returns ([`crate::faults`], `--irq`), and the end
 //! of a timed run.
 //!
 //! A CPU runs its current task's program: each [`Action`] either takes CPU
@@ -28,8 +29,8 @@
 //! - A need_resched set on another CPU is delivered by a reschedule IPI
 //!   after [`CostModel::ipi_latency_ns`] (plus the C-state exit if that CPU
 //!   idles) and interrupts whatever runs there.
-//! - Ticks, hrticks and timer interrupts preempt at once on return from the
-//!   interrupt.
+//! - Ticks, hrticks, timer interrupts and injected interrupts preempt at
+//!   once on return from the interrupt.
 //!
 //! `--set preempt=1` ([`cfs_core::Config::preempt`], CONFIG_PREEMPT)
 //! changes what cfs-core decides (2.6.32's newly-idle balancing pulls one
@@ -926,7 +927,7 @@ impl<'a> Sim<'a> {
 
     /// An injected interrupt on `c`: its handler's time goes to the task
     /// running there, as the kernel's update_curr charges it (no
-    /// IRQ_TIME_ACCOUNTING before 2.6.39), and the handler's return is a
+    /// IRQ_TIME_ACCOUNTING before 2.6.37), and the handler's return is a
     /// preemption point ([`crate::faults`]).
     fn on_irq(&mut self, c: usize, i: usize) {
         let next = self.now + self.irq_gap(i);
