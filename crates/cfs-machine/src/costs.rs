@@ -218,23 +218,52 @@ impl CostModel {
     /// that set before any `--cost`, so that a value a setting replaced
     /// says so instead of citing a source it no longer has.
     pub fn render_with_sources(&self, shipped: &CostModel, host: &str) -> String {
-        let derived = CostModel::preset(host).is_none();
+        let mut sources = self.field_sources(shipped, host).into_iter();
+        let mut source = || sources.next().map(|(_, s)| s).unwrap_or_default();
         let mut s = format!("cost model: {} (sources: {})\n", self.name, CostModel::sources(host));
+        let mut c = self.clone();
+        for p in &SCALARS {
+            let v = *(p.field)(&mut c);
+            let range = format!("({} to {})", p.min, p.max);
+            s.push_str(&format!("  {:<16} {v:<10} {range:<18} {}\n", p.name, source()));
+        }
+        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
+        for t in &TABLES {
+            let text: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
+            s.push_str(&format!(
+                "  {:<16} {} (each 0 to {}; same-cpu stays 0)\n  {:<16} {}\n",
+                t.name,
+                text.join(" / "),
+                t.max,
+                "",
+                source()
+            ));
+        }
+        s
+    }
+
+    /// Where each parameter's value comes from, in the listing's order
+    /// (the scalars, then the per-reach tables), as `cfs-sim costs` shows
+    /// it: the shipped value's source (a hosts-and-costs.md tag and the
+    /// figure it rests on), "set by --cost" where the value differs from
+    /// `shipped` (the set [`CostModel::for_host`] gave `host`; for a
+    /// table, the classes that differ), and for a [`CostModel::derived`]
+    /// set its clock factor's derivation.
+    pub fn field_sources(&self, shipped: &CostModel, host: &str) -> Vec<(&'static str, String)> {
+        let derived = CostModel::preset(host).is_none();
         let (mut c, mut base) = (self.clone(), shipped.clone());
+        let mut out = Vec::new();
         for p in &SCALARS {
             let (v, was) = (*(p.field)(&mut c), *(p.field)(&mut base));
-            let range = format!("({} to {})", p.min, p.max);
             let source = match () {
                 _ if v.to_bits() != was.to_bits() => SET_BY_COST,
                 _ if derived && p.name == "clock_factor" => DERIVED_CLOCK,
                 _ => p.source,
             };
-            s.push_str(&format!("  {:<16} {v:<10} {range:<18} {source}\n", p.name));
+            out.push((p.name, source.to_string()));
         }
-        s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
         for t in &TABLES {
             let (v, was) = (*(t.field)(&mut c), *(t.field)(&mut base));
-            let text: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
             let changed: Vec<&str> = Reach::ALL
                 .iter()
                 .filter(|&&r| v[r as usize].to_bits() != was[r as usize].to_bits())
@@ -245,15 +274,9 @@ impl CostModel {
                 n if n == Reach::ALL.len() - 1 => SET_BY_COST.to_string(),
                 _ => format!("{SET_BY_COST} ({}); the rest: {}", changed.join(", "), t.source),
             };
-            s.push_str(&format!(
-                "  {:<16} {} (each 0 to {}; same-cpu stays 0)\n  {:<16} {source}\n",
-                t.name,
-                text.join(" / "),
-                t.max,
-                ""
-            ));
+            out.push((t.name, source));
         }
-        s
+        out
     }
 
     /// Where the parameter set [`CostModel::for_host`] gives host `name`

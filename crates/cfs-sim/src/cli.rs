@@ -375,7 +375,9 @@ pub struct CostsArgs {
     /// `local` or a sysfs directory.
     #[arg(long, default_value = "q6600")]
     pub host: String,
-    /// Print JSON: {"host": {...}, "workloads": {"pgbench": {...}, ...}}.
+    /// Print JSON: {"host": {...}, "workloads": {"pgbench": {...}, ...},
+    /// "sources": {"host": {...}, "pgbench": {...}, ...}}, the sources being
+    /// the listing's source column, field by field.
     #[arg(long)]
     pub json: bool,
     /// Show the values after this setting (repeatable), in the forms every
@@ -1263,7 +1265,17 @@ fn costs(a: &CostsArgs) -> Result<(), String> {
     if a.json {
         let own: serde_json::Map<String, serde_json::Value> =
             listed.iter().filter_map(|w| Some((w.name(), w.own_costs()?))).collect();
-        let v = serde_json::json!({ "host": host, "workloads": own });
+        // Where each value comes from, as the listing's source column.
+        let mut sources = serde_json::Map::new();
+        if let Some(h) = &host {
+            let by_field = h.field_sources(&shipped, &a.host).into_iter().map(|(f, s)| (f.to_string(), s.into()));
+            sources.insert("host".into(), serde_json::Value::Object(by_field.collect()));
+        }
+        for w in &listed {
+            let by_field = w.cost_sources().unwrap_or_default().into_iter().map(|(f, s)| (f.to_string(), s.into()));
+            sources.insert(w.name(), serde_json::Value::Object(by_field.collect()));
+        }
+        let v = serde_json::json!({ "host": host, "workloads": own, "sources": sources });
         return say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?));
     }
     let mut text = host.map(|h| h.render_with_sources(&shipped, &a.host)).unwrap_or_default();

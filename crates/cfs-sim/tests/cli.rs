@@ -1242,6 +1242,15 @@ fn every_listed_cost_says_where_its_value_comes_from() {
     let spec = cost_listing(&["costs", "host", "--host", "2s4c,mhz=3000"]);
     assert_eq!(spec[0].2, "0.8");
     assert_eq!(spec[0].3, "[D] 2400 MHz over the host's clock");
+    // --json gives the same sources, part by part and field by field.
+    let out = run(&["costs", "--json", "--cost", "xfer_line_ns.package=40", "--cost", "pgbench.backend_ns=70000"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = cost_listing(&["costs", "--cost", "xfer_line_ns.package=40", "--cost", "pgbench.backend_ns=70000"]);
+    for (part, name, _, source) in &listed {
+        assert_eq!(v["sources"][part][name], source.as_str(), "{part}.{name}");
+    }
+    let fields: usize = v["sources"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
+    assert_eq!(fields, listed.len());
 }
 
 #[test]

@@ -692,18 +692,29 @@ impl Workload {
             "{n} (--cost {n}.FIELD=VALUE; times are CPU work at 2.4 GHz, scaled by clock_factor; sources: {})\n",
             of.sources()
         );
-        // A value a --cost setting replaced no longer has the source listed
-        // for the shipped one.
-        let shipped = of.shipped().own_costs()?;
-        for f in of.fields() {
+        let sources = self.cost_sources()?;
+        for (f, (_, source)) in of.fields().into_iter().zip(sources) {
             let value = values.get(f.name).and_then(serde_json::Value::as_f64);
-            let was = shipped.get(f.name).and_then(serde_json::Value::as_f64);
-            let source = if value == was { f.source } else { crate::costs::SET_BY_COST };
             let value = value.map_or_else(|| "?".to_string(), |x| format!("{x}"));
             let range = format!("(0 to {}{})", f.max, if f.whole { ", whole numbers" } else { "" });
             s.push_str(&format!("  {:<22} {value:<10} {range:<30} {source}\n", f.name));
         }
         Some(s)
+    }
+
+    /// Where each of its own costs comes from, field by field in
+    /// declaration order ([`CostField::source`]), or "set by --cost" for a
+    /// value that differs from the shipped one; `None` for hogs and
+    /// workload files.
+    pub fn cost_sources(&self) -> Option<Vec<(&'static str, &'static str)>> {
+        let of = self.costed()?;
+        let (values, shipped) = (self.own_costs()?, of.shipped().own_costs()?);
+        let value = |v: &serde_json::Value, f: &str| v.get(f).and_then(serde_json::Value::as_f64);
+        let pick = |f: CostFieldInfo| {
+            let same = value(&values, f.name) == value(&shipped, f.name);
+            (f.name, if same { f.source } else { crate::costs::SET_BY_COST })
+        };
+        Some(of.fields().into_iter().map(pick).collect())
     }
 
     /// The built-in of this name.
