@@ -10,6 +10,7 @@ use crate::experiment::{
     Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_irq, parse_nice_level, parse_profile, parse_sweep,
     parse_switch,
 };
+use crate::faults::IrqLoad;
 use crate::names::suggest;
 use crate::report;
 use crate::workfile::parse_workload;
@@ -141,6 +142,9 @@ pub struct SeedArgs {
     pub cost: CostOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
+    pub irq: IrqOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
     pub seeds: SeedOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -154,9 +158,30 @@ impl Default for SeedArgs {
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
             cost: CostOpts::default(),
+            irq: IrqOpts::default(),
             seeds: SeedOpts { seed: 1, replay: None },
             out: OutArgs::default(),
         }
+    }
+}
+
+/// Interrupt load injected on the command line (`--irq`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct IrqOpts {
+    /// Inject interrupt load (repeatable; every column): handlers on the
+    /// given CPUs that take CPU time from whatever runs there, as a NIC's
+    /// interrupts steered to CPU 0 would. cpus=0,every=1ms,takes=50us
+    /// (periodic) or cpus=0-1,mean=250us,takes=10us (Poisson arrivals,
+    /// from their own seeded stream); at most one every 10us on a CPU. The
+    /// time counts as the running task's, as 2.6.2x's update_curr counts it.
+    #[arg(long = "irq", value_name = "SPEC")]
+    pub irqs: Vec<String>,
+}
+
+impl IrqOpts {
+    /// The loads, each on CPUs `host` has.
+    pub fn loads(&self, host: &Host) -> Result<Vec<IrqLoad>, String> {
+        self.irqs.iter().map(|s| parse_irq(s, host, "--irq")).collect()
     }
 }
 
@@ -301,14 +326,9 @@ pub struct BenchArgs {
     /// before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
-    /// Inject interrupt load (repeatable; every column): handlers on the
-    /// given CPUs that take CPU time from whatever runs there, as a NIC's
-    /// interrupts steered to CPU 0 would. cpus=0,every=1ms,takes=50us
-    /// (periodic) or cpus=0-1,mean=250us,takes=10us (Poisson arrivals,
-    /// from their own seeded stream). The time counts as the running
-    /// task's, as 2.6.2x's update_curr counts it.
-    #[arg(long = "irq", value_name = "SPEC")]
-    pub irqs: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub irq: IrqOpts,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub nice: Option<String>,
@@ -807,7 +827,7 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
-    let irqs = a.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<Vec<_>, _>>()?;
+    let irqs = a.irq.loads(&host)?;
     let plan = Plan {
         host,
         costs,
@@ -1106,6 +1126,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         None => SELECTTEST_CLIENTS.to_vec(),
     };
     check_runs(a.runs, Some(a.transactions), &clients)?;
+    let irqs = a.irq.loads(&host)?;
     Ok(Plan {
         costs: a.cost.for_host("q6600", &host)?,
         host,
@@ -1117,7 +1138,7 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         seeds: a.seeds.seeds(),
         trace: a.out.trace.is_some(),
         changes: Vec::new(),
-        irqs: Vec::new(),
+        irqs,
     })
 }
 
