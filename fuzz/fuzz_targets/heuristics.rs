@@ -236,12 +236,9 @@ fn irq_loads(k: u8, n: usize) -> Vec<IrqLoad> {
         return Vec::new();
     }
     let k = k as u64;
-    vec![IrqLoad {
-        cpus: CpuMask::single(k as usize % n),
-        interval_ns: (k + 1) * 20_000,
-        len_ns: (k % 8 + 1) * 1_000,
-        random: k % 2 == 1,
-    }]
+    // At least 40 µs apart, at most 8 µs each: always a valid load.
+    let load = IrqLoad::new(CpuMask::single(k as usize % n), (k + 1) * 20_000, (k % 8 + 1) * 1_000, k % 2 == 1);
+    vec![load.expect("a valid interrupt load")]
 }
 
 /// One mid-run write: at `at` x 100 ns, of kind `kind % 7` (features mask,

@@ -31,21 +31,74 @@ use std::str::FromStr;
 /// instants that far apart on average, each taking `len_ns` of the CPU.
 /// Written `cpus=0,every=1ms,takes=50us` (periodic) or
 /// `cpus=0-1,mean=250us,takes=10us` (Poisson arrivals).
+///
+/// Only [`IrqLoad::new`] (and parsing, which calls it) makes one, so every
+/// load has a CPU, at most one interrupt every [`MIN_INTERVAL_NS`] and
+/// handlers shorter than the time between them: a run never spends its
+/// time on interrupts alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IrqLoad {
-    /// The CPUs that take the interrupts (each gets its own arrivals).
-    pub cpus: CpuMask,
-    /// Time between interrupts on each CPU, or its mean, ns.
-    pub interval_ns: u64,
-    /// Each handler's CPU time, ns (not scaled by the host's clock: the
-    /// figure is what the handler takes on this machine).
-    pub len_ns: u64,
-    /// Exponentially distributed gaps (Poisson arrivals) instead of a
-    /// fixed period.
-    pub random: bool,
+    cpus: CpuMask,
+    interval_ns: u64,
+    len_ns: u64,
+    random: bool,
 }
 
 impl IrqLoad {
+    /// A load on `cpus` (each gets its own arrivals): one handler of
+    /// `len_ns` (not scaled by the host's clock: the figure is what the
+    /// handler takes on this machine) every `interval_ns`, or, when
+    /// `random`, at exponentially distributed gaps with that mean (Poisson
+    /// arrivals). An error unless `cpus` has a CPU, `interval_ns` is at
+    /// least [`MIN_INTERVAL_NS`] and `0 < len_ns < interval_ns`.
+    pub fn new(cpus: CpuMask, interval_ns: u64, len_ns: u64, random: bool) -> Result<IrqLoad, IrqLoadError> {
+        let load = IrqLoad { cpus, interval_ns, len_ns, random };
+        load.check().map_err(|why| IrqLoadError(format!("interrupt load {load}: {why}")))?;
+        Ok(load)
+    }
+
+    /// What [`IrqLoad::new`] refuses, as the reason.
+    fn check(&self) -> Result<(), String> {
+        if self.cpus.is_empty() {
+            return Err("no CPU in cpus=".into());
+        }
+        if self.interval_ns < MIN_INTERVAL_NS {
+            return Err(format!("interrupts at most every 10us on a CPU ({} is less)", fmt_ns(self.interval_ns)));
+        }
+        if self.len_ns == 0 {
+            return Err("takes= must be more than 0".into());
+        }
+        if self.len_ns >= self.interval_ns {
+            return Err(format!(
+                "each handler ({}) must take less than the time between them ({})",
+                fmt_ns(self.len_ns),
+                fmt_ns(self.interval_ns)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The CPUs that take the interrupts.
+    pub fn cpus(&self) -> &CpuMask {
+        &self.cpus
+    }
+
+    /// The time between interrupts on each CPU, or its mean, ns.
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    /// Each handler's CPU time, ns.
+    pub fn len_ns(&self) -> u64 {
+        self.len_ns
+    }
+
+    /// Whether the gaps are exponentially distributed (Poisson arrivals)
+    /// rather than a fixed period.
+    pub fn random(&self) -> bool {
+        self.random
+    }
+
     /// The share of each of its CPUs the handlers take: `len / interval`.
     pub fn share(&self) -> f64 {
         self.len_ns as f64 / self.interval_ns as f64
@@ -114,9 +167,6 @@ impl FromStr for IrqLoad {
         let [cpus, every, mean, takes] = got;
         let cpus = cpus.ok_or_else(|| err("no cpus= (which CPUs take the interrupts)".into()))?;
         let cpus = CpuMask::parse_list(&cpus).map_err(|e| err(format!("bad CPU list {cpus:?}: {e}")))?;
-        if cpus.is_empty() {
-            return Err(err("no CPU in cpus=".into()));
-        }
         let (gap, random) = match (every.as_deref(), mean.as_deref()) {
             (Some(g), None) => (g, false),
             (None, Some(g)) => (g, true),
@@ -124,18 +174,11 @@ impl FromStr for IrqLoad {
             (None, None) => return Err(err("no every= (period) or mean= (mean gap of Poisson arrivals)".into())),
         };
         let interval_ns = parse_duration(gap).map_err(|e| err(e.to_string()))?;
-        if interval_ns < MIN_INTERVAL_NS {
-            return Err(err(format!("interrupts at most every 10us on a CPU ({gap} is less)")));
-        }
         let takes = takes.ok_or_else(|| err("no takes= (each handler's CPU time)".into()))?;
         let len_ns = parse_duration(&takes).map_err(|e| err(e.to_string()))?;
-        if len_ns == 0 {
-            return Err(err("takes= must be more than 0".into()));
-        }
-        if len_ns >= interval_ns {
-            return Err(err(format!("each handler ({takes}) must take less than the time between them ({gap})")));
-        }
-        Ok(IrqLoad { cpus, interval_ns, len_ns, random })
+        let load = IrqLoad { cpus, interval_ns, len_ns, random };
+        load.check().map_err(err)?;
+        Ok(load)
     }
 }
 
@@ -158,7 +201,7 @@ mod tests {
     #[test]
     fn reads_periodic_and_poisson_loads_and_writes_them_back() {
         let p = irq("cpus=0,every=1ms,takes=50us").unwrap();
-        assert_eq!(p, IrqLoad { cpus: CpuMask::single(0), interval_ns: 1_000_000, len_ns: 50_000, random: false });
+        assert_eq!(p, IrqLoad::new(CpuMask::single(0), 1_000_000, 50_000, false).unwrap());
         // 50 µs of every 1 ms: a twentieth of the CPU.
         assert_eq!(p.share(), 0.05);
         let r = irq(" takes=10us , mean=250us, cpus=1-2 ").unwrap();
@@ -195,5 +238,15 @@ mod tests {
             let e = irq(s).unwrap_err();
             assert!(e.contains(why), "{s}: {e}");
         }
+        // A load made in code is checked the same way: an engine can never
+        // be given one that would keep it busy with interrupts alone.
+        let new = |cpus: CpuMask, every: u64, takes: u64| IrqLoad::new(cpus, every, takes, false).map_err(|e| e.0);
+        assert_eq!(
+            new(CpuMask::empty(), 1_000_000, 1_000).unwrap_err(),
+            "interrupt load cpus=,every=1ms,takes=1us: no CPU in cpus="
+        );
+        assert!(new(CpuMask::single(0), 0, 0).unwrap_err().ends_with("at most every 10us on a CPU (0s is less)"));
+        assert!(new(CpuMask::single(0), 10_000, 10_000).unwrap_err().contains("must take less"));
+        assert!(new(CpuMask::single(1), 10_000, 9_999).is_ok());
     }
 }

@@ -906,7 +906,7 @@ impl<'a> Sim<'a> {
             if let Some(cpu) = self.irqs[i].missing_cpu(n) {
                 return Err(SimError::IrqCpu { cpu, nr_cpus: n });
             }
-            let cpus: Vec<usize> = self.irqs[i].cpus.iter().collect();
+            let cpus: Vec<usize> = self.irqs[i].cpus().iter().collect();
             for c in cpus {
                 let at = self.irq_gap(i);
                 self.push(at, Ev::Irq(c as u32, i as u32));
@@ -919,10 +919,10 @@ impl<'a> Sim<'a> {
     /// exponential draw with its mean (at least 1 ns).
     fn irq_gap(&mut self, i: usize) -> u64 {
         let load = &self.irqs[i];
-        if !load.random {
-            return load.interval_ns;
+        if !load.random() {
+            return load.interval_ns();
         }
-        crate::dist::Dist::Exp { mean: load.interval_ns }.sample(&mut self.irq_rng).max(1)
+        crate::dist::Dist::Exp { mean: load.interval_ns() }.sample(&mut self.irq_rng).max(1)
     }
 
     /// An injected interrupt on `c`: its handler's time goes to the task
@@ -933,7 +933,7 @@ impl<'a> Sim<'a> {
         let next = self.now + self.irq_gap(i);
         self.push(next, Ev::Irq(c as u32, i as u32));
         self.irq_count += 1;
-        let len = self.irqs[i].len_ns;
+        let len = self.irqs[i].len_ns();
         if self.cpus[c].curr.is_some() {
             self.irq_task_ns += len;
             self.charge(c, len);
