@@ -258,7 +258,7 @@ impl CostModel {
             let source = match () {
                 _ if v.to_bits() != was.to_bits() => SET_BY_COST,
                 _ if derived && p.name == "clock_factor" => DERIVED_CLOCK,
-                _ => p.source,
+                _ => preset_source(host, p.name).unwrap_or(p.source),
             };
             out.push((p.name, source.to_string()));
         }
@@ -269,10 +269,11 @@ impl CostModel {
                 .filter(|&&r| v[r as usize].to_bits() != was[r as usize].to_bits())
                 .map(|&r| Reach::NAMES[r as usize])
                 .collect();
+            let shipped_source = preset_source(host, t.name).unwrap_or(t.source);
             let source = match changed.len() {
-                0 => t.source.to_string(),
+                0 => shipped_source.to_string(),
                 n if n == Reach::ALL.len() - 1 => SET_BY_COST.to_string(),
-                _ => format!("{SET_BY_COST} ({}); the rest: {}", changed.join(", "), t.source),
+                _ => format!("{SET_BY_COST} ({}); the rest: {shipped_source}", changed.join(", ")),
             };
             out.push((t.name, source));
         }
@@ -301,6 +302,41 @@ pub const SOURCE_KEY: &str = "sources: § is a section of ../shared/reference/ho
 pub const SET_BY_COST: &str = "set by --cost";
 /// The source of a derived set's clock factor ([`CostModel::derived`]).
 const DERIVED_CLOCK: &str = "[D] 2400 MHz over the host's clock";
+
+/// Where a preset other than the Q6600 gets a value of its own (the
+/// fields its constructor sets; the rest are the Q6600's, whose sources
+/// the parameter tables give). § is a section of hosts-and-costs.md.
+const PRESET_SOURCES: [(&str, &str, &str); 22] = [
+    ("x2", "clock_factor", "[D] §5.1: the K8's 70 µs pgbench backend against the Core 2's 66"),
+    ("x2", "ctx_switch_ns", "[E] §5.1: 2.0 µs on the X2 against the Q6600's 1.8"),
+    ("x2", "ipi_latency_ns", "[E] §2: 1-2 µs; both cores on one die, no FSB between them"),
+    ("x2", "dirty_line_ns", "[E] §2: 50-70 ns core to core through the K8 crossbar, no shared cache"),
+    ("x2", "xfer_line_ns", "[E] §5.2: every move refills through the crossbar (§5.1's 30-40 µs a backend)"),
+    ("x2", "mem_line_ns", "[E] §2: 50-65 ns DRAM through the on-die controller, ~6 misses in flight"),
+    ("tigerton", "clock_factor", "[E] §5: X7350 at 2.93 GHz"),
+    ("tigerton", "ipi_latency_ns", "[E] §2: 1-2 µs, a little longer to another socket's FSB"),
+    ("tigerton", "dirty_line_ns", "[E] §2, §5.2: 125 ns across dies, another socket within 20% (MCH snoop filter)"),
+    ("tigerton", "xfer_line_ns", "[E] as the Q6600's, another socket within 20% (§5.2)"),
+    ("tigerton", "mem_line_ns", "[E] §2: FB-DIMM 100-130 ns, ~6 misses in flight"),
+    ("stoakley", "clock_factor", "[E] §5: Harpertown at ~3.0 GHz, Penryn +5% IPC"),
+    ("stoakley", "ipi_latency_ns", "[E] §2: 1-2 µs, a little longer to the other FSB"),
+    ("stoakley", "dirty_line_ns", "[E] §2, §5.2: 120 ns across dies, the other socket within 20%"),
+    ("stoakley", "xfer_line_ns", "[E] as the Q6600's, the other socket within 20% (§5.2)"),
+    ("stoakley", "mem_line_ns", "[E] §2: FB-DIMM 100-130 ns, ~6 misses in flight"),
+    ("nehalem-ep", "clock_factor", "[E] §5: X5570 at 2.93 GHz, +10-15% IPC"),
+    ("nehalem-ep", "ipi_latency_ns", "[E] through the on-die uncore, a little faster than the FSB's xAPIC"),
+    ("nehalem-ep", "idle_exit_ns", "[E] §5.1: 5-20 µs, deeper C-states"),
+    ("nehalem-ep", "dirty_line_ns", "[R] §1.5 Molka: 25-30 ns in the socket (L3), ~100 ns or more across QPI"),
+    ("nehalem-ep", "xfer_line_ns", "[E] refills from the L3 (39 cycles) or across QPI, misses overlapped"),
+    ("nehalem-ep", "mem_line_ns", "[R] §1.5 Molka: ~65 ns local DRAM, ~6 misses in flight"),
+];
+
+/// Where preset `host` gets its own value of parameter `field`, if it
+/// does ([`PRESET_SOURCES`]).
+fn preset_source(host: &str, field: &str) -> Option<&'static str> {
+    let host = host.trim().to_ascii_lowercase();
+    PRESET_SOURCES.iter().find(|(h, f, _)| *h == host && *f == field).map(|&(.., s)| s)
+}
 
 /// One scalar parameter a [`CostSetting`] can write: its name (the
 /// field's), the field, and the smallest and largest values it takes.
@@ -730,6 +766,46 @@ fn nehalem_ep() -> CostModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A preset names its own source exactly for the values it does not
+    /// take from the Q6600 (so a value changed without a source, or a
+    /// source left behind by a value changed back, fails here), and every
+    /// source carries a tag.
+    #[test]
+    fn a_preset_cites_a_source_for_each_value_of_its_own() {
+        let q = q6600();
+        for name in CostModel::PRESETS {
+            let (mut c, mut base) = (CostModel::preset(name).unwrap(), q.clone());
+            let mut own: Vec<&str> = SCALARS
+                .iter()
+                .filter(|p| (p.field)(&mut c).to_bits() != (p.field)(&mut base).to_bits())
+                .map(|p| p.name)
+                .collect();
+            own.extend(TABLES.iter().filter(|t| (t.field)(&mut c) != (t.field)(&mut base)).map(|t| t.name));
+            let cited: Vec<&str> = SCALARS
+                .iter()
+                .map(|p| p.name)
+                .chain(TABLES.iter().map(|t| t.name))
+                .filter(|f| preset_source(name, f).is_some())
+                .collect();
+            assert_eq!(own, cited, "{name}");
+            for (field, source) in c.field_sources(&CostModel::preset(name).unwrap(), name) {
+                assert!(
+                    ["[P] ", "[R] ", "[C] ", "[D] ", "[E] "].iter().any(|t| source.starts_with(t)),
+                    "{name}.{field}"
+                );
+            }
+        }
+        // A table's entries are keyed by preset and field once each.
+        for (i, (h, f, _)) in PRESET_SOURCES.iter().enumerate() {
+            assert!(CostModel::PRESETS.contains(h), "{h}");
+            assert!(!PRESET_SOURCES[..i].iter().any(|(h2, f2, _)| h2 == h && f2 == f), "{h}.{f} twice");
+        }
+        let nehalem = CostModel::preset("nehalem-ep").unwrap();
+        let sources = nehalem.field_sources(&nehalem, "nehalem-ep");
+        let idle = sources.iter().find(|(f, _)| *f == "idle_exit_ns").unwrap();
+        assert_eq!(idle.1, "[E] §5.1: 5-20 µs, deeper C-states");
+    }
 
     #[test]
     fn every_preset_has_costs_and_remote_is_dearer() {
