@@ -205,8 +205,7 @@ impl CostModel {
         }
         s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
         for t in &TABLES {
-            let v: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
-            s.push_str(&format!("  {:<16} {}\n", t.name, v.join(" / ")));
+            s.push_str(&format!("  {:<16} {}\n", t.name, reach_text((t.field)(&mut c))));
         }
         s
     }
@@ -218,25 +217,22 @@ impl CostModel {
     /// that set before any `--cost`, so that a value a setting replaced
     /// says so instead of citing a source it no longer has.
     pub fn render_with_sources(&self, shipped: &CostModel, host: &str) -> String {
-        let mut sources = self.field_sources(shipped, host).into_iter();
-        let mut source = || sources.next().map(|(_, s)| s).unwrap_or_default();
+        // field_sources lists the scalars, then the tables.
+        let sources = self.field_sources(shipped, host);
+        let (scalar_sources, table_sources) = sources.split_at(SCALARS.len());
         let mut s = format!("cost model: {} (sources: {})\n", self.name, CostModel::sources(host));
         let mut c = self.clone();
-        for p in &SCALARS {
+        for (p, (_, source)) in SCALARS.iter().zip(scalar_sources) {
             let v = *(p.field)(&mut c);
             let range = format!("({} to {})", p.min, p.max);
-            s.push_str(&format!("  {:<16} {v:<10} {range:<18} {}\n", p.name, source()));
+            s.push_str(&format!("  {:<16} {v:<10} {range:<18} {source}\n", p.name));
         }
         s.push_str(&format!("  {:<16} {}\n", "by reach:", Reach::NAMES.join(" / ")));
-        for t in &TABLES {
-            let text: Vec<String> = (t.field)(&mut c).iter().map(|x| format!("{x}")).collect();
+        for (t, (_, source)) in TABLES.iter().zip(table_sources) {
+            let values = reach_text((t.field)(&mut c));
             s.push_str(&format!(
-                "  {:<16} {} (each 0 to {}; same-cpu stays 0)\n  {:<16} {}\n",
-                t.name,
-                text.join(" / "),
-                t.max,
-                "",
-                source()
+                "  {:<16} {values} (each 0 to {}; same-cpu stays 0)\n  {:<16} {source}\n",
+                t.name, t.max, ""
             ));
         }
         s
@@ -291,6 +287,11 @@ impl CostModel {
             "docs/CALIBRATION.md §2, Other hosts: the Q6600's, CPU work scaled by clock"
         }
     }
+}
+
+/// A per-reach table's values as the listings show them: `0 / 5 / 15 / ...`.
+fn reach_text(t: &ReachTable) -> String {
+    t.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" / ")
 }
 
 /// What the source column of `cfs-sim costs` means: the tags and section
@@ -378,7 +379,9 @@ pub(crate) const MAX_LINES: f64 = 1e4;
 const SCALARS: [ScalarParam; 11] = [
     ScalarParam {
         name: "clock_factor",
-        source: "[E] §5: clock and IPC against the 2.4 GHz Core 2 (X2 [D] from §5.1's 70 vs 66 µs backend)",
+        // Only the Q6600 shows this one: every other preset cites its own
+        // (PRESET_SOURCES), and a derived set its clock (DERIVED_CLOCK).
+        source: "[P] §1.2: the Q6600's 2.4 GHz Core 2 is the baseline (§5)",
         field: |c| &mut c.clock_factor,
         min: MIN_CLOCK_FACTOR,
         max: 100.0,
