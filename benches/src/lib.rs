@@ -155,6 +155,7 @@ impl ModelRun {
             sockets: self.column.sockets,
             changes: Vec::new(),
             irqs: Vec::new(),
+            slow: Vec::new(),
         };
         engine::run(&setup, instance).expect("bench run completes")
     }

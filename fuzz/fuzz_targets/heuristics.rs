@@ -243,8 +243,10 @@ fn irq_loads(k: u8, n: usize) -> Vec<IrqLoad> {
 
 /// One mid-run write: at `at` x 100 ns, of kind `kind % 7` (features mask,
 /// tunable, a level's domain flags, a patch on or off, a policy, CPUs or
-/// a nice level for every task or one side) with operands `a`, `b`. Writes the
-/// scheduler would refuse are dropped before the run.
+/// a nice level for every task or one side) with operands `a`, `b`, or for
+/// `kind` 245 and up a fault (CPUs slowed, an interrupt load started, or
+/// every load stopped). Writes the scheduler would refuse are dropped
+/// before the run.
 #[derive(Arbitrary, Debug, Clone)]
 struct FuzzChange {
     at: u16,
@@ -255,7 +257,12 @@ struct FuzzChange {
 
 /// The input's changes as engine changes, in time order, keeping only those
 /// a scheduler of this configuration accepts (one after the other).
-fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> Vec<engine::Change> {
+fn changes(
+    input: &Input,
+    config: Config,
+    domains: &cfs_core::SchedDomains,
+    boot_irqs: &[IrqLoad],
+) -> Vec<engine::Change> {
     use cfs_topology::{DomainLevel, SdFlags};
     use engine::{Change, Setting};
     let mut all: Vec<Change> = input
@@ -269,6 +276,7 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
                 _ => Some(cfs_sim::program::Side::Server),
             };
             let setting = match c.kind % 7 {
+                _ if c.kind >= 245 => fault(c, domains.nr_cpus())?,
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
@@ -290,7 +298,38 @@ fn changes(input: &Input, config: Config, domains: &cfs_core::SchedDomains) -> V
         .collect();
     all.sort_by_key(|c| c.at_ns);
     let Ok(mut probe) = cfs_core::Scheduler::new(config, domains.clone()) else { return Vec::new() };
-    all.into_iter().filter(|c| c.setting.apply(&mut probe).is_ok()).collect()
+    let accepted: Vec<Change> = all.into_iter().filter(|c| c.setting.apply(&mut probe).is_ok()).collect();
+    // Faults that would leave a CPU nothing but interrupts are refused
+    // before any run (a livelock): keep each only if the run stays clear.
+    let mut kept: Vec<Change> = Vec::new();
+    for c in accepted {
+        kept.push(c);
+        let steps = engine::fault_steps(boot_irqs, &[], &kept);
+        if cfs_sim::faults::check_cpu_time(domains.nr_cpus(), steps).is_err() {
+            kept.pop();
+        }
+    }
+    kept
+}
+
+/// The fault a change of kind 245 and up writes: CPUs `a` slowed to
+/// `b` thousandths (even kinds), an interrupt load on CPUs `a` (odd), or,
+/// for an odd kind with `b` a multiple of 4, every load stopped. Always a
+/// valid one.
+fn fault(c: &FuzzChange, n: usize) -> Option<engine::Setting> {
+    use cfs_sim::faults::{IrqLoad, Slowdown};
+    use engine::Setting;
+    let cpus = host_mask(c.a as u16, n)?;
+    Some(if c.kind.is_multiple_of(2) {
+        Setting::Slow(Slowdown::new(cpus, c.b % 1000 + 1).expect("a valid slowdown"))
+    } else if c.b.is_multiple_of(4) {
+        Setting::NoIrq
+    } else {
+        // 10 µs to ~1 ms apart, each taking less than that.
+        let every = 10_000 + u64::from(c.b % 1_000) * 1_000;
+        let load = IrqLoad::new(cpus, every, (u64::from(c.b >> 10) % every).max(1), c.b & 2 != 0);
+        Setting::Irq(load.expect("a valid interrupt load"))
+    })
 }
 
 /// None for 0 (mod 4), else a policy.
@@ -562,7 +601,8 @@ fuzz_target!(|input: Input| {
     budget.wrap_all(&mut tasks);
 
     // Run.
-    let changes = changes(&input, config, &domains);
+    let irqs = irq_loads(input.ms >> 2, n);
+    let changes = changes(&input, config, &domains, &irqs);
     if debug {
         eprintln!("changes accepted: {changes:?}");
     }
@@ -598,7 +638,8 @@ fuzz_target!(|input: Input| {
             },
         },
         changes,
-        irqs: irq_loads(input.ms >> 2, n),
+        irqs,
+        slow: Vec::new(),
     };
     let sync =
         engine::SyncObjects { conds: NR_CONDS, mutexes: NR_MUTEXES, sems: NR_SEMS, barriers: BARRIER_USERS.to_vec() };

@@ -104,6 +104,7 @@ fuzz_target!(|data: &[u8]| {
         sockets: Default::default(),
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     };
     let r = engine::run(&setup, built.instance);
     if debug {

@@ -1,12 +1,24 @@
 //! Fault injection: disturbances the machine adds to a run that no
 //! workload asked for, the way a real box's devices do.
 //!
-//! The one kind so far is **interrupt load** ([`IrqLoad`]): handlers that
-//! take CPU time from whatever runs on some CPUs, periodically or at
-//! random (Poisson) instants: a NIC's interrupts and softirqs steered to
-//! CPU 0, a storage controller, a noisy timer. It asks how a scheduling
-//! result depends on a CPU that is not quite free, which the seed
-//! experiment's pile on one CPU is sensitive to.
+//! Two kinds:
+//!
+//! - **Interrupt load** ([`IrqLoad`], `--irq`): handlers that take CPU
+//!   time from whatever runs on some CPUs, periodically or at random
+//!   (Poisson) instants: a NIC's interrupts and softirqs steered to CPU 0,
+//!   a storage controller, a noisy timer. It asks how a scheduling result
+//!   depends on a CPU that is not quite free, which the seed experiment's
+//!   pile on one CPU is sensitive to.
+//! - **Slowed CPUs** ([`Slowdown`], `--slow`): CPUs that get through their
+//!   work at a fraction of their speed: a Core 2 under thermal clock
+//!   modulation, a vCPU whose host steals cycles. Everything a task does
+//!   there takes longer; the scheduler is not told.
+//!
+//! Either can also start or stop mid-run (`--switch 1s:irq=...`,
+//! `irq=off`, `slow=...`), so a table shows the throughput before and
+//! while it acts.
+//!
+//! # Interrupt load
 //!
 //! What the kernels modelled do with that time (2.6.25-2.6.32 have no
 //! IRQ_TIME_ACCOUNTING, which came with b52bfee445d in 2.6.37): `update_curr` charges the
@@ -21,6 +33,28 @@
 //! Arrivals come from their own random stream, seeded from the run's seed,
 //! so a run without interrupt load draws exactly what it did before this
 //! existed, and one with it is as reproducible as any other.
+//!
+//! # Slowed CPUs
+//!
+//! A slowed CPU stretches every stretch of work run on it by 1 / speed:
+//! the task's own computation, the context switch and cache refill it
+//! pays there, the scheduler's work charged to it and the interrupt
+//! handlers it takes. Clock modulation (the Core 2's TM1, ACPI T-states)
+//! gates the whole core's clock for part of each period, so a memory
+//! stall stretches with the rest, and a stolen vCPU loses whole slices of
+//! time; one factor for all of it is what both do.
+//!
+//! The kernels modelled see none of it. `update_curr` charges wall time,
+//! so a task on a half-speed CPU accrues vruntime as fast as one at full
+//! speed and does half the work for it, and the balancer compares
+//! runqueue weights with every CPU's `cpu_power` at SCHED_LOAD_SCALE
+//! (2.6.32's ARCH_POWER feature, which could scale it from APERF/MPERF,
+//! is off by default; steal-time accounting came with 3.1). A pile on a
+//! slowed CPU therefore stays there and runs slower, which is the
+//! question this fault asks.
+//!
+//! A slowdown touches no random stream: with every CPU at full speed a
+//! run is exactly what it was before slowdowns existed.
 
 use crate::dist::{fmt_ns, parse_duration};
 use cfs_topology::CpuMask;
@@ -51,9 +85,9 @@ impl IrqLoad {
     /// `random`, at exponentially distributed gaps with that mean (Poisson
     /// arrivals). An error unless `cpus` has a CPU, `interval_ns` is at
     /// least [`MIN_INTERVAL_NS`] and `0 < len_ns < interval_ns`.
-    pub fn new(cpus: CpuMask, interval_ns: u64, len_ns: u64, random: bool) -> Result<IrqLoad, IrqLoadError> {
+    pub fn new(cpus: CpuMask, interval_ns: u64, len_ns: u64, random: bool) -> Result<IrqLoad, FaultError> {
         let load = IrqLoad { cpus, interval_ns, len_ns, random };
-        load.check().map_err(|why| IrqLoadError(format!("interrupt load {load}: {why}")))?;
+        load.check().map_err(|why| FaultError(format!("interrupt load {load}: {why}")))?;
         Ok(load)
     }
 
@@ -117,54 +151,27 @@ impl IrqLoad {
 /// simulated second).
 pub const MIN_INTERVAL_NS: u64 = 10_000;
 
-/// An interrupt-load text that does not describe one.
+/// A fault's text (or values) that does not describe one, with the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IrqLoadError(pub String);
+pub struct FaultError(pub String);
 
-impl fmt::Display for IrqLoadError {
+impl fmt::Display for FaultError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for IrqLoadError {}
+impl std::error::Error for FaultError {}
 
 impl FromStr for IrqLoad {
-    type Err = IrqLoadError;
+    type Err = FaultError;
 
     /// `cpus=LIST,every=T,takes=T` or `cpus=LIST,mean=T,takes=T`, in any
     /// order; each key once. `;` separates as `,` does (a `--config`
     /// column's `irq=` item uses it, its own items being split at commas).
-    fn from_str(s: &str) -> Result<IrqLoad, IrqLoadError> {
-        let err = |why: String| IrqLoadError(format!("interrupt load {s:?}: {why}"));
-        const KEYS: [&str; 4] = ["cpus", "every", "mean", "takes"];
-        let mut got: [Option<String>; 4] = Default::default();
-        let mut last = None;
-        for item in s.split([',', ';']).map(str::trim) {
-            let Some((k, v)) = item.split_once('=') else {
-                // A CPU list has commas of its own: `cpus=0,2` goes on
-                // with items that are only numbers or ranges.
-                let cpu_item = !item.is_empty() && item.chars().all(|c| c.is_ascii_digit() || c == '-');
-                match (&mut got[0], last) {
-                    (Some(list), Some(0)) if cpu_item => {
-                        list.push(',');
-                        list.push_str(item);
-                        continue;
-                    }
-                    _ => return Err(err(format!("{item:?} is not KEY=VALUE"))),
-                }
-            };
-            let k = k.trim();
-            let Some(i) = KEYS.iter().position(|&x| x == k) else {
-                return Err(err(format!("unknown key {k:?} (known: {})", KEYS.join(", "))));
-            };
-            if got[i].is_some() {
-                return Err(err(format!("{k} is given twice")));
-            }
-            got[i] = Some(v.trim().to_string());
-            last = Some(i);
-        }
-        let [cpus, every, mean, takes] = got;
+    fn from_str(s: &str) -> Result<IrqLoad, FaultError> {
+        let err = |why: String| FaultError(format!("interrupt load {s:?}: {why}"));
+        let [cpus, every, mean, takes] = fault_keys(s, &["cpus", "every", "mean", "takes"]).map_err(err)?;
         let cpus = cpus.ok_or_else(|| err("no cpus= (which CPUs take the interrupts)".into()))?;
         let cpus = CpuMask::parse_list(&cpus).map_err(|e| err(format!("bad CPU list {cpus:?}: {e}")))?;
         let (gap, random) = match (every.as_deref(), mean.as_deref()) {
@@ -182,12 +189,204 @@ impl FromStr for IrqLoad {
     }
 }
 
+/// Splits a fault's text into the values of `KEYS`, in any order, each at
+/// most once: items `KEY=VALUE` separated by `,` or `;` (a `--config`
+/// column's item uses `;`, its own items being split at commas). A CPU list
+/// has commas of its own: after `cpus=0`, items that are only numbers or
+/// ranges (`2`, `4-5`) continue it.
+fn fault_keys<const N: usize>(s: &str, keys: &[&str; N]) -> Result<[Option<String>; N], String> {
+    let mut got: [Option<String>; N] = std::array::from_fn(|_| None);
+    let cpus = keys.iter().position(|&k| k == "cpus");
+    let mut last = None;
+    for item in s.split([',', ';']).map(str::trim) {
+        let Some((k, v)) = item.split_once('=') else {
+            let cpu_item = !item.is_empty() && item.chars().all(|c| c.is_ascii_digit() || c == '-');
+            match (cpus, last) {
+                (Some(i), Some(l)) if i == l && cpu_item => {
+                    if let Some(list) = &mut got[i] {
+                        list.push(',');
+                        list.push_str(item);
+                    }
+                    continue;
+                }
+                _ => return Err(format!("{item:?} is not KEY=VALUE")),
+            }
+        };
+        let k = k.trim();
+        let Some(i) = keys.iter().position(|&x| x == k) else {
+            return Err(format!("unknown key {k:?} (known: {})", keys.join(", ")));
+        };
+        if got[i].is_some() {
+            return Err(format!("{k} is given twice"));
+        }
+        got[i] = Some(v.trim().to_string());
+        last = Some(i);
+    }
+    Ok(got)
+}
+
 impl fmt::Display for IrqLoad {
     /// The text [`IrqLoad::from_str`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gap = if self.random { "mean" } else { "every" };
         write!(f, "cpus={},{gap}={},takes={}", self.cpus, fmt_ns(self.interval_ns), fmt_ns(self.len_ns))
     }
+}
+
+/// Some CPUs running at a fraction of their speed, in thousandths
+/// (`speed=50%` is 500, `speed=100%` full speed again). Written
+/// `cpus=1,speed=50%` (or `speed=0.5`).
+///
+/// Only [`Slowdown::new`] (and parsing, which calls it) makes one, so
+/// every slowdown names a CPU and a speed above 0 and at most full: a CPU
+/// that never finishes its work, or one faster than the host's clock,
+/// is not a fault (a faster host is a cost model's `clock_factor`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slowdown {
+    cpus: CpuMask,
+    permille: u32,
+}
+
+/// A CPU's full speed, in the thousandths [`Slowdown`] counts in.
+pub const FULL_SPEED: u32 = 1000;
+
+impl Slowdown {
+    /// `cpus` running at `permille` thousandths of full speed (1..=1000).
+    pub fn new(cpus: CpuMask, permille: u32) -> Result<Slowdown, FaultError> {
+        let s = Slowdown { cpus, permille };
+        s.check().map_err(|why| FaultError(format!("slowdown {s}: {why}")))?;
+        Ok(s)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.cpus.is_empty() {
+            return Err("no CPU in cpus=".into());
+        }
+        if !(1..=FULL_SPEED).contains(&self.permille) {
+            return Err("speed= must be above 0% and at most 100%".into());
+        }
+        Ok(())
+    }
+
+    /// The CPUs it slows.
+    pub fn cpus(&self) -> &CpuMask {
+        &self.cpus
+    }
+
+    /// Their speed, thousandths of full speed.
+    pub fn permille(&self) -> u32 {
+        self.permille
+    }
+
+    /// The first CPU of `cpus` that `nr_cpus` CPUs do not have.
+    pub fn missing_cpu(&self, nr_cpus: usize) -> Option<usize> {
+        self.cpus.iter().find(|&c| c >= nr_cpus)
+    }
+}
+
+/// Reads a speed as thousandths of full speed: `50%`, `12.5%` or `0.5`,
+/// to the nearest 0.1%.
+fn parse_speed(v: &str) -> Result<u32, String> {
+    let t = v.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(p) => (p.trim(), 10.0),
+        None => (t, 1000.0),
+    };
+    let x: f64 = num.parse().map_err(|_| format!("bad speed {v:?} (a percentage like 50% or a fraction like 0.5)"))?;
+    let permille = (x * scale).round();
+    if !x.is_finite() || !(1.0..=f64::from(FULL_SPEED)).contains(&permille) {
+        return Err(format!("speed {v:?} must be above 0% and at most 100% (to 0.1%)"));
+    }
+    Ok(permille as u32)
+}
+
+impl FromStr for Slowdown {
+    type Err = FaultError;
+
+    /// `cpus=LIST,speed=S`, in either order; `;` separates as `,` does.
+    fn from_str(s: &str) -> Result<Slowdown, FaultError> {
+        let err = |why: String| FaultError(format!("slowdown {s:?}: {why}"));
+        let [cpus, speed] = fault_keys(s, &["cpus", "speed"]).map_err(err)?;
+        let cpus = cpus.ok_or_else(|| err("no cpus= (which CPUs run slow)".into()))?;
+        let cpus = CpuMask::parse_list(&cpus).map_err(|e| err(format!("bad CPU list {cpus:?}: {e}")))?;
+        let speed = speed.ok_or_else(|| err("no speed= (e.g. speed=50%)".into()))?;
+        let s = Slowdown { cpus, permille: parse_speed(&speed).map_err(err)? };
+        s.check().map_err(err)?;
+        Ok(s)
+    }
+}
+
+impl fmt::Display for Slowdown {
+    /// The text [`Slowdown::from_str`] reads back: `cpus=1,speed=50%`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (whole, tenth) = (self.permille / 10, self.permille % 10);
+        if tenth == 0 {
+            write!(f, "cpus={},speed={whole}%", self.cpus)
+        } else {
+            write!(f, "cpus={},speed={whole}.{tenth}%", self.cpus)
+        }
+    }
+}
+
+/// A fault as it starts acting on a run, for [`check_cpu_time`]: at boot
+/// (`--irq`, `--slow`) or at a change (`--switch`).
+#[derive(Clone, Copy, Debug)]
+pub enum FaultStep<'a> {
+    /// An interrupt load starts.
+    Irq(&'a IrqLoad),
+    /// Every interrupt load stops.
+    NoIrq,
+    /// CPUs change speed.
+    Slow(&'a Slowdown),
+}
+
+/// Checks that, at every instant of a run, interrupts leave every CPU of
+/// `nr_cpus` some time for tasks. `steps` are the faults as they start, each
+/// with its time (ns; 0 for `--irq` and `--slow`), in time order; the state
+/// after the last step of each instant is what counts. The handlers' share
+/// of a CPU (their time over their interval, summed over its loads, and
+/// stretched by its speed) must stay below 1. One load is always below 1
+/// at full speed ([`IrqLoad::new`]), but two on one CPU may not be, nor one
+/// on a slowed CPU (50 µs every 100 µs at 40% speed takes 125 µs of every
+/// 100). Past 1 the handlers queue up for ever and nothing else runs: a
+/// livelock a real machine has too, refused here rather than run until the
+/// time cap. The error names the CPU, its loads and its speed.
+pub fn check_cpu_time<'a>(
+    nr_cpus: usize,
+    steps: impl IntoIterator<Item = (u64, FaultStep<'a>)>,
+) -> Result<(), FaultError> {
+    let mut speed = vec![FULL_SPEED; nr_cpus];
+    let mut loads: Vec<&IrqLoad> = Vec::new();
+    let mut steps = steps.into_iter().peekable();
+    while let Some((at, step)) = steps.next() {
+        match step {
+            FaultStep::Irq(l) => loads.push(l),
+            FaultStep::NoIrq => loads.clear(),
+            FaultStep::Slow(x) => {
+                for c in x.cpus.iter().filter(|&c| c < nr_cpus) {
+                    speed[c] = x.permille;
+                }
+            }
+        }
+        if steps.peek().is_some_and(|&(next, _)| next == at) {
+            continue;
+        }
+        for (c, &permille) in speed.iter().enumerate() {
+            let on_c: Vec<&&IrqLoad> = loads.iter().filter(|l| l.cpus.contains(c)).collect();
+            let share: f64 = on_c.iter().map(|l| l.share()).sum::<f64>() * f64::from(FULL_SPEED) / f64::from(permille);
+            if share >= 1.0 {
+                let named: Vec<String> = on_c.iter().map(|l| l.to_string()).collect();
+                return Err(FaultError(format!(
+                    "interrupts would take {:.0}% of CPU {c} ({} at {}% speed){}: nothing else would ever run there",
+                    share * 100.0,
+                    named.join(" + "),
+                    f64::from(permille) / 10.0,
+                    if at > 0 { format!(" from {}", fmt_ns(at)) } else { String::new() },
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -248,5 +447,77 @@ mod tests {
         assert!(new(CpuMask::single(0), 0, 0).unwrap_err().ends_with("at most every 10us on a CPU (0s is less)"));
         assert!(new(CpuMask::single(0), 10_000, 10_000).unwrap_err().contains("must take less"));
         assert!(new(CpuMask::single(1), 10_000, 9_999).is_ok());
+    }
+
+    fn slow(s: &str) -> Result<Slowdown, String> {
+        s.parse::<Slowdown>().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_slowdowns_in_thousandths_and_writes_them_back() {
+        let half = slow("cpus=1,speed=50%").unwrap();
+        assert_eq!(half, Slowdown::new(CpuMask::single(1), 500).unwrap());
+        // A fraction reads as its percentage: 0.5 = 50% = 500 thousandths.
+        assert_eq!(slow("speed=0.5;cpus=1").unwrap(), half);
+        // TM1's duty cycles come in 12.5% steps: 875 thousandths.
+        let tm1 = slow("cpus=0,2,speed=87.5%").unwrap();
+        assert_eq!((tm1.permille(), *tm1.cpus()), (875, CpuMask::parse_list("0,2").unwrap()));
+        assert_eq!(tm1.to_string(), "cpus=0,2,speed=87.5%");
+        assert_eq!(slow("cpus=3,speed=100%").unwrap().permille(), FULL_SPEED);
+        for x in [half, tm1] {
+            assert_eq!(slow(&x.to_string()).unwrap(), x, "{x}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_slowdown() {
+        for (s, why) in [
+            ("speed=50%", "no cpus="),
+            ("cpus=0", "no speed="),
+            ("cpus=0,speed=0%", "above 0%"),
+            ("cpus=0,speed=0.04%", "above 0%"),
+            ("cpus=0,speed=101%", "at most 100%"),
+            ("cpus=0,speed=2", "at most 100%"),
+            ("cpus=0,speed=-50%", "above 0%"),
+            ("cpus=0,speed=fast", "bad speed"),
+            ("cpus=0,speed=NaN", "above 0%"),
+            ("cpus=0,speed=50%,speed=60%", "speed is given twice"),
+            ("cpus=0,factor=0.5", "unknown key \"factor\" (known: cpus, speed)"),
+            ("cpus=,speed=50%", "no CPU"),
+            ("cpus=x,speed=50%", "bad CPU list"),
+        ] {
+            let e = slow(s).unwrap_err();
+            assert!(e.contains(why), "{s}: {e}");
+        }
+        assert!(Slowdown::new(CpuMask::single(0), 0).unwrap_err().0.contains("above 0%"));
+        assert!(Slowdown::new(CpuMask::single(0), 1001).is_err());
+        assert!(Slowdown::new(CpuMask::empty(), 500).unwrap_err().0.contains("no CPU"));
+    }
+
+    #[test]
+    fn interrupts_must_leave_every_cpu_some_time() {
+        let (a, b) = (irq("cpus=0-1,every=100us,takes=50us").unwrap(), irq("cpus=1,every=1ms,takes=500us").unwrap());
+        let (slow0, slow1) = (slow("cpus=0,speed=40%").unwrap(), slow("cpus=1,speed=60%").unwrap());
+        use FaultStep::*;
+        let at0 = |steps: &[FaultStep<'_>]| check_cpu_time(4, steps.iter().map(|&s| (0, s))).map_err(|e| e.0);
+        // One load at half a CPU is fine; at 40% speed its 50 µs take
+        // 125 µs of every 100: refused. CPU 1 with both loads: 50% + 50%.
+        assert!(at0(&[Irq(&a)]).is_ok());
+        assert_eq!(
+            at0(&[Irq(&a), Slow(&slow0)]).unwrap_err(),
+            "interrupts would take 125% of CPU 0 (cpus=0-1,every=100us,takes=50us at 40% speed): nothing else would \
+             ever run there"
+        );
+        let e = at0(&[Irq(&a), Irq(&b)]).unwrap_err();
+        assert!(e.starts_with("interrupts would take 100% of CPU 1 (cpus=0-1,every=100us,takes=50us + cpus=1,"), "{e}");
+        // 50% at 60% speed is 83%: allowed.
+        assert!(at0(&[Irq(&a), Slow(&slow1)]).is_ok());
+        // What counts is each instant's outcome: stopped at the same
+        // instant the loads leave the slowed CPU be; a slowdown that
+        // comes later finds them still raising.
+        assert!(at0(&[Irq(&a), Slow(&slow0), NoIrq]).is_ok());
+        let later = check_cpu_time(4, [(0, Irq(&a)), (1_000_000_000, Slow(&slow0))]).unwrap_err().0;
+        assert!(later.contains("at 40% speed) from 1s: nothing else"), "{later}");
+        assert!(check_cpu_time(4, [(0, Irq(&a)), (1, NoIrq), (2, Slow(&slow0))]).is_ok());
     }
 }

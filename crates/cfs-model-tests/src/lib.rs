@@ -14,7 +14,7 @@
 
 use cfs_sim::costs::CostModel;
 use cfs_sim::engine::{self, Instruments, RunOutcome, RunSetup};
-use cfs_sim::experiment::{SchedSpec, parse_irq, seed_for};
+use cfs_sim::experiment::{SchedSpec, parse_irq, parse_slow, seed_for};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::{CpuMask, Host};
 use std::fmt;
@@ -54,6 +54,8 @@ pub struct Case {
     pub pin_server: Option<String>,
     /// Interrupt loads (`--irq`), e.g. `cpus=0,mean=100us,takes=5us`.
     pub irqs: Vec<String>,
+    /// Slowed CPUs (`--slow`), e.g. `cpus=1,speed=50%`.
+    pub slow: Vec<String>,
 }
 
 impl fmt::Display for Case {
@@ -79,6 +81,7 @@ impl Case {
             pin_client: None,
             pin_server: None,
             irqs: Vec::new(),
+            slow: Vec::new(),
         }
     }
 
@@ -113,6 +116,9 @@ impl Case {
         }
         for irq in &self.irqs {
             s += &format!(" --irq {irq}");
+        }
+        for x in &self.slow {
+            s += &format!(" --slow {x}");
         }
         s
     }
@@ -153,6 +159,7 @@ impl Case {
             sockets: col.sockets,
             changes: Vec::new(),
             irqs: self.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<_, _>>()?,
+            slow: self.slow.iter().map(|s| parse_slow(s, &host, "--slow")).collect::<Result<_, _>>()?,
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }

@@ -35,6 +35,7 @@ fn run(workload: &str, clients: &[u32], opts: WorkloadOpts) -> Results {
         trace: false,
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

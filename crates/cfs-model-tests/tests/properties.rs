@@ -52,17 +52,24 @@ proptest! {
     /// plus two ticks of real time: |r_i - T w_i / W| <= 2 p(n) + 2 tick.
     /// Interrupt load (`--irq`, Poisson, up to a third of the CPU) leaves
     /// the bound as it is: the kernels modelled charge a handler's time to
-    /// the task it interrupted, in its runtime and vruntime alike.
+    /// the task it interrupted, in its runtime and vruntime alike. So does
+    /// a slowed CPU (`--slow`, 10-100%): runtime is wall time, however
+    /// little work it buys.
     #[test]
     fn fairness_on_one_cpu(
         p in profile(),
         nice in prop::collection::vec(-5i32..=5, 2..=4),
         irq in prop::option::of((30u64..=1_000, 1u64..=10)),
+        slow in prop::option::of(10u32..=100),
     ) {
         let mut case = Case::new("1s1c", &format!("profile={p}"), "hogs", nice.len() as u32);
         case.nice = nice.clone();
         case.duration_ms = Some(2_000);
         case.irqs = irq.map(|(mean, takes)| format!("cpus=0,mean={mean}us,takes={takes}us")).into_iter().collect();
+        // Handlers stretched past the whole CPU are refused (a livelock);
+        // keep them under half of it.
+        let stretched = |pct: u32| irq.map_or(0.0, |(mean, takes)| takes as f64 / mean as f64 * 100.0 / pct as f64);
+        case.slow = slow.filter(|&pct| stretched(pct) < 0.5).map(|pct| format!("cpus=0,speed={pct}%")).into_iter().collect();
         let out = case.run(Instruments::default()).map_err(TestCaseError::fail)?;
         let v: KernelVersion = p.parse().unwrap();
         let hogs: Vec<_> = out.tasks.iter().filter(|t| t.name.starts_with("hog") && t.name != "hogs").collect();
@@ -170,9 +177,10 @@ proptest! {
     /// or running task on a CPU its mask allows, exactly one state per task)
     /// checked after every scheduler call. Half the cases also wake the
     /// writers of socket messages (`write_space_wakeups`), which adds
-    /// wakeups that find nothing to read, and half inject interrupts on
+    /// wakeups that find nothing to read, half inject interrupts on
     /// every CPU (`--irq`), whose returns are preemption points of their
-    /// own.
+    /// own, and half slow one CPU (`--slow`, 10-100%), which re-times the
+    /// work in flight there.
     #[test]
     fn affinity_and_no_loss(
         p in profile(),
@@ -182,6 +190,7 @@ proptest! {
         seed in 1u64..1000,
         write_space in any::<bool>(),
         irq in any::<bool>(),
+        slow in prop::option::of((0u8..4, 10u32..=100)),
     ) {
         let list = |m: u8| (0..4).filter(|b| m & (1 << b) != 0).map(|b: u8| b.to_string()).collect::<Vec<_>>().join(",");
         let config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
@@ -193,6 +202,7 @@ proptest! {
         if irq {
             case.irqs.push("cpus=0-3,mean=50us,takes=3us".into());
         }
+        case.slow = slow.map(|(cpu, pct)| format!("cpus={cpu},speed={pct}%")).into_iter().collect();
         let out = case.run(Instruments::default()).map_err(TestCaseError::fail)?;
         prop_assert!(out.units >= 600 / clients as u64 * clients as u64, "only {} transactions\nreplay: {}", out.units, case.command());
     }

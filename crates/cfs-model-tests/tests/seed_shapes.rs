@@ -38,6 +38,7 @@ fn seed_tx(configs: &[&str], clients: &[u32], tx: u64) -> Results {
         trace: false,
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     };
     plan.execute(&|| {}).unwrap()
 }

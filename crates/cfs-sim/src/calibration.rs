@@ -777,6 +777,7 @@ mod tests {
             trace: false,
             changes: Vec::new(),
             irqs: Vec::new(),
+            slow: Vec::new(),
         }
     }
 

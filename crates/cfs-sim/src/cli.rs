@@ -7,10 +7,10 @@ use crate::costs::{CostModel, CostSetting};
 use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::experiment::{
-    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_irq, parse_nice_level, parse_profile, parse_sweep,
-    parse_switch,
+    Plan, Results, RunFailed, SchedSpec, Seeds, check_changes, parse_irq, parse_nice_level, parse_profile, parse_slow,
+    parse_sweep, parse_switch,
 };
-use crate::faults::IrqLoad;
+use crate::faults::{IrqLoad, Slowdown};
 use crate::names::suggest;
 use crate::report;
 use crate::workfile::parse_workload;
@@ -142,7 +142,7 @@ pub struct SeedArgs {
     pub cost: CostOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub irq: IrqOpts,
+    pub faults: FaultOpts,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub seeds: SeedOpts,
@@ -158,16 +158,16 @@ impl Default for SeedArgs {
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
             cost: CostOpts::default(),
-            irq: IrqOpts::default(),
+            faults: FaultOpts::default(),
             seeds: SeedOpts { seed: 1, replay: None },
             out: OutArgs::default(),
         }
     }
 }
 
-/// Interrupt load injected on the command line (`--irq`).
+/// Faults injected on the command line (`--irq`, `--slow`).
 #[derive(Debug, Clone, Default, Args)]
-pub struct IrqOpts {
+pub struct FaultOpts {
     /// Inject interrupt load (repeatable; every column): handlers on the
     /// given CPUs that take CPU time from whatever runs there, as a NIC's
     /// interrupts steered to CPU 0 would. cpus=0,every=1ms,takes=50us
@@ -176,12 +176,24 @@ pub struct IrqOpts {
     /// time counts as the running task's, as 2.6.2x's update_curr counts it.
     #[arg(long = "irq", value_name = "SPEC")]
     pub irqs: Vec<String>,
+    /// Slow CPUs down (repeatable, in order; every column): cpus=1,speed=50%
+    /// makes everything on CPU 1 take twice as long, as thermal clock
+    /// modulation or a host stealing a vCPU's time would. The scheduler
+    /// is not told: it charges tasks wall time and balances runqueue
+    /// weights, as 2.6.2x does.
+    #[arg(long = "slow", value_name = "SPEC")]
+    pub slow: Vec<String>,
 }
 
-impl IrqOpts {
-    /// The loads, each on CPUs `host` has.
+impl FaultOpts {
+    /// The interrupt loads, each on CPUs `host` has.
     pub fn loads(&self, host: &Host) -> Result<Vec<IrqLoad>, String> {
         self.irqs.iter().map(|s| parse_irq(s, host, "--irq")).collect()
+    }
+
+    /// The slowdowns, each of CPUs `host` has.
+    pub fn slowdowns(&self, host: &Host) -> Result<Vec<Slowdown>, String> {
+        self.slow.iter().map(|s| parse_slow(s, host, "--slow")).collect()
     }
 }
 
@@ -297,12 +309,12 @@ pub struct BenchArgs {
     #[allow(missing_docs)]
     pub seeds: SeedOpts,
     /// A configuration column (repeatable), on top of the options above:
-    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,irq=cpus=0;every=1ms;takes=50us".
+    /// "name=X,profile=2.6.26-rc4,features=863,patch=waker,policy=batch,client-policy=batch,server-policy=batch,client-nice=-5,server-nice=5,set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,irq=cpus=0;every=1ms;takes=50us,slow=cpus=1;speed=50%".
     #[arg(long = "config", value_name = "SPEC")]
     pub configs: Vec<String>,
     /// A TOML sweep file of `[[config]]` tables (name, profile, features,
     /// patches, policy, client_policy, server_policy, client_nice,
-    /// server_nice, set, cost, sd_flags, irq).
+    /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
     /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=0, nohz=1, preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, sndbuf=0 (unbounded AF_UNIX send buffers; default 124928).
@@ -322,13 +334,15 @@ pub struct BenchArgs {
     /// 1s:policy=batch (every task), 1s:server-policy=batch,
     /// 1s:client-policy=batch, 1s:affinity=0-3, 1s:pin-client=0,
     /// 1s:pin-backends=1-3, 1s:nice=5 (every task), 1s:client-nice=-5,
-    /// 1s:server-nice=5. The table then shows each column's throughput
-    /// before and after.
+    /// 1s:server-nice=5, or as faults: 1s:irq=cpus=0;every=1ms;takes=50us
+    /// (an interrupt load starts), 2s:irq=off (every load stops),
+    /// 1s:slow=cpus=1;speed=50% (speed=100% restores). The table then shows
+    /// each column's throughput before and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub irq: IrqOpts,
+    pub faults: FaultOpts,
     /// Nice levels cycled over the tasks (hogs), e.g. 0,5,-5.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub nice: Option<String>,
@@ -701,17 +715,27 @@ fn check_applicable(w: &Workload, a: &BenchArgs) -> Result<(), String> {
 fn check_task_settings(changes: &[crate::engine::Change], workload: &Workload, host: &Host) -> Result<(), String> {
     use crate::engine::Setting;
     for c in changes {
+        let missing = |m: Option<usize>| match m {
+            Some(cpu) => Err(format!(
+                "--switch at {}: {}: CPU {cpu} does not exist (the host has {})",
+                fmt_ns(c.at_ns),
+                c.setting,
+                host.nr_cpus()
+            )),
+            None => Ok(()),
+        };
         let side = match &c.setting {
+            Setting::Irq(load) => {
+                missing(load.missing_cpu(host.nr_cpus()))?;
+                None
+            }
+            Setting::Slow(x) => {
+                missing(x.missing_cpu(host.nr_cpus()))?;
+                None
+            }
             Setting::Policy(side, _) | Setting::Nice(side, _) => *side,
             Setting::Affinity(side, mask) => {
-                if let Some(cpu) = mask.iter().find(|&cpu| cpu >= host.nr_cpus()) {
-                    return Err(format!(
-                        "--switch at {}: {}: CPU {cpu} does not exist (the host has {})",
-                        fmt_ns(c.at_ns),
-                        c.setting,
-                        host.nr_cpus()
-                    ));
-                }
+                missing(mask.iter().find(|&cpu| cpu >= host.nr_cpus()))?;
                 *side
             }
             _ => None,
@@ -827,7 +851,8 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         w.check_warmup(d).map_err(|e| format!("{e} ({whose})"))?;
     }
     check_changes(&columns, &changes)?;
-    let irqs = a.irq.loads(&host)?;
+    let irqs = a.faults.loads(&host)?;
+    let slow = a.faults.slowdowns(&host)?;
     let plan = Plan {
         host,
         costs,
@@ -840,8 +865,10 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
         trace: a.out.trace.is_some(),
         changes,
         irqs,
+        slow,
     };
     plan.check_costs()?;
+    plan.check_faults()?;
     Ok(plan)
 }
 
@@ -1126,8 +1153,9 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         None => SELECTTEST_CLIENTS.to_vec(),
     };
     check_runs(a.runs, Some(a.transactions), &clients)?;
-    let irqs = a.irq.loads(&host)?;
-    Ok(Plan {
+    let irqs = a.faults.loads(&host)?;
+    let slow = a.faults.slowdowns(&host)?;
+    let plan = Plan {
         costs: a.cost.for_host("q6600", &host)?,
         host,
         workload: Workload::Pgbench(Default::default()).with_costs(&a.cost.settings()?)?,
@@ -1139,7 +1167,10 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
         trace: a.out.trace.is_some(),
         changes: Vec::new(),
         irqs,
-    })
+        slow,
+    };
+    plan.check_faults()?;
+    Ok(plan)
 }
 
 fn seed(a: &SeedArgs) -> Result<(), String> {
@@ -1334,6 +1365,7 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         trace: false,
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     };
     let (res, wall) = execute(&plan, a.jobs)?;
     let mut all = Vec::new();

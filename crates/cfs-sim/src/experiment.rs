@@ -10,7 +10,7 @@ use crate::costs::{CostModel, CostSetting};
 use crate::dist::fmt_ns;
 use crate::dist::parse_duration;
 use crate::engine::{self, RunOutcome, RunSetup, SimError};
-use crate::faults::IrqLoad;
+use crate::faults::{IrqLoad, Slowdown};
 use crate::names::suggest;
 use crate::observe::Counters;
 use crate::trace::Trace;
@@ -58,6 +58,9 @@ pub struct SchedSpec {
     /// Interrupt loads injected into this column's runs, as `--irq` writes
     /// them ([`IrqLoad`]), on top of any `--irq`.
     pub irqs: Vec<String>,
+    /// CPUs slowed in this column's runs, as `--slow` writes them
+    /// ([`Slowdown`]), after any `--slow`.
+    pub slow: Vec<String>,
 }
 
 /// A configuration ready to run.
@@ -77,6 +80,8 @@ pub struct Column {
     pub costs: Vec<CostSetting>,
     /// Interrupt loads of this column's runs besides [`Plan::irqs`].
     pub irqs: Vec<IrqLoad>,
+    /// Slowdowns of this column's runs, after [`Plan::slow`].
+    pub slow: Vec<Slowdown>,
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -90,11 +95,11 @@ impl SchedSpec {
     /// Parses `profile=2.6.26-rc4,features=863,patch=waker,name=X,policy=batch,
     /// client-policy=batch,server-policy=normal,client-nice=-5,server-nice=5,
     /// set=NAME=VALUE,cost=NAME=VALUE,sd-flags=MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,
-    /// irq=cpus=0;every=1ms;takes=50us` on top of `self`. An item without
-    /// `=` continues the previous one (so the comma-separated sd-flags list
-    /// needs no quoting); an interrupt load separates its own keys with `;`.
-    /// A key that holds one value may appear once; set, cost, patch and irq
-    /// items add up.
+    /// irq=cpus=0;every=1ms;takes=50us,slow=cpus=1;speed=50%` on top of
+    /// `self`. An item without `=` continues the previous one (so the
+    /// comma-separated sd-flags list needs no quoting); a fault separates
+    /// its own keys with `;`. A key that holds one value may appear once;
+    /// set, cost, patch, irq and slow items add up.
     pub fn with_items(&self, s: &str) -> Result<SchedSpec, String> {
         let items = split_items(s);
         let mut spec = self.clone();
@@ -108,11 +113,11 @@ impl SchedSpec {
             let key = config_key(k.trim()).ok_or_else(|| {
                 format!(
                     "unknown config key {:?} (known: name, profile, features, patch, policy, client-policy, \
-                     server-policy, client-nice, server-nice, set, cost, sd-flags, irq)",
+                     server-policy, client-nice, server-nice, set, cost, sd-flags, irq, slow)",
                     k.trim()
                 )
             })?;
-            if !matches!(key, "patch" | "set" | "cost" | "irq") {
+            if !matches!(key, "patch" | "set" | "cost" | "irq" | "slow") {
                 if given.contains(&key) {
                     return Err(format!("config key {key} is given twice in {s:?}"));
                 }
@@ -137,6 +142,7 @@ impl SchedSpec {
                     spec.costs.push((n.trim().into(), x.trim().into()));
                 }
                 "irq" => spec.irqs.push(v),
+                "slow" => spec.slow.push(v),
                 _ => spec.sd_flags = Some(v), // "sd-flags", the last of config_key's names
             }
         }
@@ -178,6 +184,9 @@ impl SchedSpec {
         }
         for irq in &self.irqs {
             s.push_str(&format!(" irq:{irq}"));
+        }
+        for x in &self.slow {
+            s.push_str(&format!(" slow:{x}"));
         }
         s
     }
@@ -251,8 +260,9 @@ impl SchedSpec {
         }
         let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
         let irqs = self.irqs.iter().map(|s| parse_irq(s, host, "irq")).collect::<Result<Vec<_>, _>>()?;
+        let slow = self.slow.iter().map(|s| parse_slow(s, host, "slow")).collect::<Result<Vec<_>, _>>()?;
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policies, sockets, costs, irqs, spec: self.clone() })
+        Ok(Column { label, config: cfg, domains, policies, sockets, costs, irqs, slow, spec: self.clone() })
     }
 }
 
@@ -260,9 +270,21 @@ impl SchedSpec {
 /// CPUs `host` has.
 pub fn parse_irq(s: &str, host: &Host, what: &str) -> Result<IrqLoad, String> {
     let load: IrqLoad = s.parse().map_err(|e| format!("{what}: {e}"))?;
-    match load.missing_cpu(host.nr_cpus()) {
+    on_host(s, load.missing_cpu(host.nr_cpus()), host, what).map(|()| load)
+}
+
+/// A slowdown (`--slow`, or `slow=` of a column as `what` says) of CPUs
+/// `host` has.
+pub fn parse_slow(s: &str, host: &Host, what: &str) -> Result<Slowdown, String> {
+    let x: Slowdown = s.parse().map_err(|e| format!("{what}: {e}"))?;
+    on_host(s, x.missing_cpu(host.nr_cpus()), host, what).map(|()| x)
+}
+
+/// A fault's first CPU that `host` lacks, as an error.
+fn on_host(s: &str, missing: Option<usize>, host: &Host, what: &str) -> Result<(), String> {
+    match missing {
         Some(c) => Err(format!("{what} {s:?}: CPU {c} does not exist (the host has {})", host.nr_cpus())),
-        None => Ok(load),
+        None => Ok(()),
     }
 }
 
@@ -378,12 +400,16 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
 }
 
 /// Splits `key=value` items at commas; a part without `=` continues the
-/// previous item (so a comma-separated sd-flags list needs no quoting).
+/// previous item (so a comma-separated sd-flags list needs no quoting),
+/// and so does one whose key holds a `;` (a fault's CPU list going on).
 fn split_items(s: &str) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
     for part in s.split(',') {
+        // No key has a `;`: `2;every=1ms` goes on with a fault's CPU list
+        // (`irq=cpus=0,2;every=1ms;takes=50us`).
+        let continues = part.split('=').next().is_some_and(|key| key.contains(';')) || !part.contains('=');
         match items.last_mut() {
-            Some(last) if !part.contains('=') && !part.trim().is_empty() => {
+            Some(last) if continues && !part.trim().is_empty() => {
                 last.push(',');
                 last.push_str(part);
             }
@@ -421,6 +447,10 @@ pub fn parse_nice_level(s: &str) -> Result<i32, String> {
         .ok_or_else(|| format!("{s:?} is not a nice level (-20..=19)"))
 }
 
+/// Said after a fault that `--switch` could not read: written with commas,
+/// it would have been split into items of its own keys.
+const FAULT_HINT: &str = " (inside --switch, an irq= or slow= fault separates its own keys with ;)";
+
 /// Parses one `--switch AT:SETTINGS` value: at simulated time `AT` (`2s`,
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
 /// /proc/sys/kernel/sched_*` would on the running kernel:
@@ -432,8 +462,12 @@ pub fn parse_nice_level(s: &str) -> Result<i32, String> {
 /// (the live tasks of one side; what they fork later inherits it), and as
 /// `taskset -p` would, `affinity=CPUS`, `pin-client=CPUS` and
 /// `pin-backends=CPUS`, and as `renice` would, `nice=N`, `client-nice=N`
-/// and `server-nice=N` (N in -20..=19). An item without `=` continues the previous one, as
-/// in `--config` (so `pin-backends=1,3` is one item).
+/// and `server-nice=N` (N in -20..=19); and as faults, `irq=LOAD` (an
+/// interrupt load starts, its keys separated by `;`:
+/// `irq=cpus=0;every=1ms;takes=50us`), `irq=off` (every load stops) and
+/// `slow=cpus=1;speed=50%` (`speed=100%` restores). An item without `=`
+/// continues the previous one, as in `--config` (so `pin-backends=1,3` is
+/// one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
     use engine::{Change, Setting};
     let (at, spec) =
@@ -499,11 +533,14 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 let side = side_of_key(key);
                 push(Setting::Nice(side, nice));
             }
+            "irq" | "irqs" if matches!(v, "off" | "none") => push(Setting::NoIrq),
+            "irq" | "irqs" => push(Setting::Irq(v.parse().map_err(|e| format!("--switch {s:?}: {e}{}", FAULT_HINT))?)),
+            "slow" => push(Setting::Slow(v.parse().map_err(|e| format!("--switch {s:?}: {e}{}", FAULT_HINT))?)),
             other => {
                 return Err(format!(
-                    "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, policy, \
-                     client-policy, server-policy, affinity, pin-client, pin-backends, nice, client-nice, \
-                     server-nice)"
+                    "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, \
+                     policy, client-policy, server-policy, affinity, pin-client, pin-backends, nice, client-nice, \
+                     server-nice, irq, slow)"
                 ));
             }
         }
@@ -562,6 +599,7 @@ fn config_key(k: &str) -> Option<&'static str> {
         "set" => "set",
         "cost" | "costs" => "cost",
         "irq" | "irqs" => "irq",
+        "slow" => "slow",
         // Last: with_items' match takes it as its fall-through.
         "sd-flags" | "sd_flags" | "sd" => "sd-flags",
         _ => return None,
@@ -595,12 +633,14 @@ struct SweepEntry {
     sd_flags: Option<String>,
     #[serde(default)]
     irq: Vec<String>,
+    #[serde(default)]
+    slow: Vec<String>,
 }
 
 /// Reads a TOML sweep (`[[config]]` with name, profile, features, patches,
 /// policy, client_policy, server_policy, client_nice, server_nice,
 /// set = { NAME = VALUE }, cost = { NAME = VALUE }, sd_flags,
-/// irq = [ "cpus=0,every=1ms,takes=50us" ]),
+/// irq = [ "cpus=0,every=1ms,takes=50us" ], slow = [ "cpus=1,speed=50%" ]),
 /// each entry on top of `base`. A cost table's value may be an array
 /// (`dirty_line_ns = [0, 5, 15, 250, 250, 250]`) or a table of classes
 /// (`xfer_line_ns = { package = 40 }`).
@@ -645,6 +685,7 @@ pub fn parse_sweep(text: &str, base: &SchedSpec) -> Result<Vec<SchedSpec>, Strin
             }
             s.sd_flags = e.sd_flags.or(s.sd_flags);
             s.irqs.extend(e.irq);
+            s.slow.extend(e.slow);
             s
         })
         .collect())
@@ -675,6 +716,8 @@ pub struct Plan {
     pub changes: Vec<engine::Change>,
     /// Interrupt load injected in every run (`--irq`).
     pub irqs: Vec<IrqLoad>,
+    /// CPUs slowed in every run (`--slow`).
+    pub slow: Vec<Slowdown>,
 }
 
 /// One run's numbers.
@@ -878,6 +921,22 @@ impl Plan {
         Ok(())
     }
 
+    /// Refuses interrupt loads that would, at some point of a run, take
+    /// all of a CPU's time ([`crate::faults::check_cpu_time`]): `--irq`,
+    /// `--slow`, each column's own and those `--switch` starts.
+    pub fn check_faults(&self) -> Result<(), String> {
+        for c in &self.columns {
+            let irqs: Vec<IrqLoad> = self.irqs.iter().chain(&c.irqs).cloned().collect();
+            let slow: Vec<Slowdown> = self.slow.iter().chain(&c.slow).cloned().collect();
+            let steps = engine::fault_steps(&irqs, &slow, &self.changes);
+            crate::faults::check_cpu_time(self.host.nr_cpus(), steps).map_err(|e| {
+                let own = !(c.irqs.is_empty() && c.slow.is_empty());
+                if own { format!("config {:?}: {e}", c.label) } else { e.to_string() }
+            })?;
+        }
+        Ok(())
+    }
+
     /// The jobs in output order.
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -927,6 +986,7 @@ impl Plan {
             sockets: col.sockets,
             changes: self.changes.clone(),
             irqs: self.irqs.iter().chain(&col.irqs).cloned().collect(),
+            slow: self.slow.iter().chain(&col.slow).cloned().collect(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();
@@ -1216,6 +1276,7 @@ mod tests {
             trace: false,
             changes: Vec::new(),
             irqs: Vec::new(),
+            slow: Vec::new(),
         };
         let (a, b) = (plan.costs_of(0), plan.costs_of(1));
         assert_eq!(
@@ -1376,6 +1437,7 @@ mod tests {
             trace,
             changes: Vec::new(),
             irqs: Vec::new(),
+            slow: Vec::new(),
         }
     }
 

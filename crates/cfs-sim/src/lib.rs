@@ -50,6 +50,7 @@
 //!     trace: false,
 //!     changes: vec![],
 //!     irqs: vec![],
+//!     slow: vec![],
 //! };
 //! let res = plan.execute(&|| {}).unwrap();
 //! assert!(res.median(0, 2).unwrap() > 1000.0);

@@ -60,6 +60,9 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     for irq in &plan.irqs {
         let _ = write!(s, "; interrupt load {irq}");
     }
+    for x in &plan.slow {
+        let _ = write!(s, "; slowed {x}");
+    }
     let starts = phase_starts(plan);
     if starts.len() > 1 {
         let _ = write!(s, "; @T: from the setting change at T to the next");
@@ -435,6 +438,8 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 // The column's own interrupt loads; the top level's
                 // `irq_loads` every column has.
                 "irq": c.irqs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                // The column's own slowdowns, after the top level's `slow`.
+                "slow": c.slow.iter().map(ToString::to_string).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -458,6 +463,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "configs": configs,
         "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "irq_loads": plan.irqs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "slow": plan.slow.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "medians": medians,
         "runs": res.runs.iter().map(|r| run_json(plan, r)).collect::<Vec<_>>(),
     });

@@ -1367,23 +1367,147 @@ fn irq_injects_interrupt_load_and_refuses_bad_loads() {
 }
 
 #[test]
-fn the_seed_run_takes_interrupt_load_too() {
+fn the_seed_run_takes_faults_too() {
     // One client under 895: pgbench and its backend share one CPU (the
-    // sync shortcut), so all of a transaction is CPU work there. With
-    // 100 µs of every 1 ms taken on every CPU the pile keeps 90% of its
-    // CPU: 895's TPS x 0.90. (Other columns need not: under 863 where
-    // the backend's fork lands depends on timing, so it may change.)
-    let dir = std::env::temp_dir().join(format!("cfs-sim-seed-irq-{}", std::process::id()));
+    // sync shortcut), so all of a transaction is CPU work there (the
+    // wakeups are local: no IPI, no idle exit). With 100 µs of every 1 ms
+    // taken on every CPU the pile keeps 90% of its CPU: 895's TPS x 0.90;
+    // with every CPU at half speed a transaction takes twice as long:
+    // x 0.5. (Other columns need not: under 863 where the backend's fork
+    // lands depends on timing, so it may change.)
+    let dir = std::env::temp_dir().join(format!("cfs-sim-seed-faults-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let plot = dir.join("seed.svg");
     let base = ["seed", "--clients", "1", "--runs", "1", "--plot", plot.to_str().unwrap()];
+    let with = |fault: &[&'static str]| -> Vec<&str> { [&base[..], fault].concat() };
     let quiet = one_row(&base);
-    let noisy = one_row(&[&base[..], &["--irq", "cpus=0-3,every=1ms,takes=100us"]].concat());
-    let ratio = noisy[0] / quiet[0];
-    assert!((ratio - 0.90).abs() < 0.005, "895 at 1 client: {quiet:?} -> {noisy:?}");
-    let out = run(&[&base[..], &["--irq", "cpus=0-3,every=1ms,takes=100us"]].concat());
+    for (fault, share) in [(["--irq", "cpus=0-3,every=1ms,takes=100us"], 0.90), (["--slow", "cpus=0-3,speed=50%"], 0.5)]
+    {
+        let faulty = one_row(&with(&fault));
+        let ratio = faulty[0] / quiet[0];
+        assert!((ratio - share).abs() < 0.005, "895 at 1 client, {fault:?}: {quiet:?} -> {faulty:?}");
+    }
+    let out = run(&with(&["--irq", "cpus=0-3,every=1ms,takes=100us"]));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.lines().next().unwrap().ends_with("; interrupt load cpus=0-3,every=1ms,takes=100us"), "{text}");
     fails_with(&["seed", "--irq", "cpus=0,every=1us,takes=100ns"], "at most every 10us");
+    fails_with(&["seed", "--slow", "cpus=0,speed=0.01%"], "must be above 0%");
+    // Handlers of 50 µs every 100 µs on a CPU at half speed would take
+    // all of it: refused before any run.
+    fails_with(
+        &["seed", "--irq", "cpus=0,every=100us,takes=50us", "--slow", "cpus=0,speed=50%"],
+        "interrupts would take 100% of CPU 0 (cpus=0,every=100us,takes=50us at 50% speed): nothing else would ever run",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Whether every cell of `got` is within `tol` of `want`'s. The Q6600's
+/// run-time jitter (CV 3% on every 1 ms loop) moves a second of hog loops
+/// by about 0.03 x sqrt(1,000) = 0.95 ms, so a count of loops by about one
+/// either way; three is three of those.
+fn near(got: &[f64], want: &[f64], tol: f64) -> bool {
+    got.len() == want.len() && got.iter().zip(want).all(|(g, w)| (g - w).abs() <= tol)
+}
+
+#[test]
+fn slow_slows_cpus_and_refuses_bad_slowdowns() {
+    // One hog pinned to CPU 0: 1,000 loops of 1 ms a second. At half
+    // speed each loop takes 2 ms: 500. Slowing CPU 1, where nothing runs,
+    // changes nothing.
+    let args = ["hogs", "--clients", "1", "--pin-client", "0", "--duration", "1s", "--runs", "1"];
+    let hog = |extra: &[&str]| one_row(&[&args[..], extra].concat());
+    let full = hog(&[]);
+    assert!(near(&full, &[1000.0], 3.0), "{full:?}");
+    let check = |extra: &[&str], want: &[f64]| {
+        let got = hog(extra);
+        assert!(near(&got, want, 3.0), "{extra:?}: {got:?}, want {want:?}");
+    };
+    check(&["--slow", "cpus=0,speed=50%"], &[500.0]);
+    assert_eq!(hog(&["--slow", "cpus=1,speed=50%"]), full);
+    // In order: the later slowdown of CPU 0 wins (25%: 4 ms a loop).
+    check(&["--slow", "cpus=0,speed=50%", "--slow", "cpus=0-1,speed=25%"], &[250.0]);
+    // Four free hogs, forked on one CPU, are spread one a CPU by 200 ms;
+    // two CPUs slowed to a quarter then leave 1 + 1 + 0.25 + 0.25 CPUs of
+    // work: 2,500 loops/s over the last 800 ms. The balancer does not move
+    // them: every runqueue holds one task of the same weight.
+    let four = ["hogs", "--clients", "4", "--duration", "1s", "--runs", "1", "--json"];
+    let out = run(&[&four[..], &["--switch", "200ms:slow=cpus=0-1;speed=25%"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after = v["runs"][0]["phases"][1]["value"].as_f64().unwrap();
+    assert!((after - 2500.0).abs() <= 6.0, "{after}");
+    // The comment line and the JSON say what was slowed.
+    let out = run(&[&args[..], &["--slow", "cpus=0,speed=12.5%"]].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().next().unwrap().ends_with("; slowed cpus=0,speed=12.5%"), "{text}");
+    let out = run(&[&args[..], &["--slow", "cpus=0,speed=0.5", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["slow"], serde_json::json!(["cpus=0,speed=50%"]));
+    // Mid-run: slowed to half at 1 s of 3 and back to full speed at 2 s,
+    // the phases give 1,000, 500 and 1,000 loops/s.
+    let three = ["hogs", "--clients", "1", "--pin-client", "0", "--duration", "3s", "--runs", "1"];
+    let sw = ["--switch", "1s:slow=cpus=0;speed=50%", "--switch", "2s:slow=cpus=0;speed=100%"];
+    let got = one_row(&[&three[..], &sw[..]].concat());
+    assert!(near(&got, &[1000.0, 500.0, 1000.0], 3.0), "{got:?}");
+    // A column of its own (`;` between its keys in --config), or in a
+    // sweep file, beside one without.
+    let cols = [&args[..], &["--config", "name=full", "--config", "name=half,slow=cpus=0;speed=50%"]].concat();
+    let got = one_row(&cols);
+    assert!(near(&got, &[1000.0, 500.0], 3.0), "{got:?}");
+    let dir = std::env::temp_dir().join(format!("cfs-sim-slow-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sweep = dir.join("sweep.toml");
+    std::fs::write(&sweep, "[[config]]\nname = \"full\"\n[[config]]\nslow = [\"cpus=0,speed=50%\"]\n").unwrap();
+    let out = run(&[&args[..], &["--sweep", sweep.to_str().unwrap(), "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let medians: Vec<f64> = serde_json::from_value(v["medians"][0]["values"].clone()).unwrap();
+    assert!(near(&medians, &[1000.0, 500.0], 3.0), "{medians:?}");
+    assert_eq!(v["configs"][1]["label"], "2.6.26 slow:cpus=0,speed=50%");
+    assert_eq!(v["configs"][1]["slow"], serde_json::json!(["cpus=0,speed=50%"]));
+    std::fs::remove_dir_all(&dir).unwrap();
+    fails_with(
+        &["hogs", "--slow", "cpus=4,speed=50%"],
+        "--slow \"cpus=4,speed=50%\": CPU 4 does not exist (the host has 4)",
+    );
+    fails_with(&["hogs", "--slow", "cpus=0"], "no speed=");
+    fails_with(&["hogs", "--slow", "cpus=0,speed=0%"], "must be above 0% and at most 100%");
+    fails_with(&["hogs", "--slow", "cpus=0,speed=150%"], "must be above 0% and at most 100%");
+    fails_with(&["hogs", "--config", "slow=cpus=0;speed=fast"], "bad speed \"fast\"");
+    fails_with(
+        &["hogs", "--duration", "1s", "--switch", "500ms:slow=cpus=7;speed=50%"],
+        "--switch at 500ms: slow=cpus=7;speed=50%: CPU 7 does not exist (the host has 4)",
+    );
+    fails_with(
+        &["hogs", "--duration", "1s", "--switch", "500ms:slow=cpus=0,speed=50%"],
+        "separates its own keys with ;",
+    );
+}
+
+#[test]
+fn interrupt_load_starts_and_stops_mid_run() {
+    // The pinned hog for 3 s: quiet, then 50 µs every 1 ms from 1 s
+    // (a twentieth: 950 loops/s), stopped at 2 s (1,000 again).
+    let args = ["hogs", "--clients", "1", "--pin-client", "0", "--duration", "3s", "--runs", "1"];
+    let sw = ["--switch", "1s:irq=cpus=0;every=1ms;takes=50us", "--switch", "2s:irq=off"];
+    let got = one_row(&[&args[..], &sw[..]].concat());
+    assert!(near(&got, &[1000.0, 950.0, 1000.0], 3.0), "{got:?}");
+    // Stopped at 1 s, --irq's load leaves the last two seconds quiet.
+    let stop = ["--irq", "cpus=0,every=1ms,takes=50us", "--switch", "1s:irq=off"];
+    let got = one_row(&[&args[..], &stop[..]].concat());
+    assert!(near(&got, &[950.0, 1000.0], 3.0), "{got:?}");
+    fails_with(
+        &["hogs", "--duration", "1s", "--switch", "500ms:irq=cpus=5;every=1ms;takes=1us"],
+        "CPU 5 does not exist (the host has 4)",
+    );
+    // Slowed to 40% at 1 s, CPU 0's 50 µs handlers every 100 µs would
+    // take 125 µs of every 100 from then on; two loads of 50% and 60% on
+    // CPU 1 in one column, 110% of it. Both refused before any run.
+    let half = ["--irq", "cpus=0,every=100us,takes=50us"];
+    fails_with(
+        &[&["hogs", "--duration", "2s", "--switch", "1s:slow=cpus=0;speed=40%"][..], &half[..]].concat(),
+        "interrupts would take 125% of CPU 0 (cpus=0,every=100us,takes=50us at 40% speed) from 1s: nothing else",
+    );
+    fails_with(
+        &["hogs", "--irq", "cpus=1,every=100us,takes=50us", "--config", "name=x,irq=cpus=1;every=100us;takes=60us"],
+        "config \"x\": interrupts would take 110% of CPU 1",
+    );
 }

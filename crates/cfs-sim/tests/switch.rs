@@ -139,6 +139,7 @@ fn switch_specs_parse_in_order() {
             Setting::Affinity(None, _) => "affinity",
             Setting::Affinity(Some(_), _) => "pin",
             Setting::Nice(..) => "nice",
+            Setting::Irq(_) | Setting::NoIrq | Setting::Slow(_) => "fault",
         })
         .collect();
     assert_eq!(
@@ -163,6 +164,37 @@ fn switch_specs_parse_in_order() {
     let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
     assert_eq!(text, ["nice=5", "client-nice=-5", "server-nice=19"]);
     assert_eq!(c[1].to_json(), serde_json::json!({"at_s": 0.5, "nice": -5, "side": "client"}));
+}
+
+/// Faults as `--switch` items: a load's own keys go with `;` (the items
+/// split at commas), and the text written back parses to the same change.
+#[test]
+fn switch_faults_parse_and_write_back() {
+    let c = parse_switch("1s:irq=cpus=0,2;every=1ms;takes=50us,slow=cpus=1;speed=50%,irq=off").unwrap();
+    let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
+    assert_eq!(text, ["irq=cpus=0;2;every=1ms;takes=50us", "slow=cpus=1;speed=50%", "irq=off"]);
+    assert_eq!(
+        c.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
+        [
+            serde_json::json!({"at_s": 1.0, "irq": "cpus=0,2,every=1ms,takes=50us"}),
+            serde_json::json!({"at_s": 1.0, "slow": "cpus=1,speed=50%"}),
+            serde_json::json!({"at_s": 1.0, "irq": null}),
+        ]
+    );
+    let again = parse_switch(&format!("1s:{}", text.join(","))).unwrap();
+    assert_eq!(again, c);
+    for (bad, why) in [
+        (
+            "1s:irq=cpus=0,every=1ms,takes=50us",
+            "no every= (period) or mean= (mean gap of Poisson arrivals) (inside --switch, an irq= or slow= fault separates its own keys with ;)",
+        ),
+        ("1s:slow=cpus=1;speed=0%", "above 0%"),
+        ("1s:irq=cpus=0;every=5us;takes=1us", "at most every 10us"),
+        ("1s:slow=speed=50%", "no cpus="),
+    ] {
+        let e = parse_switch(bad).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
 }
 
 /// Thread 2's fix as one list for every host: on Nehalem-EP, 2.6.32-rc1
@@ -191,6 +223,7 @@ fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
             trace: false,
             changes,
             irqs: Vec::new(),
+            slow: Vec::new(),
         }
     };
     let at_boot = run(&plan(&format!("sd-flags={list}"), Vec::new()));

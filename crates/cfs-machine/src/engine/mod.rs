@@ -21,6 +21,11 @@
 //! the scheduler accounts it to that task exactly as the kernel's rq clock
 //! would.
 //!
+//! A segment holds work at full speed; a CPU slowed by a fault
+//! ([`crate::faults::Slowdown`], `--slow`) takes `work / speed` of wall
+//! time for it, and a change of speed re-times the work still to do. The
+//! scheduler only ever sees wall time.
+//!
 //! # Preemption (PREEMPT_NONE / VOLUNTARY server kernels)
 //!
 //! - A need_resched set on a task's own CPU during a system call (its
@@ -61,7 +66,7 @@
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
-use crate::faults::IrqLoad;
+use crate::faults::{FULL_SPEED, FaultError, FaultStep, IrqLoad, Slowdown};
 use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
@@ -148,14 +153,19 @@ pub enum SimError {
         /// How many of that kind the run has.
         count: usize,
     },
-    /// An interrupt load ([`RunSetup::irqs`]) names a CPU the host does
-    /// not have.
-    IrqCpu {
+    /// A fault ([`RunSetup::irqs`], [`RunSetup::slow`], or one a
+    /// [`Change`] starts) names a CPU the host does not have.
+    FaultCpu {
+        /// The fault as written (`interrupt load cpus=4,every=1ms,...`).
+        fault: String,
         /// The CPU named.
         cpu: usize,
         /// The host's CPUs.
         nr_cpus: usize,
     },
+    /// Interrupts would take all of a CPU's time at some point of the run
+    /// ([`crate::faults::check_cpu_time`]).
+    Fault(FaultError),
 }
 
 impl SimError {
@@ -211,9 +221,10 @@ impl fmt::Display for SimError {
                 "a task used {kind} {index} at {:.6} s, but the run has {count} (numbered from 0)",
                 *at as f64 / 1e9
             ),
-            SimError::IrqCpu { cpu, nr_cpus } => {
-                write!(f, "interrupt load on CPU {cpu}, which does not exist (the host has {nr_cpus})")
+            SimError::FaultCpu { fault, cpu, nr_cpus } => {
+                write!(f, "{fault}: CPU {cpu} does not exist (the host has {nr_cpus})")
             }
+            SimError::Fault(e) => write!(f, "{e}"),
         }
     }
 }
@@ -330,6 +341,9 @@ pub struct RunSetup<'a> {
     /// Interrupt load injected on some CPUs ([`crate::faults`]); empty
     /// for none.
     pub irqs: Vec<IrqLoad>,
+    /// CPUs slowed from the start ([`crate::faults`]), in order (a later
+    /// one overrides an earlier one on a CPU both name); empty for none.
+    pub slow: Vec<Slowdown>,
 }
 
 /// Measurements and perturbations for property tests
@@ -525,10 +539,12 @@ impl Timed for Item {
 
 // ----- machine state ----------------------------------------------------------
 
+/// A stretch of work in flight: `work` ns of work at full speed, started
+/// (or re-timed, when the CPU's speed changed) at `start`.
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     start: u64,
-    len: u64,
+    work: u64,
 }
 
 #[derive(Debug)]
@@ -547,6 +563,33 @@ struct Cpu {
     debt: u64,
     busy: u64,
     since: u64,
+    /// Its speed in thousandths ([`FULL_SPEED`] unless slowed).
+    speed: u32,
+}
+
+impl Cpu {
+    /// The wall time `work` ns of full-speed work takes here (rounded up,
+    /// so that work never finishes early).
+    fn wall(&self, work: u64) -> u64 {
+        if self.speed == FULL_SPEED {
+            return work;
+        }
+        let w = (u128::from(work) * u128::from(FULL_SPEED)).div_ceil(u128::from(self.speed));
+        u64::try_from(w).unwrap_or(u64::MAX)
+    }
+
+    /// The work done here in `wall` ns (rounded down).
+    fn work_in(&self, wall: u64) -> u64 {
+        if self.speed == FULL_SPEED {
+            return wall;
+        }
+        (u128::from(wall) * u128::from(self.speed) / u128::from(FULL_SPEED)) as u64
+    }
+
+    /// When the segment in flight ends.
+    fn seg_end(&self, seg: Seg) -> u64 {
+        seg.start.saturating_add(self.wall(seg.work))
+    }
 }
 
 /// Where a blocked task waits.
@@ -765,8 +808,10 @@ struct Sim<'a> {
     changes: Vec<Change>,
     /// The counts at each distinct change time.
     marks: Vec<Mark>,
-    /// Interrupt loads ([`RunSetup::irqs`]).
+    /// Interrupt loads ([`RunSetup::irqs`], and those a change started).
     irqs: Vec<IrqLoad>,
+    /// Loads a `irq=off` change stopped (their next arrival is dropped).
+    irqs_stopped: usize,
     /// Their arrivals' own stream, so that a run without them draws what
     /// it always did.
     irq_rng: Pcg64Mcg,
@@ -782,6 +827,25 @@ struct Mark {
     /// All tasks' schedstat wait_sum and wait_count.
     wait_sum: u64,
     wait_count: u64,
+}
+
+/// The faults of a run as they start, in time order: `irqs` and `slow` at
+/// boot, then those `changes` (in time order) start, stop or change.
+pub fn fault_steps<'a>(
+    irqs: &'a [IrqLoad],
+    slow: &'a [Slowdown],
+    changes: &'a [Change],
+) -> impl Iterator<Item = (u64, FaultStep<'a>)> + 'a {
+    let boot = irqs.iter().map(|l| (0, FaultStep::Irq(l))).chain(slow.iter().map(|x| (0, FaultStep::Slow(x))));
+    boot.chain(changes.iter().filter_map(|c| {
+        let step = match &c.setting {
+            Setting::Irq(l) => FaultStep::Irq(l),
+            Setting::NoIrq => FaultStep::NoIrq,
+            Setting::Slow(x) => FaultStep::Slow(x),
+            _ => return None,
+        };
+        Some((c.at_ns, step))
+    }))
 }
 
 /// Mixed into the run's seed for the interrupt arrivals' stream.
@@ -819,6 +883,7 @@ impl<'a> Sim<'a> {
                 debt: 0,
                 busy: 0,
                 since: 0,
+                speed: FULL_SPEED,
             })
             .collect();
         let mut sim = Sim {
@@ -865,18 +930,23 @@ impl<'a> Sim<'a> {
             changes: setup.changes.clone(),
             marks: Vec::new(),
             irqs: setup.irqs.clone(),
+            irqs_stopped: 0,
             // Any fixed odd constant apart from the run's own stream.
             irq_rng: Pcg64Mcg::seed_from_u64(setup.seed ^ IRQ_STREAM),
             irq_count: 0,
             irq_task_ns: 0,
         };
-        sim.boot(inst.tasks)?;
+        sim.boot(inst.tasks, &setup.slow)?;
         Ok(sim)
     }
 
     /// Creates the initial tasks at time 0 and starts the clocks.
-    fn boot(&mut self, specs: Vec<TaskSpec>) -> Result<(), SimError> {
+    fn boot(&mut self, specs: Vec<TaskSpec>, slow: &[Slowdown]) -> Result<(), SimError> {
         let n = self.cpus.len();
+        self.check_fault_cpus(slow)?;
+        for s in slow {
+            self.slow_down(s);
+        }
         for spec in specs {
             self.check_task_limits()?;
             let cpu = spec.cpu.min(n - 1);
@@ -903,16 +973,67 @@ impl<'a> Sim<'a> {
             self.push(at, Ev::Change(i as u32));
         }
         for i in 0..self.irqs.len() {
-            if let Some(cpu) = self.irqs[i].missing_cpu(n) {
-                return Err(SimError::IrqCpu { cpu, nr_cpus: n });
-            }
-            let cpus: Vec<usize> = self.irqs[i].cpus().iter().collect();
-            for c in cpus {
-                let at = self.irq_gap(i);
-                self.push(at, Ev::Irq(c as u32, i as u32));
-            }
+            self.arm_irqs(i);
         }
         Ok(())
+    }
+
+    /// Every fault of the run, those changes start included, names CPUs
+    /// the host has.
+    fn check_fault_cpus(&self, slow: &[Slowdown]) -> Result<(), SimError> {
+        let n = self.cpus.len();
+        let from_changes = self.changes.iter().map(|c| &c.setting);
+        let irqs = self.irqs.iter().chain(from_changes.clone().filter_map(|s| match s {
+            Setting::Irq(l) => Some(l),
+            _ => None,
+        }));
+        for l in irqs {
+            if let Some(cpu) = l.missing_cpu(n) {
+                return Err(SimError::FaultCpu { fault: format!("interrupt load {l}"), cpu, nr_cpus: n });
+            }
+        }
+        let slows = slow.iter().chain(from_changes.filter_map(|s| match s {
+            Setting::Slow(x) => Some(x),
+            _ => None,
+        }));
+        for x in slows {
+            if let Some(cpu) = x.missing_cpu(n) {
+                return Err(SimError::FaultCpu { fault: format!("slowdown {x}"), cpu, nr_cpus: n });
+            }
+        }
+        crate::faults::check_cpu_time(n, fault_steps(&self.irqs, slow, &self.changes)).map_err(SimError::Fault)
+    }
+
+    /// Schedules the first interrupt of load `i` on each of its CPUs.
+    fn arm_irqs(&mut self, i: usize) {
+        let cpus: Vec<usize> = self.irqs[i].cpus().iter().collect();
+        for c in cpus {
+            let at = self.now + self.irq_gap(i);
+            self.push(at, Ev::Irq(c as u32, i as u32));
+        }
+    }
+
+    /// Sets the speed of a slowdown's CPUs. Work in flight is re-timed:
+    /// what was done at the old speed stays done, the rest goes at the new.
+    fn slow_down(&mut self, s: &Slowdown) {
+        for c in s.cpus().iter() {
+            let now = self.now;
+            let cpu = &mut self.cpus[c];
+            if cpu.speed == s.permille() {
+                continue;
+            }
+            let Some(seg) = cpu.seg else {
+                cpu.speed = s.permille();
+                continue;
+            };
+            let done = cpu.work_in(now.saturating_sub(seg.start));
+            cpu.speed = s.permille();
+            let seg = Seg { start: now, work: seg.work.saturating_sub(done) };
+            cpu.seg = Some(seg);
+            cpu.epoch += 1;
+            let (end, g) = (cpu.seg_end(seg), cpu.epoch);
+            self.push(end, Ev::SegEnd(c as u32, g));
+        }
     }
 
     /// The time to the next interrupt of load `i`: its period, or an
@@ -929,18 +1050,24 @@ impl<'a> Sim<'a> {
     /// running there, as the kernel's update_curr charges it (no
     /// IRQ_TIME_ACCOUNTING before 2.6.37), and the handler's return is a
     /// preemption point ([`crate::faults`]).
+    /// On a slowed CPU the handler, like everything else, takes longer.
+    /// A load that a `irq=off` change stopped raises no more.
     fn on_irq(&mut self, c: usize, i: usize) {
+        if i < self.irqs_stopped {
+            return;
+        }
         let next = self.now + self.irq_gap(i);
         self.push(next, Ev::Irq(c as u32, i as u32));
         self.irq_count += 1;
         let len = self.irqs[i].len_ns();
+        let wall = self.cpus[c].wall(len);
         if self.cpus[c].curr.is_some() {
-            self.irq_task_ns += len;
+            self.irq_task_ns += wall;
             self.charge(c, len);
         }
-        self.push(self.now + len, Ev::IrqEnd(c as u32));
+        self.push(self.now + wall, Ev::IrqEnd(c as u32));
         if let Some(tr) = &mut self.trace {
-            tr.irq(c, self.now, self.now + len);
+            tr.irq(c, self.now, self.now + wall);
         }
     }
 
@@ -952,10 +1079,16 @@ impl<'a> Sim<'a> {
         }
         let setting = self.changes[i].setting.clone();
         setting.apply(&mut self.sched)?;
-        match setting {
-            Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
-            Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
-            Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,
+        match &setting {
+            Setting::Irq(load) => {
+                self.irqs.push(load.clone());
+                self.arm_irqs(self.irqs.len() - 1);
+            }
+            Setting::NoIrq => self.irqs_stopped = self.irqs.len(),
+            Setting::Slow(x) => self.slow_down(x),
+            &Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
+            &Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
+            &Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
@@ -1406,15 +1539,16 @@ impl<'a> Sim<'a> {
         if ns == 0 || self.cpus[cpu].curr.is_none() {
             return;
         }
-        match self.cpus[cpu].seg.as_mut() {
+        let cpu_state = &mut self.cpus[cpu];
+        match cpu_state.seg.as_mut() {
             Some(seg) => {
-                seg.len += ns;
-                let end = seg.start + seg.len;
-                self.cpus[cpu].epoch += 1;
-                let g = self.cpus[cpu].epoch;
+                seg.work += ns;
+                let seg = *seg;
+                cpu_state.epoch += 1;
+                let (end, g) = (cpu_state.seg_end(seg), cpu_state.epoch);
                 self.push(end, Ev::SegEnd(cpu as u32, g));
             }
-            None => self.cpus[cpu].debt += ns,
+            None => cpu_state.debt += ns,
         }
     }
 
@@ -1430,21 +1564,23 @@ impl<'a> Sim<'a> {
     fn interrupt_segment(&mut self, c: usize) {
         if let Some(seg) = self.cpus[c].seg.take() {
             self.cpus[c].epoch += 1;
-            let done = self.now.saturating_sub(seg.start);
+            let done = self.cpus[c].work_in(self.now.saturating_sub(seg.start));
             if let Some(t) = self.cpus[c].curr {
-                self.tasks[t].pending = seg.len.saturating_sub(done);
+                self.tasks[t].pending = seg.work.saturating_sub(done);
             }
         }
     }
 
     fn start_segment(&mut self, c: usize, t: TaskRef) {
         debug_assert!(self.cpus[c].seg.is_none());
-        let len = (self.tasks[t].pending + std::mem::take(&mut self.cpus[c].debt)).max(1);
+        let work = (self.tasks[t].pending + std::mem::take(&mut self.cpus[c].debt)).max(1);
         self.tasks[t].pending = 0;
-        self.cpus[c].seg = Some(Seg { start: self.now, len });
-        self.cpus[c].epoch += 1;
-        let g = self.cpus[c].epoch;
-        self.push(self.now + len, Ev::SegEnd(c as u32, g));
+        let seg = Seg { start: self.now, work };
+        let cpu = &mut self.cpus[c];
+        cpu.seg = Some(seg);
+        cpu.epoch += 1;
+        let (end, g) = (cpu.seg_end(seg), cpu.epoch);
+        self.push(end, Ev::SegEnd(c as u32, g));
     }
 
     /// `schedule()` on `c`: the scheduler picks, the engine prices the

@@ -3,6 +3,7 @@
 //! its text and JSON forms, and the throughput phases the run is cut into
 //! at each change.
 
+use crate::faults::{IrqLoad, Slowdown};
 use crate::program::Side;
 use cfs_core::features::FeatureError;
 use cfs_core::{Features, Patch, Policy, SchedError, Scheduler, SettingError};
@@ -40,6 +41,16 @@ pub enum Setting {
     /// where it is. A nice level in -20..=19. Like [`Setting::Policy`],
     /// written by the engine.
     Nice(Option<Side>, i32),
+    /// An interrupt load that starts now ([`crate::faults::IrqLoad`]),
+    /// beside any already raising. Written by the engine.
+    Irq(IrqLoad),
+    /// Every interrupt load stops, `--irq`'s and those started before.
+    /// Written by the engine.
+    NoIrq,
+    /// CPUs that run at another speed from now on
+    /// ([`crate::faults::Slowdown`]; `speed=100%` restores them). Written
+    /// by the engine.
+    Slow(Slowdown),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -69,7 +80,12 @@ impl Setting {
                 r => r.map(|_| ()),
             },
             Setting::Patch(p, on) => s.set_patch(*p, *on),
-            Setting::Policy(..) | Setting::Affinity(..) | Setting::Nice(..) => Ok(()),
+            Setting::Policy(..)
+            | Setting::Affinity(..)
+            | Setting::Nice(..)
+            | Setting::Irq(_)
+            | Setting::NoIrq
+            | Setting::Slow(_) => Ok(()),
         }
     }
 }
@@ -102,7 +118,9 @@ impl fmt::Display for Setting {
     /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`,
     /// `policy=batch`, `client-policy=batch`, `server-policy=batch`,
     /// `affinity=0-3`, `pin-client=0`, `pin-backends=1-3`, `nice=5`,
-    /// `client-nice=-5`, `server-nice=5`.
+    /// `client-nice=-5`, `server-nice=5`, `irq=cpus=0;every=1ms;takes=50us`,
+    /// `irq=off`, `slow=cpus=1;speed=50%` (a fault's own commas become `;`,
+    /// since `--switch` splits its items at commas).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Setting::Features(m) => write!(f, "features={m}"),
@@ -125,6 +143,9 @@ impl fmt::Display for Setting {
             Setting::Affinity(Some(side), m) => write!(f, "{}={m}", pin_key(*side)),
             Setting::Nice(None, n) => write!(f, "nice={n}"),
             Setting::Nice(Some(side), n) => write!(f, "{}-nice={n}", side.name()),
+            Setting::Irq(load) => write!(f, "irq={}", load.to_string().replace(',', ";")),
+            Setting::NoIrq => f.write_str("irq=off"),
+            Setting::Slow(x) => write!(f, "slow={}", x.to_string().replace(',', ";")),
         }
     }
 }
@@ -135,7 +156,9 @@ impl Change {
     /// "MC", "set": [FLAGS], "clear": [FLAGS]}`, `{"at_s": 1.0, "patch":
     /// NAME, "on": true}`, `{"at_s": 1.0, "policy": "batch", "side":
     /// "all" | "client" | "server"}`, `{"at_s": 1.0, "cpus": "1-3", "side":
-    /// …}`, `{"at_s": 1.0, "nice": 5, "side": …}`.
+    /// …}`, `{"at_s": 1.0, "nice": 5, "side": …}`, `{"at_s": 1.0, "irq":
+    /// "cpus=0,every=1ms,takes=50us"}`, `{"at_s": 1.0, "irq": null}` (every
+    /// load stops), `{"at_s": 1.0, "slow": "cpus=1,speed=50%"}`.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let at_s = self.at_ns as f64 / 1e9;
@@ -156,6 +179,9 @@ impl Change {
                 json!({"at_s": at_s, "cpus": m.to_string(), "side": side.map_or("all", Side::name)})
             }
             Setting::Nice(side, n) => json!({"at_s": at_s, "nice": n, "side": side.map_or("all", Side::name)}),
+            Setting::Irq(load) => json!({"at_s": at_s, "irq": load.to_string()}),
+            Setting::NoIrq => json!({"at_s": at_s, "irq": null}),
+            Setting::Slow(x) => json!({"at_s": at_s, "slow": x.to_string()}),
         }
     }
 }

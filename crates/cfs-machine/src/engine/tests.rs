@@ -19,6 +19,7 @@ fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'
         sockets: Sockets::default(),
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     }
 }
 
@@ -1354,31 +1355,31 @@ fn charges_lengthen_the_segment_in_flight_or_wait_as_debt() {
     let seg = sim.cpus[0].seg.expect("the booted task runs");
     let g = sim.cpus[0].epoch;
     sim.charge(0, 500);
-    assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500);
+    assert_eq!(sim.cpus[0].seg.unwrap().work, seg.work + 500);
     assert!(sim.cpus[0].epoch > g);
     // Cut the segment 100 ns in: the rest is the task's pending work.
     let g = sim.cpus[0].epoch;
     sim.now = seg.start + 100;
     sim.interrupt_segment(0);
     assert!(sim.cpus[0].seg.is_none() && sim.cpus[0].epoch > g);
-    assert_eq!(sim.tasks[0].pending, seg.len + 500 - 100);
+    assert_eq!(sim.tasks[0].pending, seg.work + 500 - 100);
     sim.charge(0, 700);
     assert_eq!(sim.cpus[0].debt, 700);
     let g = sim.cpus[0].epoch;
     sim.start_segment(0, 0);
-    assert_eq!(sim.cpus[0].seg.unwrap().len, seg.len + 500 - 100 + 700);
+    assert_eq!(sim.cpus[0].seg.unwrap().work, seg.work + 500 - 100 + 700);
     assert_eq!((sim.cpus[0].debt, sim.tasks[0].pending), (0, 0));
     assert!(sim.cpus[0].epoch > g);
     // Debt is paid before the task goes on, even with no work of its
     // own pending: a task about to resume from its system call first
     // runs a segment of the 300 ns its CPU owes.
-    sim.now += sim.cpus[0].seg.unwrap().len;
+    sim.now += sim.cpus[0].seg.unwrap().work;
     sim.interrupt_segment(0);
     assert_eq!(sim.tasks[0].pending, 0);
     sim.charge(0, 300);
     sim.tasks[0].deferred = Some(Deferred::Resume);
     sim.run_task(0).unwrap();
-    assert_eq!(sim.cpus[0].seg.unwrap().len, 300);
+    assert_eq!(sim.cpus[0].seg.unwrap().work, 300);
     assert_eq!(sim.tasks[0].deferred, Some(Deferred::Resume));
 }
 
@@ -1816,6 +1817,17 @@ fn the_trace_marks_each_task_the_balancer_moved() {
 /// A hog pinned to CPU 0 that counts one unit per 1 ms of work, for
 /// 1 s, with `irqs` injected; jitter off.
 fn counted_hog(irqs: Vec<IrqLoad>, seed: u64) -> Result<RunOutcome, SimError> {
+    counted_hog_with(irqs, seed, vec![], vec![])
+}
+
+/// [`counted_hog`] with settings written mid-run and CPUs slowed from
+/// the start.
+fn counted_hog_with(
+    irqs: Vec<IrqLoad>,
+    seed: u64,
+    changes: Vec<Change>,
+    slow: Vec<Slowdown>,
+) -> Result<RunOutcome, SimError> {
     let mut n = 0u64;
     let prog = FnProgram(move |_cx: &mut StepCx<'_>| {
         n += 1;
@@ -1825,6 +1837,8 @@ fn counted_hog(irqs: Vec<IrqLoad>, seed: u64) -> Result<RunOutcome, SimError> {
     q6600_run(inst, limits(Some(1_000), 2_000), |s| {
         s.irqs = irqs;
         s.seed = seed;
+        s.changes = changes;
+        s.slow = slow;
     })
 }
 
@@ -1888,6 +1902,87 @@ fn poisson_interrupts_come_from_their_own_seeded_stream() {
 #[test]
 fn an_interrupt_load_on_a_missing_cpu_is_an_error() {
     let e = counted_hog(vec![irq("cpus=2-4,every=1ms,takes=1us")], 3).unwrap_err();
-    assert!(matches!(e, SimError::IrqCpu { cpu: 4, nr_cpus: 4 }), "{e:?}");
-    assert_eq!(e.to_string(), "interrupt load on CPU 4, which does not exist (the host has 4)");
+    assert!(matches!(e, SimError::FaultCpu { cpu: 4, nr_cpus: 4, .. }), "{e:?}");
+    assert_eq!(e.to_string(), "interrupt load cpus=2-4,every=1ms,takes=1us: CPU 4 does not exist (the host has 4)");
+    // So does one that a change would start mid-run, and a slowdown: the
+    // run fails before it starts.
+    let late = |setting| counted_hog_with(vec![], 3, vec![Change { at_ns: 500_000_000, setting }], vec![]);
+    let e = late(Setting::Irq(irq("cpus=7,every=1ms,takes=1us"))).unwrap_err();
+    assert_eq!(e.to_string(), "interrupt load cpus=7,every=1ms,takes=1us: CPU 7 does not exist (the host has 4)");
+    let e = late(Setting::Slow(slow("cpus=1,5,speed=50%"))).unwrap_err();
+    assert_eq!(e.to_string(), "slowdown cpus=1,5,speed=50%: CPU 5 does not exist (the host has 4)");
+    let e = counted_hog_with(vec![], 3, vec![], vec![slow("cpus=4,speed=50%")]).unwrap_err();
+    assert!(matches!(e, SimError::FaultCpu { cpu: 4, .. }), "{e:?}");
+}
+
+fn slow(s: &str) -> Slowdown {
+    s.parse().unwrap()
+}
+
+/// A slowed CPU does its work at its speed, and the scheduler is not
+/// told. The counted hog alone on CPU 0 (1 ms of work a unit, 1 s):
+/// - at 50% its first switch-in (1.8 µs of work) takes 3.6 µs and each
+///   unit 2 ms, so unit k ends at 3.6 µs + 2k ms: 499 units by 1 s (the
+///   500th ends 3.6 µs after it); at 25%, 7.2 µs + 4k ms: 249.
+/// - update_curr still charges wall time: the hog's runtime is the whole
+///   second, as at full speed.
+/// - with 50 µs handlers every 1 ms as well, each handler takes 100 µs
+///   at half speed: 999 of them take 99.9 ms from the hog, which keeps
+///   900.1 ms of CPU at half speed, 450.05 ms of work less its switch:
+///   450 units.
+#[test]
+fn a_slowed_cpu_does_its_work_at_its_speed() {
+    let full = counted_hog(vec![], 3).unwrap();
+    let half = counted_hog_with(vec![], 3, vec![], vec![slow("cpus=0,speed=50%")]).unwrap();
+    assert_eq!(half.units, 499);
+    let quarter = counted_hog_with(vec![], 3, vec![], vec![slow("cpus=0,speed=25%")]).unwrap();
+    assert_eq!(quarter.units, 249);
+    assert_eq!(half.tasks[0].runtime_ns, full.tasks[0].runtime_ns);
+    assert!(half.tasks[0].runtime_ns > 999_000_000, "{}", half.tasks[0].runtime_ns);
+    let noisy =
+        counted_hog_with(vec![irq("cpus=0,every=1ms,takes=50us")], 3, vec![], vec![slow("cpus=0,speed=50%")]).unwrap();
+    assert_eq!((noisy.irqs, noisy.irq_task_ns, noisy.units), (999, 999 * 100_000, 450));
+    // A slowdown of another CPU changes nothing here, and a later one
+    // overrides an earlier one on the same CPU.
+    let other = counted_hog_with(vec![], 3, vec![], vec![slow("cpus=1-3,speed=10%")]).unwrap();
+    assert_eq!((other.units, other.events), (full.units, full.events));
+    let both = counted_hog_with(vec![], 3, vec![], vec![slow("cpus=0,speed=10%"), slow("cpus=0,speed=50%")]);
+    assert_eq!(both.unwrap().units, 499);
+}
+
+/// Faults switched on and off mid-run. The counted hog (1 s, unit k of
+/// 1 ms ending at 1.8 µs + k ms at full speed):
+/// - slowed to 50% at 250 ms and back to 100% at 750 ms: the unit in
+///   flight at 250 ms has 1.8 µs of work left, done in 3.6 µs; then one
+///   unit every 2 ms to 750 ms, where the one in flight again has 1.8 µs
+///   left, now done in 1.8 µs. The phases count 249 units (1-249), 250
+///   (250-499, the last at 748.0036 ms) and 250 (500-749): 749 in all,
+///   the 750 ms of work the second held less the switch.
+/// - 50 µs handlers every 1 ms from 500 ms: arrivals at 501-999 ms, 499
+///   of them, 24.95 ms lost: 1,000 ms - 1.8 µs - 24.95 ms of work leaves
+///   975 units. Stopped by `irq=off` at 750 ms (the change, queued first,
+///   goes before the arrival due at the same instant): 501-749 ms, 249
+///   arrivals, 12.45 ms: 987 units.
+#[test]
+fn faults_start_and_stop_mid_run() {
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let slowed = counted_hog_with(
+        vec![],
+        3,
+        vec![at(250, Setting::Slow(slow("cpus=0,speed=50%"))), at(750, Setting::Slow(slow("cpus=0,speed=100%")))],
+        vec![],
+    )
+    .unwrap();
+    assert_eq!(slowed.units, 749);
+    assert_eq!(slowed.phases.iter().map(|p| p.units).collect::<Vec<_>>(), [249, 250, 250]);
+    let from = |changes| counted_hog_with(vec![], 3, changes, vec![]).unwrap();
+    let load = || Setting::Irq(irq("cpus=0,every=1ms,takes=50us"));
+    let started = from(vec![at(500, load())]);
+    assert_eq!((started.irqs, started.units), (499, 975));
+    let stopped = from(vec![at(500, load()), at(750, Setting::NoIrq)]);
+    assert_eq!((stopped.irqs, stopped.units), (249, 987));
+    // `irq=off` stops `--irq`'s loads too: 999 ms of 1 ms interrupts
+    // become 499 (1-499 ms) when stopped at 500 ms.
+    let boot = counted_hog_with(vec![irq("cpus=0,every=1ms,takes=50us")], 3, vec![at(500, Setting::NoIrq)], vec![]);
+    assert_eq!(boot.unwrap().irqs, 499);
 }

@@ -25,6 +25,7 @@ pub fn pgbench_plan(configs: &[&str], clients: &[u32], transactions: u64, runs: 
         trace: false,
         changes: Vec::new(),
         irqs: Vec::new(),
+        slow: Vec::new(),
     }
 }
 
