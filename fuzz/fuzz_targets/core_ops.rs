@@ -37,6 +37,9 @@ enum Op {
     SetTunable { which: u8, value: i32 },
     SetDomainFlags { level: u8, set: u32, clear: u32 },
     SetPatch { patch: u8, on: bool },
+    /// What APERF/MPERF read on a CPU (2.6.32's ARCH_POWER), any ratio,
+    /// or no counters.
+    SetFreqPower { cpu: u8, ratio: Option<u32> },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -134,6 +137,7 @@ fuzz_target!(|input: Input| {
                     .map(|_| ())
             }
             Op::SetPatch { patch, on } => s.set_patch(Patch::ALL[patch as usize % Patch::ALL.len()], on),
+            Op::SetFreqPower { cpu, ratio } => s.set_arch_freq_power(cpu as usize, ratio),
         };
         if let Err(SchedError::Invariant(v)) = r {
             panic!("{v}");

@@ -260,23 +260,26 @@ impl SdLbStats {
             }
             None => empty_load_per_task(),
         };
-        if max_load.wrapping_sub(this_load).wrapping_add(slack) >= busiest_lpt * imbn {
+        // unsigned long arithmetic, wrapping as the kernel's would (2.6.32's
+        // powers come from APERF/MPERF, whatever those read).
+        if max_load.wrapping_sub(this_load).wrapping_add(slack) >= busiest_lpt.wrapping_mul(imbn) {
             return busiest_lpt;
         }
         // The CPU power in use now, and after moving one task: the load the
         // busiest group would lose and the local group would gain.
-        let pwr_now = (bp * busiest_lpt.min(max_load) + tp * this_lpt.min(this_load)) / 1024;
-        let mut pwr_move = 0;
-        let tmp = per_power(bp, busiest_lpt * 1024);
+        let pwr_now =
+            bp.wrapping_mul(busiest_lpt.min(max_load)).wrapping_add(tp.wrapping_mul(this_lpt.min(this_load))) / 1024;
+        let mut pwr_move: u64 = 0;
+        let tmp = per_power(bp, busiest_lpt.wrapping_mul(1024));
         if max_load > tmp {
-            pwr_move += bp * busiest_lpt.min(max_load - tmp);
+            pwr_move = pwr_move.wrapping_add(bp.wrapping_mul(busiest_lpt.min(max_load - tmp)));
         }
-        let tmp = if max_load * bp < busiest_lpt * 1024 {
-            per_power(tp, max_load * bp)
+        let tmp = if max_load.wrapping_mul(bp) < busiest_lpt.wrapping_mul(1024) {
+            per_power(tp, max_load.wrapping_mul(bp))
         } else {
-            per_power(tp, busiest_lpt * 1024)
+            per_power(tp, busiest_lpt.wrapping_mul(1024))
         };
-        pwr_move += tp * this_lpt.min(this_load + tmp);
+        pwr_move = pwr_move.wrapping_add(tp.wrapping_mul(this_lpt.min(this_load.wrapping_add(tmp))));
         pwr_move /= 1024;
         // Move if we gain throughput.
         if pwr_move > pwr_now { busiest_lpt } else { imbalance }
@@ -522,7 +525,7 @@ impl<O: Observer> Scheduler<O> {
     /// parts that stayed the same are shared under those names
     /// ([`Scheduler::update_sg_lb_stats`], [`SdLbStats`]).
     pub(crate) fn find_busiest_group(
-        &self,
+        &mut self,
         this_cpu: CpuId,
         sd_i: usize,
         idle: CpuIdleType,
@@ -531,6 +534,13 @@ impl<O: Observer> Scheduler<O> {
         balance: &mut bool,
     ) -> Option<BusiestGroup> {
         if self.rules.is_2_6_32() {
+            // update_sg_lb_stats, first thing for the local group: its
+            // first CPU, when balancing, refreshes the group's power
+            // (crate::cpu_power) before anyone reads it.
+            let first = self.domains.of(this_cpu).get(sd_i).and_then(|d| d.groups.first()).and_then(|g| g.cpus.first());
+            if first == Some(this_cpu) {
+                self.update_group_power(this_cpu, sd_i);
+            }
             return self.find_busiest_group_32(this_cpu, sd_i, idle, sd_idle, cpus, balance);
         }
         let sd = &self.domains.of(this_cpu)[sd_i];

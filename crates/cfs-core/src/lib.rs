@@ -24,6 +24,7 @@
 //! | [`fair`] | the fair class on one runqueue (update_curr … task_new_fair) |
 //! | [`wakeup`] | try_to_wake_up, select_task_rq_fair, wake_affine, fork balancing |
 //! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
+//! | [`cpu_power`] | 2.6.32's group power refreshed while balancing (update_cpu_power, update_group_power) and the ARCH_POWER hooks |
 //! | [`nohz`] | CONFIG_NO_HZ: tickless idle CPUs and the idle load balancer |
 //! | [`v2_6_32`] | the 2.6.32-rc1 / 2.6.32 versions of the functions above that 2.6.27-2.6.32 rewrote (wakeup placement with SD_BALANCE_WAKE and SD_PREFER_LOCAL, wakeup granularity, buddies, the balancer's capacity arithmetic), which the 2.6.26 ones dispatch to |
 //! | [`observe`] | every decision as an [`Event`] with its reason |
@@ -85,6 +86,7 @@ pub mod balance;
 mod balance_pins;
 pub mod cfs_rq;
 pub mod config;
+pub mod cpu_power;
 pub mod entity;
 pub mod fair;
 pub mod features;

@@ -180,6 +180,8 @@ impl<O: Observer> Scheduler<O> {
         }
         let mut others = self.nohz.cpu_mask;
         others.clear(cpu);
+        // What it reads of APERF/MPERF for them is its own (crate::cpu_power).
+        self.power.executing = Some(cpu);
         for b in others.iter() {
             if self.rqs[cpu].need_resched {
                 break;
@@ -190,5 +192,6 @@ impl<O: Observer> Scheduler<O> {
                 self.rqs[cpu].next_balance = theirs;
             }
         }
+        self.power.executing = None;
     }
 }

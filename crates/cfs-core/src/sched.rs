@@ -154,6 +154,8 @@ pub struct Scheduler<O: Observer = ()> {
     pub(crate) pending_move: Vec<TaskId>,
     /// NO_HZ state (see [`crate::nohz`]).
     pub(crate) nohz: Nohz,
+    /// 2.6.32's refreshed group powers (see [`crate::cpu_power`]).
+    pub(crate) power: crate::cpu_power::CpuPower,
     pub(crate) now: u64,
     /// The first time any call passed in (the epoch of `jiffies`).
     pub(crate) origin: Option<u64>,
@@ -231,6 +233,7 @@ impl<O: Observer> Scheduler<O> {
             history: History::default(),
             pending_move: Vec::new(),
             nohz: Nohz::default(),
+            power: crate::cpu_power::CpuPower::new(n),
             now: 0,
             origin: None,
         })
@@ -336,6 +339,7 @@ impl<O: Observer> Scheduler<O> {
             history,
             pending_move,
             nohz,
+            power,
             now,
             origin,
         } = self;
@@ -352,6 +356,7 @@ impl<O: Observer> Scheduler<O> {
             history,
             pending_move,
             nohz,
+            power,
             now,
             origin,
         };

@@ -419,9 +419,14 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `power_of(cpu)`: the cpu_power of the CPU's own group in its lowest
-    /// domain (589 for a Nehalem thread), or 1024.
+    /// domain (589 for a Nehalem thread, until ARCH_POWER refreshes it:
+    /// [`crate::cpu_power`]), or 1024.
     pub fn power_of(&self, cpu: CpuId) -> u64 {
-        self.domains.of(cpu).first().and_then(|d| d.group_of(cpu).map(|g| d.groups[g].cpu_power as u64)).unwrap_or(1024)
+        self.domains
+            .of(cpu)
+            .first()
+            .and_then(|d| d.group_of(cpu).map(|g| u64::from(self.group_power(d.level, &d.groups[g]))))
+            .unwrap_or(1024)
     }
 
     /// 2.6.32 `select_task_rq_fair(p, sd_flag, wake_flags)` for wakeups
@@ -578,8 +583,8 @@ impl<O: Observer> Scheduler<O> {
     /// cpu_power be 0; we take it as at least 1).
     fn find_idlest_group_32(&self, cpu: CpuId, sd_i: usize, load_idx: u8, p: TaskId) -> Option<usize> {
         let d = &self.domains.of(cpu)[sd_i];
-        self.find_idlest_group(&d.groups, d.params.imbalance_pct, load_idx, p, cpu, |power, load| {
-            load / (power as u64).max(1)
+        self.find_idlest_group(&d.groups, d.params.imbalance_pct, load_idx, p, cpu, |g, load| {
+            load / u64::from(self.group_power(d.level, g)).max(1)
         })
     }
 }
@@ -609,7 +614,7 @@ impl<O: Observer> Scheduler<O> {
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
             let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, true)?;
-            let power = (g.cpu_power as u64).max(1);
+            let power = u64::from(self.group_power(sd.level, g)).max(1);
             sgs.avg_load = sgs.group_load.wrapping_mul(1024) / power;
             let avg_lpt = sgs.sum_avg_load_per_task.wrapping_mul(1024) / power;
             // max_cpu_load starts at 0 and min_cpu_load at ~0UL

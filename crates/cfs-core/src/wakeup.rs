@@ -278,7 +278,7 @@ impl<O: Observer> Scheduler<O> {
 
     /// `find_idlest_group(sd, p, this_cpu)` (2.6.26 sched.c:1921): the group
     /// with the least power-scaled load, if it beats the local group by half
-    /// the domain's imbalance margin. `per_power(cpu_power, load)` divides a
+    /// the domain's imbalance margin. `per_power(group, load)` divides a
     /// group's load (× 1024) by its power: by reciprocal multiply
     /// (`sg_div_cpu_power`) in 2.6.25/26, plainly in 2.6.32
     /// (`find_idlest_group_32`); the rest is the same in both.
@@ -289,7 +289,7 @@ impl<O: Observer> Scheduler<O> {
         load_idx: u8,
         p: TaskId,
         this_cpu: CpuId,
-        per_power: impl Fn(u32, u64) -> u64,
+        per_power: impl Fn(&SchedGroup, u64) -> u64,
     ) -> Option<usize> {
         let allowed = self.t(p).allowed;
         let imbalance = half_imbalance(pct);
@@ -309,7 +309,7 @@ impl<O: Observer> Scheduler<O> {
                 .iter()
                 .map(|i| if local { self.source_load(i, load_idx) } else { self.target_load(i, load_idx) })
                 .fold(0u64, |a, b| a.wrapping_add(b));
-            let avg = per_power(g.cpu_power, sum.wrapping_mul(1024));
+            let avg = per_power(g, sum.wrapping_mul(1024));
             if local {
                 this_load = avg;
             } else if avg < min_load {
@@ -363,7 +363,9 @@ impl<O: Observer> Scheduler<O> {
             }
             let span_w = d.span.weight();
             let found = self
-                .find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu, sg_div_cpu_power)
+                .find_idlest_group(&d.groups, d.params.imbalance_pct, d.params.forkexec_idx, p, cpu, |g, load| {
+                    sg_div_cpu_power(g.cpu_power, load)
+                })
                 .and_then(|g| self.find_idlest_cpu(&d.groups[g], p, cpu));
             self.emit(Event::Scan { cpu, cpus: span_w as u32 });
             match found {

@@ -44,14 +44,18 @@
 //! stall stretches with the rest, and a stolen vCPU loses whole slices of
 //! time; one factor for all of it is what both do.
 //!
-//! The kernels modelled see none of it. `update_curr` charges wall time,
-//! so a task on a half-speed CPU accrues vruntime as fast as one at full
-//! speed and does half the work for it, and the balancer compares
-//! runqueue weights with every CPU's `cpu_power` at SCHED_LOAD_SCALE
-//! (2.6.32's ARCH_POWER feature, which could scale it from APERF/MPERF,
-//! is off by default; steal-time accounting came with 3.1). A pile on a
+//! The kernels modelled see none of it by default. `update_curr` charges
+//! wall time, so a task on a half-speed CPU accrues vruntime as fast as
+//! one at full speed and does half the work for it, and the balancer
+//! compares runqueue weights with every CPU's `cpu_power` at
+//! SCHED_LOAD_SCALE (steal-time accounting came with 3.1). A pile on a
 //! slowed CPU therefore stays there and runs slower, which is the
-//! question this fault asks.
+//! question this fault asks. The exception is 2.6.32 with its ARCH_POWER
+//! feature on (off by default): on a host whose CPUs have APERF/MPERF
+//! (the Intel ones here; [`crate::engine::has_aperf_mperf`]) the engine
+//! tells the scheduler the clock ratio those counters would measure
+//! ([`crate::engine::aperf_mperf_ratio`]), and 2.6.32's balancer scales
+//! the CPU's power by it (cfs-core's `cpu_power` module).
 //!
 //! A slowdown touches no random stream: with every CPU at full speed a
 //! run is exactly what it was before slowdowns existed.

@@ -812,6 +812,9 @@ struct Sim<'a> {
     irqs: Vec<IrqLoad>,
     /// Loads a `irq=off` change stopped (their next arrival is dropped).
     irqs_stopped: usize,
+    /// The host's CPUs have APERF/MPERF (X86_FEATURE_APERFMPERF), which
+    /// 2.6.32's ARCH_POWER reads ([`aperf_mperf_ratio`]).
+    aperf_mperf: bool,
     /// Their arrivals' own stream, so that a run without them draws what
     /// it always did.
     irq_rng: Pcg64Mcg,
@@ -846,6 +849,28 @@ pub fn fault_steps<'a>(
         };
         Some((c.at_ns, step))
     }))
+}
+
+/// Whether the host's CPUs have APERF/MPERF (X86_FEATURE_APERFMPERF, CPUID
+/// leaf 6): every Intel CPU from the Core 2 on, which covers the Intel
+/// hosts here (Q6600, Stoakley, Tigerton, Nehalem-EP), and on AMD only from
+/// family 10h, which the one AMD preset, the Athlon 64 X2 (K8), is not; an
+/// AMD host is taken to lack them.
+pub fn has_aperf_mperf(host: &Host) -> bool {
+    host.vendor() == cfs_topology::Vendor::Intel
+}
+
+/// What `arch_scale_freq_power` reads from APERF/MPERF (2.6.32,
+/// 47fe38fcff0) on a CPU at `permille` thousandths of its nominal clock:
+/// `aperf / (mperf >> 10)`, the two counters advancing at the actual and
+/// the nominal clock while the CPU runs, so 1024 at full speed and 512 at
+/// half. The model takes the ratio at the CPU's speed of the moment; it
+/// does not average a speed change within the interval since the last
+/// read, nor model the C-state residency of an idle CPU (its counters stop
+/// outside C0), which could lower the real ratio (8e6598af3f3's message
+/// suspects a feedback loop there).
+pub fn aperf_mperf_ratio(permille: u32) -> u32 {
+    (u64::from(permille) * 1024 / u64::from(FULL_SPEED)) as u32
 }
 
 /// Mixed into the run's seed for the interrupt arrivals' stream.
@@ -931,6 +956,7 @@ impl<'a> Sim<'a> {
             marks: Vec::new(),
             irqs: setup.irqs.clone(),
             irqs_stopped: 0,
+            aperf_mperf: has_aperf_mperf(host),
             // Any fixed odd constant apart from the run's own stream.
             irq_rng: Pcg64Mcg::seed_from_u64(setup.seed ^ IRQ_STREAM),
             irq_count: 0,
@@ -943,9 +969,14 @@ impl<'a> Sim<'a> {
     /// Creates the initial tasks at time 0 and starts the clocks.
     fn boot(&mut self, specs: Vec<TaskSpec>, slow: &[Slowdown]) -> Result<(), SimError> {
         let n = self.cpus.len();
-        self.check_fault_cpus(slow)?;
+        self.check_faults(slow)?;
+        if self.aperf_mperf {
+            for c in 0..n {
+                self.sched.set_arch_freq_power(c, Some(aperf_mperf_ratio(FULL_SPEED)))?;
+            }
+        }
         for s in slow {
-            self.slow_down(s);
+            self.slow_down(s)?;
         }
         for spec in specs {
             self.check_task_limits()?;
@@ -979,8 +1010,9 @@ impl<'a> Sim<'a> {
     }
 
     /// Every fault of the run, those changes start included, names CPUs
-    /// the host has.
-    fn check_fault_cpus(&self, slow: &[Slowdown]) -> Result<(), SimError> {
+    /// the host has, and leaves each CPU time for tasks at every instant
+    /// ([`crate::faults::check_cpu_time`]).
+    fn check_faults(&self, slow: &[Slowdown]) -> Result<(), SimError> {
         let n = self.cpus.len();
         let from_changes = self.changes.iter().map(|c| &c.setting);
         let irqs = self.irqs.iter().chain(from_changes.clone().filter_map(|s| match s {
@@ -1015,8 +1047,13 @@ impl<'a> Sim<'a> {
 
     /// Sets the speed of a slowdown's CPUs. Work in flight is re-timed:
     /// what was done at the old speed stays done, the rest goes at the new.
-    fn slow_down(&mut self, s: &Slowdown) {
+    /// On a host whose CPUs have APERF/MPERF the scheduler is told the
+    /// ratio they would read, which only 2.6.32's ARCH_POWER looks at.
+    fn slow_down(&mut self, s: &Slowdown) -> Result<(), SimError> {
         for c in s.cpus().iter() {
+            if self.aperf_mperf {
+                self.sched.set_arch_freq_power(c, Some(aperf_mperf_ratio(s.permille())))?;
+            }
             let now = self.now;
             let cpu = &mut self.cpus[c];
             if cpu.speed == s.permille() {
@@ -1034,6 +1071,7 @@ impl<'a> Sim<'a> {
             let (end, g) = (cpu.seg_end(seg), cpu.epoch);
             self.push(end, Ev::SegEnd(c as u32, g));
         }
+        Ok(())
     }
 
     /// The time to the next interrupt of load `i`: its period, or an
@@ -1085,7 +1123,7 @@ impl<'a> Sim<'a> {
                 self.arm_irqs(self.irqs.len() - 1);
             }
             Setting::NoIrq => self.irqs_stopped = self.irqs.len(),
-            Setting::Slow(x) => self.slow_down(x),
+            Setting::Slow(x) => self.slow_down(x)?,
             &Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
             &Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
             &Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,

@@ -1986,3 +1986,28 @@ fn faults_start_and_stop_mid_run() {
     let boot = counted_hog_with(vec![irq("cpus=0,every=1ms,takes=50us")], 3, vec![at(500, Setting::NoIrq)], vec![]);
     assert_eq!(boot.unwrap().irqs, 499);
 }
+
+/// What 2.6.32's ARCH_POWER reads of a slowed CPU: an Intel host's CPUs
+/// have APERF/MPERF, whose ratio is 1024 at the nominal clock and scales
+/// with the speed (50% → 512, 25% → 256, 87.5% → 896); the X2 (AMD K8)
+/// has none, so the scheduler keeps its generic hooks there.
+#[test]
+fn a_slowed_cpu_reports_its_clock_ratio_where_the_host_has_aperf_mperf() {
+    assert_eq!(
+        [1000, 500, 250, 875, 1].map(aperf_mperf_ratio),
+        [1024, 512, 256, 896, 1],
+        "permille x 1024 / 1000, truncated"
+    );
+    let ratios = |name: &str, slow: &[&str]| {
+        let host = Host::preset(name).unwrap();
+        let costs = CostModel::preset(name).unwrap();
+        let mut s = setup(&host, &costs, limits(None, 1_000));
+        s.slow = slow.iter().map(|x| x.parse().unwrap()).collect();
+        let inst = Instance { tasks: vec![free("t", hog(), 0)], finish: vec![], sync: SyncObjects::NONE };
+        let sim = Sim::new(&s, inst).unwrap();
+        (0..host.nr_cpus()).map(|c| sim.sched.arch_freq_power(c)).collect::<Vec<_>>()
+    };
+    let q = ratios("q6600", &["cpus=1,speed=50%", "cpus=2-3,speed=87.5%"]);
+    assert_eq!(q, [Some(1024), Some(512), Some(896), Some(896)]);
+    assert_eq!(ratios("x2", &["cpus=1,speed=50%"]), [None, None]);
+}
