@@ -42,6 +42,9 @@ pub struct TraceBuf {
     moves: Vec<(u64, usize, usize, TaskRef, MigrateReason)>,
     /// Injected interrupts' handlers: (cpu, start, end).
     irqs: Vec<(usize, u64, u64)>,
+    /// CPUs changing speed (`--slow`): (time, cpu, thousandths of full
+    /// speed). Few by nature (one per fault), so not capped.
+    speeds: Vec<(u64, usize, u32)>,
     /// What the caps turned away, so that a cut trace says it is cut.
     dropped: Dropped,
 }
@@ -122,6 +125,7 @@ impl TraceBuf {
             blocks: Vec::new(),
             moves: Vec::new(),
             irqs: Vec::new(),
+            speeds: Vec::new(),
             dropped: Dropped::default(),
         }
     }
@@ -186,6 +190,12 @@ impl TraceBuf {
         } else {
             bump(&mut self.dropped.irqs);
         }
+    }
+
+    /// `cpu` runs at `permille` thousandths of its speed from `now`: an
+    /// instant on its track.
+    pub fn speed(&mut self, cpu: usize, now: u64, permille: u32) {
+        self.speeds.push((now, cpu, permille));
     }
 
     /// A machine-wide instant, drawn across every track (a setting written
@@ -315,7 +325,7 @@ impl Trace {
 
     /// Writes the Chrome trace JSON to `w`, one event at a time, and
     /// flushes it. The events keep their order: CPU names, slices, flows,
-    /// blocking instants, moves, interrupts, settings.
+    /// blocking instants, moves, interrupts, speed changes, settings.
     pub fn write_json<W: Write>(&self, mut w: W) -> io::Result<()> {
         let buf = &self.buf;
         let us = |ns: u64| ns as f64 / 1000.0;
@@ -401,6 +411,11 @@ impl Trace {
         for &(cpu, s, e) in &buf.irqs {
             let irq = Event { cat: Some("irq"), dur: Some(us(e - s)), name: "irq", ph: "X", ..Event::default() };
             put(&mut w, Event { tid: Some(cpu), ts: Some(us(s)), ..irq })?;
+        }
+        for &(t, cpu, permille) in &buf.speeds {
+            let what = format!("speed {}%", f64::from(permille) / 10.0);
+            let e = Event { cat: Some("slow"), name: &what, ph: "i", s: Some("t"), ..Event::default() };
+            put(&mut w, Event { tid: Some(cpu), ts: Some(us(t)), ..e })?;
         }
         for (t, what) in &buf.marks {
             put(

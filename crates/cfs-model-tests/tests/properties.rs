@@ -180,7 +180,8 @@ proptest! {
     /// wakeups that find nothing to read, half inject interrupts on
     /// every CPU (`--irq`), whose returns are preemption points of their
     /// own, and half slow one CPU (`--slow`, 10-100%), which re-times the
-    /// work in flight there.
+    /// work in flight there; under 2.6.32 half turn ARCH_POWER on, so the
+    /// balancer also reads that CPU's lower clock ratio as lower power.
     #[test]
     fn affinity_and_no_loss(
         p in profile(),
@@ -191,9 +192,13 @@ proptest! {
         write_space in any::<bool>(),
         irq in any::<bool>(),
         slow in prop::option::of((0u8..4, 10u32..=100)),
+        arch_power in any::<bool>(),
     ) {
         let list = |m: u8| (0..4).filter(|b| m & (1 << b) != 0).map(|b: u8| b.to_string()).collect::<Vec<_>>().join(",");
-        let config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
+        let mut config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
+        if arch_power && p.starts_with("2.6.32") {
+            config += ",features=ARCH_POWER";
+        }
         let mut case = Case::new("q6600", &config, "pgbench", clients);
         case.transactions = Some(600);
         case.pin_client = Some(list(client_mask));

@@ -1059,6 +1059,9 @@ impl<'a> Sim<'a> {
             if cpu.speed == s.permille() {
                 continue;
             }
+            if let Some(tr) = &mut self.trace {
+                tr.speed(c, now, s.permille());
+            }
             let Some(seg) = cpu.seg else {
                 cpu.speed = s.permille();
                 continue;

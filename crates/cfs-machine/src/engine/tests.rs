@@ -1975,6 +1975,16 @@ fn faults_start_and_stop_mid_run() {
     .unwrap();
     assert_eq!(slowed.units, 749);
     assert_eq!(slowed.phases.iter().map(|p| p.units).collect::<Vec<_>>(), [249, 250, 250]);
+    // The trace marks each speed change on CPU 0's track (in µs).
+    let v = slowed.trace.as_ref().unwrap().to_value().unwrap();
+    let speeds: Vec<(String, f64, u64)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "slow")
+        .map(|e| (e["name"].as_str().unwrap().to_string(), e["ts"].as_f64().unwrap(), e["tid"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(speeds, [("speed 50%".to_string(), 250_000.0, 0), ("speed 100%".to_string(), 750_000.0, 0)]);
     let from = |changes| counted_hog_with(vec![], 3, changes, vec![]).unwrap();
     let load = || Setting::Irq(irq("cpus=0,every=1ms,takes=50us"));
     let started = from(vec![at(500, load())]);
