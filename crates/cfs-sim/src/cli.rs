@@ -180,7 +180,8 @@ pub struct FaultOpts {
     /// makes everything on CPU 1 take twice as long, as thermal clock
     /// modulation or a host stealing a vCPU's time would. The scheduler
     /// is not told: it charges tasks wall time and balances runqueue
-    /// weights, as 2.6.2x does.
+    /// weights, as 2.6.2x does (only 2.6.32 with ARCH_POWER on reads the
+    /// lower clock, from an Intel CPU's APERF/MPERF).
     #[arg(long = "slow", value_name = "SPEC")]
     pub slow: Vec<String>,
 }

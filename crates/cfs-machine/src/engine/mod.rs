@@ -1014,23 +1014,14 @@ impl<'a> Sim<'a> {
     /// ([`crate::faults::check_cpu_time`]).
     fn check_faults(&self, slow: &[Slowdown]) -> Result<(), SimError> {
         let n = self.cpus.len();
-        let from_changes = self.changes.iter().map(|c| &c.setting);
-        let irqs = self.irqs.iter().chain(from_changes.clone().filter_map(|s| match s {
-            Setting::Irq(l) => Some(l),
-            _ => None,
-        }));
-        for l in irqs {
-            if let Some(cpu) = l.missing_cpu(n) {
-                return Err(SimError::FaultCpu { fault: format!("interrupt load {l}"), cpu, nr_cpus: n });
-            }
-        }
-        let slows = slow.iter().chain(from_changes.filter_map(|s| match s {
-            Setting::Slow(x) => Some(x),
-            _ => None,
-        }));
-        for x in slows {
-            if let Some(cpu) = x.missing_cpu(n) {
-                return Err(SimError::FaultCpu { fault: format!("slowdown {x}"), cpu, nr_cpus: n });
+        for (_, step) in fault_steps(&self.irqs, slow, &self.changes) {
+            let fault = match step {
+                FaultStep::Irq(l) => l.missing_cpu(n).map(|cpu| (format!("interrupt load {l}"), cpu)),
+                FaultStep::Slow(x) => x.missing_cpu(n).map(|cpu| (format!("slowdown {x}"), cpu)),
+                FaultStep::NoIrq => None,
+            };
+            if let Some((fault, cpu)) = fault {
+                return Err(SimError::FaultCpu { fault, cpu, nr_cpus: n });
             }
         }
         crate::faults::check_cpu_time(n, fault_steps(&self.irqs, slow, &self.changes)).map_err(SimError::Fault)
