@@ -73,7 +73,7 @@ use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
 use cache::{Caches, LastRun};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
-use cfs_topology::Host;
+use cfs_topology::{CpuMask, Host};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
@@ -563,8 +563,11 @@ struct Cpu {
     debt: u64,
     busy: u64,
     since: u64,
-    /// Its speed in thousandths ([`FULL_SPEED`] unless slowed).
+    /// Its speed in thousandths: [`Cpu::fault_speed`], less what a busy
+    /// SMT sibling takes ([`CostModel::smt_throughput`]).
     speed: u32,
+    /// Its speed as faults leave it ([`FULL_SPEED`] unless slowed).
+    fault_speed: u32,
 }
 
 impl Cpu {
@@ -815,6 +818,10 @@ struct Sim<'a> {
     /// The host's CPUs have APERF/MPERF (X86_FEATURE_APERFMPERF), which
     /// 2.6.32's ARCH_POWER reads ([`aperf_mperf_ratio`]).
     aperf_mperf: bool,
+    /// Each CPU's SMT core, the CPU included; empty on a host without SMT.
+    cores: Vec<CpuMask>,
+    /// [`CostModel::smt_throughput`] in thousandths of a lone thread.
+    smt_permille: u32,
     /// Their arrivals' own stream, so that a run without them draws what
     /// it always did.
     irq_rng: Pcg64Mcg,
@@ -909,6 +916,7 @@ impl<'a> Sim<'a> {
                 busy: 0,
                 since: 0,
                 speed: FULL_SPEED,
+                fault_speed: FULL_SPEED,
             })
             .collect();
         let mut sim = Sim {
@@ -957,6 +965,12 @@ impl<'a> Sim<'a> {
             irqs: setup.irqs.clone(),
             irqs_stopped: 0,
             aperf_mperf: has_aperf_mperf(host),
+            cores: if (0..n).any(|c| host.thread_siblings(c).weight() > 1) {
+                (0..n).map(|c| host.thread_siblings(c)).collect()
+            } else {
+                Vec::new()
+            },
+            smt_permille: (costs.smt_throughput * f64::from(FULL_SPEED)).round() as u32,
             // Any fixed odd constant apart from the run's own stream.
             irq_rng: Pcg64Mcg::seed_from_u64(setup.seed ^ IRQ_STREAM),
             irq_count: 0,
@@ -1036,36 +1050,60 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Sets the speed of a slowdown's CPUs. Work in flight is re-timed:
-    /// what was done at the old speed stays done, the rest goes at the new.
-    /// On a host whose CPUs have APERF/MPERF the scheduler is told the
-    /// ratio they would read, which only 2.6.32's ARCH_POWER looks at.
+    /// Sets the speed of a slowdown's CPUs. On a host whose CPUs have
+    /// APERF/MPERF the scheduler is told the ratio they would read, which
+    /// only 2.6.32's ARCH_POWER looks at.
     fn slow_down(&mut self, s: &Slowdown) -> Result<(), SimError> {
         for c in s.cpus().iter() {
             if self.aperf_mperf {
                 self.sched.set_arch_freq_power(c, Some(aperf_mperf_ratio(s.permille())))?;
             }
-            let now = self.now;
-            let cpu = &mut self.cpus[c];
-            if cpu.speed == s.permille() {
+            if self.cpus[c].fault_speed == s.permille() {
                 continue;
             }
             if let Some(tr) = &mut self.trace {
-                tr.speed(c, now, s.permille());
+                tr.speed(c, self.now, s.permille());
             }
-            let Some(seg) = cpu.seg else {
-                cpu.speed = s.permille();
-                continue;
-            };
-            let done = cpu.work_in(now.saturating_sub(seg.start));
-            cpu.speed = s.permille();
-            let seg = Seg { start: now, work: seg.work.saturating_sub(done) };
-            cpu.seg = Some(seg);
-            cpu.epoch += 1;
-            let (end, g) = (cpu.seg_end(seg), cpu.epoch);
-            self.push(end, Ev::SegEnd(c as u32, g));
+            self.cpus[c].fault_speed = s.permille();
+            self.set_speed(c);
         }
         Ok(())
+    }
+
+    /// Brings `c`'s speed up to date: its fault speed, shared with its busy
+    /// SMT siblings. When both threads of a core run, each gets
+    /// `smt_throughput / 2` of a lone thread's speed (capped at full).
+    fn set_speed(&mut self, c: usize) {
+        let mut permille = self.cpus[c].fault_speed;
+        if let Some(core) = self.cores.get(c) {
+            let busy = core.iter().filter(|&t| self.cpus[t].curr.is_some()).count() as u32;
+            if busy > 1 {
+                let share = (self.smt_permille / busy).min(FULL_SPEED);
+                permille = (u64::from(permille) * u64::from(share) / u64::from(FULL_SPEED)).max(1) as u32;
+            }
+        }
+        self.retime(c, permille);
+    }
+
+    /// `c` runs at `permille` from now. Work in flight is re-timed: what
+    /// was done at the old speed stays done, the rest goes at the new.
+    fn retime(&mut self, c: usize, permille: u32) {
+        let now = self.now;
+        let cpu = &mut self.cpus[c];
+        if cpu.speed == permille {
+            return;
+        }
+        let Some(seg) = cpu.seg else {
+            cpu.speed = permille;
+            return;
+        };
+        let done = cpu.work_in(now.saturating_sub(seg.start));
+        cpu.speed = permille;
+        let seg = Seg { start: now, work: seg.work.saturating_sub(done) };
+        cpu.seg = Some(seg);
+        cpu.epoch += 1;
+        let (end, g) = (cpu.seg_end(seg), cpu.epoch);
+        self.push(end, Ev::SegEnd(c as u32, g));
     }
 
     /// The time to the next interrupt of load `i`: its period, or an
@@ -1625,6 +1663,14 @@ impl<'a> Sim<'a> {
         let next = sw.next.map(|t| t.0 as TaskRef);
         self.cpus[c].curr = next;
         self.busy_cpus = self.busy_cpus + usize::from(next.is_some()) - usize::from(prev.is_some());
+        if next.is_some() != prev.is_some() && !self.cores.is_empty() {
+            // An SMT core's threads share it: one going busy or idle
+            // changes how fast the others run.
+            let core = self.cores[c];
+            for t in core.iter() {
+                self.set_speed(t);
+            }
+        }
         if next == prev {
             if next.is_none() {
                 // Woken with nothing to run (an ILB kick): back to the idle loop.

@@ -2021,3 +2021,49 @@ fn a_slowed_cpu_reports_its_clock_ratio_where_the_host_has_aperf_mperf() {
     assert_eq!(q, [Some(1024), Some(512), Some(896), Some(896)]);
     assert_eq!(ratios("x2", &["cpus=1,speed=50%"]), [None, None]);
 }
+
+/// The threads of an SMT core share it (`smt_throughput`, the kernel's
+/// smt_gain 1178/1024 = 1.15): alone a thread runs at full speed; with
+/// its sibling busy each gets round(1.15 x 1000) / 2 = 575 thousandths.
+/// On Nehalem-EP (clock factor set to 1 and jitter off, so 1 ms of work
+/// is 1 ms), a hog counting 1 ms units for 1 s beside a second task:
+/// - on CPU 0 with a hog on CPU 8, the other thread of core 0: a unit
+///   takes ceil(1 ms x 1000 / 575) = 1.739131 ms; 574 of them end by 1 s
+///   (575 would end at 1,000.0003 ms); its runtime is still the whole
+///   second (the scheduler sees wall time);
+/// - the same with the task on CPU 8 running 500 ms of work and exiting:
+///   that takes 500 / 0.575 = 869.57 ms, after which CPU 0 runs alone at
+///   full speed: 869.57 x 0.575 + 130.43 = 630.43 ms of work, 630 units;
+/// - on CPU 1, a core of its own: 999 units (its first switch-in delays
+///   the 1,000th past the end);
+/// - with smt_throughput 2 every thread runs as if alone: 999.
+#[test]
+fn smt_siblings_share_their_core() {
+    let run = |cpu: usize, sibling: Box<dyn Program>, smt: f64| {
+        let host = Host::preset("nehalem-ep").unwrap();
+        let mut costs = CostModel::preset("nehalem-ep").unwrap();
+        costs.jitter_cv = 0.0;
+        costs.clock_factor = 1.0;
+        costs.smt_throughput = smt;
+        let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
+        s.trace = false;
+        let tasks = vec![pinned("a", counting(), cpu, 0), pinned("b", sibling, 8, 0)];
+        run(&s, Instance { tasks, finish: vec![], sync: SyncObjects::NONE }).unwrap()
+    };
+    let gain = crate::costs::SMT_GAIN;
+    let both = run(0, hog(), gain);
+    assert_eq!(both.units, 574);
+    assert!(both.tasks[0].runtime_ns > 999_000_000, "{}", both.tasks[0].runtime_ns);
+    assert_eq!(run(0, script(vec![Action::Run(500_000_000)]), gain).units, 630);
+    assert_eq!(run(1, hog(), gain).units, 999);
+    assert_eq!(run(0, hog(), 2.0).units, 999);
+}
+
+/// Work 1 ms, count it, repeat.
+fn counting() -> Box<dyn Program> {
+    let mut n = 0u64;
+    Box::new(FnProgram(move |_cx: &mut StepCx<'_>| {
+        n += 1;
+        if n % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
+    }))
+}
