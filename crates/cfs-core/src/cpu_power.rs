@@ -67,11 +67,14 @@ fn level_index(level: DomainLevel) -> usize {
 }
 
 /// The powers 2.6.32 has refreshed, by level and by each group's first CPU
-/// (0 for a group not refreshed yet, whose built value stands: a refreshed
-/// power is never 0), and what each CPU's APERF/MPERF read.
+/// (0 where the group holds its built value: never refreshed, or refreshed
+/// to it; a refreshed power is never 0), and what each CPU's APERF/MPERF
+/// read.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CpuPower {
     refreshed: alloc::vec::Vec<[u32; LEVELS]>,
+    /// How many groups hold a power other than their built one.
+    differing: usize,
     /// `arch_scale_freq_power` per CPU when it has APERF/MPERF.
     aperf_mperf: alloc::vec::Vec<Option<u32>>,
     /// The CPU executing the balance, when it balances for another (the
@@ -83,6 +86,7 @@ impl CpuPower {
     pub(crate) fn new(nr_cpus: usize) -> CpuPower {
         CpuPower {
             refreshed: alloc::vec![[0; LEVELS]; nr_cpus],
+            differing: 0,
             aperf_mperf: alloc::vec![None; nr_cpus],
             executing: None,
         }
@@ -143,6 +147,13 @@ impl<O: Observer> Scheduler<O> {
     /// `this_cpu`'s domain `sd_i`: the lowest level refreshes the CPU's own
     /// power, a higher one sums its child's groups.
     pub(crate) fn update_group_power(&mut self, this_cpu: CpuId, sd_i: usize) {
+        // Without ARCH_POWER a refresh computes every group's built value
+        // from its children's (module doc): while every group holds its
+        // built value, there is nothing to do. This keeps the sums off the
+        // balancer's path in every run that never turns ARCH_POWER on.
+        if self.power.differing == 0 && !self.cfg.features.has(crate::features::Feature::ArchPower) {
+            return;
+        }
         let doms = self.domains.of(this_cpu);
         let Some(sd) = doms.get(sd_i) else { return };
         let Some(local) = sd.groups.first() else { return };
@@ -150,10 +161,17 @@ impl<O: Observer> Scheduler<O> {
             None => self.update_cpu_power_of(this_cpu, sd_i),
             Some(child) => child.groups.iter().map(|g| u64::from(self.group_power(child.level, g))).sum(),
         };
+        let power = u32::try_from(power).unwrap_or(u32::MAX).max(1);
+        let stored = if power == local.cpu_power { 0 } else { power };
         let first = local.cpus.first().unwrap_or(this_cpu);
         let level = level_index(sd.level);
         if let Some(r) = self.power.refreshed.get_mut(first) {
-            r[level] = u32::try_from(power).unwrap_or(u32::MAX).max(1);
+            match (r[level] != 0, stored != 0) {
+                (false, true) => self.power.differing += 1,
+                (true, false) => self.power.differing -= 1,
+                _ => {}
+            }
+            r[level] = stored;
         }
     }
 
@@ -261,6 +279,24 @@ mod tests {
         let g = mc.groups.iter().find(|g| g.cpus == core0).unwrap();
         assert_eq!(arch.group_power(mc.level, g), 2048);
         assert_eq!(fbg(&mut arch, 1, 1), None);
+
+        // ARCH_POWER off again: each group goes back to its built value as
+        // it is refreshed, its children as they stand. CPU 0's thread
+        // first (589); the core then sums 589 and CPU 8's 1024, not yet
+        // refreshed: 1613, as the kernel would; once CPU 8 has refreshed
+        // too, 1178 again, and nothing differs from the built values.
+        arch.set_features_mask(DEF).unwrap();
+        fbg(&mut arch, 0, 0);
+        assert_eq!((arch.power_of(0), arch.power_of(8)), (589, 1024));
+        let core = |s: &Scheduler| {
+            let mc = &s.domains.of(1)[1];
+            s.group_power(mc.level, mc.groups.iter().find(|g| g.cpus == core0).unwrap())
+        };
+        fbg(&mut arch, 0, 1);
+        assert_eq!(core(&arch), 1613);
+        fbg(&mut arch, 8, 0);
+        fbg(&mut arch, 0, 1);
+        assert_eq!((core(&arch), arch.power.differing), (1178, 0));
     }
 
     /// Q6600 (MC = 0, groups {0} and {1}): one task on CPU 0 and one on
