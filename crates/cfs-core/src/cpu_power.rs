@@ -24,7 +24,10 @@
 //! Without ARCH_POWER (the default, 8e6598af3f3) the hooks are the generic
 //! ones: `default_scale_freq_power` is SCHED_LOAD_SCALE and
 //! `default_scale_smt_power` is `smt_gain / weight`, which reproduce the
-//! built values exactly (589 for a thread of a 2-way core). `scale_rt_power`
+//! built values exactly (589 for a thread of a 2-way core) as long as the
+//! domains keep the flags they were built with; clearing
+//! SD_SHARE_CPUPOWER mid-run makes a thread's refresh 1024, as it would
+//! in the kernel. `scale_rt_power`
 //! is SCHED_LOAD_SCALE here: there is no RT class, so `rt_avg` stays 0, and
 //! `available / (total >> 10)` is then 1024 for any `total` of at least
 //! half a second (`sched_avg_period`).
@@ -147,11 +150,14 @@ impl<O: Observer> Scheduler<O> {
     /// `this_cpu`'s domain `sd_i`: the lowest level refreshes the CPU's own
     /// power, a higher one sums its child's groups.
     pub(crate) fn update_group_power(&mut self, this_cpu: CpuId, sd_i: usize) {
-        // Without ARCH_POWER a refresh computes every group's built value
-        // from its children's (module doc): while every group holds its
-        // built value, there is nothing to do. This keeps the sums off the
-        // balancer's path in every run that never turns ARCH_POWER on.
-        if self.power.differing == 0 && !self.cfg.features.has(crate::features::Feature::ArchPower) {
+        // Without ARCH_POWER a higher level's refresh sums its children's
+        // built values into its own built value (module doc): while every
+        // group holds its built value, there is nothing to do there. This
+        // keeps the sums off the balancer's path in every run that never
+        // turns ARCH_POWER on. The lowest level is always refreshed: it is
+        // cheap, and a domain flag written since the build
+        // (SD_SHARE_CPUPOWER) changes what it computes.
+        if sd_i > 0 && self.power.differing == 0 && !self.cfg.features.has(crate::features::Feature::ArchPower) {
             return;
         }
         let doms = self.domains.of(this_cpu);
@@ -297,6 +303,12 @@ mod tests {
         fbg(&mut arch, 8, 0);
         fbg(&mut arch, 0, 1);
         assert_eq!((core(&arch), arch.power.differing), (1178, 0));
+
+        // Without ARCH_POWER, SD_SHARE_CPUPOWER cleared on SIBLING after
+        // the build: update_cpu_power skips the SMT factor, 1024.
+        arch.set_domain_flags(cfs_topology::DomainLevel::Sibling, SdFlags::empty(), SdFlags::SHARE_CPUPOWER).unwrap();
+        fbg(&mut arch, 0, 0);
+        assert_eq!(arch.power_of(0), 1024);
     }
 
     /// Q6600 (MC = 0, groups {0} and {1}): one task on CPU 0 and one on
