@@ -12,7 +12,8 @@
 //! - **Slowed CPUs** ([`Slowdown`], `--slow`): CPUs that get through their
 //!   work at a fraction of their speed: a Core 2 under thermal clock
 //!   modulation, a vCPU whose host steals cycles. Everything a task does
-//!   there takes longer; the scheduler is not told.
+//!   there takes longer; the scheduler is not told (but for 2.6.32 with
+//!   ARCH_POWER on, below).
 //!
 //! Either can also start or stop mid-run (`--switch 1s:irq=...`,
 //! `irq=off`, `slow=...`), so a table shows the throughput before and

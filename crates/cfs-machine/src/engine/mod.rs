@@ -22,9 +22,10 @@
 //! would.
 //!
 //! A segment holds work at full speed; a CPU slowed by a fault
-//! ([`crate::faults::Slowdown`], `--slow`) takes `work / speed` of wall
-//! time for it, and a change of speed re-times the work still to do. The
-//! scheduler only ever sees wall time.
+//! ([`crate::faults::Slowdown`], `--slow`), or sharing its SMT core with a
+//! busy sibling ([`CostModel::smt_throughput`]), takes `work / speed` of
+//! wall time for it, and a change of speed re-times the work still to do.
+//! The scheduler only ever sees wall time.
 //!
 //! # Preemption (PREEMPT_NONE / VOLUNTARY server kernels)
 //!
