@@ -220,8 +220,15 @@ proptest! {
     /// more than the writes a buffer admits: one goes ahead while less
     /// than `sndbuf` is charged, at 360 bytes of truesize per 100-byte
     /// message, so ceil(sndbuf / 360); with `--pipe`, 640 (16 pages of 40).
-    /// The parent's "done" messages add at most one per receiver to the
-    /// unread count.
+    /// Besides the data, each child holds at most one message of the start
+    /// barrier's: the parent's kick-off (one `SendAll` to all 40 children of
+    /// a group, which a child may not have read yet while others already
+    /// send), or, for a receiver that has read everything, its "done" to
+    /// the parent in its place: one per receiver and one per sender. (The
+    /// ready bytes are all read before the kick-off.) A deeper run
+    /// (`PROPTEST_CASES=300 CFS_PROPTEST_SEED=11`) found a run with 159
+    /// unread against the older bound of one per receiver, 140: 120 data
+    /// messages, 20 receivers' kick-offs and 19 senders' still unread.
     #[test]
     fn send_buffers_bound_the_backlog_and_strand_no_writer(
         p in profile(),
@@ -241,8 +248,10 @@ proptest! {
         prop_assert_eq!(out.units, receivers * 20 * loops as u64, "replay: {}", case.command());
         // A pipe holds 16 pages of 40 100-byte messages, whatever sndbuf is.
         let per_socket = if pipe { 640 } else { sndbuf.div_ceil(360) };
-        prop_assert!(out.peak_unread as u64 <= receivers * (per_socket + 1),
-            "{} unread > {} receivers x ({per_socket} + 1)\nreplay: {}", out.peak_unread, receivers, case.command());
+        let senders = receivers;
+        prop_assert!(out.peak_unread as u64 <= receivers * (per_socket + 1) + senders,
+            "{} unread > {} receivers x ({per_socket} + 1) + {senders} senders\nreplay: {}",
+            out.peak_unread, receivers, case.command());
     }
 
     /// Determinism: the same case gives the same run, event for event; a
