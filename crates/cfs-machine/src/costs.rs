@@ -382,8 +382,9 @@ const MAX_LINE_NS: f64 = 1e6;
 /// The largest line count.
 pub(crate) const MAX_LINES: f64 = 1e4;
 
-/// The scalars, in [`CostModel::render`]'s order. Only `clock_factor` has
-/// a floor above 0 (`MIN_CLOCK_FACTOR`: CPU work cannot be free).
+/// The scalars, in [`CostModel::render`]'s order. Two have a floor above
+/// 0: `clock_factor` (`MIN_CLOCK_FACTOR`: CPU work cannot be free) and
+/// `smt_throughput` (1: two busy threads do at least one thread's work).
 const SCALARS: [ScalarParam; 12] = [
     ScalarParam {
         name: "clock_factor",
