@@ -186,6 +186,34 @@ fn small_imbalance_moves_one_task_when_that_uses_more_cpu_power() {
 }
 
 #[test]
+fn small_imbalance_counts_only_what_a_slow_busiest_group_can_give() {
+    // The gain test's second tmp (2.6.32 sched.c:3915-3920) is
+    // min(max_load * busiest_pwr, busiest_load_per_task * 1024) / this_pwr:
+    // the local group gains what the busiest group's one task adds to its
+    // load there, or less when the busiest group's whole load is smaller.
+    // find_busiest_group has already left when max_load <= busiest_lpt, so
+    // that needs a busiest power below 1024 per CPU: 2.6.32 with ARCH_POWER
+    // (cpu_power.rs), which 2.6.25/26's built powers never give.
+    // The Q6600's CPU level under 2.6.32 + ARCH_POWER: the busiest die {1,3}
+    // at 12.5% clock (TM1's lowest step: power 128 + 128 = 256) with two
+    // nice-0 tasks whose cpu_load[idx] still reads 257 in all (they have
+    // just arrived; source_load takes the smaller); the local die {0,2}
+    // (2048) runs one nice-0 task. max_load = 257 * 1024 / 256 = 1028,
+    // this_load = 1024 * 1024 / 2048 = 512, blpt = 2048 / 2 = 1024; the
+    // domain's avg (257 + 1024) * 1024 / 2304 = 569, max_pull = min(1028 -
+    // 569, 1028 - 1024) = 4, imbalance = min(4 * 256, 57 * 2048) / 1024 = 1
+    // < 1024: the small step. this_lpt = 1024, imbn 2: 1028 - 512 + 1024 =
+    // 1540 < 2048. pwr_now = (256 * 1024 + 2048 * 512) / 1024 = 1280;
+    // the first tmp 1024 * 1024 / 256 = 4096 >= 1028, nothing there; the
+    // second: 1028 * 256 = 263,168 < 1,048,576, so 263,168 / 2048 = 128,
+    // pwr_move = 2048 * min(1024, 512 + 128) / 1024 = 1280, not more than
+    // pwr_now: keep the imbalance of 1. (Taking blpt * 1024 / 2048 = 512
+    // instead would give 2048 and move a task off the slow die.)
+    let s = small(1028, 512, 1024, 1024, 1, 256, 2048);
+    assert_eq!(s.fix_small_imbalance(1, 1024, || unreachable!(), |p, l| l / p), 1);
+}
+
+#[test]
 fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
     // this_nr_running = 0: 2.6.26 takes this_load_per_task = SCHED_LOAD_SCALE; 2.6.32
     // cpu_avg_load_per_task(this_cpu). Busiest one CPU with a nice -5 task and a bit

@@ -150,14 +150,16 @@ impl<O: Observer> Scheduler<O> {
     /// `this_cpu`'s domain `sd_i`: the lowest level refreshes the CPU's own
     /// power, a higher one sums its child's groups.
     pub(crate) fn update_group_power(&mut self, this_cpu: CpuId, sd_i: usize) {
-        // Without ARCH_POWER a higher level's refresh sums its children's
-        // built values into its own built value (module doc): while every
-        // group holds its built value, there is nothing to do there. This
-        // keeps the sums off the balancer's path in every run that never
-        // turns ARCH_POWER on. The lowest level is always refreshed: it is
-        // cheap, and a domain flag written since the build
-        // (SD_SHARE_CPUPOWER) changes what it computes.
-        if sd_i > 0 && self.power.differing == 0 && !self.cfg.features.has(crate::features::Feature::ArchPower) {
+        // A higher level's refresh sums its child's groups; while every
+        // group holds its built value, that sum is the built value again
+        // (init_sched_groups_power sums the same groups: pinned for every
+        // host shape by `a_built_power_is_its_childs_sum`), so there is
+        // nothing to do there. This keeps the sums off the balancer's path
+        // in every run whose CPUs all keep their built power, ARCH_POWER or
+        // not. The lowest level is always refreshed: it is where a power
+        // starts to differ (the APERF/MPERF ratio; a SD_SHARE_CPUPOWER
+        // written since the build changes what it computes).
+        if sd_i > 0 && self.power.differing == 0 {
             return;
         }
         let doms = self.domains.of(this_cpu);
@@ -347,6 +349,43 @@ mod tests {
         fbg(&mut s, 1, 0);
         assert_eq!((s.power_of(1), s.arch_freq_power(1), s.arch_freq_power(0)), (1024, None, Some(1024)));
         assert_eq!(s.set_arch_freq_power(4, Some(1)), Err(SchedError::BadCpu(4)));
+    }
+
+    /// The premise of `update_group_power`'s shortcut: on every host, for
+    /// every CPU and every domain above its lowest, the local group's built
+    /// power is the sum of the child domain's groups' built powers, which is
+    /// what a refresh computes while nothing differs; and no domain spans a
+    /// single CPU. Presets and specs with
+    /// SMT (589 a thread), several dies, sockets and NUMA nodes.
+    #[test]
+    fn a_built_power_is_its_childs_sum() {
+        let mut hosts: alloc::vec::Vec<Host> =
+            cfs_topology::PRESET_NAMES.iter().map(|n| Host::preset(n).unwrap()).collect();
+        for spec in ["2s4c2t", "1s2d2c", "2n2s4c2t", "4n1s6c", "2n2s2d2c2t,order=linear", "1s8c4t"] {
+            hosts.push(Host::from_spec(spec).unwrap());
+        }
+        let mut levels_checked = 0;
+        for host in &hosts {
+            for v in [KernelVersion::V2_6_32Rc1, KernelVersion::V2_6_32] {
+                let d = host.build_domains(v);
+                for cpu in 0..d.nr_cpus() {
+                    let doms = d.of(cpu);
+                    // No attached domain spans one CPU (sd_degenerate), so
+                    // update_cpu_power's `weight > 1` holds wherever
+                    // SD_SHARE_CPUPOWER is set.
+                    assert!(doms.iter().all(|sd| sd.span.weight() > 1), "{} {v:?} cpu {cpu}", host.name());
+                    for i in 1..doms.len() {
+                        let local = doms[i].group_of(cpu).map(|g| doms[i].groups[g].cpu_power);
+                        let sum: u32 = doms[i - 1].groups.iter().map(|g| g.cpu_power).sum();
+                        assert_eq!(local, Some(sum), "{} {v:?} cpu {cpu} level {:?}", host.name(), doms[i].level);
+                        levels_checked += 1;
+                    }
+                }
+            }
+        }
+        // The check is not vacuous: 2s4c2t alone has 16 CPUs x 2 levels above
+        // SIBLING under each 2.6.32 profile.
+        assert!(levels_checked >= 64, "{levels_checked}");
     }
 
     /// The arithmetic of update_cpu_power, by hand:

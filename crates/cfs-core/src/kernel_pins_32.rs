@@ -1135,6 +1135,23 @@ fn fork_balancing_divides_group_load_by_power() {
     };
     assert_eq!(fork(2), 0);
     assert_eq!(fork(0), 1);
+    // The power that divides is the group's refreshed one (ARCH_POWER, bit
+    // 17). CPU 0 runs the parent with one more task queued (2048), CPU 1 one
+    // task (1024). At CPU 1's built power 100 * 2048 >= 112 * 1024: CPU 1.
+    // With its APERF/MPERF at a quarter of the clock and its power refreshed
+    // (1024 * 256 >> 10 = 256), CPU 1's avg is 1024 * 1024 / 256 = 4096 and
+    // 100 * 2048 < 112 * 4096: the child stays on CPU 0.
+    let fork_slowed = |ratio: u32| {
+        let mut s = x2_32(DEF | 1 << 17, |_| {});
+        let w = running(&mut s, 0, 0, 0);
+        load(&mut s, 0, 1);
+        load(&mut s, 1, 1);
+        s.set_arch_freq_power(1, Some(ratio)).unwrap();
+        s.update_group_power(1, 0);
+        (s.power_of(1), s.select_task_rq_fair_32(w, 0, false, false).0)
+    };
+    assert_eq!(fork_slowed(1024), (1024, 1));
+    assert_eq!(fork_slowed(256), (256, 0));
 }
 
 #[test]
