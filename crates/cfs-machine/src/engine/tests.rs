@@ -1915,6 +1915,23 @@ fn an_interrupt_load_on_a_missing_cpu_is_an_error() {
     assert!(matches!(e, SimError::FaultCpu { cpu: 4, .. }), "{e:?}");
 }
 
+/// The CPU-time check follows the faults through the run: two 60%
+/// interrupt loads on CPU 0 are refused while both would run (120%), and
+/// accepted when `irq=off` at 300 ms stops the first before the second
+/// starts at 600 ms. That run then takes 299 interrupts from the first (at
+/// 1-299 ms; the change goes before the arrival due at 300 ms) and 399
+/// from the second (601-999 ms): 698.
+#[test]
+fn interrupt_loads_that_never_overlap_may_add_past_a_whole_cpu() {
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let load = || irq("cpus=0,every=1ms,takes=600us");
+    let both = counted_hog_with(vec![load()], 3, vec![at(600, Setting::Irq(load()))], vec![]).unwrap_err();
+    assert!(matches!(both, SimError::Fault(_)), "{both:?}");
+    let apart = counted_hog_with(vec![load()], 3, vec![at(300, Setting::NoIrq), at(600, Setting::Irq(load()))], vec![])
+        .unwrap();
+    assert_eq!(apart.irqs, 698);
+}
+
 fn slow(s: &str) -> Slowdown {
     s.parse().unwrap()
 }
@@ -1985,6 +2002,9 @@ fn faults_start_and_stop_mid_run() {
         .map(|e| (e["name"].as_str().unwrap().to_string(), e["ts"].as_f64().unwrap(), e["tid"].as_u64().unwrap()))
         .collect();
     assert_eq!(speeds, [("speed 50%".to_string(), 250_000.0, 0), ("speed 100%".to_string(), 750_000.0, 0)]);
+    // Each is an instant event ("ph": "i") scoped to its track ("s": "t").
+    let marks = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "slow");
+    assert!(marks.clone().count() == 2 && marks.into_iter().all(|e| e["ph"] == "i" && e["s"] == "t"));
     let from = |changes| counted_hog_with(vec![], 3, changes, vec![]).unwrap();
     let load = || Setting::Irq(irq("cpus=0,every=1ms,takes=50us"));
     let started = from(vec![at(500, load())]);
@@ -1995,6 +2015,52 @@ fn faults_start_and_stop_mid_run() {
     // become 499 (1-499 ms) when stopped at 500 ms.
     let boot = counted_hog_with(vec![irq("cpus=0,every=1ms,takes=50us")], 3, vec![at(500, Setting::NoIrq)], vec![]);
     assert_eq!(boot.unwrap().irqs, 499);
+}
+
+/// Work in flight when a CPU changes speed is split at the change: what
+/// was done at the old speed stays done. One 100 ms unit on the Q6600's
+/// CPU 0, jitter off and the balancer's scans free (so the only other
+/// work is the 1.8 µs switch-in its first segment carries: 100.0018 ms of
+/// work from 0):
+/// - at full speed it ends at 100.0018 ms;
+/// - at 50% from the start, restored at 50 ms: 25 ms done by then,
+///   75.0018 ms left at full speed: it ends at 125.0018 ms;
+/// - at full speed, slowed to 50% at 50 ms: 50 ms done, 50.0018 ms left
+///   at half speed take 100.0036 ms: 150.0036 ms;
+/// - at 50% throughout: 200.0036 ms.
+#[test]
+fn work_in_flight_keeps_what_was_done_at_the_old_speed() {
+    let at = |ms: u64, speed: &str| Change { at_ns: ms * 1_000_000, setting: Setting::Slow(slow(speed)) };
+    let end_of_unit = |changes: Vec<Change>, slowed: Vec<Slowdown>| {
+        let ended = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let seen = ended.clone();
+        let mut n = 0u64;
+        let prog = FnProgram(move |cx: &mut StepCx<'_>| {
+            n += 1;
+            if n == 1 {
+                Action::Run(100_000_000)
+            } else {
+                seen.set(cx.now);
+                Action::Exit
+            }
+        });
+        let host = Host::preset("q6600").unwrap();
+        let mut costs = CostModel::preset("q6600").unwrap();
+        costs.jitter_cv = 0.0;
+        costs.scan_ns_per_cpu = 0.0;
+        let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
+        s.changes = changes;
+        s.slow = slowed;
+        let inst =
+            Instance { tasks: vec![pinned("unit", Box::new(prog), 0, 0)], finish: vec![], sync: SyncObjects::NONE };
+        run(&s, inst).unwrap();
+        ended.get()
+    };
+    let half = || vec![slow("cpus=0,speed=50%")];
+    assert_eq!(end_of_unit(vec![], vec![]), 100_001_800);
+    assert_eq!(end_of_unit(vec![at(50, "cpus=0,speed=100%")], half()), 125_001_800);
+    assert_eq!(end_of_unit(vec![at(50, "cpus=0,speed=50%")], vec![]), 150_003_600);
+    assert_eq!(end_of_unit(vec![], half()), 200_003_600);
 }
 
 /// What 2.6.32's ARCH_POWER reads of a slowed CPU: an Intel host's CPUs
