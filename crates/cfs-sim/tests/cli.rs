@@ -1504,7 +1504,7 @@ fn interrupt_load_starts_and_stops_mid_run() {
     assert!(near(&got, &[950.0, 1000.0], 3.0), "{got:?}");
     fails_with(
         &["hogs", "--duration", "1s", "--switch", "500ms:irq=cpus=5;every=1ms;takes=1us"],
-        "CPU 5 does not exist (the host has 4)",
+        "--switch at 500ms: irq=cpus=5;every=1ms;takes=1us: CPU 5 does not exist (the host has 4)",
     );
     // Slowed to 40% at 1 s, CPU 0's 50 µs handlers every 100 µs would
     // take 125 µs of every 100 from then on; two loads of 50% and 60% on
