@@ -246,4 +246,44 @@ mod tests {
         rq.remove(TaskId(1), &mut ses[1], true, |t| vr[t.0 as usize]);
         assert_eq!((rq.tree_len(), rq.leftmost), (2, Some(TaskId(2))));
     }
+
+    /// The keys share one base; an entity more than 2^62 ns from it makes
+    /// the tree rebase on the current min_vruntime, so that the stored
+    /// order stays the kernel's `entity_key` order (vruntime -
+    /// min_vruntime as s64) for every queued entity. Here T0 (100) and T1
+    /// (200) were queued at base 0; min_vruntime has since moved to 2^62
+    /// (no rule moves it so far while they wait; the API can), and T2
+    /// arrives at 2^62 + 2^61 + 50, 2^62 + 2^61 + 50 past the base: the
+    /// tree rebases to 2^62, rekeying T0 to 100 - 2^62 and T1 to 200 -
+    /// 2^62 (their insertion counters kept), and T2 goes in at 2^61 + 50.
+    /// The order is T0, T1, T2, as entity_key gives it, and removing T1
+    /// by its new key leaves T0 the leftmost.
+    #[test]
+    fn a_far_vruntime_rebases_every_key_on_min_vruntime() {
+        let mut rq = CfsRq::with_min_vruntime(0);
+        let far = (1u64 << 62) + (1 << 61) + 50;
+        let mut ses: alloc::vec::Vec<SchedEntity> =
+            [100u64, 200, far].iter().map(|&v| SchedEntity { vruntime: v, ..SchedEntity::default() }).collect();
+        let vr: alloc::vec::Vec<u64> = ses.iter().map(|s| s.vruntime).collect();
+        let mut rekeyed = alloc::vec::Vec::new();
+        for (i, se) in ses.iter_mut().enumerate().take(2) {
+            rq.insert(TaskId(i as u32), se, false, |t| vr[t.0 as usize], |t, k| rekeyed.push((t, k)));
+        }
+        assert!(rekeyed.is_empty());
+        assert_eq!((ses[0].tree_key, ses[1].tree_key), (Some((100, 1)), Some((200, 2))));
+        rq.min_vruntime = 1 << 62;
+        rq.insert(TaskId(2), &mut ses[2], false, |t| vr[t.0 as usize], |t, k| rekeyed.push((t, k)));
+        let base = 1i64 << 62;
+        assert_eq!(rekeyed, [(TaskId(0), (100 - base, 1)), (TaskId(1), (200 - base, 2))]);
+        assert_eq!(ses[2].tree_key, Some(((1 << 61) + 50, 3)));
+        assert_eq!(rq.timeline().collect::<alloc::vec::Vec<_>>(), [TaskId(0), TaskId(1), TaskId(2)]);
+        assert_eq!(rq.leftmost, Some(TaskId(0)));
+        for &(t, k) in &rekeyed {
+            ses[t.0 as usize].tree_key = Some(k);
+            assert!(rq.tree_has(&k, t));
+        }
+        rq.remove(TaskId(1), &mut ses[1], false, |t| vr[t.0 as usize]);
+        assert_eq!((rq.tree_len(), rq.leftmost), (2, Some(TaskId(0))));
+        assert_eq!(rq.entity_key(&ses[2]), (1 << 61) + 50);
+    }
 }

@@ -1,15 +1,16 @@
 //! The API's own contract, apart from the kernel logic: what
 //! `Scheduler::with_observer` accepts as domains, how a CPU number is
-//! checked, what `take_resched` and `Switch` report, and that a fork moved
-//! by fork balancing leaves the child where the outcome says. Found by
-//! mutation testing of sched.rs: the soak test reaches these paths with
-//! random calls but decides none of them.
+//! checked, what `take_resched` and `Switch` report, that a fork moved by
+//! fork balancing leaves the child where the outcome says, what a yield
+//! does, and each error's text. Found by mutation testing of sched.rs (the
+//! soak test reaches these paths with random calls but decides none of
+//! them) and by coverage (`sched_yield` and the error texts).
 
 use cfs_core::{
     Config, ConfigError, CpuMask, Deschedule, Event, KernelVersion, MigrateReason, Observer, SchedDomains, SchedError,
-    Scheduler, TaskParams,
+    Scheduler, SettingError, TaskParams,
 };
-use cfs_topology::{GroupRing, Host, MAX_CPUS};
+use cfs_topology::{DomainLevel, GroupRing, Host, MAX_CPUS};
 
 const V: KernelVersion = KernelVersion::V2_6_26Rc4;
 const T0: u64 = 1_000_000_000;
@@ -123,4 +124,53 @@ fn a_forked_child_lives_where_fork_balancing_put_it() {
     let out = s.fork(T0 + 2_000, p, Some(pinned)).unwrap();
     assert_eq!((out.cpu, s.task(out.child).unwrap().cpu), (0, 0));
     assert_eq!(s.observer().0.len(), 1);
+}
+
+#[test]
+fn sched_yield_is_a_no_op_for_normal_tasks_unless_compat_yield() {
+    // 2.6.26 yield_task_fair (e490517a sched_fair.c): without
+    // sysctl_sched_compat_yield a SCHED_NORMAL task's yield only updates its
+    // runtime, and schedule() picks the leftmost again. A runs on CPU 0 and
+    // B, spawned after it, waits with START_DEBIT's vslice ahead of A: A is
+    // picked again. With compat_yield, A is put past the rightmost (B's
+    // vruntime + 1) and B runs.
+    for (compat, next) in [(0, 0), (1, 1)] {
+        let mut s = build(q6600()).unwrap();
+        let ids = [s.spawn(T0, 0, TaskParams::normal()).unwrap(), s.spawn(T0, 0, TaskParams::normal()).unwrap()];
+        assert_eq!(s.schedule(T0, 0, Deschedule::Preempt).unwrap().next, Some(ids[0]));
+        s.set_tunable("sched_compat_yield", compat).unwrap();
+        let y = s.sched_yield(T0 + 1_000, 0).unwrap();
+        assert_eq!((y.prev, y.next), (Some(ids[0]), Some(ids[next])), "compat_yield={compat}");
+    }
+    // sched_yield() is a call of the current task: an idle CPU has none.
+    let mut s = build(q6600()).unwrap();
+    assert!(matches!(s.sched_yield(T0, 1), Err(SchedError::IdleCpu(1))));
+    assert!(matches!(s.sched_yield(T0, 4), Err(SchedError::BadCpu(4))));
+}
+
+#[test]
+fn every_error_says_what_went_wrong_in_one_line() {
+    // The texts a driver shows its user (cfs-sim prints them as they are).
+    let cases: [(Box<dyn std::fmt::Display>, &str); 10] = [
+        (Box::new(SchedError::BadCpu(7)), "CPU 7 does not exist"),
+        (Box::new(SchedError::IdleCpu(2)), "CPU 2 is running the idle task"),
+        (Box::new(SchedError::EmptyAffinity), "affinity mask contains no CPU of this host"),
+        (Box::new(SchedError::TooManyTasks), "task id space exhausted"),
+        (Box::new(SchedError::TickStopped(3)), "CPU 3 has stopped its tick (NO_HZ idle)"),
+        (
+            Box::new(ConfigError::FeatureTableMismatch),
+            "the sched_features value was built for another kernel's feature table",
+        ),
+        (Box::new(ConfigError::BadHz(0)), "HZ=0 is out of range 1..=10000"),
+        (Box::new(ConfigError::Domains("CPU 0: x".into())), "sched domains do not fit: CPU 0: x"),
+        (Box::new(SchedError::Setting(SettingError::UnknownTunable("x".into()))), "unknown tunable \"x\""),
+        (
+            Box::new(SchedError::Setting(SettingError::NoSuchLevel(DomainLevel::Sibling))),
+            "no Sibling sched domain on this host",
+        ),
+    ];
+    for (e, want) in cases {
+        assert_eq!(e.to_string(), want);
+        assert!(!want.contains('\n'));
+    }
 }
