@@ -84,6 +84,33 @@ fn v(s: &Scheduler<()>, id: TaskId) -> u64 {
 // place_entity and min_vruntime
 // ---------------------------------------------------------------------
 
+/// The timeline's rebase (cfs_rq.rs) seen through the scheduler: an entity
+/// arriving more than 2^62 ns past the tree's base rebases it on the
+/// current min_vruntime, and every queued task's stored key follows, so
+/// that the pick still finds and removes it. No rule puts two queued
+/// vruntimes 2^62 ns (146 years) apart, but a driver can, so the path
+/// must hold. A is queued at min_vruntime + 100, min_vruntime then moves
+/// to A's vruntime (as update_curr would move it), and B arrives 2^62 +
+/// 2^61 ns on: A's key becomes (0, its insertion number), the order is
+/// still A, B (entity_key 0 against 2^62 + 2^61 - 100), and the pick
+/// takes A out of the tree.
+#[test]
+fn a_rebased_timeline_still_gives_up_every_task() {
+    let mut s = sched(V26, None);
+    let m = s.rqs[0].cfs.min_vruntime;
+    let a = queued(&mut s, 0, Policy::Normal, m.wrapping_add(100));
+    let (_, seq) = s.t(a).se.tree_key.unwrap();
+    s.rqs[0].cfs.min_vruntime = v(&s, a);
+    let b = queued(&mut s, 0, Policy::Normal, m.wrapping_add((1 << 62) + (1 << 61)));
+    assert_eq!(s.t(a).se.tree_key, Some((0, seq)));
+    assert_eq!(s.rqs[0].cfs.timeline().collect::<Vec<_>>(), [a, b]);
+    s.check_invariants().unwrap();
+    s.do_schedule(T0, 0, Deschedule::Preempt);
+    assert_eq!(s.rqs[0].curr, Some(a));
+    assert_eq!(s.rqs[0].cfs.timeline().collect::<Vec<_>>(), [b]);
+    s.check_invariants().unwrap();
+}
+
 #[test]
 fn wakeup_placement_gives_one_latency_of_credit_never_backwards() {
     // 2.6.26, f = 1: sysctl_sched_latency = 20 ms.
