@@ -355,8 +355,8 @@ mod tests {
     /// every CPU and every domain above its lowest, the local group's built
     /// power is the sum of the child domain's groups' built powers, which is
     /// what a refresh computes while nothing differs; and no domain spans a
-    /// single CPU. Presets and specs with
-    /// SMT (589 a thread), several dies, sockets and NUMA nodes.
+    /// single CPU. Presets and specs with SMT (589 a thread), several dies,
+    /// sockets and NUMA nodes.
     #[test]
     fn a_built_power_is_its_childs_sum() {
         let mut hosts: alloc::vec::Vec<Host> =

@@ -268,7 +268,7 @@ impl Slowdown {
             return Err("no CPU in cpus=".into());
         }
         if !(1..=FULL_SPEED).contains(&self.permille) {
-            return Err("speed= must be above 0% and at most 100%".into());
+            return Err("speed= must be above 0% and at most 100% (in steps of 0.1%)".into());
         }
         Ok(())
     }
@@ -484,7 +484,7 @@ mod tests {
             ("speed=50%", "no cpus="),
             ("cpus=0", "no speed="),
             ("cpus=0,speed=0%", "above 0%"),
-            ("cpus=0,speed=0.04%", "above 0%"),
+            ("cpus=0,speed=0.04%", "above 0% and at most 100% (in steps of 0.1%)"),
             ("cpus=0,speed=101%", "at most 100%"),
             ("cpus=0,speed=2", "at most 100%"),
             ("cpus=0,speed=-50%", "above 0%"),
