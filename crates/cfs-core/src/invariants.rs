@@ -418,6 +418,44 @@ mod tests {
     }
 
     #[test]
+    fn each_runqueue_and_task_check_reports_its_own_corruption() {
+        use alloc::format;
+        // A queued task taken out of the tree (deactivate_task without
+        // the state change a sleep makes): on no slot at all.
+        let (mut s, a, _) = three();
+        s.deactivate_task(0, a, false);
+        assert_eq!(report(&mut s), format!("{a} is Queued but found on 0 runqueue slots"));
+        // A queued task in the tree whose on_rq was cleared.
+        let (mut s, a, _) = three();
+        s.tm(a).se.on_rq = false;
+        assert_eq!(report(&mut s), format!("{a} is Queued with on_rq = false"));
+        // min_vruntime one ns below what the last check saw.
+        let (mut s, _, _) = three();
+        let m = s.rqs[0].cfs.min_vruntime;
+        s.rqs[0].cfs.min_vruntime = m.wrapping_sub(1);
+        assert_eq!(report(&mut s), format!("CPU 0: min_vruntime went back from {m} to {}", m.wrapping_sub(1)));
+        // The leftmost cache pointing at the second entity.
+        let (mut s, a, b) = three();
+        s.rqs[0].cfs.leftmost = Some(b);
+        assert_eq!(report(&mut s), format!("CPU 0: cached leftmost Some({b:?}) != tree first Some({a:?})"));
+        // The cfs_rq's curr cleared while the rq's stays.
+        let (mut s, _, _) = three();
+        let c = s.rqs[0].curr;
+        s.rqs[0].cfs.curr = None;
+        assert_eq!(report(&mut s), format!("CPU 0: cfs.curr None != rq.curr {c:?}"));
+        // The next buddy set to the running task (never in the tree).
+        let (mut s, _, _) = three();
+        let c = s.rqs[0].curr.unwrap();
+        s.rqs[0].cfs.next = Some(c);
+        assert_eq!(report(&mut s), format!("CPU 0: next buddy {c} is not in the tree"));
+        // A queued task whose mask no longer holds its CPU, with no move
+        // pending (set_affinity would have moved it).
+        let (mut s, a, _, _) = three_cpus();
+        s.tm(a).allowed = cfs_topology::CpuMask::single(1);
+        assert_eq!(report(&mut s), format!("CPU 0: {a} queued outside its affinity mask"));
+    }
+
+    #[test]
     fn a_tree_key_that_points_nowhere_is_reported() {
         let (mut s, a, _) = three();
         let k = s.t(a).se.tree_key.unwrap();
