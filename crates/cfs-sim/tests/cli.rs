@@ -1519,3 +1519,47 @@ fn interrupt_load_starts_and_stops_mid_run() {
         "config \"x\": interrupts would take 110% of CPU 1",
     );
 }
+
+/// `--help` and `--version` succeed and print to stdout; the help lists
+/// every subcommand and each subcommand has its own.
+#[test]
+fn help_and_version_go_to_stdout_and_succeed() {
+    let out = run(&["--help"]);
+    assert!(out.status.success() && out.stderr.is_empty());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for cmd in [
+        "seed",
+        "pgbench",
+        "tbench",
+        "hogs",
+        "messaging",
+        "volanomark",
+        "starve",
+        "sysbench-oltp",
+        "run",
+        "topology",
+        "costs",
+        "hosts",
+        "calibrate",
+    ] {
+        assert!(help.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))), "{cmd} missing from {help}");
+    }
+    let out = run(&["pgbench", "--help"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("--transactions"));
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("cfs-sim {}", env!("CARGO_PKG_VERSION")));
+}
+
+/// Error paths coverage found no test for: a workload file that is a
+/// directory, an empty host name, an empty CPU list, and options of
+/// another workload.
+#[test]
+fn the_last_untested_error_paths() {
+    let dir = std::env::temp_dir();
+    fails_with(&["run", dir.to_str().unwrap()], "it is a directory");
+    fails(&["--host", ""], "unknown host \"\": empty (presets:");
+    fails(&["--pin-client", ""], "bad CPU list \"\" for --pin-client: no CPU");
+    fails(&["--loops", "3"], "--loops does not apply to pgbench (messaging, volanomark only)");
+    fails_with(&["hogs", "--pin-backends", "1"], "--pin-backends does not apply to hogs");
+}

@@ -226,6 +226,10 @@ fn toml_errors_name_the_problem() {
         ("spec = \"2c\"\n[[cpu]]\npackage = 0\ncore = 0", "either `spec` or [[cpu]] tables"),
         ("spec = \"2q\"", "unknown unit"),
         ("[[cpu]]\nid = 3\npackage = 0\ncore = 0", "id 3 is out of range"),
+        (
+            "[[cpu]]\nid = 1\npackage = 0\ncore = 0\n[[cpu]]\nid = 1\npackage = 0\ncore = 1",
+            "[[cpu]] id 1 appears twice",
+        ),
         ("[[cpu]]\nid = 0\npackage = 0\ncore = 0\n[[cpu]]\npackage = 0\ncore = 1", "every [[cpu]] has an `id` or none"),
         // Mixed ids are refused at the first entry, before its id is used.
         ("[[cpu]]\nid = 5\npackage = 0\ncore = 0\n[[cpu]]\npackage = 0\ncore = 1", "every [[cpu]] has an `id` or none"),
@@ -270,6 +274,16 @@ fn toml_errors_name_the_problem() {
         let msg = err_text(Host::from_toml(text));
         assert!(msg.contains(needle), "{text:?}:\n{msg}\nshould mention {needle:?}");
     }
+    // From a file: the text is read, or the error names the file.
+    let dir = std::env::temp_dir().join(format!("cfs-topology-{}-toml", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("host.toml");
+    std::fs::write(&file, "spec = \"1s2d2c\"\n").unwrap();
+    assert_eq!(Host::from_toml_file(&file).unwrap().nr_cpus(), 4);
+    let missing = dir.join("none.toml");
+    let msg = err_text(Host::from_toml_file(&missing));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(msg.contains(&format!("cannot read {}", missing.display())), "{msg}");
 }
 
 /// A TOML error is one line that starts with where the parser stopped:

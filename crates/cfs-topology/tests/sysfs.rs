@@ -145,11 +145,12 @@ const CPU: &str = "devices/system/cpu";
 #[test]
 fn broken_trees_name_the_file() {
     let s = Scratch::new("nehalem-ep", "broken");
-    let cases: [(&str, Option<&str>, &str); 11] = [
+    let cases: [(&str, Option<&str>, &str); 12] = [
         ("cpu2/topology/core_id", None, "cpu2/topology/core_id: cannot read"),
         ("cpu1/topology/physical_package_id", Some("one"), "physical_package_id: expected an integer, found \"one\""),
         ("cpu3/topology/thread_siblings_list", Some("3-1"), "thread_siblings_list: CPU range 3-1 runs backwards"),
         ("cpu3/topology/thread_siblings_list", Some("11"), "does not contain CPU 3 itself"),
+        ("cpu3/topology/core_siblings_list", Some("0-2"), "core_siblings_list: does not contain CPU 3 itself"),
         ("online", Some("0-15,99"), "cpu99/topology/thread_siblings_list: cannot read"),
         ("cpu0/cache/index2/size", Some("big"), "index2/size: expected a size like 32K"),
         ("cpu2/cache/index3/shared_cpu_list", Some("0-3"), "overlaps"),
@@ -197,6 +198,16 @@ fn empty_tree_is_an_error() {
     let msg = Host::from_sysfs(&dir).unwrap_err().to_string();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(msg.contains("devices/system/cpu: cannot list"), "{msg}");
+    // The directory there, but neither an `online` list nor a cpuN/topology
+    // directory in it.
+    let dir = std::env::temp_dir().join(format!("cfs-topology-{}-nocpus", std::process::id()));
+    std::fs::create_dir_all(dir.join("devices/system/cpu/cpufreq")).unwrap();
+    let msg = Host::from_sysfs(&dir).unwrap_err().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        msg.contains("devices/system/cpu: no CPUs found (no `online` list and no cpuN/topology directories)"),
+        "{msg}"
+    );
 }
 
 /// The L2 of a Q6600 tree as read back.
