@@ -319,3 +319,35 @@ fn a_finite_rt_app_file_runs_until_its_tasks_end() {
     assert!((4_850_000..5_150_000).contains(&r.end_ns), "{}", r.end_ns);
     assert!((r.value * r.end_ns as f64 / 1e9 - 5.0).abs() < 1e-6, "{} over {} ns", r.value, r.end_ns);
 }
+
+/// A task of a workload file changes its own nice level, policy or CPUs as
+/// it runs (`nice`, `policy`, `affinity`; rt-app's phases do the same),
+/// and the scheduler sees it at once. Two 1 ms hogs pinned to CPU 0 under
+/// 2.6.26 for 1 s; only the second counts its loops, and the first makes
+/// one change before its first run:
+/// - none: each gets half the CPU, 500 loops less switch and refill costs;
+/// - `nice = 5` (weight 335 against 1024): the counted hog gets 1024 /
+///   1359 of the CPU, x1.507 the even split;
+/// - `policy = "idle"` (SCHED_IDLE, weight 2): 1024 / 1026, 99.8% of the
+///   CPU, at least 990 loops;
+/// - `affinity = "1"`: the first hog leaves, and the counted one runs
+///   alone: 999 loops (the first switch-in delays the 1,000th past 1 s).
+#[test]
+fn a_file_task_changes_its_own_nice_policy_and_cpus_as_it_runs() {
+    let loops = |first_op: &str| {
+        let text = format!(
+            "duration = \"1s\"\nmetric = \"loops_s\"\n\
+             [[task]]\nname = \"other\"\ncpus = \"0\"\nops = [ {first_op}{{ run = \"1ms\" }} ]\n\
+             [[task]]\nname = \"counted\"\ncpus = \"0\"\nops = [ {{ run = \"1ms\" }}, {{ progress = 1 }} ]\n"
+        );
+        let file = cfs_sim::parse_workload(&text).unwrap();
+        value(Workload::File(Arc::new(file)), &["--profile", "2.6.26"])
+    };
+    let even = loops("");
+    assert!((480.0..=500.0).contains(&even), "{even}");
+    let niced = loops("{ nice = 5 }, ");
+    let want = even * (1024.0 / 1359.0) / 0.5;
+    assert!((niced - want).abs() <= 0.02 * want, "{niced} against {want:.1}");
+    assert!(loops("{ policy = \"idle\" }, ") >= 990.0);
+    assert_eq!(loops("{ affinity = \"1\" }, "), 999.0);
+}
