@@ -351,3 +351,22 @@ fn a_file_task_changes_its_own_nice_policy_and_cpus_as_it_runs() {
     assert!(loops("{ policy = \"idle\" }, ") >= 990.0);
     assert_eq!(loops("{ affinity = \"1\" }, "), 999.0);
 }
+
+/// A file task's `yield` is sched_yield(): under 2.6.26 without
+/// sched_compat_yield it only updates the yielder's runtime (e490517a
+/// sched_fair.c, yield_task_fair), so a task running 100 µs between
+/// yields still shares CPU 0 evenly with a 1 ms hog (about 500 loops, as
+/// two hogs get); with sched_compat_yield the yielder goes past the
+/// rightmost task each time, the hog runs out its slice before the
+/// yielder runs again, and it does at least 99% of its lone 1,000.
+#[test]
+fn a_file_task_yields_as_sched_yield_does() {
+    let text = "duration = \"1s\"\nmetric = \"loops_s\"\n\
+                [[task]]\nname = \"yielder\"\ncpus = \"0\"\nops = [ { run = \"100us\" }, \"yield\" ]\n\
+                [[task]]\nname = \"counted\"\ncpus = \"0\"\nops = [ { run = \"1ms\" }, { progress = 1 } ]\n";
+    let file = Arc::new(cfs_sim::parse_workload(text).unwrap());
+    let plain = value(Workload::File(file.clone()), &["--profile", "2.6.26"]);
+    assert!((480.0..=500.0).contains(&plain), "{plain}");
+    let compat = value(Workload::File(file), &["--profile", "2.6.26", "--set", "sched_compat_yield=1"]);
+    assert!(compat >= 990.0, "{compat}");
+}
