@@ -194,13 +194,14 @@ fn small_imbalance_counts_only_what_a_slow_busiest_group_can_give() {
     // find_busiest_group has already left when max_load <= busiest_lpt, so
     // that needs a busiest power below 1024 per CPU: 2.6.32 with ARCH_POWER
     // (cpu_power.rs), which 2.6.25/26's built powers never give.
-    // The Q6600's CPU level under 2.6.32 + ARCH_POWER: the busiest die {1,3}
+    // The Q6600's CPU level under 2.6.32 + ARCH_POWER: the busiest die {2,3}
     // at 12.5% clock (TM1's lowest step: power 128 + 128 = 256) with two
     // nice-0 tasks whose cpu_load[idx] still reads 257 in all (they have
-    // just arrived; source_load takes the smaller); the local die {0,2}
+    // just arrived; source_load takes the smaller); the local die {0,1}
     // (2048) runs one nice-0 task. max_load = 257 * 1024 / 256 = 1028,
     // this_load = 1024 * 1024 / 2048 = 512, blpt = 2048 / 2 = 1024; the
-    // domain's avg (257 + 1024) * 1024 / 2304 = 569, max_pull = min(1028 -
+    // domain's avg (257 + 1024) * 1024 / 2304 = 569 (this_load is below it,
+    // and 100 * 1028 > 125 * 512: not balanced), max_pull = min(1028 -
     // 569, 1028 - 1024) = 4, imbalance = min(4 * 256, 57 * 2048) / 1024 = 1
     // < 1024: the small step. this_lpt = 1024, imbn 2: 1028 - 512 + 1024 =
     // 1540 < 2048. pwr_now = (256 * 1024 + 2048 * 512) / 1024 = 1280;
