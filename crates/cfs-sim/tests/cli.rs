@@ -1551,11 +1551,11 @@ fn help_and_version_go_to_stdout_and_succeed() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("cfs-sim {}", env!("CARGO_PKG_VERSION")));
 }
 
-/// Error paths coverage found no test for: a workload file that is a
-/// directory, an empty host name, an empty CPU list, and options of
-/// another workload.
+/// Error paths coverage (2026-12-04) found no test for: a workload file
+/// that is a directory, an empty host name, an empty CPU list, and options
+/// of another workload.
 #[test]
-fn the_last_untested_error_paths() {
+fn error_paths_coverage_found_untested_name_what_is_wrong() {
     let dir = std::env::temp_dir();
     fails_with(&["run", dir.to_str().unwrap()], "it is a directory");
     fails(&["--host", ""], "unknown host \"\": empty (presets:");
