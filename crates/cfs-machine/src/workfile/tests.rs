@@ -219,6 +219,13 @@ mod value_tests {
         );
         assert_eq!(code[5], Instr::Progress(1));
         assert!(matches!(code[6], Instr::LoopEnd { begin: 1 }), "{code:?}");
+        // A string with a unit is held to rt-app's C-int bound on µs, as a
+        // number is: 2^31 - 1 µs is the longest (about 36 minutes).
+        let run = |s: &str| parse_workload(&format!(r#"{{"tasks": {{"a": {{"run": "{s}"}}}}}}"#));
+        assert_eq!(run("3ms").unwrap().tasks[0].code[1], Instr::Run(Dist::Fixed(3_000_000)));
+        assert_eq!(run("2147483647us").unwrap().tasks[0].code[1], Instr::Run(Dist::Fixed(2_147_483_647_000)));
+        let e = run("2147483648us").unwrap_err().to_string();
+        assert!(e.contains("is too long; rt-app durations are µs from 0 to 2147483647"), "{e}");
     }
 
     #[test]
