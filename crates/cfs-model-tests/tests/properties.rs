@@ -322,10 +322,15 @@ fn one_to_n_streak(config: &str, clients: u32, seed: u64) -> Result<(u64, Case),
     case.seed = seed;
     let ins = Instruments { one_to_n_waker: Some("pgbench".into()), ..Instruments::default() };
     let out = case.run(ins).map_err(TestCaseError::fail)?;
-    // The measure saw every transaction: pgbench's query wakes a backend,
-    // which then runs, at least once per transaction.
+    // The measure saw (nearly) every transaction: pgbench's query wakes a
+    // sleeping backend, which then runs. Not every time: a query that
+    // comes while its backend is still runnable (preempted after its
+    // reply, before its next recv) wakes no one, and the run that follows
+    // is no wakee's. A deep run (1,000 cases, seed 63) found 9,929 of
+    // 10,000 at 863 and 5 clients (`--seed 681`), every transaction done.
+    // Nine in ten is far above what a broken measure would count.
     prop_assert!(
-        out.probe.one_to_n_wakees >= 10_000,
+        out.probe.one_to_n_wakees >= 9_000,
         "only {} wakee runs seen\nreplay: {}",
         out.probe.one_to_n_wakees,
         case.command()
