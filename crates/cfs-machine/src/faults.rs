@@ -326,13 +326,14 @@ impl FromStr for Slowdown {
 impl fmt::Display for Slowdown {
     /// The text [`Slowdown::from_str`] reads back: `cpus=1,speed=50%`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (whole, tenth) = (self.permille / 10, self.permille % 10);
-        if tenth == 0 {
-            write!(f, "cpus={},speed={whole}%", self.cpus)
-        } else {
-            write!(f, "cpus={},speed={whole}.{tenth}%", self.cpus)
-        }
+        write!(f, "cpus={},speed={}", self.cpus, fmt_speed(self.permille))
     }
+}
+
+/// A speed in thousandths as the text `--slow` takes: `50%`, `87.5%`.
+pub fn fmt_speed(permille: u32) -> String {
+    let (whole, tenth) = (permille / 10, permille % 10);
+    if tenth == 0 { format!("{whole}%") } else { format!("{whole}.{tenth}%") }
 }
 
 /// A fault as it starts acting on a run, for [`check_cpu_time`]: at boot
@@ -384,10 +385,10 @@ pub fn check_cpu_time<'a>(
             if share >= 1.0 {
                 let named: Vec<String> = on_c.iter().map(|l| l.to_string()).collect();
                 return Err(FaultError(format!(
-                    "interrupts would take {:.0}% of CPU {c} ({} at {}% speed){}: nothing else would ever run there",
+                    "interrupts would take {:.0}% of CPU {c} ({} at {} speed){}: nothing else would ever run there",
                     share * 100.0,
                     named.join(" + "),
-                    f64::from(permille) / 10.0,
+                    fmt_speed(permille),
                     if at > 0 { format!(" from {}", fmt_ns(at)) } else { String::new() },
                 )));
             }

@@ -413,7 +413,7 @@ impl Trace {
             put(&mut w, Event { tid: Some(cpu), ts: Some(us(s)), ..irq })?;
         }
         for &(t, cpu, permille) in &buf.speeds {
-            let what = format!("speed {}%", f64::from(permille) / 10.0);
+            let what = format!("speed {}", crate::faults::fmt_speed(permille));
             let e = Event { cat: Some("slow"), name: &what, ph: "i", s: Some("t"), ..Event::default() };
             put(&mut w, Event { tid: Some(cpu), ts: Some(us(t)), ..e })?;
         }
