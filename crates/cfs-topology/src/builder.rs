@@ -4,8 +4,12 @@
 //! Configuration modelled: `CONFIG_SCHED_SMT=y`, `CONFIG_SCHED_MC=y`,
 //! `CONFIG_NUMA=y` exactly when the host has more than one NUMA node (see
 //! [`NumaConfig`] to force it), `sched_mc_power_savings` =
-//! `sched_smt_power_savings` = 0, no `isolcpus`, one root domain over all
-//! CPUs, `relax_domain_level` untouched unless [`BuildOptions`] says so.
+//! `sched_smt_power_savings` = 0, no cpusets (one root domain), and, unless
+//! [`BuildOptions`] says otherwise, every CPU online, no `isolcpus=` and
+//! `relax_domain_level` untouched. With CPUs down or isolated the domains
+//! are built over the rest (`arch_init_sched_domains`: online less
+//! isolated), every span and group clipped to that map, and the CPUs outside
+//! it keep no domain at all, as `cpu_attach_domain(NULL, ...)` leaves them.
 //!
 //! Sources, read at each release (kernel/sched.c line numbers):
 //!
@@ -120,6 +124,25 @@ pub struct BuildOptions {
     /// are SIBLING 1, MC 2, CPU 3, NODE 4, ALLNODES 5; 2.6.26 final and 2.6.32
     /// ignore values of 6 and up, 2.6.26-rc4 accepts them.
     pub relax_domain_level: Option<u8>,
+    /// `cpu_online_map`: the CPUs up, `None` for all of the host's (as at
+    /// boot). The domains are rebuilt over it after a CPU goes down or comes
+    /// up (`update_sched_domains` → `arch_init_sched_domains(&cpu_online_map)`),
+    /// and a CPU outside it has none. CPUs the host lacks are ignored.
+    pub online: Option<CpuMask>,
+    /// The `isolcpus=` boot parameter (`cpu_isolated_map`): CPUs left out of
+    /// every domain (`arch_init_sched_domains` builds over the online CPUs
+    /// minus these), so no balancing ever moves a task to or from them and
+    /// only affinity puts one there.
+    pub isolcpus: CpuMask,
+}
+
+impl BuildOptions {
+    /// The CPUs the domains are built over (`doms_cur[0]`): the online ones
+    /// less the isolated ones, of the `n` CPUs a host has.
+    pub fn domain_cpus(&self, n: usize) -> CpuMask {
+        let all = CpuMask::first_n(n);
+        self.online.map_or(all, |o| o.and(&all)).and_not(&self.isolcpus)
+    }
 }
 
 impl Host {
@@ -132,7 +155,10 @@ impl Host {
     pub fn build_domains_with(&self, version: KernelVersion, opts: &BuildOptions) -> SchedDomains {
         let view = KernelView::new(self, version, opts);
         let mut rings = Rings::new();
-        let mut chains: Vec<Vec<SchedDomain>> = (0..view.n).map(|cpu| view.raw_chain(cpu, &mut rings)).collect();
+        // A CPU outside the map stays attached to the NULL domain.
+        let mut chains: Vec<Vec<SchedDomain>> = (0..view.n)
+            .map(|cpu| if view.cpu_map.contains(cpu) { view.raw_chain(cpu, &mut rings) } else { Vec::new() })
+            .collect();
         set_group_powers(&view, &mut chains);
         let per_cpu = chains
             .into_iter()
@@ -161,12 +187,20 @@ fn ring(rings: &mut Rings, key: (u8, CpuMask, usize), groups: impl FnOnce() -> V
     built.clone()
 }
 
-/// The host as the kernel sees it at boot.
+/// The host as `__build_sched_domains(cpu_map)` sees it: every map below
+/// is already `∩ cpu_map`, as the kernel clips each span and group to it.
 struct KernelView<'h> {
     host: &'h Host,
     v: KernelVersion,
     opts: BuildOptions,
     n: usize,
+    /// The CPUs the domains are built over.
+    cpu_map: CpuMask,
+    /// `num_online_cpus()` (ALLNODES' `max_interval`).
+    nr_online: usize,
+    /// Node CPUs that are online, isolated or not: what
+    /// `find_next_best_node`'s `nr_cpus_node` counts.
+    node_online: Vec<CpuMask>,
     numa: bool,
     nr_node_ids: usize,
     /// Node of each CPU (all 0 without NUMA).
@@ -195,12 +229,34 @@ impl<'h> KernelView<'h> {
         } else {
             (vec![0; n], vec![host.all_cpus()])
         };
-        let sibling: Vec<CpuMask> = (0..n).map(|c| host.thread_siblings(c)).collect();
+        // The kernel's node maps lose a CPU that goes down (numa_remove_cpu)
+        // and its spans are then clipped to cpu_map, so clipping the node
+        // maps to cpu_map here builds the same spans and groups.
+        let cpu_map = opts.domain_cpus(n);
+        let online = opts.online.map_or(host.all_cpus(), |o| o.and(&host.all_cpus()));
+        let node_online = node_mask.iter().map(|m| m.and(&online)).collect();
+        let node_mask: Vec<CpuMask> = node_mask.iter().map(|m| m.and(&cpu_map)).collect();
+        let sibling: Vec<CpuMask> = (0..n).map(|c| host.thread_siblings(c).and(&cpu_map)).collect();
         let llc = llc_shared_maps(host, v);
         let coregroup = (0..n).map(|c| llc[c].and(&node_mask[node_of[c]])).collect();
         let by_node = (0..n).map(|c| node_mask[node_of[c]]).collect();
         let nr_node_ids = if numa { host.nr_nodes() } else { 1 };
-        KernelView { host, v, opts: *opts, n, numa, nr_node_ids, node_of, node_mask, by_node, sibling, coregroup }
+        KernelView {
+            host,
+            v,
+            opts: *opts,
+            n,
+            cpu_map,
+            nr_online: online.weight(),
+            node_online,
+            numa,
+            nr_node_ids,
+            node_of,
+            node_mask,
+            by_node,
+            sibling,
+            coregroup,
+        }
     }
 
     /// The domains of `cpu` before group powers and removal, bottom-up.
@@ -217,8 +273,8 @@ impl<'h> KernelView<'h> {
             let span = self.node_span(node);
             let groups = ring(rings, (kernel_level(L::Node), span, node), || self.node_groups(node, span));
             chain.push(self.domain(L::Node, span, groups));
-            if self.n > SD_NODES_PER_DOMAIN * nm.weight() {
-                let all = self.host.all_cpus();
+            if self.cpu_map.weight() > SD_NODES_PER_DOMAIN * nm.weight() {
+                let all = self.cpu_map;
                 let groups = ring(rings, (kernel_level(L::AllNodes), all, 0), || partition(all, &self.by_node));
                 chain.push(self.domain(L::AllNodes, all, groups));
             }
@@ -228,7 +284,7 @@ impl<'h> KernelView<'h> {
 
     /// A domain from its initialiser, after `set_domain_attribute`.
     fn domain(&self, level: DomainLevel, span: CpuMask, groups: GroupRing) -> SchedDomain {
-        let (flags, params) = initialiser(level, self.v, self.n);
+        let (flags, params) = initialiser(level, self.v, self.nr_online);
         SchedDomain {
             level,
             span,
@@ -258,7 +314,7 @@ impl<'h> KernelView<'h> {
         let nn = self.node_mask.len();
         let mut best: Option<(u32, usize)> = None;
         for n in (0..nn).map(|i| (node + i) % nn) {
-            if self.node_mask[n].is_empty() || used[n] {
+            if self.node_online[n].is_empty() || used[n] {
                 continue;
             }
             let d = self.host.node_distance(node, n);
@@ -448,7 +504,7 @@ fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
     // power[level][first cpu of group], as the group's first CPU computes it.
     let mut power = vec![vec![0u32; view.n]; 3];
     for level in [SIB, MC, PHYS] {
-        for f in 0..view.n {
+        for f in view.cpu_map.iter() {
             let local = &chains[f][level].groups[chains[f][level].group_of(f).unwrap_or(0)];
             if local.cpus.first() == Some(f) {
                 power[level][f] = group_power(view.v, &chains[f], level, &power);
@@ -456,7 +512,7 @@ fn set_group_powers(view: &KernelView<'_>, chains: &mut [Vec<SchedDomain>]) {
         }
     }
     let phys_power = |cpu: CpuId| {
-        let phys = &chains[cpu][PHYS];
+        let Some(phys) = chains[cpu].get(PHYS) else { return 0 };
         let g = &phys.groups[phys.group_of(cpu).unwrap_or(0)];
         if g.cpus.first() == Some(cpu) { power[PHYS][cpu] } else { 0 }
     };

@@ -372,3 +372,74 @@ fn overriding_a_flag_already_set_keeps_it() {
     assert_eq!(d.override_flags(L::Mc, F::BALANCE_FORK, F::BALANCE_FORK), 4);
     assert!((0..4).all(|c| d.of(c)[0].flags.contains(F::BALANCE_FORK)));
 }
+
+/// A Q6600 with CPU 3 down (2.6.26, `update_sched_domains` rebuilding over
+/// `cpu_online_map` = {0,1,2}). `__build_sched_domains` clips every span to
+/// the map: CPUs 0 and 1 keep MC {0,1} and get CPU {0,1,2} with the die
+/// groups {0,1} and {2}; CPU 2's MC spans itself alone, so
+/// `cpu_attach_domain` removes it (`sd_degenerate`: one CPU) and CPU 2 has
+/// only the CPU level, its own group first. CPU 3 is attached to the NULL
+/// domain. 2.6.26's perf-policy powers are 1024 a group (the MC child
+/// shares the package); 2.6.32 sums the child's groups: 2 x 1024 for
+/// {0,1} and 1024 for {2}.
+#[test]
+fn a_cpu_down_leaves_the_domains_of_the_others_clipped() {
+    let q = Host::preset("q6600").unwrap();
+    let opts = BuildOptions { online: Some(CpuMask::first_n(3)), ..BuildOptions::default() };
+    let d = q.build_domains_with(V::V2_6_26, &opts);
+    assert_eq!(layout(&d), ["MC 0-1: 0 1 | CPU 0-2: 0-1 2", "MC 0-1: 1 0 | CPU 0-2: 0-1 2", "CPU 0-2: 2 0-1", ""]);
+    assert!(d.of(3).is_empty());
+    let power = |d: &cfs_topology::SchedDomains, cpu: usize| -> Vec<u32> {
+        d.of(cpu).last().map(|sd| sd.groups.iter().map(|g| g.cpu_power).collect()).unwrap_or_default()
+    };
+    assert_eq!(power(&d, 0), [1024, 1024]);
+    let d = q.build_domains_with(V::V2_6_32, &opts);
+    assert_eq!(power(&d, 0), [2048, 1024]);
+    assert_eq!(power(&d, 2), [1024, 2048]);
+    // All CPUs up is the boot build.
+    let all = BuildOptions { online: Some(CpuMask::first_n(4)), ..BuildOptions::default() };
+    assert_eq!(layout(&q.build_domains_with(V::V2_6_26, &all)), layout(&q.build_domains(V::V2_6_26)));
+}
+
+/// `isolcpus=0` on a Q6600 (2.6.26): `arch_init_sched_domains` builds over
+/// the online CPUs less the isolated ones, {1,2,3}. CPU 0 has no domain, so
+/// nothing balances to or from it; CPU 1's MC would span itself alone and
+/// goes, leaving CPU {1,2,3} with groups {1} and {2,3}; CPUs 2 and 3 keep
+/// their MC.
+#[test]
+fn isolcpus_leaves_a_cpu_out_of_every_domain() {
+    let q = Host::preset("q6600").unwrap();
+    let opts = BuildOptions { isolcpus: CpuMask::single(0), ..BuildOptions::default() };
+    assert_eq!(opts.domain_cpus(4), CpuMask::from_cpus([1, 2, 3]));
+    let d = q.build_domains_with(V::V2_6_26, &opts);
+    assert_eq!(layout(&d), ["", "CPU 1-3: 1 2-3", "MC 2-3: 2 3 | CPU 1-3: 2-3 1", "MC 2-3: 3 2 | CPU 1-3: 2-3 1"]);
+}
+
+/// Nehalem-EP (two nodes, NUMA on) with socket 1 down (CPUs 4-7 and
+/// 12-15): `find_next_best_node` skips node 1, which has no CPU online
+/// (`nr_cpus_node` = 0), so no domain of CPU 0 reaches past socket 0, and
+/// the socket's CPUs build the same chain below NODE as with both up.
+#[test]
+fn a_node_with_every_cpu_down_leaves_no_span_across_nodes() {
+    let h = Host::preset("nehalem-ep").unwrap();
+    let socket0 = CpuMask::from_cpus([0, 1, 2, 3, 8, 9, 10, 11]);
+    let opts = BuildOptions { online: Some(socket0), ..BuildOptions::default() };
+    for v in V::ALL {
+        let d = h.build_domains_with(v, &opts);
+        let full = h.build_domains(v);
+        for cpu in socket0.iter() {
+            assert!(d.of(cpu).iter().all(|sd| sd.span.is_subset_of(&socket0)), "{v} CPU{cpu}");
+            let below_node = |d: &cfs_topology::SchedDomains| -> Vec<String> {
+                d.of(cpu)
+                    .iter()
+                    .filter(|sd| sd.level < L::Node)
+                    .map(|sd| format!("{} {:?}", sd.level, sd.span))
+                    .collect()
+            };
+            assert_eq!(below_node(&d), below_node(&full), "{v} CPU{cpu}");
+        }
+        for cpu in [4, 5, 6, 7, 12, 13, 14, 15] {
+            assert!(d.of(cpu).is_empty());
+        }
+    }
+}

@@ -129,6 +129,40 @@ proptest! {
         }
     }
 
+    /// Domains built over part of the host (CPUs down, `isolcpus=`) keep
+    /// the same invariants inside the map; a CPU outside it has none, and
+    /// no span or group names a CPU outside it
+    /// (`__build_sched_domains(cpu_map)` clips every span to the map).
+    #[test]
+    fn domains_over_a_partial_map_stay_inside_it(
+        spec in spec_strategy(),
+        numa in numa_strategy(),
+        down in proptest::collection::vec(0usize..64, 0..6),
+        isolated in proptest::collection::vec(0usize..64, 0..3),
+    ) {
+        let h = Host::from_spec(&spec).unwrap();
+        let n = h.nr_cpus();
+        let online = h.all_cpus().and_not(&CpuMask::from_cpus(down.iter().map(|c| c % n)));
+        let isolcpus = CpuMask::from_cpus(isolated.iter().map(|c| c % n));
+        let opts = BuildOptions { numa, online: Some(online), isolcpus, ..BuildOptions::default() };
+        let map = opts.domain_cpus(n);
+        prop_assert_eq!(map, online.and_not(&isolcpus));
+        for v in KernelVersion::ALL {
+            let d = h.build_domains_with(v, &opts);
+            prop_assert_eq!(d.nr_cpus(), n);
+            for cpu in 0..n {
+                if !map.contains(cpu) {
+                    prop_assert!(d.of(cpu).is_empty(), "CPU{} is outside the map but has domains", cpu);
+                    continue;
+                }
+                check_chain(v, cpu, d.of(cpu), nr_node_ids(&h, numa))?;
+                for sd in d.of(cpu) {
+                    prop_assert!(sd.span.is_subset_of(&map), "CPU{} {} spans CPUs outside the map", cpu, sd.level);
+                }
+            }
+        }
+    }
+
     #[test]
     fn distance_matches_the_ids(spec in spec_strategy()) {
         let h = Host::from_spec(&spec).unwrap();
