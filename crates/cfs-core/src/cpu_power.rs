@@ -94,6 +94,14 @@ impl CpuPower {
             executing: None,
         }
     }
+
+    /// The domains were rebuilt (a CPU went down or came up): every group
+    /// starts from its built power again, as the kernel's new groups do.
+    /// What each CPU's APERF/MPERF reads is the CPU's, and stays.
+    pub(crate) fn rebuilt(&mut self) {
+        self.refreshed.iter_mut().for_each(|r| *r = [0; LEVELS]);
+        self.differing = 0;
+    }
 }
 
 /// `update_cpu_power`'s arithmetic (22763c5c sched.c:3638): `freq` and

@@ -764,9 +764,15 @@ impl<O: Observer> Scheduler<O> {
             self.pending_move.swap_remove(i);
             return;
         }
+        let Some(dest) = self.any_online_cpu(&allowed) else {
+            // Every CPU it allows went down since: __migrate_task refuses an
+            // offline destination and the request is dropped (2.6.26
+            // sched.c:5616); the task stays where it is.
+            self.pending_move.swap_remove(i);
+            return;
+        };
         if state == TaskState::Queued && !allowed.contains(cpu) {
             self.pending_move.swap_remove(i);
-            let dest = allowed.first().unwrap_or(cpu);
             self.set_clock(dest, self.now);
             self.move_queued_task(p, cpu, dest, MigrateReason::Affinity);
         } else if state != TaskState::Running {
@@ -774,7 +780,7 @@ impl<O: Observer> Scheduler<O> {
             // It blocked first: __migrate_task finds it !on_rq and still does
             // set_task_cpu(p, dest_cpu) (2.6.26 sched.c:5611-5641).
             if state == TaskState::Sleeping && !allowed.contains(cpu) {
-                self.set_task_cpu(p, allowed.first().unwrap_or(cpu));
+                self.set_task_cpu(p, dest);
             }
         }
     }

@@ -46,6 +46,8 @@ pub enum ApiCall {
     SetTunables { tunables: Tunables },
     SetDomainFlags { level: DomainLevel, set: SdFlags, clear: SdFlags },
     SetPatch { patch: Patch, on: bool },
+    CpuDown { now: u64, cpu: CpuId },
+    CpuUp { now: u64, cpu: CpuId },
 }
 
 /// The last calls, oldest first.
@@ -124,6 +126,10 @@ impl<O: Observer> Scheduler<O> {
             }
             if st.sleep_start != 0 && t.state != TaskState::Sleeping {
                 return fail(alloc::format!("{} is {:?} with a sleep open since {}", t.id, t.state, st.sleep_start));
+            }
+            // migrate_live_tasks leaves nothing on a CPU that went down.
+            if t.state != TaskState::Dead && !self.online.contains(t.cpu) {
+                return fail(alloc::format!("{} is {:?} on CPU {}, which is offline", t.id, t.state, t.cpu));
             }
         }
         Ok(())

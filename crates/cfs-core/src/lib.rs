@@ -26,6 +26,7 @@
 //! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
 //! | [`cpu_power`] | 2.6.32's group power refreshed while balancing (update_cpu_power, update_group_power) and the ARCH_POWER hooks |
 //! | [`nohz`] | CONFIG_NO_HZ: tickless idle CPUs and the idle load balancer |
+//! | [`hotplug`] | a CPU going down (its tasks moved off, `migrate_live_tasks`) and coming up, the domains rebuilt over the online CPUs |
 //! | [`v2_6_32`] | the 2.6.32-rc1 / 2.6.32 versions of the functions above that 2.6.27-2.6.32 rewrote (wakeup placement with SD_BALANCE_WAKE and SD_PREFER_LOCAL, wakeup granularity, buddies, the balancer's capacity arithmetic), which the 2.6.26 ones dispatch to |
 //! | [`observe`] | every decision as an [`Event`] with its reason |
 //! | [`invariants`] | online checks and the call history behind a failure |
@@ -90,6 +91,7 @@ pub mod cpu_power;
 pub mod entity;
 pub mod fair;
 pub mod features;
+pub mod hotplug;
 pub mod invariants;
 #[cfg(test)]
 mod kernel_pins;
@@ -115,6 +117,7 @@ pub use cfs_topology::{CpuId, CpuMask, KernelVersion, SchedDomains};
 pub use config::{Config, ConfigError};
 pub use entity::{Task, TaskId, TaskParams, TaskState};
 pub use features::{Feature, FeatureTable, Features};
+pub use hotplug::{CpuDown, HotplugError};
 pub use invariants::{ApiCall, InvariantViolation};
 pub use nohz::Nohz;
 #[cfg(feature = "tracing")]

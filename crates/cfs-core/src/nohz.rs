@@ -66,7 +66,7 @@ impl<O: Observer> Scheduler<O> {
     /// owner. Returns whether the tick is now stopped. A busy CPU, one
     /// with need_resched set, or NO_HZ off: nothing happens.
     pub fn nohz_stop_sched_tick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         self.advance(now);
         let stopped = self.tick_nohz_stop_sched_tick(cpu);
         self.finish(ApiCall::NohzIdle { now, cpu })?;

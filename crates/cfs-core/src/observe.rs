@@ -42,6 +42,8 @@ pub enum MigrateReason {
     Active,
     /// An affinity change forced it off its CPU.
     Affinity,
+    /// Its CPU went down (`migrate_live_tasks`, see [`crate::hotplug`]).
+    Hotplug,
 }
 
 /// Why a wakeup did or did not preempt the current task.
@@ -206,6 +208,21 @@ pub enum Event {
     Exit {
         /// Task.
         task: TaskId,
+    },
+    /// A CPU went down or came up (see [`crate::hotplug`]).
+    Hotplug {
+        /// The CPU.
+        cpu: CpuId,
+        /// Whether it is now online.
+        online: bool,
+    },
+    /// A task on a CPU going down allowed no online CPU: its mask now
+    /// holds every CPU ("process P (comm) no longer affine to cpuN").
+    AffinityBroken {
+        /// Task.
+        task: TaskId,
+        /// The CPU that went down.
+        cpu: CpuId,
     },
 }
 

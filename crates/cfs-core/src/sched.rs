@@ -7,6 +7,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::entity::{SchedEntity, Task, TaskId, TaskParams, TaskState};
+use crate::hotplug::HotplugError;
 use crate::invariants::{ApiCall, History, InvariantViolation};
 use crate::nohz::Nohz;
 use crate::observe::{Event, MigrateReason, Observer};
@@ -61,6 +62,10 @@ pub enum SchedError {
     Invariant(Box<InvariantViolation>),
     /// A run-time setting was refused (see [`crate::sysctl`]).
     Setting(SettingError),
+    /// The CPU is offline: no task runs, ticks or wakes anything there.
+    Offline(CpuId),
+    /// A CPU could not go down or come up (see [`crate::hotplug`]).
+    Hotplug(HotplugError),
 }
 
 impl fmt::Display for SchedError {
@@ -75,6 +80,8 @@ impl fmt::Display for SchedError {
             SchedError::TickStopped(c) => write!(f, "CPU {c} has stopped its tick (NO_HZ idle)"),
             SchedError::Invariant(v) => write!(f, "{v}"),
             SchedError::Setting(e) => write!(f, "{e}"),
+            SchedError::Offline(c) => write!(f, "CPU {c} is offline"),
+            SchedError::Hotplug(e) => write!(f, "{e}"),
         }
     }
 }
@@ -196,19 +203,7 @@ impl<O: Observer> Scheduler<O> {
                 }
             }
         }
-        let dstate = (0..n)
-            .map(|cpu| {
-                domains
-                    .of(cpu)
-                    .iter()
-                    .map(|d| DomainState {
-                        last_balance: 0,
-                        balance_interval: d.params.balance_interval.max(1),
-                        nr_balance_failed: 0,
-                    })
-                    .collect()
-            })
-            .collect();
+        let dstate = (0..n).map(|cpu| fresh_domain_state(domains.of(cpu), 0)).collect();
         let mut domains = domains;
         if domains.per_cpu.len() < n {
             domains.per_cpu.resize(n, Vec::new());
@@ -373,6 +368,12 @@ impl<O: Observer> Scheduler<O> {
         if cpu < self.rqs.len() { Ok(()) } else { Err(SchedError::BadCpu(cpu)) }
     }
 
+    /// The CPU exists and is online (see [`crate::hotplug`]).
+    pub(crate) fn check_online(&self, cpu: CpuId) -> Result<(), SchedError> {
+        self.check_cpu(cpu)?;
+        if self.online.contains(cpu) { Ok(()) } else { Err(SchedError::Offline(cpu)) }
+    }
+
     pub(crate) fn check_task(&self, id: TaskId) -> Result<TaskState, SchedError> {
         self.tasks.get(id.0 as usize).map(|t| t.state).ok_or(SchedError::UnknownTask(id))
     }
@@ -400,8 +401,14 @@ impl<O: Observer> Scheduler<O> {
         self.now = now;
     }
 
-    /// `resched_task(rq->curr)`.
+    /// `resched_task(rq->curr)`. On an offline CPU (the NO_HZ balancer
+    /// kicking the first CPU of its mask, which may have gone down) the
+    /// flag lands on a dead CPU's idle task and the IPI goes nowhere:
+    /// nothing to do, and `cpu_up` starts with the flag clear anyway.
     pub(crate) fn resched_cpu(&mut self, cpu: CpuId) {
+        if !self.online.contains(cpu) {
+            return;
+        }
         let rq = &mut self.rqs[cpu];
         if !rq.need_resched {
             rq.need_resched = true;
@@ -409,12 +416,14 @@ impl<O: Observer> Scheduler<O> {
         }
     }
 
+    /// `set_cpus_allowed_ptr`'s test: the mask must hold an online CPU
+    /// (`-EINVAL` otherwise), and it is kept whole, offline CPUs included,
+    /// as `p->cpus_allowed` is (only the CPUs this machine has). An empty
+    /// mask means every CPU.
     fn normalise_mask(&self, mask: CpuMask) -> Result<CpuMask, SchedError> {
-        if mask.is_empty() {
-            return Ok(self.online);
-        }
-        let m = mask.and(&self.online);
-        if m.is_empty() { Err(SchedError::EmptyAffinity) } else { Ok(m) }
+        let all = CpuMask::first_n(self.rqs.len());
+        let m = if mask.is_empty() { all } else { mask.and(&all) };
+        if m.intersects(&self.online) { Ok(m) } else { Err(SchedError::EmptyAffinity) }
     }
 
     fn new_task(&mut self, params: &TaskParams, cpu: CpuId) -> Result<TaskId, SchedError> {
@@ -461,9 +470,9 @@ impl<O: Observer> Scheduler<O> {
     /// placed as a new task (`place_entity(initial)`) and enqueued, and the
     /// CPU's current task gets a preemption check.
     pub fn spawn(&mut self, now: u64, cpu: CpuId, params: TaskParams) -> Result<TaskId, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         let allowed = self.normalise_mask(params.allowed)?;
-        let cpu = if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(0) };
+        let cpu = if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(cpu) };
         let id = self.new_task(&params, cpu)?;
         self.set_clock(cpu, now);
         let min = self.rqs[cpu].cfs.min_vruntime;
@@ -518,7 +527,7 @@ impl<O: Observer> Scheduler<O> {
     /// `try_to_wake_up(p, sync)` run on `waker_cpu` (whose current task is
     /// the waker, or the idle task for an interrupt-time wakeup).
     pub fn wake_up(&mut self, now: u64, task: TaskId, waker_cpu: CpuId, sync: bool) -> Result<WakeOutcome, SchedError> {
-        self.check_cpu(waker_cpu)?;
+        self.check_online(waker_cpu)?;
         let st = self.check_task(task)?;
         if st == TaskState::Dead {
             return Err(SchedError::WrongState { task, state: st, op: "wake_up" });
@@ -534,7 +543,7 @@ impl<O: Observer> Scheduler<O> {
     /// interrupted task is not treated as the waker where the kernel makes
     /// that distinction (2.6.32's `in_interrupt()` test).
     pub fn wake_up_irq(&mut self, now: u64, task: TaskId, cpu: CpuId, sync: bool) -> Result<WakeOutcome, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         let st = self.check_task(task)?;
         if st == TaskState::Dead {
             return Err(SchedError::WrongState { task, state: st, op: "wake_up_irq" });
@@ -548,7 +557,7 @@ impl<O: Observer> Scheduler<O> {
     /// `schedule()` on `cpu`: the current task leaves as `how` says, an
     /// empty runqueue runs idle_balance, and the next task is picked.
     pub fn schedule(&mut self, now: u64, cpu: CpuId, how: Deschedule) -> Result<Switch, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         let prev = self.rqs[cpu].curr;
         if prev.is_none() && how != Deschedule::Preempt {
             return Err(SchedError::IdleCpu(cpu));
@@ -565,7 +574,7 @@ impl<O: Observer> Scheduler<O> {
     /// then (trigger_load_balance → SCHED_SOFTIRQ) rebalance_domains when
     /// `next_balance` is due. Returns whether `cpu` must reschedule.
     pub fn tick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         if self.rqs[cpu].tick_stopped {
             return Err(SchedError::TickStopped(cpu));
         }
@@ -577,7 +586,7 @@ impl<O: Observer> Scheduler<O> {
     /// The hrtick timer of `cpu` fired (see [`Scheduler::hrtick_expiry`]).
     /// A stale expiry (re-armed or cancelled since) is ignored.
     pub fn hrtick(&mut self, now: u64, cpu: CpuId) -> Result<bool, SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         self.hrtick_fire(now, cpu);
         self.finish(ApiCall::Hrtick { now, cpu })?;
         Ok(self.rqs[cpu].need_resched)
@@ -639,7 +648,7 @@ impl<O: Observer> Scheduler<O> {
         self.tm(task).allowed = mask;
         let cpu = self.t(task).cpu;
         if !mask.contains(cpu) {
-            let dest = mask.first().unwrap_or(cpu);
+            let dest = self.any_online_cpu(&mask).unwrap_or(cpu);
             match st {
                 TaskState::Queued => {
                     self.set_clock(cpu, now);
@@ -666,10 +675,24 @@ impl<O: Observer> Scheduler<O> {
 
     /// Runs `rebalance_domains` for `cpu` now, regardless of `next_balance`.
     pub fn rebalance(&mut self, now: u64, cpu: CpuId) -> Result<(), SchedError> {
-        self.check_cpu(cpu)?;
+        self.check_online(cpu)?;
         self.set_clock(cpu, now);
         let idle = self.rqs[cpu].is_idle();
         self.rebalance_domains(cpu, idle);
         self.finish(ApiCall::Rebalance { now, cpu })
     }
+}
+
+/// A domain chain's balancing state as the kernel's initialisers leave it
+/// (`last_balance = jiffies`, the initial `balance_interval`, no failures):
+/// at boot, and for domains rebuilt after a CPU went down or came up.
+pub(crate) fn fresh_domain_state(chain: &[cfs_topology::SchedDomain], jiffies: u64) -> Vec<DomainState> {
+    chain
+        .iter()
+        .map(|d| DomainState {
+            last_balance: jiffies,
+            balance_interval: d.params.balance_interval.max(1),
+            nr_balance_failed: 0,
+        })
+        .collect()
 }

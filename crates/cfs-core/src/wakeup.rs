@@ -349,7 +349,7 @@ impl<O: Observer> Scheduler<O> {
             // As below: a kernel child inherits the parent's mask, which holds
             // this CPU; a child given another mask here falls back to its first
             // allowed CPU when no SD_BALANCE_FORK level moved it.
-            return if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(this_cpu) };
+            return if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(this_cpu) };
         }
         let flag = SdFlags::BALANCE_FORK;
         let mut cpu = this_cpu;
@@ -376,7 +376,7 @@ impl<O: Observer> Scheduler<O> {
                 _ => sd = child,
             }
         }
-        if allowed.contains(cpu) { cpu } else { allowed.first().unwrap_or(this_cpu) }
+        if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(this_cpu) }
     }
 
     /// Index of the highest domain of `cpu` with `flag` whose span is

@@ -90,6 +90,8 @@ fn expect_refusal(what: &str, r: Result<(), SchedError>, allowed: &[&str]) {
             SchedError::TooManyTasks => "toomany",
             SchedError::TickStopped(_) => "tickstopped",
             SchedError::Setting(_) => "setting",
+            SchedError::Offline(_) => "offline",
+            SchedError::Hotplug(_) => "hotplug",
             SchedError::Invariant(v) => panic!("{what}: invariant violated:\n{v}"),
         };
         assert!(allowed.contains(&kind), "{what}: refusal {e:?} not expected here");
@@ -124,6 +126,10 @@ fn random_params(rng: &mut Rng, n: usize) -> TaskParams {
 
 fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, events: u64) -> u64 {
     let n = domains.nr_cpus();
+    // The cache block of the topology (`topologies`: 2 CPUs a block), for
+    // the domains rebuilt after a CPU goes down or comes up.
+    let pair = domains.of(0).iter().find(|d| d.level == DomainLevel::Mc).map_or(1, |d| d.span.weight());
+    let version = domains.version;
     let mut sim = Sim::new(cfg, domains, seed.wrapping_mul(0x9e37_79b9) ^ (seed << 40));
     sim.s.observer_mut().off = true;
     let mut rng = Rng(seed | 1);
@@ -177,7 +183,7 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
                     sim.s.wake_up(now, t, cpu, sync)
                 }
                 .map(|_| ());
-                expect_refusal_unchanged("wake_up", r, &["state", "unknown", "badcpu"], before, &sim.s);
+                expect_refusal_unchanged("wake_up", r, &["state", "unknown", "badcpu", "offline"], before, &sim.s);
             }
             4 | 5 => {
                 // the running task blocks (or yields, or is preempted).
@@ -192,7 +198,7 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
                 let r = sim.s.schedule(now, cpu, how).map(|sw| {
                     sim.set_running(cpu, sw.next);
                 });
-                expect_refusal_unchanged("schedule", r, &["idle", "badcpu"], before, &sim.s);
+                expect_refusal_unchanged("schedule", r, &["idle", "badcpu", "offline"], before, &sim.s);
             }
             6 => {
                 // exit (rarer: dead tasks stay in the table the invariants walk)
@@ -200,7 +206,7 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
                     continue; // not a call
                 }
                 let r = sim.s.schedule(now, cpu, Deschedule::Exit).map(|sw| sim.set_running(cpu, sw.next));
-                expect_refusal_unchanged("exit", r, &["idle", "badcpu"], before, &sim.s);
+                expect_refusal_unchanged("exit", r, &["idle", "badcpu", "offline"], before, &sim.s);
             }
             7 => {
                 let r = sim.s.set_nice(now, pick, rng.below(44) as i32 - 22);
@@ -221,14 +227,14 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
             }
             11 => {
                 let r = sim.s.rebalance(now, cpu);
-                expect_refusal_unchanged("rebalance", r, &["badcpu"], before, &sim.s);
+                expect_refusal_unchanged("rebalance", r, &["badcpu", "offline"], before, &sim.s);
             }
             12 => {
                 if live >= live_cap || !rng.chance(300) {
                     continue; // not a call
                 }
                 let r = sim.s.spawn(now, cpu, random_params(&mut rng, n)).map(|_| ());
-                expect_refusal_unchanged("spawn", r, &["badcpu", "empty"], before, &sim.s);
+                expect_refusal_unchanged("spawn", r, &["badcpu", "empty", "offline"], before, &sim.s);
             }
             14 => {
                 // A setting written mid-run (sysctl, a domain's flags, a
@@ -271,9 +277,29 @@ fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, event
                 };
                 expect_refusal_unchanged("setting", r, &["setting"], before, &sim.s);
             }
+            13 if rng.chance(30) => {
+                // A CPU goes down, or comes back up (sometimes the last
+                // one online, or a bad CPU: refused), with its domains
+                // rebuilt over the new online map.
+                let online = sim.s.online_cpus();
+                if cpu < n {
+                    sim.account_now(cpu);
+                }
+                let r = if online.contains(cpu) {
+                    let mut rest = online;
+                    rest.clear(cpu);
+                    let d = cache_blocks_online(version, n, pair, rest);
+                    sim.s.cpu_down(now, cpu, CpuMask::first_n(n), d).map(|_| sim.set_running(cpu, None))
+                } else {
+                    let mut more = online;
+                    more.set(cpu);
+                    sim.s.cpu_up(now, cpu, cache_blocks_online(version, n, pair, more))
+                };
+                expect_refusal_unchanged("hotplug", r, &["hotplug", "badcpu"], before, &sim.s);
+            }
             _ => {
                 let r = sim.s.hrtick(now, cpu).map(|_| ());
-                expect_refusal_unchanged("hrtick", r, &["badcpu"], before, &sim.s);
+                expect_refusal_unchanged("hrtick", r, &["badcpu", "offline"], before, &sim.s);
             }
         }
         calls += 1;

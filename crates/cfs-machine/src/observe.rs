@@ -34,6 +34,11 @@ pub struct Counters {
     pub mig_active: u64,
     /// ... forced by affinity changes.
     pub mig_affinity: u64,
+    /// ... off a CPU that went down (`migrate_live_tasks`).
+    pub mig_hotplug: u64,
+    /// Tasks on a CPU going down that allowed no online CPU, and now allow
+    /// every CPU (the kernel's "no longer affine to cpuN").
+    pub affinity_broken: u64,
     /// Wakeup preemption checks that set need_resched on a busy CPU.
     pub preempt_wakeup: u64,
     /// Ticks (or hrticks) that found the slice used up.
@@ -127,8 +132,9 @@ impl SimObserver {
             | Event::Pick { cpu, .. }
             | Event::Balance { cpu, .. }
             | Event::Fork { cpu, .. }
-            | Event::Scan { cpu, .. } => t.push(cpu),
-            Event::Exit { .. } => {}
+            | Event::Scan { cpu, .. }
+            | Event::Hotplug { cpu, .. } => t.push(cpu),
+            Event::Exit { .. } | Event::AffinityBroken { .. } => {}
         }
     }
 
@@ -171,6 +177,7 @@ impl SimObserver {
             MigrateReason::NewIdle => c.mig_newidle += 1,
             MigrateReason::Active => c.mig_active += 1,
             MigrateReason::Affinity => c.mig_affinity += 1,
+            MigrateReason::Hotplug => c.mig_hotplug += 1,
         }
     }
 }
@@ -214,6 +221,8 @@ impl Observer for SimObserver {
             Event::Scan { cpu, cpus } => self.charge(cpu, cpus),
             Event::Fork { .. } => self.counters.forks += 1,
             Event::Exit { .. } => self.counters.exits += 1,
+            Event::Hotplug { .. } => {}
+            Event::AffinityBroken { .. } => self.counters.affinity_broken += 1,
         }
     }
 }
@@ -278,15 +287,19 @@ mod tests {
             MigrateReason::NewIdle,
             MigrateReason::Active,
             MigrateReason::Affinity,
+            MigrateReason::Hotplug,
+            MigrateReason::Hotplug,
         ];
         for reason in reasons {
             o.event(0, &Event::Migrate { task: TaskId(1), from: 0, to: 1, reason });
         }
+        o.event(0, &Event::AffinityBroken { task: TaskId(1), cpu: 0 });
         let c = &o.counters;
         assert_eq!(
             (c.migrations, c.mig_wakeup, c.mig_fork, c.mig_periodic, c.mig_newidle, c.mig_active, c.mig_affinity),
-            (7, 2, 1, 1, 1, 1, 1)
+            (9, 2, 1, 1, 1, 1, 1)
         );
+        assert_eq!((c.mig_hotplug, c.affinity_broken), (2, 1));
         assert!(o.charges.is_empty());
     }
 

@@ -101,6 +101,7 @@ fn move_label(why: MigrateReason) -> &'static str {
         MigrateReason::NewIdle => "pulled (newly idle)",
         MigrateReason::Active => "pushed (active balance)",
         MigrateReason::Affinity => "moved (affinity)",
+        MigrateReason::Hotplug => "moved (its CPU went down)",
         MigrateReason::Wakeup => "placed (wakeup)",
         MigrateReason::Fork => "placed (fork)",
     }

@@ -96,14 +96,30 @@ fn rotated(groups: &[CpuMask], cpu: CpuId, power: u32) -> GroupRing {
 /// group whose child shares package resources). `pair == n` gives a single
 /// MC level; `pair == 1` a single CPU level with one group per CPU.
 pub fn cache_blocks(version: KernelVersion, n: usize, pair: usize) -> SchedDomains {
+    cache_blocks_online(version, n, pair, CpuMask::first_n(n))
+}
+
+/// [`cache_blocks`] rebuilt over the CPUs of `online` only, as after CPUs
+/// went down: spans and groups clipped to it, a level spanning one CPU (or
+/// the same CPUs as the level below) left out, no domain for an offline
+/// CPU. Not the builder's exact output (cfs-topology's own tests pin
+/// that), but domains the scheduler must take.
+pub fn cache_blocks_online(version: KernelVersion, n: usize, pair: usize, online: CpuMask) -> SchedDomains {
     assert!(n % pair == 0);
-    let blocks: Vec<CpuMask> = (0..n / pair).map(|b| CpuMask::from_cpus(b * pair..(b + 1) * pair)).collect();
-    let singles: Vec<CpuMask> = (0..n).map(CpuMask::single).collect();
+    let online = online.and(&CpuMask::first_n(n));
+    let blocks: Vec<CpuMask> = (0..n / pair)
+        .map(|b| CpuMask::from_cpus(b * pair..(b + 1) * pair).and(&online))
+        .filter(|b| !b.is_empty())
+        .collect();
+    let singles: Vec<CpuMask> = online.iter().map(CpuMask::single).collect();
     let per_cpu = (0..n)
         .map(|cpu| {
             let mut v = Vec::new();
-            let block = blocks[cpu / pair];
-            if pair > 1 {
+            if !online.contains(cpu) {
+                return v;
+            }
+            let block = *blocks.iter().find(|b| b.contains(cpu)).expect("its block");
+            if pair > 1 && block.weight() > 1 {
                 let members: Vec<CpuMask> = block.iter().map(CpuMask::single).collect();
                 v.push(SchedDomain {
                     level: DomainLevel::Mc,
@@ -113,11 +129,11 @@ pub fn cache_blocks(version: KernelVersion, n: usize, pair: usize) -> SchedDomai
                     params: mc_params(),
                 });
             }
-            if pair < n {
+            if pair < n && online != block {
                 let groups = if pair > 1 { &blocks } else { &singles };
                 v.push(SchedDomain {
                     level: DomainLevel::Cpu,
-                    span: CpuMask::first_n(n),
+                    span: online,
                     groups: rotated(groups, cpu, 1024),
                     flags: cpu_flags(),
                     params: cpu_params(),
@@ -302,7 +318,7 @@ impl Sim {
             self.elapsed = tick_at;
             for cpu in 0..self.s.nr_cpus() {
                 self.account(cpu);
-                if self.s.tick_stopped(cpu) {
+                if self.s.tick_stopped(cpu) || !self.s.online_cpus().contains(cpu) {
                     continue; // NO_HZ: this idle CPU gets no tick
                 }
                 let now = self.now();
@@ -313,7 +329,7 @@ impl Sim {
             // The idle loop (and every interrupt exit in idle) offers to stop
             // the tick; a no-op with NO_HZ off.
             for cpu in 0..self.s.nr_cpus() {
-                if self.s.curr(cpu).is_none() && !self.s.need_resched(cpu) {
+                if self.s.curr(cpu).is_none() && !self.s.need_resched(cpu) && self.s.online_cpus().contains(cpu) {
                     let now = self.now();
                     self.s.nohz_stop_sched_tick(now, cpu).expect("nohz_stop_sched_tick");
                 }

@@ -1,0 +1,306 @@
+//! CPU hotplug: a CPU going down and coming back up (`echo 0 >
+//! /sys/devices/system/cpu/cpuN/online`), the scheduler's half of
+//! `kernel/cpu.c`'s `_cpu_down` and `_cpu_up`.
+//!
+//! Taking CPU N down, in the kernel's order (2.6.26 bce7f793: cpu.c:192-270,
+//! sched.c:5723-5810, 6064-6160, 7481-7520; 2.6.32 22763c5c has the same
+//! steps, with `cpu_active_map` cleared first):
+//!
+//! 1. `_cpu_down` refuses the last online CPU (`-EBUSY`) and one already
+//!    down (`-EINVAL`).
+//! 2. `CPU_DOWN_PREPARE`: `update_sched_domains` detaches every CPU from its
+//!    domains, so nothing balances until they are rebuilt (step 6; in this
+//!    model nothing runs in between).
+//! 3. `take_cpu_down` under stop_machine: the stop thread preempts N's
+//!    task (`put_prev_task`: it stays queued on N), `__cpu_disable` clears N
+//!    from `cpu_online_map`, and N's idle task runs. With NO_HZ its idle
+//!    loop stops the tick once more: `select_nohz_load_balancer(1)` puts N
+//!    in `nohz.cpu_mask`, and N gives up the idle-load-balancer role if it
+//!    held it ("If we are going offline and still the leader, give up!").
+//!    N stays in that mask after it is gone; see [`Scheduler::cpu_down`].
+//! 4. `CPU_DEAD`: `migration_call` runs `migrate_live_tasks(N)`, which walks
+//!    the task list and moves every task whose `task_cpu` is N, queued or
+//!    asleep, with `move_task_off_dead_cpu`: to the first online CPU of N's
+//!    node that the task allows, else to the first online CPU it allows,
+//!    else ("No more Mr. Nice Guy") its mask becomes every CPU
+//!    (`cpuset_cpus_allowed_locked` without cpusets) and it goes to the first
+//!    online one, with "process P (comm) no longer affine to cpuN" in the
+//!    log. `__migrate_task` dequeues a queued task, renormalises its vruntime
+//!    to the new queue (`set_task_cpu`), enqueues it and runs the preemption
+//!    check there; it updates neither runqueue's clock.
+//! 5. `migrate_dead_tasks` then finds nothing left (nothing can wake onto a
+//!    CPU that is not online), and the dead runqueue is empty.
+//! 6. `CPU_DEAD` again: `update_sched_domains` rebuilds the domains over
+//!    `cpu_online_map` (less `isolcpus=`), fresh from their initialisers
+//!    (`last_balance` = now, `balance_interval` initial, no failures). A
+//!    `sched_domain` sysctl written before is lost with the old domains.
+//!
+//! Bringing it up: `CPU_UP_PREPARE` detaches the domains, the CPU boots into
+//! its idle task, `cpu_online_map` gains it, and `CPU_ONLINE` rebuilds the
+//! domains over the new map. Its runqueue keeps what it held when it went
+//! down (`cpu_load[]`, `min_vruntime`, the clock, which its first update
+//! moves on); no task comes back by itself: balancing and wakeups bring
+//! them.
+//!
+//! What the caller supplies: the domains the kernel would rebuild (from
+//! `cfs_topology`'s builder with `BuildOptions::online`, since this crate
+//! does not hold the host) and, for `cpu_down`, the CPUs of N's node
+//! (`node_to_cpumask(cpu_to_node(N))`: every CPU on a one-node host or a
+//! kernel without CONFIG_NUMA). The scheduler's tunables do not change:
+//! their `1 + ilog2(ncpus)` scaling is computed once at boot in these
+//! kernels (`sched_init_granularity`; 2.6.33's `update_sysctl` redoes it on
+//! hotplug).
+//!
+//! What is not modelled: the CPU is down at once (stop_machine's pause of
+//! every other CPU is not charged), and x86 never takes CPU 0 down (it has
+//! no `online` file); this crate does not refuse it, the machine model does.
+
+use crate::CpuId;
+use crate::entity::{TaskId, TaskState};
+use crate::invariants::ApiCall;
+use crate::observe::{Event, MigrateReason, Observer};
+use crate::sched::{SchedError, Scheduler};
+use alloc::string::String;
+use alloc::vec::Vec;
+use cfs_topology::{CpuMask, SchedDomains};
+use core::fmt;
+
+/// What [`Scheduler::cpu_down`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuDown {
+    /// The task that was running on the CPU (the stop thread preempted it).
+    pub stopped: Option<TaskId>,
+    /// Every task moved off the CPU, in the order `migrate_live_tasks` met
+    /// them (task-list order, which here is creation order), with its new
+    /// CPU.
+    pub moved: Vec<(TaskId, CpuId)>,
+    /// The moved tasks none of whose allowed CPUs was online: each now
+    /// allows every CPU ("no longer affine to cpuN").
+    pub affinity_broken: Vec<TaskId>,
+}
+
+/// Why a hotplug call was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HotplugError {
+    /// `cpu_down` of the only online CPU (`-EBUSY`).
+    LastOnline(CpuId),
+    /// `cpu_down` of a CPU already down (`-EINVAL`).
+    AlreadyOffline(CpuId),
+    /// `cpu_up` of a CPU already up (`-EINVAL`).
+    AlreadyOnline(CpuId),
+    /// The domains given are not ones the kernel could build over the new
+    /// online map.
+    Domains(String),
+}
+
+impl fmt::Display for HotplugError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HotplugError::LastOnline(c) => write!(f, "CPU {c} is the last one online and cannot go down"),
+            HotplugError::AlreadyOffline(c) => write!(f, "CPU {c} is already offline"),
+            HotplugError::AlreadyOnline(c) => write!(f, "CPU {c} is already online"),
+            HotplugError::Domains(why) => write!(f, "rebuilt domains: {why}"),
+        }
+    }
+}
+
+impl<O: Observer> Scheduler<O> {
+    /// `cpu_online_map`: the CPUs up (all of them until a [`Self::cpu_down`]).
+    pub fn online_cpus(&self) -> CpuMask {
+        self.online
+    }
+
+    /// `any_online_cpu(mask)`: the first online CPU of `mask`.
+    pub(crate) fn any_online_cpu(&self, mask: &CpuMask) -> Option<CpuId> {
+        mask.iter_and(&self.online).next()
+    }
+
+    /// `cpu_down(cpu)` (2.6.26 kernel/cpu.c `_cpu_down`, with the
+    /// scheduler's notifiers; see the module text for each step): the CPU's
+    /// task is preempted, the CPU leaves the online map, every task on it
+    /// moves off (`migrate_live_tasks`), and `domains` (what
+    /// `arch_init_sched_domains(&cpu_online_map)` builds without it)
+    /// replace the old ones. `node` is the CPUs of its NUMA node.
+    ///
+    /// With NO_HZ the dead CPU stays in `nohz.cpu_mask`, as in the kernel,
+    /// where it is cleared only when the CPU, back up, leaves a tickless
+    /// idle again; until then `select_nohz_load_balancer`'s "every online
+    /// CPU is idle" test (mask weight against `num_online_cpus()`) counts
+    /// it, and may stop the idle load balancer while an online CPU is busy.
+    ///
+    /// The caller must stop ticking the CPU and stop calling it: every call
+    /// naming an offline CPU is refused with [`SchedError::Offline`].
+    pub fn cpu_down(
+        &mut self,
+        now: u64,
+        cpu: CpuId,
+        node: CpuMask,
+        domains: SchedDomains,
+    ) -> Result<CpuDown, SchedError> {
+        self.check_cpu(cpu)?;
+        if self.online.weight() == 1 && self.online.contains(cpu) {
+            return Err(SchedError::Hotplug(HotplugError::LastOnline(cpu)));
+        }
+        if !self.online.contains(cpu) {
+            return Err(SchedError::Hotplug(HotplugError::AlreadyOffline(cpu)));
+        }
+        let mut online = self.online;
+        online.clear(cpu);
+        self.check_rebuilt(&domains, &online)?;
+        let stopped = self.stop_machine_preempt(now, cpu);
+        self.online = online;
+        if self.cfg.nohz {
+            self.nohz_cpu_dead(cpu);
+        }
+        let (moved, affinity_broken) = self.migrate_live_tasks(cpu, &node);
+        self.attach_rebuilt(domains);
+        self.emit(Event::Hotplug { cpu, online: false });
+        self.finish(ApiCall::CpuDown { now, cpu })?;
+        Ok(CpuDown { stopped, moved, affinity_broken })
+    }
+
+    /// `cpu_up(cpu)` (kernel/cpu.c `_cpu_up`): the CPU comes back idle,
+    /// joins the online map, and `domains` (built over the new map) replace
+    /// the old ones. No task moves here; the CPU pulls work when it
+    /// balances, and wakeups may place tasks on it.
+    pub fn cpu_up(&mut self, now: u64, cpu: CpuId, domains: SchedDomains) -> Result<(), SchedError> {
+        self.check_cpu(cpu)?;
+        if self.online.contains(cpu) {
+            return Err(SchedError::Hotplug(HotplugError::AlreadyOnline(cpu)));
+        }
+        let mut online = self.online;
+        online.set(cpu);
+        self.check_rebuilt(&domains, &online)?;
+        self.set_clock(cpu, now);
+        // The idle task is set up afresh (init_idle): no stale resched
+        // request from a balancer that kicked the dead CPU survives.
+        let rq = &mut self.rqs[cpu];
+        rq.need_resched = false;
+        rq.tick_stopped = false;
+        self.resched_pending.clear(cpu);
+        self.online = online;
+        self.attach_rebuilt(domains);
+        self.emit(Event::Hotplug { cpu, online: true });
+        self.finish(ApiCall::CpuUp { now, cpu })
+    }
+
+    /// The rebuilt domains must cover this machine, leave every CPU outside
+    /// `online` without a domain, and span only online CPUs.
+    fn check_rebuilt(&self, domains: &SchedDomains, online: &CpuMask) -> Result<(), SchedError> {
+        let bad = |why: String| Err(SchedError::Hotplug(HotplugError::Domains(why)));
+        let n = self.rqs.len();
+        if domains.per_cpu.len() > n {
+            return bad(alloc::format!("{} CPUs, the machine has {n}", domains.per_cpu.len()));
+        }
+        for (cpu, chain) in domains.per_cpu.iter().enumerate() {
+            for sd in chain {
+                if !online.contains(cpu) {
+                    return bad(alloc::format!("CPU {cpu} is offline but has a {} domain", sd.level));
+                }
+                if !sd.span.contains(cpu) || sd.groups.is_empty() || !sd.span.is_subset_of(online) {
+                    return bad(alloc::format!(
+                        "CPU {cpu}: {} domain span {} is not within the online CPUs {online}",
+                        sd.level,
+                        sd.span
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The stop-machine thread takes `cpu`: `schedule()` there puts the
+    /// running task back on the queue (`put_prev_task`) and runs no fair
+    /// task after it.
+    fn stop_machine_preempt(&mut self, now: u64, cpu: CpuId) -> Option<TaskId> {
+        self.set_clock(cpu, now);
+        let rq = &mut self.rqs[cpu];
+        rq.hrtick_expire = None;
+        rq.need_resched = false;
+        self.resched_pending.clear(cpu);
+        let prev = self.rqs[cpu].curr?;
+        if self.rules.is_2_6_32() {
+            self.put_prev_stats_32(prev);
+        }
+        self.put_prev_entity(cpu, prev);
+        self.tm(prev).state = TaskState::Queued;
+        let rq = &mut self.rqs[cpu];
+        rq.curr = None;
+        rq.nr_switches += 1;
+        self.emit(Event::Pick { cpu, prev: Some(prev), next: None, buddy: false });
+        Some(prev)
+    }
+
+    /// The dead CPU's idle loop: `tick_nohz_stop_sched_tick` →
+    /// `select_nohz_load_balancer(1)` on an offline CPU (2.6.26
+    /// sched.c:3617-3629) joins the mask and gives up the ILB role;
+    /// `tick_cancel_sched_timer` at CPU_DEAD then clears `tick_stopped`.
+    fn nohz_cpu_dead(&mut self, cpu: CpuId) {
+        self.nohz.cpu_mask.set(cpu);
+        self.rqs[cpu].in_nohz_recently = true;
+        if self.nohz.load_balancer == Some(cpu) {
+            self.nohz.load_balancer = None;
+        }
+        self.rqs[cpu].tick_stopped = false;
+    }
+
+    /// `migrate_live_tasks(src)` with `move_task_off_dead_cpu` for each.
+    fn migrate_live_tasks(&mut self, src: CpuId, node: &CpuMask) -> (Vec<(TaskId, CpuId)>, Vec<TaskId>) {
+        let mut moved = Vec::new();
+        let mut broken = Vec::new();
+        for i in 0..self.tasks.len() {
+            let t = &self.tasks[i];
+            if t.cpu != src || t.state == TaskState::Dead {
+                continue;
+            }
+            let id = t.id;
+            let allowed = t.allowed;
+            let dest = match self.any_online_cpu(&node.and(&allowed)).or_else(|| self.any_online_cpu(&allowed)) {
+                Some(d) => d,
+                None => {
+                    // No more Mr. Nice Guy: every possible CPU.
+                    let all = CpuMask::first_n(self.rqs.len());
+                    self.tm(id).allowed = all;
+                    broken.push(id);
+                    self.emit(Event::AffinityBroken { task: id, cpu: src });
+                    match self.any_online_cpu(&all) {
+                        Some(d) => d,
+                        None => continue, // unreachable: one CPU is always online
+                    }
+                }
+            };
+            self.migrate_task_off(id, src, dest);
+            self.pending_move.retain(|&p| p != id);
+            moved.push((id, dest));
+        }
+        (moved, broken)
+    }
+
+    /// `__migrate_task(p, src, dest)` (2.6.26 sched.c:5611-5644), without
+    /// a clock update on either runqueue.
+    fn migrate_task_off(&mut self, id: TaskId, src: CpuId, dest: CpuId) {
+        if self.t(id).se.on_rq {
+            self.move_queued_task(id, src, dest, MigrateReason::Hotplug);
+        } else {
+            self.set_task_cpu(id, dest);
+            self.emit(Event::Migrate { task: id, from: src, to: dest, reason: MigrateReason::Hotplug });
+        }
+    }
+
+    /// `update_sched_domains` → `arch_init_sched_domains`: the new domains,
+    /// with the domain-initialiser patches applied as at boot, and fresh
+    /// balancing state for each (`last_balance = jiffies`).
+    fn attach_rebuilt(&mut self, mut domains: SchedDomains) {
+        let n = self.rqs.len();
+        domains.per_cpu.resize(n, Vec::new());
+        for p in self.cfg.patches.iter() {
+            for &(level, set, clear) in p.domain_flags() {
+                domains.override_flags(level, set, clear);
+            }
+        }
+        let jiffies = self.jiffies();
+        self.dstate = (0..n).map(|cpu| crate::sched::fresh_domain_state(domains.of(cpu), jiffies)).collect();
+        self.domains = domains;
+        self.power.rebuilt();
+    }
+}

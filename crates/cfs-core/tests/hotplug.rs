@@ -1,0 +1,271 @@
+//! CPU hotplug (`cfs_core::hotplug`): each rule of the kernel's
+//! `_cpu_down` / `_cpu_up` path worked by hand on the builder's own
+//! domains. Kernel lines: 2.6.26 bce7f793 kernel/sched.c
+//! `move_task_off_dead_cpu` 5723-5768, `migrate_live_tasks` 5792-5806,
+//! `__migrate_task` 5611-5644, `migration_call` 6067-6160,
+//! `update_sched_domains` 7481-7520, `select_nohz_load_balancer`
+//! 3613-3655; kernel/cpu.c `_cpu_down` 192-270.
+
+use cfs_core::{
+    Config, CpuMask, Deschedule, Event, HotplugError, KernelVersion, MigrateReason, SchedDomains, SchedError,
+    Scheduler, TaskId, TaskParams, TaskState,
+};
+use cfs_topology::Host;
+use cfs_topology::builder::BuildOptions;
+
+const V: KernelVersion = KernelVersion::V2_6_26;
+const MS: u64 = 1_000_000;
+const T0: u64 = 1_000_000_000;
+
+type S = Scheduler<Vec<(u64, Event)>>;
+
+fn host(name: &str) -> Host {
+    Host::preset(name).unwrap()
+}
+
+/// What `update_sched_domains` rebuilds over `online`.
+fn domains_over(h: &Host, online: CpuMask) -> SchedDomains {
+    h.build_domains_with(V, &BuildOptions { online: Some(online), ..BuildOptions::default() })
+}
+
+fn scheduler(h: &Host, nohz: bool) -> S {
+    let mut c = Config::new(V, h.nr_cpus());
+    c.check_invariants = true;
+    c.nohz = nohz;
+    Scheduler::with_observer(c, h.build_domains(V), Vec::new()).unwrap()
+}
+
+fn without(h: &Host, cpus: &[usize]) -> CpuMask {
+    h.all_cpus().and_not(&CpuMask::from_cpus(cpus.iter().copied()))
+}
+
+fn vruntime(s: &S, t: TaskId) -> u64 {
+    s.task(t).unwrap().se.vruntime
+}
+
+fn min_vruntime(s: &S, cpu: usize) -> u64 {
+    s.rq(cpu).unwrap().cfs.min_vruntime
+}
+
+/// CPU 3 of a Q6600 goes down holding three tasks, one of each kind:
+/// - A (allows every CPU) is asleep there: `move_task_off_dead_cpu` finds the
+///   first online CPU of the node (the whole machine: one node) that it
+///   allows, CPU 0, and `__migrate_task` only sets its CPU.
+/// - B (allows {2,3}) is running: the stop thread preempts it (it stays
+///   queued on CPU 3), then it goes to the first online CPU it allows, 2,
+///   dequeued and enqueued with its vruntime moved by the two queues'
+///   min_vruntime (`set_task_cpu`), and CPU 2, idle, is told to reschedule.
+/// - C (allows only {3}) is queued: no online CPU is allowed, so its mask
+///   becomes every CPU ("no longer affine to cpu3") and it goes to CPU 0.
+///
+/// Moves go in task-list order (A, then the other two by id), the domains
+/// become the builder's over {0,1,2}, with fresh balancing state, and CPU
+/// 3 is left empty.
+#[test]
+fn a_cpu_going_down_hands_each_task_to_the_first_online_cpu_it_allows() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let a = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+    let p = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+    let q = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(T0, 3, Deschedule::Preempt).unwrap().next, Some(a));
+    // A runs 1 ms and sleeps; one of the other two runs: that is B.
+    let b = s.schedule(T0 + MS, 3, Deschedule::Sleep).unwrap().next.unwrap();
+    let c = if b == p { q } else { p };
+    // Masks that keep CPU 3 move nothing now.
+    s.set_affinity(T0 + MS, b, CpuMask::from_cpus([2, 3])).unwrap();
+    s.set_affinity(T0 + MS, c, CpuMask::single(3)).unwrap();
+    assert_eq!((s.task(b).unwrap().cpu, s.task(c).unwrap().cpu, s.curr(3)), (3, 3, Some(b)));
+    let (vb, vc, m3) = (vruntime(&s, b), vruntime(&s, c), min_vruntime(&s, 3));
+    let (va, m0, m2) = (vruntime(&s, a), min_vruntime(&s, 0), min_vruntime(&s, 2));
+
+    let now = T0 + 2 * MS;
+    let rebuilt = domains_over(&h, without(&h, &[3]));
+    let down = s.cpu_down(now, 3, h.all_cpus(), rebuilt.clone()).unwrap();
+    assert_eq!(down.stopped, Some(b));
+    let by_id = |mut v: Vec<(TaskId, usize)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(down.moved[0], (a, 0));
+    assert_eq!(down.moved, by_id(vec![(a, 0), (b, 2), (c, 0)]), "task-list order");
+    assert_eq!(down.affinity_broken, [c]);
+
+    // put_prev_entity's update_curr: B ran 1 ms at nice 0 (vruntime + 1 ms),
+    // and min_vruntime(3) = max_vruntime(old, min_vruntime(B, leftmost C)),
+    // compared as the kernel does, by signed difference (every queue starts
+    // 2^20 ns below 2^64, so these values wrap).
+    let later = |x: u64, y: u64| if (y.wrapping_sub(x) as i64) > 0 { y } else { x };
+    let earlier = |x: u64, y: u64| if (y.wrapping_sub(x) as i64) < 0 { y } else { x };
+    let vb1 = vb.wrapping_add(MS);
+    let m3_after = later(m3, earlier(vb1, vc));
+    assert_eq!(min_vruntime(&s, 3), m3_after);
+    // set_task_cpu: vruntime -= old min_vruntime - new min_vruntime.
+    let moved = |v: u64, m_new: u64| v.wrapping_sub(m3_after.wrapping_sub(m_new));
+    assert_eq!(vruntime(&s, b), moved(vb1, m2), "B keeps its lag on CPU 2's queue");
+    assert_eq!(vruntime(&s, a), moved(va, m0));
+    assert_eq!(vruntime(&s, c), moved(vc, m0));
+    assert_ne!(m3_after, m0, "the queues differ, so the shift is not zero");
+
+    assert_eq!(s.task(a).unwrap().state, TaskState::Sleeping);
+    assert_eq!(s.task(b).unwrap().state, TaskState::Queued);
+    assert_eq!(s.task(c).unwrap().allowed, h.all_cpus());
+    assert_eq!(s.task(b).unwrap().allowed, CpuMask::from_cpus([2, 3]), "a mask is kept whole");
+    let rq3 = s.rq(3).unwrap();
+    assert_eq!((rq3.curr, rq3.nr_running, rq3.cfs.nr_running), (None, 0, 0));
+    assert!(s.need_resched(0) && s.need_resched(2) && !s.need_resched(3));
+    assert_eq!(s.online_cpus(), CpuMask::first_n(3));
+    assert_eq!(s.domains(), &rebuilt);
+    assert!(s.domain_state(3).is_empty());
+    // HZ 250: 2 ms after T0 is jiffy (2 ms) / 4 ms = 0 since the first call.
+    assert!(s.domain_state(0).iter().all(|d| d.last_balance == 0 && d.nr_balance_failed == 0));
+
+    let moves: Vec<(TaskId, usize, usize)> = s
+        .observer()
+        .iter()
+        .filter_map(|(_, e)| match *e {
+            Event::Migrate { task, from, to, reason: MigrateReason::Hotplug } => Some((task, from, to)),
+            _ => None,
+        })
+        .collect();
+    let expect: Vec<(TaskId, usize, usize)> = down.moved.iter().map(|&(t, to)| (t, 3, to)).collect();
+    assert_eq!(moves, expect);
+    assert!(s.observer().iter().any(|(_, e)| *e == Event::AffinityBroken { task: c, cpu: 3 }));
+    assert!(s.observer().iter().any(|(_, e)| *e == Event::Hotplug { cpu: 3, online: false }));
+}
+
+/// On a NUMA host the node comes first: Nehalem-EP's CPU 5 is on node 1
+/// (CPUs 4-7, 12-15), so its task goes to CPU 4, the first online CPU of
+/// that node, not to CPU 0. Told the node is the whole machine (a kernel
+/// without CONFIG_NUMA), it goes to CPU 0.
+#[test]
+fn a_task_stays_on_its_node_when_it_can() {
+    let h = host("nehalem-ep");
+    for (node, to) in [(h.node_cpus(1), 4), (h.all_cpus(), 0)] {
+        let mut s = scheduler(&h, false);
+        let t = s.spawn(T0, 5, TaskParams::normal()).unwrap();
+        let down = s.cpu_down(T0 + MS, 5, node, domains_over(&h, without(&h, &[5]))).unwrap();
+        assert_eq!(down.moved, [(t, to)]);
+        assert_eq!(s.task(t).unwrap().cpu, to);
+    }
+}
+
+/// What the kernel refuses: the last online CPU (`-EBUSY`), a CPU already
+/// down or already up (`-EINVAL`), and here also domains that are not the
+/// new online map's. While down, every call naming the CPU is refused, and
+/// a mask of offline CPUs only is refused like one of no CPU
+/// (`set_cpus_allowed_ptr`: `!cpus_intersects(new_mask, cpu_online_map)`).
+/// A refused call changes nothing.
+#[test]
+fn what_hotplug_refuses() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let t = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    let err = |r: Result<(), SchedError>| r.unwrap_err().to_string();
+    let full = h.build_domains(V);
+    assert_eq!(err(s.cpu_up(T0, 1, full.clone())), "CPU 1 is already online");
+    assert_eq!(
+        err(s.cpu_down(T0, 3, h.all_cpus(), full.clone()).map(|_| ())),
+        "rebuilt domains: CPU 0: CPU domain span 0-3 is not within the online CPUs 0-2"
+    );
+    let mut stale = domains_over(&h, without(&h, &[3]));
+    stale.per_cpu[3] = full.per_cpu[3].clone();
+    assert_eq!(
+        err(s.cpu_down(T0, 3, h.all_cpus(), stale).map(|_| ())),
+        "rebuilt domains: CPU 3 is offline but has a MC domain"
+    );
+    for cpu in [3, 2, 1] {
+        s.cpu_down(T0, cpu, h.all_cpus(), domains_over(&h, CpuMask::first_n(cpu))).unwrap();
+    }
+    assert_eq!(
+        s.cpu_down(T0, 0, h.all_cpus(), domains_over(&h, CpuMask::empty())).unwrap_err(),
+        SchedError::Hotplug(HotplugError::LastOnline(0))
+    );
+    assert_eq!(
+        err(s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, CpuMask::single(0))).map(|_| ())),
+        "CPU 3 is already offline"
+    );
+    assert_eq!(err(s.cpu_up(T0, 9, domains_over(&h, CpuMask::single(0)))), "CPU 9 does not exist");
+    // CPU 3 back up over domains that leave it out: refused.
+    assert_eq!(
+        err(s.cpu_up(T0, 3, domains_over(&h, CpuMask::from_cpus([0, 2])))),
+        "rebuilt domains: CPU 0: CPU domain span 0,2 is not within the online CPUs 0,3"
+    );
+    assert_eq!(s.online_cpus(), CpuMask::single(0));
+
+    let off = "CPU 2 is offline";
+    assert_eq!(err(s.spawn(T0, 2, TaskParams::normal()).map(|_| ())), off);
+    assert_eq!(err(s.tick(T0, 2).map(|_| ())), off);
+    assert_eq!(err(s.hrtick(T0, 2).map(|_| ())), off);
+    assert_eq!(err(s.schedule(T0, 2, Deschedule::Preempt).map(|_| ())), off);
+    assert_eq!(err(s.rebalance(T0, 2)), off);
+    assert_eq!(err(s.nohz_stop_sched_tick(T0, 2).map(|_| ())), off);
+    assert_eq!(err(s.wake_up(T0, t, 2, true).map(|_| ())), off);
+    assert_eq!(err(s.wake_up_irq(T0, t, 2, false).map(|_| ())), off);
+    assert_eq!(s.set_affinity(T0, t, CpuMask::from_cpus([2, 3])), Err(SchedError::EmptyAffinity));
+    assert_eq!(s.task(t).unwrap().allowed, h.all_cpus());
+}
+
+/// Back up, the CPU is idle with the domains rebuilt over all four CPUs
+/// (the boot build), fresh balancing state (`last_balance` = the jiffy it
+/// came up at: 40 ms at HZ 250 is jiffy 10), and a task whose mask kept
+/// the CPU can be sent there again: a queued task moved by
+/// `set_cpus_allowed_ptr` goes at once.
+#[test]
+fn a_cpu_back_up_takes_work_again() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let a = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    let b = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+    s.schedule(T0, 0, Deschedule::Preempt).unwrap();
+    s.cpu_down(T0 + MS, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    assert_eq!(s.task(b).unwrap().cpu, 0);
+    let up = T0 + 40 * MS;
+    s.cpu_up(up, 3, h.build_domains(V)).unwrap();
+    assert_eq!(s.online_cpus(), h.all_cpus());
+    assert_eq!(s.domains(), &h.build_domains(V));
+    assert_eq!(s.domain_state(3).len(), 2);
+    assert!(s.domain_state(3).iter().all(|d| d.last_balance == 10));
+    assert_eq!((s.curr(3), s.need_resched(3)), (None, false));
+    // B is queued behind A on CPU 0; pinned to 3 it moves there now.
+    assert_eq!(s.task(b).unwrap().state, TaskState::Queued);
+    s.set_affinity(up, b, CpuMask::single(3)).unwrap();
+    assert_eq!(s.task(b).unwrap().cpu, 3);
+    assert!(s.need_resched(3));
+    assert_eq!(s.schedule(up, 3, Deschedule::Preempt).unwrap().next, Some(b));
+    assert_eq!(s.curr(0), Some(a));
+}
+
+/// NO_HZ (2.6.26 `select_nohz_load_balancer`). CPU 3, idle while CPU 0 is
+/// busy, is the idle load balancer (ILB); going down, its idle loop stops
+/// the tick once more, and an offline leader gives the role up but joins
+/// `nohz.cpu_mask`, where it stays. The "every online CPU is tickless"
+/// test (mask weight against `num_online_cpus()`) then counts it: with CPU
+/// 0 busy and CPUs 1 and 2 idle, CPU 1 takes the role (mask {1,3}: 2 of 3),
+/// CPU 2 stops its tick (mask {1,2,3}: 3 of 3), and at CPU 1's next idle
+/// tick the mask holds as many CPUs as are online, so instead of balancing
+/// for the others (`run_rebalance_domains`) the owner reschedules itself to
+/// stop ticking too, while CPU 0 has three tasks waiting.
+#[test]
+fn with_nohz_a_dead_cpu_still_counts_as_tickless() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, true);
+    for _ in 0..4 {
+        s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    }
+    s.schedule(T0, 0, Deschedule::Preempt).unwrap();
+    assert!(!s.nohz_stop_sched_tick(T0, 3).unwrap(), "the first idle CPU keeps its tick as ILB owner");
+    assert_eq!(s.nohz().load_balancer, Some(3));
+    s.cpu_down(T0 + MS, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    assert_eq!(s.nohz().load_balancer, None);
+    assert!(s.nohz().cpu_mask.contains(3));
+    assert!(!s.tick_stopped(3));
+    assert!(!s.nohz_stop_sched_tick(T0 + MS, 1).unwrap());
+    assert_eq!(s.nohz().load_balancer, Some(1));
+    assert!(s.nohz_stop_sched_tick(T0 + MS, 2).unwrap());
+    let seen = s.observer().len();
+    s.tick(T0 + 4 * MS, 1).unwrap();
+    assert!(s.need_resched(1), "the owner stops ticking");
+    assert!(!s.observer()[seen..].iter().any(|(_, e)| matches!(e, Event::Balance { .. })), "and balances for nobody");
+    assert_eq!(s.rq(0).unwrap().nr_running, 4);
+}
