@@ -156,6 +156,7 @@ impl ModelRun {
             changes: Vec::new(),
             irqs: Vec::new(),
             slow: Vec::new(),
+            domain_build: Default::default(),
         };
         engine::run(&setup, instance).expect("bench run completes")
     }

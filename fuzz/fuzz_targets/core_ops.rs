@@ -3,7 +3,8 @@
 //! online invariants on. A panic or an invariant violation is a finding;
 //! refusals (`SchedError` other than `Invariant`) are expected answers.
 //! The calls include the run-time settings (features mask, tunables, domain
-//! flags, patches switched on and off). `nohz` switches NO_HZ on; then
+//! flags, patches switched on and off) and CPUs going down and coming back
+//! up with their rebuilt domains. `nohz` switches NO_HZ on; then
 //! after every call one CPU in turn runs the idle loop's
 //! `nohz_stop_sched_tick`, as a driver would. (NO_HZ was bit 7 of
 //! `patches` until an eighth patch needed that bit.) After every call,
@@ -14,6 +15,7 @@ use arbitrary::Arbitrary;
 use cfs_core::{
     Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams, Tunables,
 };
+use cfs_topology::builder::BuildOptions;
 use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,25 +23,83 @@ const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Spawn { cpu: u8, nice: i8, policy: u8, mask: u16 },
-    Fork { task: u8 },
-    Wake { task: u8, cpu: u8, sync: bool, irq: bool },
-    Schedule { cpu: u8, how: u8 },
-    Tick { cpu: u8 },
-    Hrtick { cpu: u8 },
-    Advance { ns: u32 },
-    SetNice { task: u8, nice: i8 },
-    SetPolicy { task: u8, policy: u8 },
-    SetAffinity { task: u8, mask: u16 },
-    Rebalance { cpu: u8 },
+    Spawn {
+        cpu: u8,
+        nice: i8,
+        policy: u8,
+        mask: u16,
+    },
+    Fork {
+        task: u8,
+    },
+    Wake {
+        task: u8,
+        cpu: u8,
+        sync: bool,
+        irq: bool,
+    },
+    Schedule {
+        cpu: u8,
+        how: u8,
+    },
+    Tick {
+        cpu: u8,
+    },
+    Hrtick {
+        cpu: u8,
+    },
+    Advance {
+        ns: u32,
+    },
+    SetNice {
+        task: u8,
+        nice: i8,
+    },
+    SetPolicy {
+        task: u8,
+        policy: u8,
+    },
+    SetAffinity {
+        task: u8,
+        mask: u16,
+    },
+    Rebalance {
+        cpu: u8,
+    },
     // Settings written mid-run (cfs_core::sysctl); invalid ones are refused.
-    SetFeatures { mask: u32 },
-    SetTunable { which: u8, value: i32 },
-    SetDomainFlags { level: u8, set: u32, clear: u32 },
-    SetPatch { patch: u8, on: bool },
+    SetFeatures {
+        mask: u32,
+    },
+    SetTunable {
+        which: u8,
+        value: i32,
+    },
+    SetDomainFlags {
+        level: u8,
+        set: u32,
+        clear: u32,
+    },
+    SetPatch {
+        patch: u8,
+        on: bool,
+    },
     /// What APERF/MPERF read on a CPU (2.6.32's ARCH_POWER), any ratio,
     /// or no counters.
-    SetFreqPower { cpu: u8, ratio: Option<u32> },
+    SetFreqPower {
+        cpu: u8,
+        ratio: Option<u32>,
+    },
+    /// A CPU goes down (cfs_core::hotplug) with the domains the builder
+    /// makes over the CPUs left, or (`stale`) the boot domains, which must
+    /// be refused.
+    CpuDown {
+        cpu: u8,
+        stale: bool,
+    },
+    /// A CPU comes back up.
+    CpuUp {
+        cpu: u8,
+    },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -138,6 +198,21 @@ fuzz_target!(|input: Input| {
             }
             Op::SetPatch { patch, on } => s.set_patch(Patch::ALL[patch as usize % Patch::ALL.len()], on),
             Op::SetFreqPower { cpu, ratio } => s.set_arch_freq_power(cpu as usize, ratio),
+            Op::CpuDown { cpu, stale } => {
+                let cpu = cpu as usize % (n + 1);
+                let mut online = s.online_cpus();
+                online.clear(cpu);
+                let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
+                let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };
+                s.cpu_down(now, cpu, host.all_cpus(), d).map(|_| ())
+            }
+            Op::CpuUp { cpu } => {
+                let cpu = cpu as usize % (n + 1);
+                let mut online = s.online_cpus();
+                online.set(cpu);
+                let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
+                s.cpu_up(now, cpu, host.build_domains_with(version, &opts))
+            }
         };
         if let Err(SchedError::Invariant(v)) = r {
             panic!("{v}");
@@ -158,6 +233,7 @@ fuzz_target!(|input: Input| {
             assert_eq!(s.task_sched_runtime(now, other), Some(t.se.sum_exec_runtime));
         }
         if cfg.nohz
+            && s.online_cpus().contains(i % n)
             && let Err(SchedError::Invariant(v)) = s.nohz_stop_sched_tick(now, i % n)
         {
             panic!("{v}");

@@ -243,7 +243,8 @@ fn irq_loads(k: u8, n: usize) -> Vec<IrqLoad> {
 
 /// One mid-run write: at `at` x 100 ns, of kind `kind % 7` (features mask,
 /// tunable, a level's domain flags, a patch on or off, a policy, CPUs or
-/// a nice level for every task or one side) with operands `a`, `b`, or for
+/// a nice level for every task or one side) with operands `a`, `b`, for
+/// `kind` 240-244 CPU `a` going down (even `b`) or coming up (odd), and for
 /// `kind` 245 and up a fault (CPUs slowed, an interrupt load started, or
 /// every load stopped). Writes the scheduler would refuse are dropped
 /// before the run.
@@ -277,6 +278,11 @@ fn changes(
             };
             let setting = match c.kind % 7 {
                 _ if c.kind >= 245 => fault(c, domains.nr_cpus())?,
+                // CPU hotplug: a CPU down (even b) or up (odd b).
+                _ if c.kind >= 240 => {
+                    let cpu = c.a as usize % domains.nr_cpus();
+                    if c.b % 2 == 0 { Setting::Offline(cpu) } else { Setting::Online(cpu) }
+                }
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
@@ -305,7 +311,9 @@ fn changes(
     for c in accepted {
         kept.push(c);
         let steps = engine::fault_steps(boot_irqs, &[], &kept);
-        if cfs_sim::faults::check_cpu_time(domains.nr_cpus(), steps).is_err() {
+        if cfs_sim::faults::check_cpu_time(domains.nr_cpus(), steps).is_err()
+            || engine::check_hotplug(domains.nr_cpus(), &kept).is_err()
+        {
             kept.pop();
         }
     }
@@ -517,6 +525,7 @@ fuzz_target!(|input: Input| {
     config.check_invariants = true;
     config.validate().expect("a configuration built from accepted pieces is valid");
     let mut domains = host.build_domains(version);
+    let mut domain_build = engine::DomainBuild::default();
     for o in input.overrides.iter().take(3) {
         let item = format!(
             "{}:{}{}",
@@ -526,6 +535,7 @@ fuzz_target!(|input: Input| {
         );
         if let Ok(ov) = parse_flag_overrides_for(&item, version) {
             domains.apply_overrides(&ov);
+            domain_build.overrides.extend(ov);
         }
     }
 
@@ -640,6 +650,7 @@ fuzz_target!(|input: Input| {
         changes,
         irqs,
         slow: Vec::new(),
+        domain_build,
     };
     let sync =
         engine::SyncObjects { conds: NR_CONDS, mutexes: NR_MUTEXES, sems: NR_SEMS, barriers: BARRIER_USERS.to_vec() };

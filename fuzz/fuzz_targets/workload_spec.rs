@@ -105,6 +105,7 @@ fuzz_target!(|data: &[u8]| {
         changes: Vec::new(),
         irqs: Vec::new(),
         slow: Vec::new(),
+        domain_build: Default::default(),
     };
     let r = engine::run(&setup, built.instance);
     if debug {

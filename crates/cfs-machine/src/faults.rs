@@ -397,6 +397,40 @@ pub fn check_cpu_time<'a>(
     Ok(())
 }
 
+/// Checks a run's CPU hotplug changes ([`crate::engine::Setting::Offline`]
+/// and [`crate::engine::Setting::Online`], in time order) before it starts:
+/// each names a CPU of the `nr_cpus`, takes down only a CPU that is up and
+/// brings up only one that is down, and never takes down CPU 0, which
+/// x86 kernels of this era cannot offline (its sysfs directory has no
+/// `online` file: `arch_register_cpu` in arch/x86/kernel/topology.c marks
+/// only CPUs other than 0 hotpluggable). So one CPU is always up.
+pub fn check_hotplug(nr_cpus: usize, changes: &[crate::engine::Change]) -> Result<(), FaultError> {
+    use crate::engine::Setting;
+    let mut online = vec![true; nr_cpus];
+    for c in changes {
+        let (cpu, up) = match c.setting {
+            Setting::Offline(cpu) => (cpu, false),
+            Setting::Online(cpu) => (cpu, true),
+            _ => continue,
+        };
+        let at = format!("{} at {}", c.setting, crate::dist::fmt_ns(c.at_ns));
+        let Some(state) = online.get_mut(cpu) else {
+            return Err(FaultError(format!("{at}: CPU {cpu} does not exist (the host has {nr_cpus})")));
+        };
+        if cpu == 0 && !up {
+            return Err(FaultError(format!(
+                "{at}: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)"
+            )));
+        }
+        if *state == up {
+            let now = if up { "online" } else { "offline" };
+            return Err(FaultError(format!("{at}: CPU {cpu} is already {now}")));
+        }
+        *state = up;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

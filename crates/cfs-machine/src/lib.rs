@@ -114,6 +114,7 @@
 //!     changes: vec![],
 //!     irqs: vec![],
 //!     slow: vec![],
+//!     domain_build: Default::default(),
 //! };
 //! let out = engine::run(&setup, built.instance).unwrap();
 //! // Each transaction is at least one backend's 63 µs of CPU, and two

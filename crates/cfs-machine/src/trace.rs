@@ -406,7 +406,11 @@ impl Trace {
             put(&mut w, on_track(cpu, t, what, cat, Args::TaskAnd(task, who, name(task))))?;
         }
         for &(t, to, from, task, why) in &buf.moves {
-            let cat = if why == MigrateReason::Affinity { "affinity" } else { "balance" };
+            let cat = match why {
+                MigrateReason::Affinity => "affinity",
+                MigrateReason::Hotplug => "hotplug",
+                _ => "balance",
+            };
             put(&mut w, on_track(to, t, move_label(why), cat, Args::Move(from, name(task), task)))?;
         }
         for &(cpu, s, e) in &buf.irqs {

@@ -160,6 +160,7 @@ impl Case {
             changes: Vec::new(),
             irqs: self.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<_, _>>()?,
             slow: self.slow.iter().map(|s| parse_slow(s, &host, "--slow")).collect::<Result<_, _>>()?,
+            domain_build: col.domain_build.clone(),
         };
         engine::run(&setup, built.instance).map_err(|e| format!("{e}\nreplay: {}", self.command()))
     }

@@ -337,8 +337,11 @@ pub struct BenchArgs {
     /// 1s:pin-backends=1-3, 1s:nice=5 (every task), 1s:client-nice=-5,
     /// 1s:server-nice=5, or as faults: 1s:irq=cpus=0;every=1ms;takes=50us
     /// (an interrupt load starts), 2s:irq=off (every load stops),
-    /// 1s:slow=cpus=1;speed=50% (speed=100% restores). The table then shows
-    /// each column's throughput before and after.
+    /// 1s:slow=cpus=1;speed=50% (speed=100% restores), or as CPU hotplug:
+    /// 1s:offline=3 (CPU 3 goes down: its tasks move off and the domains
+    /// are rebuilt without it; never CPU 0, which x86 cannot offline),
+    /// 2s:online=3. The table then shows each column's throughput before
+    /// and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]
     pub switches: Vec<String>,
     #[command(flatten)]
@@ -828,8 +831,14 @@ pub fn plan_for(workload: Workload, a: &BenchArgs) -> Result<Plan, String> {
     }
     changes.sort_by_key(|c| c.at_ns);
     // A write at 0 is the column's starting setting; as a switch it would
-    // leave the column labelled with settings it never ran under.
-    if changes.iter().any(|c| c.at_ns == 0) {
+    // leave the column labelled with settings it never ran under. CPUs
+    // taken down at 0 are the exception: no boot option gives that
+    // machine (maxcpus= would also scale the tunables to fewer CPUs), and
+    // the table's comment line names them.
+    let hotplug = |s: &crate::engine::Setting| {
+        matches!(s, crate::engine::Setting::Offline(_) | crate::engine::Setting::Online(_))
+    };
+    if changes.iter().any(|c| c.at_ns == 0 && !hotplug(&c.setting)) {
         return Err("--switch at 0 is the starting setting: give it with --features, --set, --sd-flags, \
                     --patch, --policy, --client-policy, --server-policy, --client-nice, --server-nice, \
                     --pin-client, --pin-backends or --config"

@@ -82,6 +82,9 @@ pub struct Column {
     pub irqs: Vec<IrqLoad>,
     /// Slowdowns of this column's runs, after [`Plan::slow`].
     pub slow: Vec<Slowdown>,
+    /// How `domains` were built (for the rebuilds of `--switch
+    /// offline=`/`online=`).
+    pub domain_build: engine::DomainBuild,
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -232,6 +235,7 @@ impl SchedSpec {
             server_nice: nice(&self.server_nice, "server-nice")?,
         };
         let mut domains = host.build_domains(version);
+        let mut domain_build = engine::DomainBuild::default();
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
             // One list may serve several hosts (thread 2's MC and CPU fix
@@ -257,12 +261,24 @@ impl SchedSpec {
                 }
             }
             domains.apply_overrides(&ov);
+            domain_build.overrides = ov;
         }
         let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
         let irqs = self.irqs.iter().map(|s| parse_irq(s, host, "irq")).collect::<Result<Vec<_>, _>>()?;
         let slow = self.slow.iter().map(|s| parse_slow(s, host, "slow")).collect::<Result<Vec<_>, _>>()?;
         let label = self.label.clone().unwrap_or_else(|| self.auto_label());
-        Ok(Column { label, config: cfg, domains, policies, sockets, costs, irqs, slow, spec: self.clone() })
+        Ok(Column {
+            label,
+            config: cfg,
+            domains,
+            policies,
+            sockets,
+            costs,
+            irqs,
+            slow,
+            domain_build,
+            spec: self.clone(),
+        })
     }
 }
 
@@ -465,7 +481,10 @@ const FAULT_HINT: &str = " (inside --switch, an irq= or slow= fault separates it
 /// and `server-nice=N` (N in -20..=19); and as faults, `irq=LOAD` (an
 /// interrupt load starts, its keys separated by `;`:
 /// `irq=cpus=0;every=1ms;takes=50us`), `irq=off` (every load stops) and
-/// `slow=cpus=1;speed=50%` (`speed=100%` restores). An item without `=`
+/// `slow=cpus=1;speed=50%` (`speed=100%` restores), and as CPU hotplug,
+/// `offline=CPUS` (each goes down, its tasks moved off and the domains
+/// rebuilt without it; never CPU 0, which x86 cannot offline) and
+/// `online=CPUS` (each comes back). An item without `=`
 /// continues the previous one, as in `--config` (so `pin-backends=1,3` is
 /// one item).
 pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
@@ -536,11 +555,20 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
             "irq" | "irqs" if matches!(v, "off" | "none") => push(Setting::NoIrq),
             "irq" | "irqs" => push(Setting::Irq(v.parse().map_err(|e| format!("--switch {s:?}: {e}{}", FAULT_HINT))?)),
             "slow" => push(Setting::Slow(v.parse().map_err(|e| format!("--switch {s:?}: {e}{}", FAULT_HINT))?)),
+            key @ ("offline" | "online") => {
+                let mask = CpuMask::parse_list(v).map_err(|e| format!("--switch {s:?}: bad CPU list {v:?}: {e}"))?;
+                if mask.is_empty() {
+                    return Err(format!("--switch {s:?}: {key} names no CPU"));
+                }
+                for cpu in mask.iter() {
+                    push(if key == "offline" { Setting::Offline(cpu) } else { Setting::Online(cpu) });
+                }
+            }
             other => {
                 return Err(format!(
                     "--switch {s:?}: unknown key {other:?} (known: features, set, sd-flags, patch, no-patch, \
                      policy, client-policy, server-policy, affinity, pin-client, pin-backends, nice, client-nice, \
-                     server-nice, irq, slow)"
+                     server-nice, irq, slow, offline, online)"
                 ));
             }
         }
@@ -567,6 +595,8 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
                 return Err(format!("--switch at {}: {e}", fmt_ns(at)));
             }
         }
+        let n = col.domains.nr_cpus();
+        engine::check_hotplug(n, changes).map_err(|e| format!("--switch {e}"))?;
         let mut s = cfs_core::Scheduler::new(col.config, col.domains.clone()).map_err(|e| e.to_string())?;
         for c in changes {
             if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
@@ -987,6 +1017,7 @@ impl Plan {
             changes: self.changes.clone(),
             irqs: self.irqs.iter().chain(&col.irqs).cloned().collect(),
             slow: self.slow.iter().chain(&col.slow).cloned().collect(),
+            domain_build: col.domain_build.clone(),
         };
         let out = engine::run(&setup, built.instance)?;
         let metric = self.workload.metric();

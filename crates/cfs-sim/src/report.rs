@@ -63,6 +63,18 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
     for x in &plan.slow {
         let _ = write!(s, "; slowed {x}");
     }
+    let down: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.at_ns == 0)
+        .filter_map(|c| match c.setting {
+            crate::engine::Setting::Offline(cpu) => Some(cpu.to_string()),
+            _ => None,
+        })
+        .collect();
+    if !down.is_empty() {
+        let _ = write!(s, "; offline from 0s: CPU {}", down.join(", "));
+    }
     let starts = phase_starts(plan);
     if starts.len() > 1 {
         let _ = write!(s, "; @T: from the setting change at T to the next");

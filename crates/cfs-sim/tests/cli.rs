@@ -1563,3 +1563,32 @@ fn error_paths_coverage_found_untested_name_what_is_wrong() {
     fails(&["--loops", "3"], "--loops does not apply to pgbench (messaging, volanomark only)");
     fails_with(&["hogs", "--pin-backends", "1"], "--pin-backends does not apply to hogs");
 }
+
+#[test]
+fn cpu_hotplug_switches_are_checked_before_any_run() {
+    let hogs = |sw: &str| vec!["hogs".to_string(), "--duration".into(), "2s".into(), "--switch".into(), sw.into()];
+    let check = |sw: &str, needle: &str| {
+        let v = hogs(sw);
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        fails_with(&refs, needle);
+    };
+    check(
+        "1s:offline=0",
+        "--switch offline=0 at 1s: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)",
+    );
+    check("1s:offline=7", "--switch offline=7 at 1s: CPU 7 does not exist (the host has 4)");
+    check("1s:online=2", "--switch online=2 at 1s: CPU 2 is already online");
+    check("1s:offline=2,offline=2", "--switch offline=2 at 1s: CPU 2 is already offline");
+    check("1s:offline=", "offline names no CPU");
+    check("1s:online=x", "bad CPU list \"x\"");
+    // Down and back up is a run with three phases.
+    let out = run(&["hogs", "--duration", "3s", "--runs", "1", "--switch", "1s:offline=3", "--switch", "2s:online=3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("@2s"));
+    // At 0 s it is the machine the run starts on, which no boot option
+    // gives: allowed, and named on the comment line.
+    let out = run(&["hogs", "--duration", "1s", "--runs", "1", "--switch", "0s:offline=1-3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().next().unwrap().ends_with("; offline from 0s: CPU 1, 2, 3"), "{text}");
+}

@@ -74,7 +74,8 @@ use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
 use cache::{Caches, LastRun};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
-use cfs_topology::{CpuMask, Host};
+use cfs_topology::builder::{BuildOptions, NumaConfig};
+use cfs_topology::{CpuMask, FlagOverride, Host};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
@@ -89,6 +90,7 @@ mod settings;
 mod sockets;
 pub mod sync;
 
+pub use crate::faults::check_hotplug;
 pub use settings::{Change, Phase, Setting, features_from_text};
 use sockets::{KeyHasher, SendBuf, SockKey};
 pub use sockets::{
@@ -345,6 +347,45 @@ pub struct RunSetup<'a> {
     /// CPUs slowed from the start ([`crate::faults`]), in order (a later
     /// one overrides an earlier one on a CPU both name); empty for none.
     pub slow: Vec<Slowdown>,
+    /// How `domains` were built, so that a CPU going down or coming up
+    /// ([`Setting::Offline`], [`Setting::Online`]) gets the domains the
+    /// same kernel would rebuild.
+    pub domain_build: DomainBuild,
+}
+
+/// What the boot domains were built with: the builder's options and the
+/// domain-flag overrides of the configuration (`--sd-flags`, a change to
+/// the kernel's domain initialisers, so a rebuild keeps them). A flag
+/// written at run time ([`Setting::DomainFlags`], a `sched_domain` sysctl)
+/// is lost on a rebuild, as the kernel's is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DomainBuild {
+    /// The builder's options at boot (its `online` is ignored: the engine
+    /// sets it to the CPUs up at each rebuild).
+    pub options: BuildOptions,
+    /// Flag overrides applied to every build.
+    pub overrides: Vec<FlagOverride>,
+}
+
+impl DomainBuild {
+    /// The domains `host` gets under `version` with the CPUs of `online` up.
+    pub fn build(&self, host: &Host, version: cfs_core::KernelVersion, online: CpuMask) -> SchedDomains {
+        let opts = BuildOptions { online: Some(online), ..self.options };
+        let mut d = host.build_domains_with(version, &opts);
+        d.apply_overrides(&self.overrides);
+        d
+    }
+
+    /// `node_to_cpumask(cpu_to_node(cpu))`: the CPUs of `cpu`'s node, or
+    /// every CPU for a kernel without CONFIG_NUMA.
+    pub fn node_of(&self, host: &Host, cpu: usize) -> CpuMask {
+        let numa = match self.options.numa {
+            NumaConfig::Auto => host.nr_nodes() > 1,
+            NumaConfig::On => true,
+            NumaConfig::Off => false,
+        };
+        if numa { host.node_cpus(host.cpu(cpu).node as usize) } else { host.all_cpus() }
+    }
 }
 
 /// Measurements and perturbations for property tests
@@ -828,6 +869,8 @@ struct Sim<'a> {
     irq_rng: Pcg64Mcg,
     irq_count: u64,
     irq_task_ns: u64,
+    /// How to rebuild the domains ([`RunSetup::domain_build`]).
+    domain_build: DomainBuild,
 }
 
 /// What had been counted by a change time.
@@ -976,6 +1019,7 @@ impl<'a> Sim<'a> {
             irq_rng: Pcg64Mcg::seed_from_u64(setup.seed ^ IRQ_STREAM),
             irq_count: 0,
             irq_task_ns: 0,
+            domain_build: setup.domain_build.clone(),
         };
         sim.boot(inst.tasks, &setup.slow)?;
         Ok(sim)
@@ -1039,6 +1083,7 @@ impl<'a> Sim<'a> {
                 return Err(SimError::FaultCpu { fault, cpu, nr_cpus: n });
             }
         }
+        crate::faults::check_hotplug(n, &self.changes).map_err(SimError::Fault)?;
         crate::faults::check_cpu_time(n, fault_steps(&self.irqs, slow, &self.changes)).map_err(SimError::Fault)
     }
 
@@ -1129,6 +1174,9 @@ impl<'a> Sim<'a> {
         }
         let next = self.now + self.irq_gap(i);
         self.push(next, Ev::Irq(c as u32, i as u32));
+        if !self.sched.online_cpus().contains(c) {
+            return; // paused while the CPU is down
+        }
         self.irq_count += 1;
         let len = self.irqs[i].len_ns();
         let wall = self.cpus[c].wall(len);
@@ -1160,10 +1208,78 @@ impl<'a> Sim<'a> {
             &Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
             &Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
             &Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,
+            &Setting::Offline(c) => self.cpu_down(c)?,
+            &Setting::Online(c) => self.cpu_up(c)?,
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
             tr.mark(self.now, setting.to_string());
+        }
+        Ok(())
+    }
+
+    /// [`Setting::Offline`]: the scheduler stops `c`'s task (whose work in
+    /// flight is kept, as at a preemption), moves every task on `c` off and
+    /// takes the domains rebuilt without it; `c` then gets no tick, and
+    /// its interrupt loads pause until it is back (the kernel's
+    /// `fixup_irqs` would move them to other CPUs). The command is taken to
+    /// run on the first online CPU, which sends the destinations' IPIs.
+    fn cpu_down(&mut self, c: usize) -> Result<(), SimError> {
+        let mut online = self.sched.online_cpus();
+        online.clear(c);
+        let domains = self.domain_build.build(self.host, self.sched.config().version, online);
+        let node = self.domain_build.node_of(self.host, c);
+        self.interrupt_segment(c);
+        self.account(c);
+        let prev = self.cpus[c].curr;
+        let down = self.sched.cpu_down(self.t(), c, node, domains)?;
+        debug_assert_eq!(down.stopped.map(|t| t.0 as TaskRef), prev);
+        self.cpus[c].debt = 0;
+        if let Some(p) = prev {
+            self.cpus[c].curr = None;
+            self.busy_cpus -= 1;
+            self.switches += 1;
+            self.preemptions += 1;
+            self.switch_out(c, p);
+            self.probe_runnable(p);
+            if !self.cores.is_empty() {
+                let core = self.cores[c];
+                for t in core.iter() {
+                    self.set_speed(t);
+                }
+            }
+            if let Some(tr) = &mut self.trace {
+                tr.idle(c, self.now);
+            }
+        }
+        self.full_sync = true;
+        self.hotplug_done(online)
+    }
+
+    /// [`Setting::Online`]: `c` comes back idle under domains rebuilt with
+    /// it, and (with NO_HZ) offers to stop its tick.
+    fn cpu_up(&mut self, c: usize) -> Result<(), SimError> {
+        let mut online = self.sched.online_cpus();
+        online.set(c);
+        let domains = self.domain_build.build(self.host, self.sched.config().version, online);
+        self.sched.cpu_up(self.t(), c, domains)?;
+        self.account(c);
+        self.full_sync = true;
+        self.hotplug_done(online)?;
+        self.idle_loop(c)
+    }
+
+    /// The IPIs a hotplug operation's moves call for, sent from the first
+    /// online CPU, where the command ran.
+    fn hotplug_done(&mut self, online: CpuMask) -> Result<(), SimError> {
+        let from = online.first().unwrap_or(0);
+        self.after_call(from);
+        if self.sched.need_resched(from) {
+            if self.cpus[from].curr.is_none() {
+                self.post_resched(from, from);
+            } else {
+                self.preempt(from)?;
+            }
         }
         Ok(())
     }
@@ -1441,8 +1557,8 @@ impl<'a> Sim<'a> {
 
     fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
         self.push(self.now + self.tick_ns, Ev::Tick(c as u32));
-        if self.sched.tick_stopped(c) {
-            return Ok(()); // NO_HZ: this idle CPU's tick is off
+        if self.sched.tick_stopped(c) || !self.sched.online_cpus().contains(c) {
+            return Ok(()); // NO_HZ: this idle CPU's tick is off; or the CPU is down
         }
         self.sched.tick(self.t(), c)?;
         self.after_call(c);

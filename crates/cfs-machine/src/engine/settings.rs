@@ -51,6 +51,14 @@ pub enum Setting {
     /// ([`crate::faults::Slowdown`]; `speed=100%` restores them). Written
     /// by the engine.
     Slow(Slowdown),
+    /// The CPU goes down (`echo 0 > /sys/devices/system/cpu/cpuN/online`):
+    /// its task is preempted, every task on it moves off, and the domains
+    /// are rebuilt without it (cfs-core's `hotplug`). Written by the
+    /// engine, which also builds the new domains.
+    Offline(usize),
+    /// The CPU comes back up, idle, and the domains are rebuilt with it.
+    /// Written by the engine.
+    Online(usize),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -85,7 +93,9 @@ impl Setting {
             | Setting::Nice(..)
             | Setting::Irq(_)
             | Setting::NoIrq
-            | Setting::Slow(_) => Ok(()),
+            | Setting::Slow(_)
+            | Setting::Offline(_)
+            | Setting::Online(_) => Ok(()),
         }
     }
 }
@@ -146,6 +156,8 @@ impl fmt::Display for Setting {
             Setting::Irq(load) => write!(f, "irq={}", load.to_string().replace(',', ";")),
             Setting::NoIrq => f.write_str("irq=off"),
             Setting::Slow(x) => write!(f, "slow={}", x.to_string().replace(',', ";")),
+            Setting::Offline(c) => write!(f, "offline={c}"),
+            Setting::Online(c) => write!(f, "online={c}"),
         }
     }
 }
@@ -182,6 +194,8 @@ impl Change {
             Setting::Irq(load) => json!({"at_s": at_s, "irq": load.to_string()}),
             Setting::NoIrq => json!({"at_s": at_s, "irq": null}),
             Setting::Slow(x) => json!({"at_s": at_s, "slow": x.to_string()}),
+            Setting::Offline(c) => json!({"at_s": at_s, "offline": c}),
+            Setting::Online(c) => json!({"at_s": at_s, "online": c}),
         }
     }
 }

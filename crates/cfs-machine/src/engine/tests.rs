@@ -20,6 +20,7 @@ fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'
         changes: Vec::new(),
         irqs: Vec::new(),
         slow: Vec::new(),
+        domain_build: Default::default(),
     }
 }
 
@@ -2017,6 +2018,37 @@ fn faults_start_and_stop_mid_run() {
     assert_eq!(boot.unwrap().irqs, 499);
 }
 
+/// One 100 ms unit of work on the Q6600 (jitter off, the balancer's scans
+/// free) as the task `task` makes of its program, under `changes` and
+/// `slowed`: when it ended, and the run.
+fn one_unit(
+    task: impl FnOnce(Box<dyn Program>) -> TaskSpec,
+    changes: Vec<Change>,
+    slowed: Vec<Slowdown>,
+) -> (u64, RunOutcome) {
+    let ended = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let seen = ended.clone();
+    let mut n = 0u64;
+    let prog = FnProgram(move |cx: &mut StepCx<'_>| {
+        n += 1;
+        if n == 1 {
+            Action::Run(100_000_000)
+        } else {
+            seen.set(cx.now);
+            Action::Exit
+        }
+    });
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    costs.scan_ns_per_cpu = 0.0;
+    let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
+    s.changes = changes;
+    s.slow = slowed;
+    let out = run(&s, Instance { tasks: vec![task(Box::new(prog))], finish: vec![], sync: SyncObjects::NONE }).unwrap();
+    (ended.get(), out)
+}
+
 /// Work in flight when a CPU changes speed is split at the change: what
 /// was done at the old speed stays done. One 100 ms unit on the Q6600's
 /// CPU 0, jitter off and the balancer's scans free (so the only other
@@ -2032,29 +2064,8 @@ fn faults_start_and_stop_mid_run() {
 fn work_in_flight_keeps_what_was_done_at_the_old_speed() {
     let at = |ms: u64, speed: &str| Change { at_ns: ms * 1_000_000, setting: Setting::Slow(slow(speed)) };
     let end_of_unit = |changes: Vec<Change>, slowed: Vec<Slowdown>| {
-        let ended = std::rc::Rc::new(std::cell::Cell::new(0u64));
-        let seen = ended.clone();
-        let mut n = 0u64;
-        let prog = FnProgram(move |cx: &mut StepCx<'_>| {
-            n += 1;
-            if n == 1 {
-                Action::Run(100_000_000)
-            } else {
-                seen.set(cx.now);
-                Action::Exit
-            }
-        });
-        let host = Host::preset("q6600").unwrap();
-        let mut costs = CostModel::preset("q6600").unwrap();
-        costs.jitter_cv = 0.0;
-        costs.scan_ns_per_cpu = 0.0;
-        let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
-        s.changes = changes;
-        s.slow = slowed;
-        let inst =
-            Instance { tasks: vec![pinned("unit", Box::new(prog), 0, 0)], finish: vec![], sync: SyncObjects::NONE };
-        run(&s, inst).unwrap();
-        ended.get()
+        let (end, _) = one_unit(|prog| pinned("unit", prog, 0, 0), changes, slowed);
+        end
     };
     let half = || vec![slow("cpus=0,speed=50%")];
     assert_eq!(end_of_unit(vec![], vec![]), 100_001_800);
@@ -2132,4 +2143,64 @@ fn counting() -> Box<dyn Program> {
         n += 1;
         if n % 2 == 1 { Action::Run(1_000_000) } else { Action::Progress(1) }
     }))
+}
+
+/// A CPU going down mid-run (`Setting::Offline`). One 100 ms unit started
+/// on the Q6600's CPU 3, jitter off and the balancer's scans free, so its
+/// first segment is 100.0018 ms of work (the 1.8 µs switch-in). CPU 3 goes
+/// down at 50 ms: 50 ms are done and 50.0018 ms are kept; cfs-core moves
+/// the task to CPU 0, the first online CPU it allows, which is idle and
+/// hears of it from itself (the command runs there) after its 5 µs idle
+/// exit; switched in again (1.8 µs), it ends at 50 ms + 5 µs + 1.8 µs +
+/// 50.0018 ms = 100.0086 ms. Pinned to CPU 3 the same happens through the
+/// kernel's "no longer affine" fallback, which the counters report.
+/// Brought back up at 60 ms, CPU 3 stays idle: nothing moves a task that
+/// runs alone on its CPU. CPU 3 was busy for the 50 ms before it went
+/// down, CPU 0 from 50.005 ms to the end of the exit's 0.1 µs system
+/// call.
+#[test]
+fn a_cpu_going_down_hands_its_task_on_with_the_work_left() {
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let run_unit = |pin: bool, changes: Vec<Change>| {
+        one_unit(|p| if pin { pinned("unit", p, 3, 0) } else { free("unit", p, 3) }, changes, vec![])
+    };
+    let (alone, _) = run_unit(false, vec![]);
+    assert_eq!(alone, 100_001_800);
+    for pin in [false, true] {
+        let (end, out) = run_unit(pin, vec![at(50, Setting::Offline(3)), at(60, Setting::Online(3))]);
+        assert_eq!(end, 100_008_600, "pinned: {pin}");
+        assert_eq!((out.counters.mig_hotplug, out.counters.affinity_broken), (1, u64::from(pin)));
+        assert_eq!(out.cpu_busy_ns[3], 50_000_000);
+        assert_eq!(out.cpu_busy_ns[0], end + 100 - 50_005_000);
+    }
+}
+
+/// The hotplug changes a run may carry: CPUs the host has, never CPU 0,
+/// down only when up and up only when down.
+#[test]
+fn hotplug_changes_are_checked_before_the_run() {
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let check = |changes: &[Change]| crate::faults::check_hotplug(4, changes).map_err(|e| e.to_string());
+    assert_eq!(check(&[at(1, Setting::Offline(3)), at(2, Setting::Online(3)), at(3, Setting::Offline(3))]), Ok(()));
+    assert_eq!(
+        check(&[at(1, Setting::Offline(0))]),
+        Err("offline=0 at 1ms: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)"
+            .into())
+    );
+    assert_eq!(
+        check(&[at(1, Setting::Offline(4))]),
+        Err("offline=4 at 1ms: CPU 4 does not exist (the host has 4)".into())
+    );
+    assert_eq!(check(&[at(1, Setting::Online(2))]), Err("online=2 at 1ms: CPU 2 is already online".into()));
+    assert_eq!(
+        check(&[at(1, Setting::Offline(2)), at(5, Setting::Offline(2))]),
+        Err("offline=2 at 5ms: CPU 2 is already offline".into())
+    );
+    // The engine refuses them too, before anything runs.
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let mut s = setup(&host, &costs, limits(Some(10), 20));
+    s.changes = vec![at(1, Setting::Offline(0))];
+    let inst = Instance { tasks: vec![], finish: vec![], sync: SyncObjects::NONE };
+    assert!(matches!(run(&s, inst), Err(SimError::Fault(_))));
 }
