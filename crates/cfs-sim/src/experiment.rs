@@ -217,8 +217,12 @@ impl SchedSpec {
             cfg = apply_features(cfg, f)?;
         }
         let mut sockets = engine::Sockets::default();
+        let mut boot = cfs_topology::builder::BuildOptions::default();
         for (k, v) in &self.sets {
-            apply_set(&mut cfg, &mut sockets, k, v)?;
+            apply_set(&mut cfg, &mut sockets, &mut boot, k, v)?;
+        }
+        if let Some(c) = boot.isolcpus.iter().find(|&c| c >= host.nr_cpus()) {
+            return Err(format!("--set isolcpus: CPU {c} does not exist (the host has {})", host.nr_cpus()));
         }
         cfg.validate().map_err(|e| e.to_string())?;
         let policy = |p: &Option<String>, key: &str| {
@@ -234,8 +238,8 @@ impl SchedSpec {
             client_nice: nice(&self.client_nice, "client-nice")?,
             server_nice: nice(&self.server_nice, "server-nice")?,
         };
-        let mut domains = host.build_domains(version);
-        let mut domain_build = engine::DomainBuild::default();
+        let mut domains = host.build_domains_with(version, &boot);
+        let mut domain_build = engine::DomainBuild { options: boot, ..engine::DomainBuild::default() };
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
             // One list may serve several hosts (thread 2's MC and CPU fix
@@ -369,7 +373,13 @@ pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
     })
 }
 
-fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) -> Result<(), String> {
+fn apply_set(
+    cfg: &mut Config,
+    sockets: &mut engine::Sockets,
+    boot: &mut cfs_topology::builder::BuildOptions,
+    k: &str,
+    v: &str,
+) -> Result<(), String> {
     let bad = || format!("--set {k}={v}: not a valid value");
     let as_bool = || match v {
         "1" | "true" | "on" | "yes" => Ok(true),
@@ -384,6 +394,11 @@ fn apply_set(cfg: &mut Config, sockets: &mut engine::Sockets, k: &str, v: &str) 
         "preempt" => cfg.preempt = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
+        // The isolcpus= boot parameter: those CPUs get no sched domain, and
+        // tasks not pinned there inherit init's mask, which leaves them out.
+        "isolcpus" => {
+            boot.isolcpus = CpuMask::parse_list(v).map_err(|e| format!("--set isolcpus={v}: bad CPU list: {e}"))?;
+        }
         // SOCK_MIN_SNDBUF (2,048) is the least a socket takes; 0 leaves
         // send buffers unbounded.
         "sndbuf" => {
@@ -437,8 +452,8 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 8] =
-    ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf"];
+const BOOT_ONLY: [&str; 9] =
+    ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf", "isolcpus"];
 
 /// The side a task setting's `--switch` key names: the plain key
 /// (`policy`, `affinity`, `nice`) every task, a `client-`/`pin-client` one

@@ -1592,3 +1592,22 @@ fn cpu_hotplug_switches_are_checked_before_any_run() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.lines().next().unwrap().ends_with("; offline from 0s: CPU 1, 2, 3"), "{text}");
 }
+
+#[test]
+fn isolcpus_is_a_boot_setting_of_cpus_the_host_has() {
+    fails(&["--set", "isolcpus=7"], "--set isolcpus: CPU 7 does not exist (the host has 4)");
+    fails(&["--set", "isolcpus=x"], "--set isolcpus=x: bad CPU list");
+    fails(&["--config", "set=isolcpus=1-9"], "--set isolcpus: CPU 4 does not exist (the host has 4)");
+    fails_with(
+        &["hogs", "--duration", "1s", "--switch", "500ms:set=isolcpus=2"],
+        "isolcpus is fixed at boot; give it with --set instead",
+    );
+    // Four hogs with CPU 3 isolated leave it idle (none is pinned there),
+    // and the column's label names the setting.
+    let out = run(&["hogs", "--clients", "4", "--duration", "1s", "--runs", "1", "--set", "isolcpus=3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let util = v["runs"][0]["cpu_util"].as_array().unwrap();
+    assert_eq!(util[3].as_f64(), Some(0.0), "{util:?}");
+    assert!(v["configs"][0].to_string().contains("isolcpus=3"), "{}", v["configs"][0]);
+}

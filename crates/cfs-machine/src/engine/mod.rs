@@ -1040,7 +1040,7 @@ impl<'a> Sim<'a> {
         for spec in specs {
             self.check_task_limits()?;
             let cpu = spec.cpu.min(n - 1);
-            let id = self.sched.spawn(self.t(), cpu, spec.params)?;
+            let id = self.sched.spawn(self.t(), cpu, self.inherited(spec.params))?;
             debug_assert_eq!(id.0 as usize, self.tasks.len());
             self.tasks.push(Task::new(spec.name, spec.program, spec.ws_kb, None, spec.side));
             self.live += 1;
@@ -1216,6 +1216,20 @@ impl<'a> Sim<'a> {
             tr.mark(self.now, setting.to_string());
         }
         Ok(())
+    }
+
+    /// A task's parameters as it gets them from init: a task given no CPUs
+    /// of its own inherits init's mask, which with `isolcpus=` holds the
+    /// CPUs outside it (`sched_init_smp` moves init to the non-isolated
+    /// CPUs, or to the boot CPU when every CPU is isolated), so only an
+    /// explicit affinity puts a task on an isolated CPU.
+    fn inherited(&self, mut params: cfs_core::TaskParams) -> cfs_core::TaskParams {
+        let isolated = self.domain_build.options.isolcpus;
+        if params.allowed.is_empty() && !isolated.is_empty() {
+            let rest = self.host.all_cpus().and_not(&isolated);
+            params.allowed = if rest.is_empty() { CpuMask::single(0) } else { rest };
+        }
+        params
     }
 
     /// [`Setting::Offline`]: the scheduler stops `c`'s task (whose work in
@@ -2409,7 +2423,7 @@ impl<'a> Sim<'a> {
 
     fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
         self.check_task_limits()?;
-        let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params)?;
+        let out = self.sched.fork(self.t(), TaskId(parent as u32), spec.params.map(|p| self.inherited(p)))?;
         let child = out.child.0 as TaskRef;
         debug_assert_eq!(child, self.tasks.len());
         let side = self.tasks[parent].side;

@@ -2204,3 +2204,34 @@ fn hotplug_changes_are_checked_before_the_run() {
     let inst = Instance { tasks: vec![], finish: vec![], sync: SyncObjects::NONE };
     assert!(matches!(run(&s, inst), Err(SimError::Fault(_))));
 }
+
+/// `isolcpus=3` on the Q6600 (`DomainBuild::options`). Four hogs that
+/// allow every CPU, one started on each CPU: the one started on CPU 3
+/// inherits init's mask, which leaves CPU 3 out, so it starts on CPU 0
+/// instead, and no balancing ever reaches CPU 3 (it has no domain): for
+/// 200 ms CPU 3 stays idle while CPUs 0-2 carry the four. A fifth hog
+/// pinned to CPU 3 runs there, alone, the whole time.
+#[test]
+fn an_isolated_cpu_runs_only_what_is_pinned_there() {
+    let isolated = |pin_one: bool| {
+        let mut tasks: Vec<TaskSpec> = (0..4).map(|c| free("hog", hog(), c)).collect();
+        if pin_one {
+            tasks.push(pinned("pinned", hog(), 3, 0));
+        }
+        let inst = Instance { tasks, finish: vec![], sync: SyncObjects::NONE };
+        q6600_run(inst, limits(Some(200), 400), |s| {
+            s.domain_build.options.isolcpus = CpuMask::single(3);
+            s.domains = s.host.build_domains_with(s.config.version, &s.domain_build.options);
+        })
+        .unwrap()
+    };
+    let out = isolated(false);
+    assert_eq!(out.cpu_busy_ns[3], 0);
+    assert!(out.cpu_busy_ns[..3].iter().all(|&b| b > 199_000_000), "{:?}", out.cpu_busy_ns);
+    assert!(out.tasks.iter().all(|t| t.main_cpu != Some(3)));
+    let out = isolated(true);
+    assert!(out.cpu_busy_ns[3] > 199_000_000);
+    let pinned_hog = out.tasks.iter().find(|t| t.name == "pinned").unwrap();
+    assert_eq!((pinned_hog.main_cpu, pinned_hog.migrations), (Some(3), 0));
+    assert!(out.tasks.iter().filter(|t| t.name == "hog").all(|t| t.main_cpu != Some(3)));
+}
