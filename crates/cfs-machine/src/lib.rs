@@ -20,7 +20,7 @@
 //! | workloads | [`workloads`], [`workfile`] | built-ins (pgbench, tbench, hogs, messaging, volanomark, starve, sysbench-oltp) as programs; TOML and rt-app JSON files |
 //! | costs | [`costs`] | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
 //! | engine | [`engine`], [`observe`], [`trace`] | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |
-//! | fault injection | [`faults`] | disturbances no workload asked for: interrupt load on chosen CPUs, periodic or Poisson ([`faults::IrqLoad`], `--irq`), and CPUs slowed to a fraction of their speed ([`faults::Slowdown`], `--slow`); either from the start or from a `--switch` time |
+//! | fault injection | [`faults`] | disturbances no workload asked for: interrupt load on chosen CPUs, periodic or Poisson ([`faults::IrqLoad`], `--irq`), and CPUs slowed to a fraction of their speed ([`faults::Slowdown`], `--slow`); either from the start or from a `--switch` time; and CPUs going down and coming back up at a `--switch` time ([`engine::Setting::Offline`], checked by [`faults::check_hotplug`]) |
 //!
 //! ## Engine
 //!
