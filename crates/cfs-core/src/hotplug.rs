@@ -304,3 +304,43 @@ impl<O: Observer> Scheduler<O> {
         self.power.rebuilt();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::features::Feature;
+    use crate::{Config, KernelVersion, Scheduler};
+    use cfs_topology::builder::BuildOptions;
+    use cfs_topology::{CpuMask, DomainLevel, Host, SchedGroup};
+
+    /// 2.6.32 with ARCH_POWER: CPU 3 of a Q6600 reads a quarter of its
+    /// clock, so its refreshed power is 1024 * 256 >> 10 = 256 and its
+    /// die's CPU-level group {2,3} sums 1024 + 256 = 1280 (built: 2048).
+    /// The refreshed powers are kept by level and by a group's first CPU;
+    /// once CPU 3 is down the rebuilt CPU level has the group {2}, whose
+    /// first CPU is the same, and whose power must be its built 1024, not
+    /// the old group's 1280: the kernel's rebuilt groups start from
+    /// `init_sched_groups_power`.
+    #[test]
+    fn rebuilt_groups_start_from_their_built_power() {
+        let v = KernelVersion::V2_6_32;
+        let h = Host::preset("q6600").unwrap();
+        let mut cfg = Config::new(v, 4);
+        cfg.features.set(Feature::ArchPower, true).unwrap();
+        let mut s = Scheduler::new(cfg, h.build_domains(v)).unwrap();
+        s.set_arch_freq_power(3, Some(256)).unwrap();
+        s.update_group_power(3, 0);
+        s.update_group_power(3, 1);
+        let group = |cpus: &[usize]| SchedGroup { cpus: CpuMask::from_cpus(cpus.iter().copied()), cpu_power: 0 };
+        let built = |s: &Scheduler, cpus: &[usize]| {
+            let g = s.domains().of(2).iter().find(|d| d.level == DomainLevel::Cpu).unwrap().groups.iter();
+            g.clone().find(|g| g.cpus == group(cpus).cpus).unwrap().clone()
+        };
+        assert_eq!(s.group_power(DomainLevel::Cpu, &built(&s, &[2, 3])), 1280);
+        let online = CpuMask::first_n(3);
+        let d = h.build_domains_with(v, &BuildOptions { online: Some(online), ..BuildOptions::default() });
+        s.cpu_down(0, 3, h.all_cpus(), d).unwrap();
+        let g = built(&s, &[2]);
+        assert_eq!((g.cpu_power, s.group_power(DomainLevel::Cpu, &g)), (1024, 1024));
+        assert_eq!(s.arch_freq_power(3), Some(256), "what a CPU's counters read stays");
+    }
+}

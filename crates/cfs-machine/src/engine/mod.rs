@@ -1441,7 +1441,9 @@ impl<'a> Sim<'a> {
     fn probe_gap(&mut self) {
         let nr = |c: usize| self.sched.rq(c).map_or(0, |rq| rq.nr_running);
         let n = self.cpus.len();
-        let idle = (0..n).any(|c| nr(c) == 0);
+        // A CPU that is down is not a wasted one.
+        let online = self.sched.online_cpus();
+        let idle = (0..n).any(|c| nr(c) == 0 && online.contains(c));
         let crowded = (0..n).any(|c| nr(c) >= 2);
         match (idle && crowded, self.probe.gap_since) {
             (true, None) => self.probe.gap_since = Some(self.now),
@@ -1614,6 +1616,9 @@ impl<'a> Sim<'a> {
     /// The end of an interrupt on `c`: act on need_resched now (an idle CPU
     /// first leaves its C-state).
     fn interrupt_return(&mut self, c: usize) -> Result<(), SimError> {
+        if !self.sched.online_cpus().contains(c) {
+            return Ok(()); // a handler that began before the CPU went down
+        }
         if !self.sched.need_resched(c) {
             return self.idle_loop(c);
         }

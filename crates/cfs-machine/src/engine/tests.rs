@@ -2235,3 +2235,44 @@ fn an_isolated_cpu_runs_only_what_is_pinned_there() {
     assert_eq!((pinned_hog.main_cpu, pinned_hog.migrations), (Some(3), 0));
     assert!(out.tasks.iter().filter(|t| t.name == "hog").all(|t| t.main_cpu != Some(3)));
 }
+
+/// An interrupt handler running on a CPU as it goes down returns to a dead
+/// CPU: nothing happens there (with NO_HZ on, the idle loop would
+/// otherwise offer to stop a dead CPU's tick). CPU 3 of an idle Q6600
+/// takes 50 µs handlers every 1 ms from 1 ms (a hog pinned to CPU 0 keeps
+/// the run going); it goes down at 1.02 ms, inside the first, and comes
+/// back at 100 ms, before that instant's arrival (changes were queued
+/// first). So the handlers of 1 ms and of 100-199 ms run: 101 of 199
+/// arrivals.
+#[test]
+fn a_handler_in_flight_when_its_cpu_goes_down_returns_to_nothing() {
+    let changes = vec![
+        Change { at_ns: 1_020_000, setting: Setting::Offline(3) },
+        Change { at_ns: 100_000_000, setting: Setting::Online(3) },
+    ];
+    let inst = Instance { tasks: vec![pinned("hog", hog(), 0, 0)], finish: vec![], sync: SyncObjects::NONE };
+    let out = q6600_run(inst, limits(Some(200), 400), |s| {
+        s.config.nohz = true;
+        s.irqs = vec![irq("cpus=3,every=1ms,takes=50us")];
+        s.changes = changes;
+    })
+    .unwrap();
+    assert_eq!(out.irqs, 101);
+}
+
+/// The "wasted cores" probe (an idle CPU while another has two runnable)
+/// does not count a CPU that is down: four hogs, one a CPU, and CPU 3
+/// down from 50 ms leave CPU 0 with two hogs and no online CPU idle, so
+/// the worst gap is the boot's instant, not the 150 ms CPU 3 is away.
+#[test]
+fn a_cpu_that_is_down_is_not_a_wasted_one() {
+    let tasks = (0..4).map(|c| free("hog", hog(), c)).collect();
+    let inst = Instance { tasks, finish: vec![], sync: SyncObjects::NONE };
+    let out = q6600_run(inst, limits(Some(200), 400), |s| {
+        s.instruments.watch = true;
+        s.changes = vec![Change { at_ns: 50_000_000, setting: Setting::Offline(3) }];
+    })
+    .unwrap();
+    assert!(out.probe.worst_idle_gap_ns < 100_000, "{}", out.probe.worst_idle_gap_ns);
+    assert_eq!(out.counters.mig_hotplug, 1);
+}
