@@ -14,7 +14,7 @@
 
 use cfs_sim::costs::CostModel;
 use cfs_sim::engine::{self, Instruments, RunOutcome, RunSetup};
-use cfs_sim::experiment::{SchedSpec, parse_irq, parse_slow, seed_for};
+use cfs_sim::experiment::{SchedSpec, parse_irq, parse_slow, parse_switch, seed_for};
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::{CpuMask, Host};
 use std::fmt;
@@ -56,6 +56,8 @@ pub struct Case {
     pub irqs: Vec<String>,
     /// Slowed CPUs (`--slow`), e.g. `cpus=1,speed=50%`.
     pub slow: Vec<String>,
+    /// Settings written mid-run (`--switch`), e.g. `20ms:offline=2`.
+    pub switches: Vec<String>,
 }
 
 impl fmt::Display for Case {
@@ -82,6 +84,7 @@ impl Case {
             pin_server: None,
             irqs: Vec::new(),
             slow: Vec::new(),
+            switches: Vec::new(),
         }
     }
 
@@ -120,6 +123,9 @@ impl Case {
         for x in &self.slow {
             s += &format!(" --slow {x}");
         }
+        for sw in &self.switches {
+            s += &format!(" --switch {sw}");
+        }
         s
     }
 
@@ -147,6 +153,11 @@ impl Case {
         let costs = CostModel::for_host(&self.host, &host).with(&col.costs);
         let mut config = col.config;
         config.check_invariants = true;
+        let mut changes = Vec::new();
+        for sw in &self.switches {
+            changes.extend(parse_switch(sw)?);
+        }
+        changes.sort_by_key(|c| c.at_ns);
         let setup = RunSetup {
             host: &host,
             costs: &costs,
@@ -157,7 +168,7 @@ impl Case {
             trace: false,
             instruments: ins,
             sockets: col.sockets,
-            changes: Vec::new(),
+            changes,
             irqs: self.irqs.iter().map(|s| parse_irq(s, &host, "--irq")).collect::<Result<_, _>>()?,
             slow: self.slow.iter().map(|s| parse_slow(s, &host, "--slow")).collect::<Result<_, _>>()?,
             domain_build: col.domain_build.clone(),

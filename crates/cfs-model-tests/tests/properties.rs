@@ -182,6 +182,9 @@ proptest! {
     /// own, and half slow one CPU (`--slow`, 10-100%), which re-times the
     /// work in flight there; under 2.6.32 half turn ARCH_POWER on, so the
     /// balancer also reads that CPU's lower clock ratio as lower power.
+    /// Half take a CPU down during the run (`--switch T:offline=C`, which
+    /// moves its tasks off, breaking a side's pinning when every CPU it
+    /// allows is down) and half of those bring it back up later.
     #[test]
     fn affinity_and_no_loss(
         p in profile(),
@@ -193,6 +196,7 @@ proptest! {
         irq in any::<bool>(),
         slow in prop::option::of((0u8..4, 10u32..=100)),
         arch_power in any::<bool>(),
+        hotplug in prop::option::of((1u8..4, 1u64..40, prop::option::of(1u64..30))),
     ) {
         let list = |m: u8| (0..4).filter(|b| m & (1 << b) != 0).map(|b: u8| b.to_string()).collect::<Vec<_>>().join(",");
         let mut config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
@@ -208,6 +212,12 @@ proptest! {
             case.irqs.push("cpus=0-3,mean=50us,takes=3us".into());
         }
         case.slow = slow.map(|(cpu, pct)| format!("cpus={cpu},speed={pct}%")).into_iter().collect();
+        if let Some((cpu, down_ms, up_after)) = hotplug {
+            case.switches.push(format!("{down_ms}ms:offline={cpu}"));
+            if let Some(after) = up_after {
+                case.switches.push(format!("{}ms:online={cpu}", down_ms + after));
+            }
+        }
         let out = case.run(Instruments::default()).map_err(TestCaseError::fail)?;
         prop_assert!(out.units >= 600 / clients as u64 * clients as u64, "only {} transactions\nreplay: {}", out.units, case.command());
     }
