@@ -197,13 +197,16 @@ impl<O: Observer> Scheduler<O> {
                 if !online.contains(cpu) {
                     return bad(alloc::format!("CPU {cpu} is offline but has a {} domain", sd.level));
                 }
-                if !sd.span.contains(cpu) || sd.groups.is_empty() || !sd.span.is_subset_of(online) {
-                    return bad(alloc::format!(
-                        "CPU {cpu}: {} domain span {} is not within the online CPUs {online}",
-                        sd.level,
-                        sd.span
-                    ));
-                }
+                let why = if !sd.span.contains(cpu) {
+                    "does not hold the CPU"
+                } else if sd.groups.is_empty() {
+                    "has no groups"
+                } else if !sd.span.is_subset_of(online) {
+                    "is not within the online CPUs"
+                } else {
+                    continue;
+                };
+                return bad(alloc::format!("CPU {cpu}: {} domain span {} {why} ({online} online)", sd.level, sd.span));
             }
         }
         Ok(())

@@ -459,6 +459,16 @@ mod tests {
         let (mut s, a, _, _) = three_cpus();
         s.tm(a).allowed = cfs_topology::CpuMask::single(1);
         assert_eq!(report(&mut s), format!("CPU 0: {a} queued outside its affinity mask"));
+        // A live task left on a CPU that went down (migrate_live_tasks
+        // missed it); an exited one there is no one's concern.
+        let (mut s, _, _, _) = three_cpus();
+        let sleeper = s.spawn(0, 2, TaskParams::normal()).unwrap();
+        s.do_schedule(0, 2, Deschedule::Preempt);
+        s.do_schedule(0, 2, Deschedule::Exit);
+        s.online.clear(2);
+        s.check_invariants().unwrap();
+        s.tm(sleeper).state = crate::entity::TaskState::Sleeping;
+        assert_eq!(report(&mut s), format!("{sleeper} is Sleeping on CPU 2, which is offline"));
     }
 
     #[test]

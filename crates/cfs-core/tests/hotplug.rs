@@ -166,7 +166,7 @@ fn what_hotplug_refuses() {
     assert_eq!(err(s.cpu_up(T0, 1, full.clone())), "CPU 1 is already online");
     assert_eq!(
         err(s.cpu_down(T0, 3, h.all_cpus(), full.clone()).map(|_| ())),
-        "rebuilt domains: CPU 0: CPU domain span 0-3 is not within the online CPUs 0-2"
+        "rebuilt domains: CPU 0: CPU domain span 0-3 is not within the online CPUs (0-2 online)"
     );
     let mut stale = domains_over(&h, without(&h, &[3]));
     stale.per_cpu[3] = full.per_cpu[3].clone();
@@ -189,7 +189,7 @@ fn what_hotplug_refuses() {
     // CPU 3 back up over domains that leave it out: refused.
     assert_eq!(
         err(s.cpu_up(T0, 3, domains_over(&h, CpuMask::from_cpus([0, 2])))),
-        "rebuilt domains: CPU 0: CPU domain span 0,2 is not within the online CPUs 0,3"
+        "rebuilt domains: CPU 0: CPU domain span 0,2 is not within the online CPUs (0,3 online)"
     );
     assert_eq!(s.online_cpus(), CpuMask::single(0));
 
@@ -204,6 +204,61 @@ fn what_hotplug_refuses() {
     assert_eq!(err(s.wake_up_irq(T0, t, 2, false).map(|_| ())), off);
     assert_eq!(s.set_affinity(T0, t, CpuMask::from_cpus([2, 3])), Err(SchedError::EmptyAffinity));
     assert_eq!(s.task(t).unwrap().allowed, h.all_cpus());
+}
+
+/// The rebuilt domains a caller hands in are checked: a table for more
+/// CPUs than the machine has, or a domain whose span leaves out its own
+/// CPU, is refused; a shorter table leaves the CPUs past its end without
+/// domains, as at boot.
+#[test]
+fn rebuilt_domains_are_checked() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let rest = without(&h, &[3]);
+    let big = host("stoakley").build_domains(V);
+    let err = |r: Result<cfs_core::CpuDown, SchedError>| r.unwrap_err().to_string();
+    assert_eq!(err(s.cpu_down(T0, 3, h.all_cpus(), big)), "rebuilt domains: 8 CPUs, the machine has 4");
+    let mut odd = domains_over(&h, rest);
+    odd.per_cpu.swap(0, 2);
+    assert_eq!(
+        err(s.cpu_down(T0, 3, h.all_cpus(), odd)),
+        "rebuilt domains: CPU 2: MC domain span 0-1 does not hold the CPU (0-2 online)"
+    );
+    let mut empty = domains_over(&h, rest);
+    empty.per_cpu[1][0].groups = cfs_topology::GroupRing::new(vec![]);
+    assert_eq!(
+        err(s.cpu_down(T0, 3, h.all_cpus(), empty)),
+        "rebuilt domains: CPU 1: MC domain span 0-1 has no groups (0-2 online)"
+    );
+    let mut short = domains_over(&h, rest);
+    short.per_cpu.truncate(2);
+    s.cpu_down(T0, 3, h.all_cpus(), short).unwrap();
+    assert!(s.domains().of(2).is_empty() && s.domains().of(3).is_empty());
+    assert_eq!(s.domains().nr_cpus(), 4);
+}
+
+/// A running task whose affinity changed waits, marked, for its next
+/// preemption to be moved (the migration thread's request). CPU 3 going
+/// down moves its own such task at once and drops only that request: the
+/// one of a task running on CPU 0 still moves it when CPU 0 reschedules.
+/// The stop thread's preemption is one more context switch on CPU 3.
+#[test]
+fn a_cpu_going_down_settles_only_its_own_tasks_moves() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let x = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+    let y = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    s.schedule(T0, 3, Deschedule::Preempt).unwrap();
+    s.schedule(T0, 0, Deschedule::Preempt).unwrap();
+    s.set_affinity(T0, x, CpuMask::single(1)).unwrap();
+    s.set_affinity(T0, y, CpuMask::single(2)).unwrap();
+    assert_eq!((s.task(x).unwrap().cpu, s.task(y).unwrap().cpu), (3, 0), "both still running where they were");
+    let switches = s.rq(3).unwrap().nr_switches;
+    let down = s.cpu_down(T0 + MS, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    assert_eq!(down.moved, [(x, 1)]);
+    assert_eq!(s.rq(3).unwrap().nr_switches, switches + 1);
+    s.schedule(T0 + MS, 0, Deschedule::Preempt).unwrap();
+    assert_eq!(s.task(y).unwrap().cpu, 2, "y's request survived CPU 3's");
 }
 
 /// Back up, the CPU is idle with the domains rebuilt over all four CPUs
