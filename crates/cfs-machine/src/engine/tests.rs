@@ -2164,7 +2164,7 @@ fn a_cpu_going_down_hands_its_task_on_with_the_work_left() {
     let run_unit = |pin: bool, changes: Vec<Change>| {
         one_unit(|p| if pin { pinned("unit", p, 3, 0) } else { free("unit", p, 3) }, changes, vec![])
     };
-    let (alone, _) = run_unit(false, vec![]);
+    let (alone, base) = run_unit(false, vec![]);
     assert_eq!(alone, 100_001_800);
     for pin in [false, true] {
         let (end, out) = run_unit(pin, vec![at(50, Setting::Offline(3)), at(60, Setting::Online(3))]);
@@ -2172,7 +2172,28 @@ fn a_cpu_going_down_hands_its_task_on_with_the_work_left() {
         assert_eq!((out.counters.mig_hotplug, out.counters.affinity_broken), (1, u64::from(pin)));
         assert_eq!(out.cpu_busy_ns[3], 50_000_000);
         assert_eq!(out.cpu_busy_ns[0], end + 100 - 50_005_000);
+        // Two more context switches (the stop thread's preemption on CPU
+        // 3, the switch-in on CPU 0), the first a preemption.
+        assert_eq!((out.switches, out.preemptions), (base.switches + 2, base.preemptions + 1));
+        // The trace marks the move on CPU 0's track as a hotplug one.
+        assert_eq!(move_marks(&out), [("hotplug".to_string(), 0, 3)]);
     }
+}
+
+/// `node_to_cpumask(cpu_to_node(cpu))` for a CPU going down: its NUMA
+/// node's CPUs (Nehalem-EP's CPU 5 is on node 1: 4-7, 12-15), or every
+/// CPU on a one-node host or a kernel built without CONFIG_NUMA.
+#[test]
+fn a_dying_cpus_node_is_its_numa_node_or_the_machine() {
+    use cfs_topology::builder::NumaConfig;
+    let nehalem = Host::preset("nehalem-ep").unwrap();
+    let q6600 = Host::preset("q6600").unwrap();
+    let with = |numa| DomainBuild { options: BuildOptions { numa, ..BuildOptions::default() }, overrides: vec![] };
+    let node1 = CpuMask::from_cpus([4, 5, 6, 7, 12, 13, 14, 15]);
+    assert_eq!(with(NumaConfig::Auto).node_of(&nehalem, 5), node1);
+    assert_eq!(with(NumaConfig::On).node_of(&nehalem, 5), node1);
+    assert_eq!(with(NumaConfig::Off).node_of(&nehalem, 5), nehalem.all_cpus());
+    assert_eq!(with(NumaConfig::Auto).node_of(&q6600, 3), q6600.all_cpus());
 }
 
 /// The hotplug changes a run may carry: CPUs the host has, never CPU 0,
@@ -2275,4 +2296,30 @@ fn a_cpu_that_is_down_is_not_a_wasted_one() {
     .unwrap();
     assert!(out.probe.worst_idle_gap_ns < 100_000, "{}", out.probe.worst_idle_gap_ns);
     assert_eq!(out.counters.mig_hotplug, 1);
+}
+
+/// A `taskset -p` mid-run that moves a running hog marks the move on the
+/// destination's track in the trace's "affinity" category: the hog starts
+/// on CPU 0 and is sent to CPU 2 at 10 ms.
+#[test]
+fn the_trace_marks_an_affinity_move_as_one() {
+    let inst = Instance { tasks: vec![free("hog", hog(), 0)], finish: vec![], sync: SyncObjects::NONE };
+    let out = q6600_run(inst, limits(Some(20), 100), |s| {
+        s.changes = vec![Change { at_ns: 10_000_000, setting: Setting::Affinity(None, CpuMask::single(2)) }];
+    })
+    .unwrap();
+    assert_eq!(move_marks(&out), [("affinity".to_string(), 2, 0)]);
+}
+
+/// The trace's move marks: (category, the track moved to, the CPU moved
+/// from).
+fn move_marks(out: &RunOutcome) -> Vec<(String, u64, u64)> {
+    let v = out.trace.as_ref().unwrap().to_value().unwrap();
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["args"]["from"].is_u64())
+        .map(|e| (e["cat"].as_str().unwrap().into(), e["tid"].as_u64().unwrap(), e["args"]["from"].as_u64().unwrap()))
+        .collect()
 }
