@@ -1184,6 +1184,20 @@ mod tests {
         assert!(base.with_items("colour=red").unwrap_err().contains("colour"));
     }
 
+    /// `set=isolcpus=...` reaches both the boot domains and the recipe the
+    /// engine rebuilds them with (after a CPU goes down or comes up), with
+    /// the column's `sd-flags` beside it.
+    #[test]
+    fn isolcpus_and_sd_flags_are_kept_for_the_rebuilds() {
+        let host = Host::preset("q6600").unwrap();
+        let s = SchedSpec::profile("2.6.26").with_items("set=isolcpus=2,3,sd-flags=MC:-WAKE_AFFINE").unwrap();
+        let col = s.resolve(&host).unwrap();
+        assert_eq!(col.domain_build.options.isolcpus, CpuMask::from_cpus([2, 3]));
+        assert_eq!(col.domain_build.overrides.len(), 1);
+        assert!(col.domains.of(2).is_empty() && col.domains.of(3).is_empty());
+        assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains);
+    }
+
     #[test]
     fn resolve_rejects_bad_settings() {
         let host = Host::preset("q6600").unwrap();
