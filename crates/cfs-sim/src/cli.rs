@@ -385,6 +385,13 @@ pub struct TopoArgs {
     /// Kernel profile whose domains to build.
     #[arg(long, default_value = "2.6.26")]
     pub profile: String,
+    /// The CPUs up, e.g. 0-2: the domains the kernel rebuilds after the
+    /// others went down (`--switch T:offline=3` in a run).
+    #[arg(long, value_name = "CPUS")]
+    pub online: Option<String>,
+    /// The isolcpus= boot parameter, e.g. 3: those CPUs get no domain.
+    #[arg(long, value_name = "CPUS")]
+    pub isolcpus: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -1254,7 +1261,13 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let name = a.host.as_deref().or(a.host_opt.as_deref()).unwrap_or("q6600");
     let host = parse_host(name)?;
     let version = parse_profile(&a.profile)?;
-    let domains = host.build_domains(version);
+    let cpus = |list: &Option<String>, what: &str| list.as_deref().map(|s| parse_cpus(s, &host, what)).transpose();
+    let opts = cfs_topology::builder::BuildOptions {
+        online: cpus(&a.online, "--online")?,
+        isolcpus: cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default(),
+        ..Default::default()
+    };
+    let domains = host.build_domains_with(version, &opts);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }

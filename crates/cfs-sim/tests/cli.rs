@@ -1611,3 +1611,20 @@ fn isolcpus_is_a_boot_setting_of_cpus_the_host_has() {
     assert_eq!(util[3].as_f64(), Some(0.0), "{util:?}");
     assert!(v["configs"][0].to_string().contains("isolcpus=3"), "{}", v["configs"][0]);
 }
+
+/// `cfs-sim topology --online/--isolcpus`: the domains the profile builds
+/// over part of the host. With CPU 3 of a Q6600 down (2.6.26), CPU 2's
+/// MC level would span it alone and goes; CPU 3 has none.
+#[test]
+fn topology_shows_the_domains_over_part_of_the_host() {
+    let out = run(&["topology", "q6600", "--online", "0-2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("CPU2 attaching sched-domain:\n domain 0: span 0-2 level CPU\n  groups: 2 0-1\n"), "{text}");
+    assert!(text.contains("CPU3 attaching NULL sched-domain."), "{text}");
+    let out = run(&["topology", "q6600", "--isolcpus", "0"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("CPU0 attaching NULL sched-domain."));
+    fails_with(&["topology", "q6600", "--online", "9"], "bad CPU list \"9\" for --online: CPU 9 does not exist");
+    fails_with(&["topology", "q6600", "--isolcpus", "x"], "bad CPU list \"x\" for --isolcpus");
+    fails_with(&["topology", "q6600", "--online", ""], "for --online: no CPU");
+}
