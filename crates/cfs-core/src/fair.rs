@@ -637,6 +637,9 @@ impl<O: Observer> Scheduler<O> {
             t.nr_migrations += 1;
         }
         t.cpu = new_cpu;
+        if t.allowed.contains(new_cpu) && !self.stranded.is_empty() {
+            self.stranded.retain(|&s| s != id);
+        }
     }
 
     /// `pull_task` / `__migrate_task`: deactivate on `from`, renormalise,
@@ -769,6 +772,9 @@ impl<O: Observer> Scheduler<O> {
             // offline destination and the request is dropped (2.6.26
             // sched.c:5616); the task stays where it is.
             self.pending_move.swap_remove(i);
+            if !allowed.contains(cpu) {
+                self.stranded.push(p);
+            }
             return;
         };
         if state == TaskState::Queued && !allowed.contains(cpu) {

@@ -226,11 +226,16 @@ impl<O: Observer> Scheduler<O> {
                 rq.nr_running
             ));
         }
-        if let Some(bad) = cfs
-            .timeline()
-            .chain(cfs.curr)
-            .find(|t| !self.tasks[t.0 as usize].allowed.contains(cpu) && !self.pending_move.contains(t))
-        {
+        // Outside its mask a task may only be waiting for the migration
+        // thread (a move pending), or be stranded: every CPU it allows went
+        // down before its move ran, and `__migrate_task` refused the offline
+        // destination, leaving it where it was, as the kernel does (or it
+        // was forked by such a task).
+        if let Some(bad) = cfs.timeline().chain(cfs.curr).find(|t| {
+            !self.tasks[t.0 as usize].allowed.contains(cpu)
+                && !self.pending_move.contains(t)
+                && !self.stranded.contains(t)
+        }) {
             return fail(alloc::format!("CPU {cpu}: {bad} queued outside its affinity mask"));
         }
         if let Some(n) = cfs.next {

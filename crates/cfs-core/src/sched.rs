@@ -159,6 +159,12 @@ pub struct Scheduler<O: Observer = ()> {
     /// Tasks whose affinity no longer allows their CPU while running: moved
     /// at their next preemption, as the migration thread would.
     pub(crate) pending_move: Vec<TaskId>,
+    /// Tasks left on a CPU their mask does not hold, as the kernel leaves
+    /// them: a move whose every allowed CPU went down before it ran (see
+    /// [`crate::hotplug`]), and what such a task forks. Only the invariant
+    /// checker reads this; the next move onto an allowed CPU, or a new mask,
+    /// clears it.
+    pub(crate) stranded: Vec<TaskId>,
     /// NO_HZ state (see [`crate::nohz`]).
     pub(crate) nohz: Nohz,
     /// 2.6.32's refreshed group powers (see [`crate::cpu_power`]).
@@ -227,6 +233,7 @@ impl<O: Observer> Scheduler<O> {
             observer,
             history: History::default(),
             pending_move: Vec::new(),
+            stranded: Vec::new(),
             nohz: Nohz::default(),
             power: crate::cpu_power::CpuPower::new(n),
             now: 0,
@@ -333,6 +340,7 @@ impl<O: Observer> Scheduler<O> {
             observer: old,
             history,
             pending_move,
+            stranded,
             nohz,
             power,
             now,
@@ -350,6 +358,7 @@ impl<O: Observer> Scheduler<O> {
             observer,
             history,
             pending_move,
+            stranded,
             nohz,
             power,
             now,
@@ -426,8 +435,11 @@ impl<O: Observer> Scheduler<O> {
         if m.intersects(&self.online) { Ok(m) } else { Err(SchedError::EmptyAffinity) }
     }
 
-    fn new_task(&mut self, params: &TaskParams, cpu: CpuId) -> Result<TaskId, SchedError> {
-        let allowed = self.normalise_mask(params.allowed)?;
+    /// A new task. `inherited`: a fork's copy of its parent's mask, taken
+    /// as it is (`dup_task_struct` copies `cpus_allowed`; nothing checks
+    /// it), even when every CPU in it has gone down since.
+    fn new_task(&mut self, params: &TaskParams, cpu: CpuId, inherited: bool) -> Result<TaskId, SchedError> {
+        let allowed = if inherited { params.allowed } else { self.normalise_mask(params.allowed)? };
         let idx = u32::try_from(self.tasks.len()).map_err(|_| SchedError::TooManyTasks)?;
         let id = TaskId(idx);
         let nice = clamp_nice(params.nice);
@@ -473,7 +485,7 @@ impl<O: Observer> Scheduler<O> {
         self.check_online(cpu)?;
         let allowed = self.normalise_mask(params.allowed)?;
         let cpu = if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(cpu) };
-        let id = self.new_task(&params, cpu)?;
+        let id = self.new_task(&params, cpu, false)?;
         self.set_clock(cpu, now);
         let min = self.rqs[cpu].cfs.min_vruntime;
         self.tm(id).se.vruntime = min;
@@ -494,9 +506,10 @@ impl<O: Observer> Scheduler<O> {
             return Err(SchedError::WrongState { task: parent, state: st, op: "fork" });
         }
         let p = self.t(parent).clone();
+        let inherited = params.is_none();
         let params = params.unwrap_or(TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed });
         let this_cpu = p.cpu;
-        let child = self.new_task(&params, this_cpu)?;
+        let child = self.new_task(&params, this_cpu, inherited)?;
         if self.rules.is_2_6_32() {
             // 2.6.32 sched_fork does not touch a clock; wake_up_new_task
             // updates the child's runqueue only (sched.c:2545-2620).
@@ -515,6 +528,9 @@ impl<O: Observer> Scheduler<O> {
         if cpu != this_cpu {
             self.set_task_cpu(child, cpu);
             self.emit(Event::Migrate { task: child, from: this_cpu, to: cpu, reason: MigrateReason::Fork });
+        }
+        if !self.t(child).allowed.contains(cpu) {
+            self.stranded.push(child);
         }
         self.set_clock(cpu, now);
         self.task_new_fair(cpu, child, Some(this_cpu));
@@ -646,6 +662,7 @@ impl<O: Observer> Scheduler<O> {
         let mask = self.normalise_mask(mask)?;
         self.advance(now);
         self.tm(task).allowed = mask;
+        self.stranded.retain(|&t| t != task);
         let cpu = self.t(task).cpu;
         if !mask.contains(cpu) {
             let dest = self.any_online_cpu(&mask).unwrap_or(cpu);

@@ -324,3 +324,28 @@ fn with_nohz_a_dead_cpu_still_counts_as_tickless() {
     assert!(!s.observer()[seen..].iter().any(|(_, e)| matches!(e, Event::Balance { .. })), "and balances for nobody");
     assert_eq!(s.rq(0).unwrap().nr_running, 4);
 }
+
+/// A task stranded by a race the kernel has too (found by `core_ops`): T,
+/// running on CPU 1, is sent to CPU 3 (`set_cpus_allowed_ptr`: its move
+/// waits for the migration thread), and CPU 3 goes down first. T is not on
+/// CPU 3, so `migrate_live_tasks` leaves it alone, and when its move runs
+/// `__migrate_task` refuses the offline destination: T stays on CPU 1 with
+/// a mask of CPU 3 only. The invariants accept that, a child T forks
+/// inherits the mask unchecked (`dup_task_struct`) and starts beside it,
+/// and once CPU 3 is back up T can be sent there again.
+#[test]
+fn a_move_to_a_cpu_that_went_down_first_strands_its_task() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
+    s.schedule(T0, 1, Deschedule::Preempt).unwrap();
+    s.set_affinity(T0, t, CpuMask::single(3)).unwrap();
+    s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    assert_eq!(s.schedule(T0 + MS, 1, Deschedule::Preempt).unwrap().next, Some(t));
+    assert_eq!((s.task(t).unwrap().cpu, s.task(t).unwrap().allowed), (1, CpuMask::single(3)));
+    let child = s.fork(T0 + MS, t, None).unwrap();
+    assert_eq!((child.cpu, s.task(child.child).unwrap().allowed), (1, CpuMask::single(3)));
+    s.cpu_up(T0 + 2 * MS, 3, h.build_domains(V)).unwrap();
+    s.set_affinity(T0 + 2 * MS, child.child, CpuMask::single(3)).unwrap();
+    assert_eq!(s.task(child.child).unwrap().cpu, 3);
+}
