@@ -346,4 +346,31 @@ mod tests {
         assert_eq!((g.cpu_power, s.group_power(DomainLevel::Cpu, &g)), (1024, 1024));
         assert_eq!(s.arch_freq_power(3), Some(256), "what a CPU's counters read stays");
     }
+
+    /// The checker's list of stranded tasks (a move to a CPU that went
+    /// down first leaves its task outside its mask, as the kernel does): a
+    /// task leaves the list when it is next put on a CPU its mask holds,
+    /// and only then. T, running on CPU 1, is sent to CPU 3, which goes
+    /// down before T's move; T forks a child, stranded beside it. Put on
+    /// CPU 2 (outside both masks) T stays listed; the child, put on CPU 3
+    /// once it is back up, is not.
+    #[test]
+    fn a_stranded_task_is_listed_until_it_reaches_its_mask() {
+        let v = KernelVersion::V2_6_26;
+        let h = Host::preset("q6600").unwrap();
+        let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
+        let t = s.spawn(0, 1, crate::TaskParams::normal()).unwrap();
+        s.schedule(0, 1, crate::Deschedule::Preempt).unwrap();
+        s.set_affinity(0, t, CpuMask::single(3)).unwrap();
+        let online = CpuMask::first_n(3);
+        let d = h.build_domains_with(v, &BuildOptions { online: Some(online), ..BuildOptions::default() });
+        s.cpu_down(0, 3, h.all_cpus(), d).unwrap();
+        s.schedule(1, 1, crate::Deschedule::Preempt).unwrap();
+        let child = s.fork(1, t, None).unwrap().child;
+        assert_eq!(s.stranded, [t, child]);
+        s.cpu_up(2, 3, h.build_domains(v)).unwrap();
+        s.set_task_cpu(t, 2);
+        s.set_task_cpu(child, 3);
+        assert_eq!(s.stranded, [t]);
+    }
 }
