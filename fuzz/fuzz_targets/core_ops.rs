@@ -23,83 +23,29 @@ const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Spawn {
-        cpu: u8,
-        nice: i8,
-        policy: u8,
-        mask: u16,
-    },
-    Fork {
-        task: u8,
-    },
-    Wake {
-        task: u8,
-        cpu: u8,
-        sync: bool,
-        irq: bool,
-    },
-    Schedule {
-        cpu: u8,
-        how: u8,
-    },
-    Tick {
-        cpu: u8,
-    },
-    Hrtick {
-        cpu: u8,
-    },
-    Advance {
-        ns: u32,
-    },
-    SetNice {
-        task: u8,
-        nice: i8,
-    },
-    SetPolicy {
-        task: u8,
-        policy: u8,
-    },
-    SetAffinity {
-        task: u8,
-        mask: u16,
-    },
-    Rebalance {
-        cpu: u8,
-    },
+    Spawn { cpu: u8, nice: i8, policy: u8, mask: u16 },
+    Fork { task: u8 },
+    Wake { task: u8, cpu: u8, sync: bool, irq: bool },
+    Schedule { cpu: u8, how: u8 },
+    Tick { cpu: u8 },
+    Hrtick { cpu: u8 },
+    Advance { ns: u32 },
+    SetNice { task: u8, nice: i8 },
+    SetPolicy { task: u8, policy: u8 },
+    SetAffinity { task: u8, mask: u16 },
+    Rebalance { cpu: u8 },
     // Settings written mid-run (cfs_core::sysctl); invalid ones are refused.
-    SetFeatures {
-        mask: u32,
-    },
-    SetTunable {
-        which: u8,
-        value: i32,
-    },
-    SetDomainFlags {
-        level: u8,
-        set: u32,
-        clear: u32,
-    },
-    SetPatch {
-        patch: u8,
-        on: bool,
-    },
+    SetFeatures { mask: u32 },
+    SetTunable { which: u8, value: i32 },
+    SetDomainFlags { level: u8, set: u32, clear: u32 },
+    SetPatch { patch: u8, on: bool },
     /// What APERF/MPERF read on a CPU (2.6.32's ARCH_POWER), any ratio,
     /// or no counters.
-    SetFreqPower {
-        cpu: u8,
-        ratio: Option<u32>,
-    },
-    /// A CPU goes down (cfs_core::hotplug) with the domains the builder
-    /// makes over the CPUs left, or (`stale`) the boot domains, which must
-    /// be refused.
-    CpuDown {
-        cpu: u8,
-        stale: bool,
-    },
+    SetFreqPower { cpu: u8, ratio: Option<u32> },
+    /// A CPU goes down (cfs_core::hotplug) with its rebuilt domains, or the boot ones (`stale`: refused).
+    CpuDown { cpu: u8, stale: bool },
     /// A CPU comes back up.
-    CpuUp {
-        cpu: u8,
-    },
+    CpuUp { cpu: u8 },
 }
 
 /// Every tunable, and one name no kernel has.
