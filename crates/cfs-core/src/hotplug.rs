@@ -110,6 +110,12 @@ impl<O: Observer> Scheduler<O> {
         self.online
     }
 
+    /// `cpu_online(cpu)`: whether `cpu` is up (false for a CPU the machine
+    /// lacks).
+    pub fn cpu_online(&self, cpu: CpuId) -> bool {
+        self.online.contains(cpu)
+    }
+
     /// `any_online_cpu(mask)`: the first online CPU of `mask`.
     pub(crate) fn any_online_cpu(&self, mask: &CpuMask) -> Option<CpuId> {
         mask.iter_and(&self.online).next()
@@ -296,11 +302,7 @@ impl<O: Observer> Scheduler<O> {
     fn attach_rebuilt(&mut self, mut domains: SchedDomains) {
         let n = self.rqs.len();
         domains.per_cpu.resize(n, Vec::new());
-        for p in self.cfg.patches.iter() {
-            for &(level, set, clear) in p.domain_flags() {
-                domains.override_flags(level, set, clear);
-            }
-        }
+        crate::sched::apply_patch_domain_flags(&self.cfg, &mut domains);
         let jiffies = self.jiffies();
         self.dstate = (0..n).map(|cpu| crate::sched::fresh_domain_state(domains.of(cpu), jiffies)).collect();
         self.domains = domains;

@@ -214,13 +214,7 @@ impl<O: Observer> Scheduler<O> {
         if domains.per_cpu.len() < n {
             domains.per_cpu.resize(n, Vec::new());
         }
-        // A patch that changes the domain initialisers: the kernel would
-        // have built these levels with its flags.
-        for p in cfg.patches.iter() {
-            for &(level, set, clear) in p.domain_flags() {
-                domains.override_flags(level, set, clear);
-            }
-        }
+        apply_patch_domain_flags(&cfg, &mut domains);
         Ok(Scheduler {
             rules: cfg.rules(),
             cfg,
@@ -712,4 +706,14 @@ pub(crate) fn fresh_domain_state(chain: &[cfs_topology::SchedDomain], jiffies: u
             nr_balance_failed: 0,
         })
         .collect()
+}
+
+/// A patch that changes the domain initialisers: the kernel would have
+/// built these levels with its flags, at boot and at every rebuild.
+pub(crate) fn apply_patch_domain_flags(cfg: &Config, domains: &mut SchedDomains) {
+    for p in cfg.patches.iter() {
+        for &(level, set, clear) in p.domain_flags() {
+            domains.override_flags(level, set, clear);
+        }
+    }
 }

@@ -112,6 +112,17 @@ pub enum NumaConfig {
     Off,
 }
 
+impl NumaConfig {
+    /// Whether the kernel has CONFIG_NUMA on `host`.
+    pub fn enabled_on(self, host: &Host) -> bool {
+        match self {
+            NumaConfig::Auto => host.nr_nodes() > 1,
+            NumaConfig::On => true,
+            NumaConfig::Off => false,
+        }
+    }
+}
+
 /// Build-time knobs beyond the kernel version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct BuildOptions {
@@ -218,11 +229,7 @@ struct KernelView<'h> {
 impl<'h> KernelView<'h> {
     fn new(host: &'h Host, v: KernelVersion, opts: &BuildOptions) -> Self {
         let n = host.nr_cpus();
-        let numa = match opts.numa {
-            NumaConfig::Auto => host.nr_nodes() > 1,
-            NumaConfig::On => true,
-            NumaConfig::Off => false,
-        };
+        let numa = opts.numa.enabled_on(host);
         let (node_of, node_mask) = if numa {
             let node_of = host.cpus().iter().map(|c| c.node as usize).collect();
             (node_of, (0..host.nr_nodes()).map(|i| host.node_cpus(i)).collect())

@@ -318,7 +318,7 @@ impl Sim {
             self.elapsed = tick_at;
             for cpu in 0..self.s.nr_cpus() {
                 self.account(cpu);
-                if self.s.tick_stopped(cpu) || !self.s.online_cpus().contains(cpu) {
+                if self.s.tick_stopped(cpu) || !self.s.cpu_online(cpu) {
                     continue; // NO_HZ: this idle CPU gets no tick
                 }
                 let now = self.now();
@@ -329,7 +329,7 @@ impl Sim {
             // The idle loop (and every interrupt exit in idle) offers to stop
             // the tick; a no-op with NO_HZ off.
             for cpu in 0..self.s.nr_cpus() {
-                if self.s.curr(cpu).is_none() && !self.s.need_resched(cpu) && self.s.online_cpus().contains(cpu) {
+                if self.s.curr(cpu).is_none() && !self.s.need_resched(cpu) && self.s.cpu_online(cpu) {
                     let now = self.now();
                     self.s.nohz_stop_sched_tick(now, cpu).expect("nohz_stop_sched_tick");
                 }

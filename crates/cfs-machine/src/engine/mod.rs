@@ -74,7 +74,7 @@ use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
 use cache::{Caches, LastRun};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
-use cfs_topology::builder::{BuildOptions, NumaConfig};
+use cfs_topology::builder::BuildOptions;
 use cfs_topology::{CpuMask, FlagOverride, Host};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -379,12 +379,7 @@ impl DomainBuild {
     /// `node_to_cpumask(cpu_to_node(cpu))`: the CPUs of `cpu`'s node, or
     /// every CPU for a kernel without CONFIG_NUMA.
     pub fn node_of(&self, host: &Host, cpu: usize) -> CpuMask {
-        let numa = match self.options.numa {
-            NumaConfig::Auto => host.nr_nodes() > 1,
-            NumaConfig::On => true,
-            NumaConfig::Off => false,
-        };
-        if numa { host.node_cpus(host.cpu(cpu).node as usize) } else { host.all_cpus() }
+        if self.options.numa.enabled_on(host) { host.node_cpus(host.cpu(cpu).node as usize) } else { host.all_cpus() }
     }
 }
 
@@ -1174,7 +1169,7 @@ impl<'a> Sim<'a> {
         }
         let next = self.now + self.irq_gap(i);
         self.push(next, Ev::Irq(c as u32, i as u32));
-        if !self.sched.online_cpus().contains(c) {
+        if !self.sched.cpu_online(c) {
             return; // paused while the CPU is down
         }
         self.irq_count += 1;
@@ -1256,12 +1251,7 @@ impl<'a> Sim<'a> {
             self.preemptions += 1;
             self.switch_out(c, p);
             self.probe_runnable(p);
-            if !self.cores.is_empty() {
-                let core = self.cores[c];
-                for t in core.iter() {
-                    self.set_speed(t);
-                }
-            }
+            self.retime_core(c);
             if let Some(tr) = &mut self.trace {
                 tr.idle(c, self.now);
             }
@@ -1442,8 +1432,7 @@ impl<'a> Sim<'a> {
         let nr = |c: usize| self.sched.rq(c).map_or(0, |rq| rq.nr_running);
         let n = self.cpus.len();
         // A CPU that is down is not a wasted one.
-        let online = self.sched.online_cpus();
-        let idle = (0..n).any(|c| nr(c) == 0 && online.contains(c));
+        let idle = (0..n).any(|c| nr(c) == 0 && self.sched.cpu_online(c));
         let crowded = (0..n).any(|c| nr(c) >= 2);
         match (idle && crowded, self.probe.gap_since) {
             (true, None) => self.probe.gap_since = Some(self.now),
@@ -1573,7 +1562,7 @@ impl<'a> Sim<'a> {
 
     fn on_tick(&mut self, c: usize) -> Result<(), SimError> {
         self.push(self.now + self.tick_ns, Ev::Tick(c as u32));
-        if self.sched.tick_stopped(c) || !self.sched.online_cpus().contains(c) {
+        if self.sched.tick_stopped(c) || !self.sched.cpu_online(c) {
             return Ok(()); // NO_HZ: this idle CPU's tick is off; or the CPU is down
         }
         self.sched.tick(self.t(), c)?;
@@ -1616,7 +1605,7 @@ impl<'a> Sim<'a> {
     /// The end of an interrupt on `c`: act on need_resched now (an idle CPU
     /// first leaves its C-state).
     fn interrupt_return(&mut self, c: usize) -> Result<(), SimError> {
-        if !self.sched.online_cpus().contains(c) {
+        if !self.sched.cpu_online(c) {
             return Ok(()); // a handler that began before the CPU went down
         }
         if !self.sched.need_resched(c) {
@@ -1799,13 +1788,8 @@ impl<'a> Sim<'a> {
         let next = sw.next.map(|t| t.0 as TaskRef);
         self.cpus[c].curr = next;
         self.busy_cpus = self.busy_cpus + usize::from(next.is_some()) - usize::from(prev.is_some());
-        if next.is_some() != prev.is_some() && !self.cores.is_empty() {
-            // An SMT core's threads share it: one going busy or idle
-            // changes how fast the others run.
-            let core = self.cores[c];
-            for t in core.iter() {
-                self.set_speed(t);
-            }
+        if next.is_some() != prev.is_some() {
+            self.retime_core(c);
         }
         if next == prev {
             if next.is_none() {
@@ -1834,6 +1818,18 @@ impl<'a> Sim<'a> {
             self.idle_loop(c)?;
         }
         Ok(())
+    }
+
+    /// `c` went busy or idle: on an SMT host its core's threads share the
+    /// core, so each of them now runs at another speed.
+    fn retime_core(&mut self, c: usize) {
+        if self.cores.is_empty() {
+            return;
+        }
+        let core = self.cores[c];
+        for t in core.iter() {
+            self.set_speed(t);
+        }
     }
 
     /// `c` is (back) in the idle loop with nothing to do: with NO_HZ it
