@@ -17,7 +17,7 @@
 //! | costs | [`costs`] (from [`cfs_machine`]) | one parameter set per host, priced by [`cfs_topology::Host::distance`] |
 //! | engine | [`engine`], [`observe`], [`trace`] (from [`cfs_machine`]) | the event loop around [`cfs_core::Scheduler`]: ticks, segments, IPIs, idle exit, hrtick, timers |
 //! | experiments | [`experiment`] | configurations as columns, client counts as rows, seeded runs in parallel, medians |
-//! | report | [`report`], [`calibration`] | table, CSV, JSON, plots, and the comparison with the published Q6600 tables |
+//! | report | [`report`], [`significance`], [`calibration`] | table, CSV, JSON, plots, the rank test behind `--significance`, and the comparison with the published Q6600 tables |
 //! | command line | [`cli`] | argument types and commands; every error is one line |
 //!
 //! The machine model's own documentation ([`cfs_machine`]) explains the
@@ -62,6 +62,7 @@ pub mod calibration;
 pub mod cli;
 pub mod experiment;
 pub mod report;
+pub mod significance;
 
 pub use cfs_machine::{FileWorkload, WorkloadError, parse_workload};
 pub use cfs_machine::{costs, dist, engine, faults, names, observe, program, trace, workfile, workloads};

@@ -7,6 +7,7 @@
 use crate::dist::fmt_ns;
 use crate::engine::TaskStat;
 use crate::experiment::{Plan, Results, RunRecord, Seeds, median, range};
+use crate::significance::rank_test_p;
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -29,6 +30,11 @@ pub struct TableStyle {
     /// first column's median at the same client count (`x1.52`): the first
     /// column is the baseline a change is measured against.
     pub relative: bool,
+    /// Follow every cell after the first column with the two-sided p-value
+    /// of a Mann-Whitney U test of its runs against the first column's runs
+    /// at the same client count (`p=0.008`, [`rank_test_p`]): how likely a
+    /// difference at least this clear would be if the change did nothing.
+    pub significance: bool,
 }
 
 /// The median table: a comment line, a header, one row per client count.
@@ -103,6 +109,9 @@ fn body(
     if style.spread {
         let _ = write!(s, "; ± half the range of the runs, % of the median");
     }
+    if style.significance {
+        let _ = write!(s, "; p: two-sided Mann-Whitney U test of the runs against the first column's");
+    }
     s.push('\n');
     let phases = if phased { starts.len() } else { 1 };
     let keys: Vec<(usize, Option<usize>)> =
@@ -121,8 +130,14 @@ fn body(
             keys.iter()
                 .map(|&(ci, k)| {
                     let relative = ci > 0 && style.relative;
-                    let base = if relative { values(0, n, k) } else { Vec::new() };
-                    cell_text(&values(ci, n, k), &base, relative, style.spread)
+                    let significance = ci > 0 && style.significance;
+                    let base = if relative || significance { values(0, n, k) } else { Vec::new() };
+                    let mut t = cell_text(&values(ci, n, k), &base, relative, style.spread);
+                    if significance {
+                        t.push(' ');
+                        t.push_str(&p_text(rank_test_p(&values(ci, n, k), &base)));
+                    }
+                    t
                 })
                 .collect()
         })
@@ -207,6 +222,16 @@ fn cell_text(vals: &[f64], base: &[f64], relative: bool, spread: bool) -> String
         let _ = write!(t, " ±{:.0}%", (hi - lo) / 2.0 / m * 100.0);
     }
     t
+}
+
+/// A p-value as a cell shows it: three decimals, `p<0.001` below that,
+/// `p=-` where there is no test (a cell without runs).
+fn p_text(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 0.001 => "p<0.001".into(),
+        Some(p) => format!("p={p:.3}"),
+        None => "p=-".into(),
+    }
 }
 
 /// Per-task schedstats of each cell's median run, tasks of one name
@@ -460,7 +485,13 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         .iter()
         .map(|&n| {
             let row: Vec<Value> = (0..plan.columns.len()).map(|ci| json!(res.median(ci, n))).collect();
-            json!({"clients": n, "values": row})
+            // Each column's runs against the first column's (null for the
+            // first): the p-value `--significance` prints.
+            let base = res.values(0, n, None);
+            let p: Vec<Value> = (0..plan.columns.len())
+                .map(|ci| json!(if ci == 0 { None } else { rank_test_p(&res.values(ci, n, None), &base) }))
+                .collect();
+            json!({"clients": n, "values": row, "p_vs_first": p})
         })
         .collect();
     let mut doc = json!({

@@ -315,6 +315,48 @@ fn bad_plot_extension_and_usage_errors() {
     // A ratio to the first column needs a second column.
     fails(&["--relative"], "--relative compares columns");
     fails(&["--relative", "--config", "features=895"], "two or more configurations");
+    // So does a test against it, and a test needs runs to rank.
+    fails(&["--significance"], "--significance tests columns");
+    fails(&["--significance", "--config", "features=895", "--config", "features=861"], "--runs 2 or more");
+    fails_with(
+        &["pgbench", "--clients", "1", "--transactions", "50", "--replay", "7", "--significance"]
+            .into_iter()
+            .chain(["--config", "features=895", "--config", "features=861"])
+            .collect::<Vec<_>>(),
+        "--replay, cannot be tested",
+    );
+}
+
+/// `--significance` against the pile: at 4 clients 861 (no sync wakeups,
+/// no wakeup preemption) spreads over the Q6600 and 895 piles up, 19K
+/// against 11K TPS in every run of every seed tried, so the five runs of
+/// each never overlap and p = 2/C(10, 5) = 2/252 = 0.008, the least five
+/// runs can give. A column equal to the baseline (same settings, same
+/// seeds, so the same runs) gives p = 1.
+#[test]
+fn significance_marks_a_difference_beyond_the_runs_spread() {
+    let out = run(&[
+        "pgbench",
+        "--clients",
+        "4",
+        "--transactions",
+        "400",
+        "--runs",
+        "5",
+        "--config",
+        "name=895,features=895",
+        "--config",
+        "name=861,features=861",
+        "--config",
+        "name=again,features=895",
+        "--significance",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(row.len(), 6, "{text}");
+    assert_eq!((row[3], row[5]), ("p=0.008", "p=1.000"), "{text}");
+    assert!(row[2].parse::<f64>().unwrap() > 1.5 * row[1].parse::<f64>().unwrap(), "{text}");
 }
 
 #[test]

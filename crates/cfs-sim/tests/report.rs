@@ -94,19 +94,36 @@ fn spread_and_relative_cells_are_computed_from_the_runs() {
     // Spread: half the range over the median. Column 0 at 1 client:
     // (1200 - 1000) / 2 / 1100 = 9.1% -> "9%"; column 1: (3000 - 2100) / 2 /
     // 2400 = 18.75% -> "19%"; identical runs -> "0%".
-    let spread = rows(TableStyle { spread: true, relative: false });
+    let spread = rows(TableStyle { spread: true, ..Default::default() });
     assert_eq!(spread[0], ["1", "1100", "±9%", "2400", "±19%"]);
     assert_eq!(spread[1], ["3", "500", "±0%", "500", "±0%"]);
     // Relative: the first column as measured, the others over it: 2400 /
     // 1100 = 2.1818 -> "x2.18"; 500 / 500 -> "x1.00".
-    let relative = rows(TableStyle { spread: false, relative: true });
+    let relative = rows(TableStyle { relative: true, ..Default::default() });
     assert_eq!(relative[0], ["1", "1100", "x2.18"]);
     assert_eq!(relative[1], ["3", "500", "x1.00"]);
     // Both together, and the header says what the cells are.
-    let both = report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true });
+    let both = report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true, significance: false });
     assert!(both.lines().next().unwrap().contains("ratio to it"), "{both}");
     assert!(both.lines().next().unwrap().contains("half the range"), "{both}");
-    assert_eq!(rows(TableStyle { spread: true, relative: true })[0], ["1", "1100", "±9%", "x2.18", "±19%"]);
+    assert_eq!(
+        rows(TableStyle { spread: true, relative: true, significance: false })[0],
+        ["1", "1100", "±9%", "x2.18", "±19%"]
+    );
+    // Significance: column 1's three runs at 1 client all lie above the
+    // baseline's, the most extreme of the C(6, 3) = 20 ways to split six
+    // runs three and three, on either side: p = 2/20 = 0.100. At 3 clients
+    // every run is 500, so nothing differs: p = 1. The first column has
+    // nothing to be tested against.
+    let sig = rows(TableStyle { significance: true, ..Default::default() });
+    assert_eq!(sig[0], ["1", "1100", "2400", "p=0.100"]);
+    assert_eq!(sig[1], ["3", "500", "500", "p=1.000"]);
+    let head = report::table_with(&plan, &res, "t", TableStyle { significance: true, ..Default::default() });
+    assert!(head.lines().next().unwrap().contains("Mann-Whitney"), "{head}");
+    // The same p-values in JSON, null for the baseline.
+    let doc = report::json(&plan, &res);
+    assert_eq!(doc["medians"][0]["p_vs_first"], serde_json::json!([null, 0.1]));
+    assert_eq!(doc["medians"][1]["p_vs_first"], serde_json::json!([null, 1.0]));
     // The plain table is unchanged by the style type's default.
     assert_eq!(report::table_with(&plan, &res, "t", TableStyle::default()), report::table(&plan, &res, "t"));
 }
@@ -233,11 +250,12 @@ fn zero_baselines_zero_cells_and_phase_columns() {
     for r in res.runs.iter_mut() {
         r.value = if r.clients == 3 { 0.0 } else { 1000.0 };
     }
-    let rows: Vec<Vec<String>> = report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true })
-        .lines()
-        .skip(2)
-        .map(|l| l.split_whitespace().map(String::from).collect())
-        .collect();
+    let rows: Vec<Vec<String>> =
+        report::table_with(&plan, &res, "t", TableStyle { spread: true, relative: true, significance: false })
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .collect();
     assert_eq!(rows[0], ["1", "1000", "±0%", "x1.00", "±0%"]);
     assert_eq!(rows[1], ["3", "0.00", "-"]);
 
