@@ -92,7 +92,8 @@ pub struct OutArgs {
     /// Write JSON to FILE, or to stdout instead of the table when no FILE.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
-    /// Plot throughput against clients (.svg or .png).
+    /// Plot throughput against clients (.svg or .png): a line through each
+    /// configuration's medians, with a bar spanning each cell's runs.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Chrome trace of the first run (open in ui.perfetto.dev).

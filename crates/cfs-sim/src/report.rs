@@ -604,6 +604,19 @@ fn write_png(path: &Path, w: u32, h: u32, rgb: &[u8]) -> Result<(), String> {
     writer.finish().map_err(|e| e.to_string())
 }
 
+/// Column `ci`'s cells whose runs differ, as (clients, lowest, median,
+/// highest): the bars a plot draws behind the medians.
+fn run_bars(plan: &Plan, res: &Results, ci: usize) -> Vec<(f64, f64, f64, f64)> {
+    plan.clients
+        .iter()
+        .filter_map(|&n| {
+            let vals = res.values(ci, n, None);
+            let (lo, hi) = range(&vals).filter(|(lo, hi)| hi > lo)?;
+            Some((f64::from(n), lo, median(&mut vals.clone())?, hi))
+        })
+        .collect()
+}
+
 fn draw<DB: DrawingBackend>(
     area: DrawingArea<DB, plotters::coord::Shift>,
     plan: &Plan,
@@ -620,6 +633,7 @@ where
     let published_points = |ci: usize| published.map(|p| p.points(ci, xmax)).unwrap_or_default();
     let ymax = (0..plan.columns.len())
         .flat_map(|ci| plan.clients.iter().filter_map(move |&n| res.median(ci, n)))
+        .chain((0..plan.columns.len()).flat_map(|ci| run_bars(plan, res, ci).into_iter().map(|b| b.3)))
         .chain((0..plan.columns.len()).flat_map(|ci| published_points(ci).into_iter().map(|(_, v)| v)))
         .fold(0.0f64, f64::max)
         .max(1.0)
@@ -654,6 +668,16 @@ where
             .label(col.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|x| e(&x))?;
+        // The runs' range behind each median: a bistable cell ("luck of
+        // the draw") shows as a long bar.
+        let bar_style = color.mix(0.6).stroke_width(1);
+        chart
+            .draw_series(
+                run_bars(plan, res, ci)
+                    .into_iter()
+                    .map(|(x, lo, m, hi)| ErrorBar::new_vertical(x, lo, m, hi, bar_style, 6)),
+            )
+            .map_err(|x| e(&x))?;
         let measured = published_points(ci);
         if !measured.is_empty() {
             chart

@@ -271,7 +271,8 @@ fn zero_baselines_zero_cells_and_phase_columns() {
 
 /// The plot's axes: every integral client count up to the largest is
 /// labelled, throughput labels are whole numbers, and the y axis leaves
-/// head room above the highest median for the legend.
+/// head room for the legend above the highest value drawn (a median, or
+/// the top of a bar spanning a cell's runs).
 #[test]
 fn plot_axes_cover_the_data_with_head_room() {
     let (plan, res) = small();
@@ -298,12 +299,12 @@ fn plot_axes_cover_the_data_with_head_room() {
     };
     // x: client counts 1 and 3 on an axis from 0.
     assert_eq!(numbers("middle"), ["0", "1", "2", "3"]);
-    // y: whole numbers from 0, topping the highest median by at least 20%.
+    // y: whole numbers from 0, topping the highest run by at least 20%.
     let y = numbers("end");
     assert!(y.iter().all(|t| t.parse::<u64>().is_ok()), "{y:?}");
     let top: f64 = y.last().unwrap().parse().unwrap();
-    let highest = (0..2).flat_map(|c| [1, 3].map(|n| res.median(c, n).unwrap())).fold(0.0, f64::max);
-    assert!(top >= 1.2 * highest && top <= 1.6 * highest, "top tick {top} for a highest median of {highest}");
+    let highest = res.runs.iter().map(|r| r.value).fold(0.0, f64::max);
+    assert!(top >= 1.2 * highest && top <= 1.6 * highest, "top tick {top} for a highest run of {highest}");
 }
 
 /// Published values drawn beside the model (the seed run's plot): the axes
@@ -493,4 +494,36 @@ fn a_plot_creates_its_directories() {
         assert!(std::fs::metadata(&path).unwrap().len() > 0, "{name}");
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A plot draws each cell's runs as a bar (lowest to highest, capped at
+/// both ends) behind its median, for every cell whose runs differ. Two
+/// plots of the same medians, one whose runs all agree and one with three
+/// cells spread, differ by exactly those three bars: three lines each (the
+/// stem and two caps). The highest median (no spread in either) fixes the
+/// axes, so the grid is the same in both.
+#[test]
+fn plots_draw_each_cells_run_range() {
+    let (plan, mut res) = small();
+    let dir = std::env::temp_dir().join(format!("cfs-sim-bars-{}", std::process::id()));
+    let mut lines = Vec::new();
+    for spread in [0.0, 100.0] {
+        let mut k = std::collections::BTreeMap::new();
+        for r in res.runs.iter_mut() {
+            let i = k.entry((r.config, r.clients)).or_insert(0usize);
+            let offset = [-spread, 0.0, spread][*i];
+            *i += 1;
+            r.value = match (r.config, r.clients) {
+                (1, 1) => 2000.0,
+                (1, _) => 1500.0 + offset,
+                _ => 1000.0 + offset,
+            };
+        }
+        let path = dir.join(format!("bars{spread}.svg"));
+        report::plot(&plan, &res, &path, "t", None).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        lines.push(svg.matches("<line").count());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(lines[1], lines[0] + 3 * 3, "{lines:?}");
 }
