@@ -35,6 +35,11 @@
 //! so a run without interrupt load draws exactly what it did before this
 //! existed, and one with it is as reproducible as any other.
 //!
+//! Each CPU a load names is an interrupt source steered to that CPU. When
+//! CPU hotplug takes one down, its sources move as the kernel's
+//! `fixup_irqs` moves them, to the first online CPU, and stay there after
+//! it comes back ([`IrqRoutes`]).
+//!
 //! # Slowed CPUs
 //!
 //! A slowed CPU stretches every stretch of work run on it by 1 / speed:
@@ -336,6 +341,73 @@ pub fn fmt_speed(permille: u32) -> String {
     if tenth == 0 { format!("{whole}%") } else { format!("{whole}.{tenth}%") }
 }
 
+/// Where each interrupt source is delivered, and how CPU hotplug moves it,
+/// as x86's `fixup_irqs` does (2.6.26 arch/x86/kernel/irq_64.c:194; the
+/// same in 2.6.25 and 2.6.32).
+///
+/// Every CPU of an [`IrqLoad`] is a source of its own: an IRQ whose
+/// smp_affinity is that CPU. A source interrupts the lowest-numbered
+/// online CPU of its affinity (x86-64's physflat routing; the flat mode of
+/// small machines lets the APIC bus pick among the affinity by lowest
+/// priority, which is not modelled). When a CPU goes down, every source
+/// whose affinity is not the new online map gets its affinity's online
+/// part, or, where nothing of it is left, the whole online map: the
+/// kernel's "Broke affinity for irq N". A CPU coming back gets nothing
+/// back: a broken affinity stays broken until someone writes
+/// /proc/irq/N/smp_affinity again (irqbalance; here a new `irq=` load).
+/// A load started on a CPU that is down (the kernel would refuse that
+/// smp_affinity write) is held until the CPU is back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IrqRoutes {
+    /// Per load, in the order they started: each source's CPU (the one its
+    /// load named) and its affinity now.
+    sources: Vec<Vec<(usize, CpuMask)>>,
+}
+
+impl IrqRoutes {
+    /// Routes for a load that starts: each of its CPUs a source steered
+    /// to that CPU alone.
+    pub fn add(&mut self, load: &IrqLoad) {
+        self.sources.push(load.cpus.iter().map(|c| (c, CpuMask::single(c))).collect());
+    }
+
+    /// `fixup_irqs(map)`: re-routes every source for the CPUs `online`
+    /// after one went down, and returns how many affinities it broke.
+    pub fn cpu_down(&mut self, online: &CpuMask) -> usize {
+        let mut broken = 0;
+        for (_, affinity) in self.sources.iter_mut().flatten() {
+            if affinity == online {
+                continue;
+            }
+            let left = affinity.and(online);
+            *affinity = if left.is_empty() {
+                broken += 1;
+                *online
+            } else {
+                left
+            };
+        }
+        broken
+    }
+
+    /// The CPU that load `load`'s source at `cpu` interrupts while the
+    /// CPUs for which `online` says yes are up: the first of its affinity.
+    /// None while it has nowhere to go, or if the load has no such source.
+    pub fn target(&self, load: usize, cpu: usize, online: impl Fn(usize) -> bool) -> Option<usize> {
+        let (_, affinity) = self.sources.get(load)?.iter().find(|s| s.0 == cpu)?;
+        affinity.iter().find(|&c| online(c))
+    }
+
+    /// Every source's target while the CPUs `online` are up, with its load
+    /// index, the held ones left out.
+    fn targets<'s>(&'s self, online: &'s CpuMask) -> impl Iterator<Item = (usize, usize)> + 's {
+        self.sources
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, srcs)| srcs.iter().filter_map(move |(_, a)| a.and(online).first().map(|t| (i, t))))
+    }
+}
+
 /// A fault as it starts acting on a run, for [`check_cpu_time`]: at boot
 /// (`--irq`, `--slow`) or at a change (`--switch`).
 #[derive(Clone, Copy, Debug)]
@@ -346,6 +418,10 @@ pub enum FaultStep<'a> {
     NoIrq,
     /// CPUs change speed.
     Slow(&'a Slowdown),
+    /// A CPU goes down: its interrupts move ([`IrqRoutes::cpu_down`]).
+    Offline(usize),
+    /// A CPU comes back (its broken interrupt affinities do not).
+    Online(usize),
 }
 
 /// Checks that, at every instant of a run, interrupts leave every CPU of
@@ -356,31 +432,45 @@ pub enum FaultStep<'a> {
 /// stretched by its speed) must stay below 1. One load is always below 1
 /// at full speed ([`IrqLoad::new`]), but two on one CPU may not be, nor one
 /// on a slowed CPU (50 µs every 100 µs at 40% speed takes 125 µs of every
-/// 100). Past 1 the handlers queue up for ever and nothing else runs: a
-/// livelock a real machine has too, refused here rather than run until the
-/// time cap. The error names the CPU, its loads and its speed.
+/// 100), nor a CPU that a hotplug change hands another CPU's interrupts
+/// ([`IrqRoutes`]). Past 1 the handlers queue up for ever and nothing else
+/// runs: a livelock a real machine has too, refused here rather than run
+/// until the time cap. The error names the CPU, its loads and its speed.
 pub fn check_cpu_time<'a>(
     nr_cpus: usize,
     steps: impl IntoIterator<Item = (u64, FaultStep<'a>)>,
 ) -> Result<(), FaultError> {
     let mut speed = vec![FULL_SPEED; nr_cpus];
     let mut loads: Vec<&IrqLoad> = Vec::new();
+    let mut routes = IrqRoutes::default();
+    let mut online = CpuMask::first_n(nr_cpus);
     let mut steps = steps.into_iter().peekable();
     while let Some((at, step)) = steps.next() {
         match step {
-            FaultStep::Irq(l) => loads.push(l),
-            FaultStep::NoIrq => loads.clear(),
+            FaultStep::Irq(l) => {
+                loads.push(l);
+                routes.add(l);
+            }
+            FaultStep::NoIrq => {
+                loads.clear();
+                routes = IrqRoutes::default();
+            }
             FaultStep::Slow(x) => {
                 for c in x.cpus.iter().filter(|&c| c < nr_cpus) {
                     speed[c] = x.permille;
                 }
             }
+            FaultStep::Offline(c) => {
+                online.clear(c);
+                routes.cpu_down(&online);
+            }
+            FaultStep::Online(c) => online.set(c),
         }
         if steps.peek().is_some_and(|&(next, _)| next == at) {
             continue;
         }
         for (c, &permille) in speed.iter().enumerate() {
-            let on_c: Vec<&&IrqLoad> = loads.iter().filter(|l| l.cpus.contains(c)).collect();
+            let on_c: Vec<&IrqLoad> = routes.targets(&online).filter(|&(_, t)| t == c).map(|(i, _)| loads[i]).collect();
             let share: f64 = on_c.iter().map(|l| l.share()).sum::<f64>() * f64::from(FULL_SPEED) / f64::from(permille);
             if share >= 1.0 {
                 let named: Vec<String> = on_c.iter().map(|l| l.to_string()).collect();
@@ -572,5 +662,60 @@ mod tests {
         // FaultCpu error); here it is passed over.
         let beyond = slow("cpus=3-4,speed=10%").unwrap();
         assert!(at0(&[Irq(&a), Slow(&beyond)]).is_ok());
+    }
+
+    /// fixup_irqs on a Q6600 whose CPUs go down and up: a load on CPUs 1
+    /// and 3 is two sources, affinity {1} and {3}.
+    #[test]
+    fn a_cpu_going_down_hands_its_interrupts_to_the_first_online_cpu() {
+        let load = irq("cpus=1,3,every=1ms,takes=10us").unwrap();
+        let mut r = IrqRoutes::default();
+        r.add(&load);
+        let up = |m: CpuMask| move |c: usize| m.contains(c);
+        let all = CpuMask::first_n(4);
+        assert_eq!((r.target(0, 1, up(all)), r.target(0, 3, up(all))), (Some(1), Some(3)));
+        // No such source: CPU 2 is not one of the load's, and there is no
+        // second load.
+        assert_eq!((r.target(0, 2, up(all)), r.target(1, 1, up(all))), (None, None));
+        // CPU 3 down: {3} and {0,1,2} do not meet, so the affinity breaks
+        // to the whole online map and the source interrupts CPU 0, its
+        // first; {1} is untouched.
+        let no3 = CpuMask::from_cpus([0, 1, 2]);
+        assert_eq!(r.cpu_down(&no3), 1);
+        assert_eq!((r.target(0, 1, up(no3)), r.target(0, 3, up(no3))), (Some(1), Some(0)));
+        // Back up, CPU 3 gets nothing back: the broken affinity stays.
+        assert_eq!(r.target(0, 3, up(all)), Some(0));
+        // CPU 1 down too: {1} breaks to {0,2,3}; {0,1,2} keeps {0,2}.
+        let no1 = CpuMask::from_cpus([0, 2, 3]);
+        assert_eq!(r.cpu_down(&no1), 1);
+        assert_eq!(r.sources[0], [(1, no1), (3, CpuMask::from_cpus([0, 2]))]);
+        // A source steered to a CPU that is down has nowhere to go until it
+        // is back (the kernel refuses such an affinity write).
+        let mut held = IrqRoutes::default();
+        held.add(&irq("cpus=3,every=1ms,takes=10us").unwrap());
+        assert_eq!(held.target(0, 3, up(no3)), None);
+        assert_eq!(held.target(0, 3, up(all)), Some(3));
+    }
+
+    /// The CPU-time check follows the interrupts a hotplug change moves: a
+    /// load at 60% of CPU 3, moved to CPU 0 beside another at 60%, would
+    /// take 120% of it.
+    #[test]
+    fn interrupts_moved_by_hotplug_must_leave_time_too() {
+        let (on0, on3) = (irq("cpus=0,every=100us,takes=60us").unwrap(), irq("cpus=3,every=100us,takes=60us").unwrap());
+        use FaultStep::*;
+        assert!(check_cpu_time(4, [(0, Irq(&on0)), (0, Irq(&on3))]).is_ok());
+        let e = check_cpu_time(4, [(0, Irq(&on0)), (0, Irq(&on3)), (5_000_000, Offline(3))]).unwrap_err().0;
+        assert_eq!(
+            e,
+            "interrupts would take 120% of CPU 0 (cpus=0,every=100us,takes=60us + cpus=3,every=100us,takes=60us \
+             at 100% speed) from 5ms: nothing else would ever run there"
+        );
+        // Without the load on CPU 0 the moved one alone is fine, and it
+        // stays on CPU 0 after CPU 3 is back, where a new load on CPU 0
+        // would now be too much.
+        let steps = [(0, Irq(&on3)), (1, Offline(3)), (2, Online(3))];
+        assert!(check_cpu_time(4, steps).is_ok());
+        assert!(check_cpu_time(4, [steps[0], steps[1], steps[2], (3, Irq(&on0))]).is_err());
     }
 }

@@ -347,8 +347,10 @@ pub struct BenchArgs {
     /// 1s:server-nice=5, or as faults: 1s:irq=cpus=0;every=1ms;takes=50us
     /// (an interrupt load starts), 2s:irq=off (every load stops),
     /// 1s:slow=cpus=1;speed=50% (speed=100% restores), or as CPU hotplug:
-    /// 1s:offline=3 (CPU 3 goes down: its tasks move off and the domains
-    /// are rebuilt without it; never CPU 0, which x86 cannot offline),
+    /// 1s:offline=3 (CPU 3 goes down: its tasks move off, the domains
+    /// are rebuilt without it and its interrupt loads move to the first
+    /// online CPU, for good, as fixup_irqs moves them; never CPU 0, which
+    /// x86 cannot offline),
     /// 2s:online=3. The table then shows each column's throughput before
     /// and after.
     #[arg(long = "switch", value_name = "AT:SETTINGS", allow_hyphen_values = true)]

@@ -67,7 +67,7 @@
 
 use crate::costs::{CostModel, Reach};
 use crate::dist::round_u64;
-use crate::faults::{FULL_SPEED, FaultError, FaultStep, IrqLoad, Slowdown};
+use crate::faults::{FULL_SPEED, FaultError, FaultStep, IrqLoad, IrqRoutes, Slowdown};
 use crate::observe::{Counters, SimObserver};
 use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskRef, TaskSpec};
 use crate::queue::{EventQueue, Timed};
@@ -850,6 +850,8 @@ struct Sim<'a> {
     marks: Vec<Mark>,
     /// Interrupt loads ([`RunSetup::irqs`], and those a change started).
     irqs: Vec<IrqLoad>,
+    /// Where each source of `irqs` interrupts (same order as `irqs`).
+    irq_routes: IrqRoutes,
     /// Loads a `irq=off` change stopped (their next arrival is dropped).
     irqs_stopped: usize,
     /// The host's CPUs have APERF/MPERF (X86_FEATURE_APERFMPERF), which
@@ -891,6 +893,8 @@ pub fn fault_steps<'a>(
             Setting::Irq(l) => FaultStep::Irq(l),
             Setting::NoIrq => FaultStep::NoIrq,
             Setting::Slow(x) => FaultStep::Slow(x),
+            &Setting::Offline(cpu) => FaultStep::Offline(cpu),
+            &Setting::Online(cpu) => FaultStep::Online(cpu),
             _ => return None,
         };
         Some((c.at_ns, step))
@@ -1002,6 +1006,7 @@ impl<'a> Sim<'a> {
             changes: setup.changes.clone(),
             marks: Vec::new(),
             irqs: setup.irqs.clone(),
+            irq_routes: IrqRoutes::default(),
             irqs_stopped: 0,
             aperf_mperf: has_aperf_mperf(host),
             cores: if (0..n).any(|c| host.thread_siblings(c).weight() > 1) {
@@ -1072,7 +1077,7 @@ impl<'a> Sim<'a> {
             let fault = match step {
                 FaultStep::Irq(l) => l.missing_cpu(n).map(|cpu| (format!("interrupt load {l}"), cpu)),
                 FaultStep::Slow(x) => x.missing_cpu(n).map(|cpu| (format!("slowdown {x}"), cpu)),
-                FaultStep::NoIrq => None,
+                FaultStep::NoIrq | FaultStep::Offline(_) | FaultStep::Online(_) => None,
             };
             if let Some((fault, cpu)) = fault {
                 return Err(SimError::FaultCpu { fault, cpu, nr_cpus: n });
@@ -1082,8 +1087,10 @@ impl<'a> Sim<'a> {
         crate::faults::check_cpu_time(n, fault_steps(&self.irqs, slow, &self.changes)).map_err(SimError::Fault)
     }
 
-    /// Schedules the first interrupt of load `i` on each of its CPUs.
+    /// Schedules the first interrupt of load `i` on each of its CPUs, and
+    /// routes each to its CPU ([`IrqRoutes`]).
     fn arm_irqs(&mut self, i: usize) {
+        self.irq_routes.add(&self.irqs[i]);
         let cpus: Vec<usize> = self.irqs[i].cpus().iter().collect();
         for c in cpus {
             let at = self.now + self.irq_gap(i);
@@ -1163,15 +1170,17 @@ impl<'a> Sim<'a> {
     /// preemption point ([`crate::faults`]).
     /// On a slowed CPU the handler, like everything else, takes longer.
     /// A load that a `irq=off` change stopped raises no more.
-    fn on_irq(&mut self, c: usize, i: usize) {
+    /// `src` is the source's own CPU; the handler runs where the source is
+    /// routed now ([`IrqRoutes`]: elsewhere once `src` has gone down).
+    fn on_irq(&mut self, src: usize, i: usize) {
         if i < self.irqs_stopped {
             return;
         }
         let next = self.now + self.irq_gap(i);
-        self.push(next, Ev::Irq(c as u32, i as u32));
-        if !self.sched.cpu_online(c) {
-            return; // paused while the CPU is down
-        }
+        self.push(next, Ev::Irq(src as u32, i as u32));
+        let Some(c) = self.irq_routes.target(i, src, |c| self.sched.cpu_online(c)) else {
+            return; // held: started on a CPU that is still down
+        };
         self.irq_count += 1;
         let len = self.irqs[i].len_ns();
         let wall = self.cpus[c].wall(len);
@@ -1230,8 +1239,8 @@ impl<'a> Sim<'a> {
     /// [`Setting::Offline`]: the scheduler stops `c`'s task (whose work in
     /// flight is kept, as at a preemption), moves every task on `c` off and
     /// takes the domains rebuilt without it; `c` then gets no tick, and
-    /// its interrupt loads pause until it is back (the kernel's
-    /// `fixup_irqs` would move them to other CPUs). The command is taken to
+    /// its interrupts go where `fixup_irqs` sends them ([`IrqRoutes`]; a
+    /// trace mark counts the affinities it broke). The command is taken to
     /// run on the first online CPU, which sends the destinations' IPIs.
     fn cpu_down(&mut self, c: usize) -> Result<(), SimError> {
         let mut online = self.sched.online_cpus();
@@ -1242,6 +1251,10 @@ impl<'a> Sim<'a> {
         self.account(c);
         let prev = self.cpus[c].curr;
         let down = self.sched.cpu_down(self.t(), c, node, domains)?;
+        let broken = self.irq_routes.cpu_down(&online);
+        if let (true, Some(tr)) = (broken > 0, &mut self.trace) {
+            tr.mark(self.now, format!("fixup_irqs: broke the affinity of {broken} interrupt source(s)"));
+        }
         debug_assert_eq!(down.stopped.map(|t| t.0 as TaskRef), prev);
         self.cpus[c].debt = 0;
         if let Some(p) = prev {

@@ -2180,6 +2180,42 @@ fn a_cpu_going_down_hands_its_task_on_with_the_work_left() {
     }
 }
 
+/// A CPU going down hands its interrupts on (fixup_irqs, `IrqRoutes`):
+/// handlers of 50 µs every 1 ms steered to CPU 3, with the counted hog
+/// pinned to CPU 0 (1 unit per 1 ms of work, 1 s). Arrivals come at 1, 2,
+/// ..., 999 ms. CPU 3 goes down at 500.5 ms: the 500 before land on the
+/// idle CPU 3 and take nothing from the hog; the 499 from 501 ms on go to
+/// CPU 0, the first online CPU of the broken affinity, and each takes 50
+/// µs from the hog: 1 s − 1.8 µs (its switch-in) − 499 × 50 µs = 975.048
+/// ms of work, 975 units. CPU 3 coming back at 700.5 ms changes nothing:
+/// the broken affinity stays. (Until 2026-12-04 a down CPU's interrupts
+/// paused instead, and the hog kept all 999 units.)
+#[test]
+fn a_cpu_going_down_sends_its_interrupts_to_the_first_online_cpu() {
+    let changes = vec![
+        Change { at_ns: 500_500_000, setting: Setting::Offline(3) },
+        Change { at_ns: 700_500_000, setting: Setting::Online(3) },
+    ];
+    let out = counted_hog_with(vec![irq("cpus=3,every=1ms,takes=50us")], 3, changes.clone(), vec![]).unwrap();
+    assert_eq!(out.irqs, 999);
+    assert_eq!(out.irq_task_ns, 499 * 50_000);
+    assert_eq!(out.units, 975);
+    // The trace draws the moved handlers on CPU 0's track, and marks the
+    // broken affinity.
+    let v = out.trace.as_ref().unwrap().to_value().unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let on = |tid: u64| events.iter().filter(|e| e["name"] == "irq" && e["tid"] == tid).count();
+    assert_eq!((on(0), on(3)), (499, 500));
+    assert!(events.iter().any(|e| e["name"].as_str().is_some_and(|n| n.contains("broke the affinity of 1"))));
+    // Steered to CPUs 0 and 3, the load would put 100 µs of every 1 ms on
+    // CPU 0 once CPU 3 is down: still allowed. At 600 µs each it would be
+    // 120%, refused before the run.
+    let both = counted_hog_with(vec![irq("cpus=0,3,every=1ms,takes=50us")], 3, changes.clone(), vec![]).unwrap();
+    assert_eq!(both.irq_task_ns, (999 + 499) * 50_000);
+    let e = counted_hog_with(vec![irq("cpus=0,3,every=1ms,takes=600us")], 3, changes, vec![]).unwrap_err();
+    assert!(e.to_string().contains("120% of CPU 0"), "{e}");
+}
+
 /// `node_to_cpumask(cpu_to_node(cpu))` for a CPU going down: its NUMA
 /// node's CPUs (Nehalem-EP's CPU 5 is on node 1: 4-7, 12-15), or every
 /// CPU on a one-node host or a kernel built without CONFIG_NUMA.
@@ -2262,9 +2298,11 @@ fn an_isolated_cpu_runs_only_what_is_pinned_there() {
 /// otherwise offer to stop a dead CPU's tick). CPU 3 of an idle Q6600
 /// takes 50 µs handlers every 1 ms from 1 ms (a hog pinned to CPU 0 keeps
 /// the run going); it goes down at 1.02 ms, inside the first, and comes
-/// back at 100 ms, before that instant's arrival (changes were queued
-/// first). So the handlers of 1 ms and of 100-199 ms run: 101 of 199
-/// arrivals.
+/// back at 100 ms. The first handler returns to nothing on CPU 3; the
+/// other 198 arrivals run on CPU 0, where fixup_irqs sent the source, and
+/// stay there after CPU 3 is back: all 199 run, 198 of them charged to
+/// the hog. (Until 2026-12-04 the source paused while CPU 3 was down: 101
+/// ran.)
 #[test]
 fn a_handler_in_flight_when_its_cpu_goes_down_returns_to_nothing() {
     let changes = vec![
@@ -2278,7 +2316,7 @@ fn a_handler_in_flight_when_its_cpu_goes_down_returns_to_nothing() {
         s.changes = changes;
     })
     .unwrap();
-    assert_eq!(out.irqs, 101);
+    assert_eq!((out.irqs, out.irq_task_ns), (199, 198 * 50_000));
 }
 
 /// The "wasted cores" probe (an idle CPU while another has two runnable)
