@@ -188,6 +188,21 @@ mod tests {
         assert!((1.3e-11..1.5e-11).contains(&p), "p = {p:e}");
     }
 
+    /// The normal approximation with ties: a = 20 × 1 and 11 × 2, b = 10
+    /// × 2 and 21 × 3 (62 runs). Mean ranks 10.5 (ranks 1-20), 31 (21-41)
+    /// and 52 (42-62); W = 20 × 10.5 + 11 × 31 = 551 against 31 × 63 / 2
+    /// = 976.5. Ties: (20³ − 20) + 2 × (21³ − 21) = 26,460, so the
+    /// variance is 31 × 31 / 12 × (63 − 26,460 / (62 × 61)) = 4,484.96
+    /// (sd 66.970), z = (425.5 − 0.5) / 66.970 = 6.3461 and p =
+    /// erfc(z / √2) = 2.2079e-10 (without the tie correction 2.19e-9).
+    #[test]
+    fn the_normal_approximation_corrects_for_ties() {
+        let a: Vec<f64> = [1.0; 20].into_iter().chain([2.0; 11]).collect();
+        let b: Vec<f64> = [2.0; 10].into_iter().chain([3.0; 21]).collect();
+        let p = rank_test_p(&a, &b).unwrap();
+        assert!((p / 2.207_876_116_759_414_6e-10 - 1.0).abs() < 1e-9, "p = {p:e}");
+    }
+
     /// At EXACT_MAX the two methods agree on a moderate difference to
     /// within the approximation's error (7% of p here).
     #[test]
