@@ -518,7 +518,17 @@ impl<O: Observer> Scheduler<O> {
         // its parent's waker. (Mike's last_preempter is reset there, §4.)
         self.tm(child).se.vruntime = p.se.vruntime;
         self.tm(child).se.waker = p.se.waker;
-        let cpu = self.sched_balance_fork(this_cpu, child);
+        let mut cpu = self.sched_balance_fork(this_cpu, child);
+        // A child inherits its parent's mask unchecked (dup_task_struct),
+        // and sched_fork places it where the balance says (beside a
+        // stranded parent that is outside the mask). A mask given with the
+        // fork is the caller's fork-then-sched_setaffinity: a child outside
+        // it moves at once to its first allowed CPU, as set_cpus_allowed
+        // moves a task that has not run.
+        let allowed = self.t(child).allowed;
+        if !inherited && !allowed.contains(cpu) {
+            cpu = self.any_online_cpu(&allowed).unwrap_or(this_cpu);
+        }
         if cpu != this_cpu {
             self.set_task_cpu(child, cpu);
             self.emit(Event::Migrate { task: child, from: this_cpu, to: cpu, reason: MigrateReason::Fork });

@@ -501,7 +501,8 @@ impl<O: Observer> Scheduler<O> {
             }
             let load_idx = if wake { d.params.wake_idx } else { d.params.forkexec_idx };
             let span_w = d.span.weight();
-            self.emit(Event::Scan { cpu, cpus: span_w as u32 });
+            let read = self.groups_read(&d.groups, p);
+            self.emit(Event::Scan { cpu, cpus: read });
             let Some(g) = self.find_idlest_group_32(cpu, i, load_idx, p) else {
                 sd = child;
                 continue;

@@ -342,14 +342,13 @@ impl<O: Observer> Scheduler<O> {
     /// `sched_balance_self(cpu, SD_BALANCE_FORK)` (2.6.26 sched.c:2007):
     /// from the highest domain with the flag (stopping at a
     /// POWERSAVINGS_BALANCE one), descend towards the idlest group and CPU.
+    /// The result is the kernel's: `sched_fork` sets it without testing
+    /// the child's mask (2.6.26 sched.c:2229-2231, 2.6.32 2582-2584), so
+    /// when no level moves the child it stays on `this_cpu`, even outside
+    /// its mask beside a stranded parent.
     pub(crate) fn sched_balance_fork(&mut self, this_cpu: CpuId, p: TaskId) -> CpuId {
-        let allowed = self.t(p).allowed;
         if self.rules.is_2_6_32() {
-            let cpu = self.select_task_rq_fair_32(p, this_cpu, false, false).0;
-            // As below: a kernel child inherits the parent's mask, which holds
-            // this CPU; a child given another mask here falls back to its first
-            // allowed CPU when no SD_BALANCE_FORK level moved it.
-            return if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(this_cpu) };
+            return self.select_task_rq_fair_32(p, this_cpu, false, false).0;
         }
         let flag = SdFlags::BALANCE_FORK;
         let mut cpu = this_cpu;
@@ -367,7 +366,8 @@ impl<O: Observer> Scheduler<O> {
                     sg_div_cpu_power(g.cpu_power, load)
                 })
                 .and_then(|g| self.find_idlest_cpu(&d.groups[g], p, cpu));
-            self.emit(Event::Scan { cpu, cpus: span_w as u32 });
+            let read = self.groups_read(&d.groups, p);
+            self.emit(Event::Scan { cpu, cpus: read });
             match found {
                 Some(new) if new != cpu => {
                     cpu = new;
@@ -376,7 +376,16 @@ impl<O: Observer> Scheduler<O> {
                 _ => sd = child,
             }
         }
-        if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(this_cpu) }
+        cpu
+    }
+
+    /// The runqueues `find_idlest_group` reads for `p`: every CPU of each
+    /// group that holds a CPU `p` allows (2.6.26 sched.c:1933-1935, 2.6.32
+    /// sched_fair.c:1260-1263 skip the others unread). `find_idlest_cpu`
+    /// then reads some of the same again.
+    pub(crate) fn groups_read(&self, groups: &[SchedGroup], p: TaskId) -> u32 {
+        let allowed = self.t(p).allowed;
+        groups.iter().filter(|g| g.cpus.intersects(&allowed)).map(|g| g.cpus.weight() as u32).sum()
     }
 
     /// Index of the highest domain of `cpu` with `flag` whose span is

@@ -196,6 +196,41 @@ fn fork_placement_rc1_stays_local_final_spreads() {
     assert_eq!(s.fork(1_000, w, None).unwrap().cpu, 13);
 }
 
+/// The runqueues a fork's balancing descent reads: find_idlest_group
+/// skips, unread, every group without a CPU the child allows (sched_fair.c
+/// 1260-1263 at rc1, 1286-1289 at 2.6.32; 2.6.26 sched.c:1933-1935). On
+/// the 2.6.32 Nehalem a parent on CPU 0 pinned to CPUs 0-3 forks:
+/// - NODE: of the two sockets only socket 0 holds an allowed CPU: 8
+///   threads read, not 16, and no other group, so on down;
+/// - MC (socket 0's cores {0,8} {1,9} {2,10} {3,11}, each with an allowed
+///   CPU): 8 read; {1,9} is idle, so the child goes to CPU 1 and the
+///   descent starts again from there below MC's weight;
+/// - SIBLING {1,9}: only {1} is allowed: 1 read, not 2.
+///
+/// Unpinned, the same fork reads 16, 8 and 2 (the walk of
+/// `fork_placement_rc1_stays_local_final_spreads`, to CPU 13). Until
+/// 2026-12-04 every level was charged its whole span.
+#[test]
+fn a_pinned_fork_reads_only_the_groups_it_may_use() {
+    let reads = |allowed: cfs_core::CpuMask| {
+        let (mut s, log) = nehalem(KernelVersion::V2_6_32, false);
+        let mut params = TaskParams::normal();
+        params.allowed = allowed;
+        let w = s.spawn(0, 0, params).unwrap();
+        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        log.take();
+        let cpu = s.fork(1_000, w, None).unwrap().cpu;
+        let per_level: Vec<u32> = log
+            .take()
+            .iter()
+            .filter_map(|e| if let Event::Scan { cpus, .. } = e { Some(*cpus) } else { None })
+            .collect();
+        (cpu, per_level)
+    };
+    assert_eq!(reads(cfs_core::CpuMask::from_cpus([0, 1, 2, 3])), (1, vec![8, 8, 1]));
+    assert_eq!(reads(cfs_core::CpuMask::first_n(16)), (13, vec![16, 8, 2]));
+}
+
 #[test]
 fn sync_less_drops_the_hint_for_long_overlaps() {
     // SYNC_LESS: a waker whose avg_overlap exceeds migration_cost (0.5 ms)
