@@ -2212,8 +2212,29 @@ fn a_cpu_going_down_sends_its_interrupts_to_the_first_online_cpu() {
     // 120%, refused before the run.
     let both = counted_hog_with(vec![irq("cpus=0,3,every=1ms,takes=50us")], 3, changes.clone(), vec![]).unwrap();
     assert_eq!(both.irq_task_ns, (999 + 499) * 50_000);
-    let e = counted_hog_with(vec![irq("cpus=0,3,every=1ms,takes=600us")], 3, changes, vec![]).unwrap_err();
+    let e = counted_hog_with(vec![irq("cpus=0,3,every=1ms,takes=600us")], 3, changes.clone(), vec![]).unwrap_err();
     assert!(e.to_string().contains("120% of CPU 0"), "{e}");
+    // A CPU without interrupt sources breaks no affinity: no mark.
+    let quiet = counted_hog_with(vec![irq("cpus=0,every=1ms,takes=50us")], 3, changes, vec![]).unwrap();
+    let v = quiet.trace.as_ref().unwrap().to_value().unwrap();
+    let marks = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.contains("fixup_irqs")));
+    assert_eq!(marks.count(), 0);
+    // Loads started on CPU 3 while it is down are held: two at 60% each
+    // take nothing until it is back, and then 120% of it, which the check
+    // refuses from that instant.
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let held = vec![
+        at(100, Setting::Offline(3)),
+        at(200, Setting::Irq(irq("cpus=3,every=1ms,takes=600us"))),
+        at(200, Setting::Irq(irq("cpus=3,every=1ms,takes=600us"))),
+        at(300, Setting::Online(3)),
+    ];
+    let e = counted_hog_with(vec![], 3, held, vec![]).unwrap_err();
+    assert!(e.to_string().contains("120% of CPU 3") && e.to_string().contains("from 300ms"), "{e}");
 }
 
 /// `node_to_cpumask(cpu_to_node(cpu))` for a CPU going down: its NUMA
