@@ -211,6 +211,10 @@ proptest! {
         if irq {
             case.irqs.push("cpus=0-3,mean=50us,takes=3us".into());
         }
+        // A CPU that goes down hands its interrupts to CPU 0 (fixup_irqs):
+        // 2 x 6% there, which a CPU 0 slowed to 12% or less cannot take, a
+        // livelock the run refuses. Keep a slowed CPU 0 above that.
+        let slow = slow.map(|(cpu, pct)| (cpu, if irq && hotplug.is_some() && cpu == 0 { pct.max(13) } else { pct }));
         case.slow = slow.map(|(cpu, pct)| format!("cpus={cpu},speed={pct}%")).into_iter().collect();
         if let Some((cpu, down_ms, up_after)) = hotplug {
             case.switches.push(format!("{down_ms}ms:offline={cpu}"));
