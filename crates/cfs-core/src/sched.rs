@@ -51,7 +51,8 @@ pub enum SchedError {
     },
     /// `schedule(Sleep/Exit/Yield)` on a CPU running the idle task.
     IdleCpu(CpuId),
-    /// The affinity mask has no CPU of this host.
+    /// The affinity mask has no CPU of this host that is online
+    /// (`set_cpus_allowed_ptr`'s EINVAL).
     EmptyAffinity,
     /// Too many tasks (ids are u32).
     TooManyTasks,
@@ -75,7 +76,7 @@ impl fmt::Display for SchedError {
             SchedError::BadCpu(c) => write!(f, "CPU {c} does not exist"),
             SchedError::WrongState { task, state, op } => write!(f, "{op}: task {task} is {state:?}"),
             SchedError::IdleCpu(c) => write!(f, "CPU {c} is running the idle task"),
-            SchedError::EmptyAffinity => write!(f, "affinity mask contains no CPU of this host"),
+            SchedError::EmptyAffinity => write!(f, "affinity mask holds no online CPU of this host"),
             SchedError::TooManyTasks => write!(f, "task id space exhausted"),
             SchedError::TickStopped(c) => write!(f, "CPU {c} has stopped its tick (NO_HZ idle)"),
             SchedError::Invariant(v) => write!(f, "{v}"),

@@ -154,7 +154,7 @@ fn every_error_says_what_went_wrong_in_one_line() {
     let cases: [(Box<dyn std::fmt::Display>, &str); 10] = [
         (Box::new(SchedError::BadCpu(7)), "CPU 7 does not exist"),
         (Box::new(SchedError::IdleCpu(2)), "CPU 2 is running the idle task"),
-        (Box::new(SchedError::EmptyAffinity), "affinity mask contains no CPU of this host"),
+        (Box::new(SchedError::EmptyAffinity), "affinity mask holds no online CPU of this host"),
         (Box::new(SchedError::TooManyTasks), "task id space exhausted"),
         (Box::new(SchedError::TickStopped(3)), "CPU 3 has stopped its tick (NO_HZ idle)"),
         (

@@ -493,17 +493,31 @@ pub fn check_cpu_time<'a>(
 /// brings up only one that is down, and never takes down CPU 0, which
 /// x86 kernels of this era cannot offline (its sysfs directory has no
 /// `online` file: `arch_register_cpu` in arch/x86/kernel/topology.c marks
-/// only CPUs other than 0 hotpluggable). So one CPU is always up.
+/// only CPUs other than 0 hotpluggable). So one CPU is always up. An
+/// affinity change (`affinity=`, `pin-client=`, `pin-backends=`) must name
+/// a CPU that is up when it is written: `sched_setaffinity` refuses a mask
+/// with no online CPU (EINVAL).
 pub fn check_hotplug(nr_cpus: usize, changes: &[crate::engine::Change]) -> Result<(), FaultError> {
     use crate::engine::Setting;
     let mut online = vec![true; nr_cpus];
     for c in changes {
+        let at = format!("{} at {}", c.setting, crate::dist::fmt_ns(c.at_ns));
         let (cpu, up) = match c.setting {
             Setting::Offline(cpu) => (cpu, false),
             Setting::Online(cpu) => (cpu, true),
+            Setting::Affinity(_, mask) => {
+                if !mask.iter().any(|cpu| online.get(cpu).copied().unwrap_or(false)) {
+                    let down: Vec<String> = (0..nr_cpus).filter(|&c| !online[c]).map(|c| c.to_string()).collect();
+                    return Err(FaultError(format!(
+                        "{at}: no CPU of {mask} is online then (CPU {} down), and sched_setaffinity refuses such a \
+                         mask (EINVAL)",
+                        down.join(", ")
+                    )));
+                }
+                continue;
+            }
             _ => continue,
         };
-        let at = format!("{} at {}", c.setting, crate::dist::fmt_ns(c.at_ns));
         let Some(state) = online.get_mut(cpu) else {
             return Err(FaultError(format!("{at}: CPU {cpu} does not exist (the host has {nr_cpus})")));
         };

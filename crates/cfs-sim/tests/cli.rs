@@ -1623,6 +1623,18 @@ fn cpu_hotplug_switches_are_checked_before_any_run() {
     check("1s:offline=2,offline=2", "--switch offline=2 at 1s: CPU 2 is already offline");
     check("1s:offline=", "offline names no CPU");
     check("1s:online=x", "bad CPU list \"x\"");
+    // An affinity written while its CPUs are down is refused before the run
+    // (it used to fail midway with "affinity mask contains no CPU of this
+    // host"), as is a pin; written after a CPU is back, it is fine.
+    let v = ["pgbench", "--clients", "2", "--duration", "20ms", "--switch", "0s:offline=1-2"];
+    fails_with(
+        &[&v[..], &["--switch", "10ms:affinity=1-2"]].concat(),
+        "--switch affinity=1-2 at 10ms: no CPU of 1-2 is online then (CPU 1, 2 down), and sched_setaffinity refuses \
+         such a mask (EINVAL)",
+    );
+    fails_with(&[&v[..], &["--switch", "10ms:pin-backends=2"]].concat(), "pin-backends=2 at 10ms: no CPU of 2");
+    let out = run(&[&v[..], &["--runs", "1", "--switch", "5ms:online=2", "--switch", "10ms:affinity=1-2"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Down and back up is a run with three phases.
     let out = run(&["hogs", "--duration", "3s", "--runs", "1", "--switch", "1s:offline=3", "--switch", "2s:online=3"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -2274,6 +2274,23 @@ fn hotplug_changes_are_checked_before_the_run() {
         check(&[at(1, Setting::Offline(2)), at(5, Setting::Offline(2))]),
         Err("offline=2 at 5ms: CPU 2 is already offline".into())
     );
+    // An affinity written while every CPU it names is down (found by the
+    // `heuristics` fuzz target: the run used to fail midway with a
+    // scheduler error); one naming a CPU that is up, or written once its
+    // CPU is back, is fine.
+    let only = |c: usize| CpuMask::single(c);
+    assert_eq!(
+        check(&[at(1, Setting::Offline(2)), at(2, Setting::Offline(3)), at(3, Setting::Affinity(None, only(2)))]),
+        Err("affinity=2 at 3ms: no CPU of 2 is online then (CPU 2, 3 down), and sched_setaffinity refuses such a \
+             mask (EINVAL)"
+            .into())
+    );
+    let two_three = CpuMask::from_cpus([2, 3]);
+    assert_eq!(check(&[at(1, Setting::Offline(2)), at(3, Setting::Affinity(Some(Side::Server), two_three))]), Ok(()));
+    assert_eq!(
+        check(&[at(1, Setting::Offline(2)), at(2, Setting::Online(2)), at(3, Setting::Affinity(None, only(2)))]),
+        Ok(())
+    );
     // The engine refuses them too, before anything runs.
     let host = Host::preset("q6600").unwrap();
     let costs = CostModel::preset("q6600").unwrap();
