@@ -113,9 +113,10 @@ pub struct OutArgs {
     /// Follow every cell after the first column with the two-sided p-value
     /// of a Mann-Whitney U test of its runs against the first column's, e.g.
     /// p=0.008: how likely so clear a difference is if the change did
-    /// nothing. Exact up to 8 runs a cell; 5 runs give 0.008 at the least,
-    /// 4 runs 0.029, 3 runs 0.1 (never below 5%). Needs two or more
-    /// configurations and two or more runs
+    /// nothing. Exact (ties included) up to 30 runs a cell, a normal
+    /// approximation beyond; 5 runs give 0.008 at the least, 4 runs 0.029,
+    /// 3 runs 0.1 (never below 5%). Also in --json (p_vs_first). Needs two
+    /// or more configurations and two or more runs
     #[arg(long)]
     pub significance: bool,
     /// Follow the table with two more: each cell's mean and longest
