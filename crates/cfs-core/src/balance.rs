@@ -753,7 +753,11 @@ impl<O: Observer> Scheduler<O> {
             let mut moved = 0;
             all_pinned = false;
             if self.rqs[busiest].nr_running > 1 {
-                self.rqs[busiest].clock = self.now;
+                // update_rq_clock(busiest): a remote runqueue, which 2.6.25
+                // leaves at its last local update.
+                if self.rules.remote_clock_update() {
+                    self.rqs[busiest].clock = self.now;
+                }
                 moved = self.move_tasks(
                     this_cpu,
                     busiest,
@@ -842,7 +846,11 @@ impl<O: Observer> Scheduler<O> {
         if target == busiest || target >= self.rqs.len() {
             return;
         }
-        self.rqs[target].clock = self.now;
+        // update_rq_clock(target_rq) from the busiest CPU: remote, so a
+        // no-op in 2.6.25.
+        if self.rules.remote_clock_update() {
+            self.rqs[target].clock = self.now;
+        }
         let Some(sd_i) = self
             .domains
             .of(target)

@@ -464,9 +464,11 @@ impl<O: Observer> Scheduler<O> {
             delta = delta.max(10_000);
         }
         // hrtick_start arms a relative hrtimer on real time; in 2.6.32-rc1
-        // the rq clock can be stale here (see try_to_wake_up), so the
-        // 2.6.32 profiles count from the caller's time.
-        let start = if rules.is_2_6_32() { self.now } else { self.rqs[cpu].clock };
+        // the rq clock can be stale here (see try_to_wake_up), and in
+        // 2.6.25 a remote one always is (`Rules::remote_clock_update`), so
+        // those profiles count from the caller's time.
+        let stale_clock = rules.is_2_6_32() || !rules.remote_clock_update();
+        let start = if stale_clock { self.now } else { self.rqs[cpu].clock };
         self.rqs[cpu].hrtick_expire = Some(start.wrapping_add(delta as u64));
     }
 

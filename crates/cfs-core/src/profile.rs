@@ -40,6 +40,15 @@ impl Rules {
         self.version == KernelVersion::V2_6_25
     }
 
+    /// `update_rq_clock(rq)` called from another CPU updates that
+    /// runqueue's clock: from 2.6.26 it reads `sched_clock_cpu(cpu_of(rq))`
+    /// from anywhere (bce7f793 sched.c:596-599), while 2.6.25 updates only
+    /// the calling CPU's own runqueue and leaves a remote one at its last
+    /// local update (4b119e21 sched.c:543-547).
+    pub fn remote_clock_update(&self) -> bool {
+        !self.is_2_6_25()
+    }
+
     /// The 2.6.32 family.
     pub fn is_2_6_32(&self) -> bool {
         self.version.is_2_6_32()

@@ -398,6 +398,18 @@ impl<O: Observer> Scheduler<O> {
         self.rqs[cpu].clock = now;
     }
 
+    /// `update_rq_clock(cpu_rq(cpu))` run on CPU `on`: `cpu`'s clock set to
+    /// `now`, except in 2.6.25 when `cpu` is another CPU
+    /// ([`crate::profile::Rules::remote_clock_update`]). The caller's time
+    /// is recorded either way.
+    pub(crate) fn update_rq_clock_on(&mut self, on: CpuId, cpu: CpuId, now: u64) {
+        if on == cpu || self.rules.remote_clock_update() {
+            self.set_clock(cpu, now);
+        } else {
+            self.advance(now);
+        }
+    }
+
     /// Records the caller's time as "now" (and the jiffies epoch on the
     /// first call).
     pub(crate) fn advance(&mut self, now: u64) {
@@ -537,7 +549,9 @@ impl<O: Observer> Scheduler<O> {
         if !self.t(child).allowed.contains(cpu) {
             self.stranded.push(child);
         }
-        self.set_clock(cpu, now);
+        // wake_up_new_task's update_rq_clock of the child's runqueue
+        // (a no-op in 2.6.25 when fork balancing put it on another CPU).
+        self.update_rq_clock_on(this_cpu, cpu, now);
         self.task_new_fair(cpu, child, Some(this_cpu));
         self.check_preempt_curr(cpu, child, true);
         self.emit(Event::Fork { parent: Some(parent), child, cpu });

@@ -90,7 +90,7 @@ impl<O: Observer> Scheduler<O> {
         }
         if self.t(p).state != TaskState::Sleeping {
             // out_running: only the preemption check.
-            self.set_clock(orig_cpu, now);
+            self.update_rq_clock_on(this_cpu, orig_cpu, now);
             let before = self.rqs[orig_cpu].need_resched;
             self.check_preempt_wakeup(orig_cpu, p, false, waker, sync);
             self.emit(Event::Wake {
@@ -115,8 +115,9 @@ impl<O: Observer> Scheduler<O> {
         self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target: cpu, sync, reason });
         // 2.6.32 re-locks the chosen runqueue and updates its clock when it
         // differs; 2.6.32-rc1 runs on that CPU's last clock (see the rule).
+        // 2.6.25 updates it only when it is the waking CPU's own.
         if !v32 || cpu == orig_cpu || self.rules.wakeup_updates_new_rq_clock() {
-            self.set_clock(cpu, now);
+            self.update_rq_clock_on(this_cpu, cpu, now);
         }
         self.activate_task(cpu, p, true);
         if let (true, false, Some(w)) = (self.rules.is_2_6_32(), in_irq, waker) {

@@ -459,6 +459,10 @@ fn idle_cpu_pulls_on_newidle() {
     // 2.6.26 iterator: newest first [D, C, B, A], the oldest (A) never returned:
     //   D skipped, C pulled (rem 1024), B pulled (rem 0): stop.
     // 2.6.25 walks the rbtree from the leftmost: B (rem 1024), C (rem 0): stop.
+    // 2.6.25 reads CPU 0's clock as CPU 0 last set it (update_rq_clock is
+    // a no-op on another CPU's runqueue): its tick at 4 ms, so the queued
+    // tasks are 4 ms cold. (Without that tick the clock would still read 0
+    // and they would all be hot: see the next test.)
     for v in [V25, RC4, V26] {
         let mut s = mk(cfg(v, 2), dual_core(v));
         let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
@@ -471,6 +475,9 @@ fn idle_cpu_pulls_on_newidle() {
         let x = s.spawn(0, 1, TaskParams::normal()).unwrap();
         s.schedule(0, 1, Deschedule::Preempt).unwrap();
         assert_eq!(s.curr(1), Some(x));
+        if v == V25 {
+            s.tick(4 * MS, 0).unwrap();
+        }
         let sw = s.schedule(5 * MS, 1, Deschedule::Sleep).unwrap();
         assert_eq!(sw.pulled, 2, "{v}");
         let moved: Vec<TaskId> =
@@ -482,6 +489,53 @@ fn idle_cpu_pulls_on_newidle() {
         }
         assert_eq!(s.rq(0).unwrap().nr_running, 2);
         assert!(sw.next == Some(b) || sw.next == Some(c));
+    }
+}
+
+/// 2.6.25's `update_rq_clock` updates only the calling CPU's runqueue
+/// (4b119e21 sched.c:543-547); 2.6.26 reads any CPU's clock (bce7f793
+/// sched.c:596-599). Two decisions it changes (found by a second reading
+/// of the 2.6.25 profile, 2026-12-04):
+/// - newly idle balancing: CPU 1 goes idle at 1 ms, CPU 0's queued tasks
+///   were last seen by CPU 0's clock at 0 and never ran (exec_start 0). In
+///   2.6.25 task_hot reads that stale clock, delta 0 < migration_cost 0.5
+///   ms: hot, and with nr_balance_failed 0 <= cache_nice_tries 1 nothing
+///   moves. 2.6.26 updates CPU 0's clock to 1 ms first: 1 ms is past
+///   migration_cost, so the queued task that is not the next buddy
+///   (CACHE_HOT_BUDDY keeps the last one spawned) is cold and pulled.
+/// - a remote wakeup: CPU 1's task A was picked at 0; at 3 ms CPU 0 wakes
+///   W, whose last CPU was 1. The enqueue's update_curr charges A up to
+///   CPU 1's clock: 3 ms in 2.6.26, nothing in 2.6.25.
+#[test]
+fn in_2_6_25_a_cpu_reads_another_cpus_runqueue_at_its_last_local_clock() {
+    for v in [V25, V26] {
+        let mut s = mk(cfg(v, 2), dual_core(v));
+        let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.curr(0), Some(a));
+        let x = s.spawn(0, 1, TaskParams::normal()).unwrap();
+        s.schedule(0, 1, Deschedule::Preempt).unwrap();
+        assert_eq!(s.curr(1), Some(x));
+        let sw = s.schedule(MS, 1, Deschedule::Sleep).unwrap();
+        assert_eq!(sw.pulled, if v == V25 { 0 } else { 1 }, "{v}");
+    }
+    for v in [V25, V26] {
+        let mut s = mk(cfg(v, 2), dual_core(v));
+        let w = s.spawn(0, 1, TaskParams::normal()).unwrap();
+        s.schedule(0, 1, Deschedule::Preempt).unwrap();
+        s.schedule(0, 1, Deschedule::Sleep).unwrap();
+        let a = s.spawn(0, 1, TaskParams::normal()).unwrap();
+        s.schedule(0, 1, Deschedule::Preempt).unwrap();
+        assert_eq!(s.curr(1), Some(a));
+        let keep = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        assert_eq!(s.curr(0), Some(keep));
+        let before = s.task(a).unwrap().se.sum_exec_runtime;
+        s.wake_up(3 * MS, w, 0, false).unwrap();
+        let charged = s.task(a).unwrap().se.sum_exec_runtime - before;
+        assert_eq!(charged, if v == V25 { 0 } else { 3 * MS }, "{v}");
     }
 }
 
