@@ -413,6 +413,14 @@ impl<O: Observer> Scheduler<O> {
     /// Records the caller's time as "now" (and the jiffies epoch on the
     /// first call).
     pub(crate) fn advance(&mut self, now: u64) {
+        if self.origin.is_none() && !self.rules.remote_clock_update() {
+            // 2.6.25 reads another CPU's clock as that CPU last set it, so
+            // every CPU's clock starts at boot, the caller's first time
+            // (not 0, which would not move with where the clock starts).
+            for rq in &mut self.rqs {
+                rq.clock = now;
+            }
+        }
         self.origin.get_or_insert(now);
         self.now = now;
     }
