@@ -753,11 +753,8 @@ impl<O: Observer> Scheduler<O> {
             let mut moved = 0;
             all_pinned = false;
             if self.rqs[busiest].nr_running > 1 {
-                // update_rq_clock(busiest): a remote runqueue, which 2.6.25
-                // leaves at its last local update.
-                if self.rules.remote_clock_update() {
-                    self.rqs[busiest].clock = self.now;
-                }
+                // update_rq_clock(busiest), run on this CPU.
+                self.update_rq_clock_on(this_cpu, busiest, self.now);
                 moved = self.move_tasks(
                     this_cpu,
                     busiest,
@@ -846,11 +843,8 @@ impl<O: Observer> Scheduler<O> {
         if target == busiest || target >= self.rqs.len() {
             return;
         }
-        // update_rq_clock(target_rq) from the busiest CPU: remote, so a
-        // no-op in 2.6.25.
-        if self.rules.remote_clock_update() {
-            self.rqs[target].clock = self.now;
-        }
+        // update_rq_clock(target_rq), run on the busiest CPU.
+        self.update_rq_clock_on(busiest, target, self.now);
         let Some(sd_i) = self
             .domains
             .of(target)

@@ -132,10 +132,11 @@ fn body(
                     let relative = ci > 0 && style.relative;
                     let significance = ci > 0 && style.significance;
                     let base = if relative || significance { values(0, n, k) } else { Vec::new() };
-                    let mut t = cell_text(&values(ci, n, k), &base, relative, style.spread);
+                    let vals = values(ci, n, k);
+                    let mut t = cell_text(&vals, &base, relative, style.spread);
                     if significance {
                         t.push(' ');
-                        t.push_str(&p_text(rank_test_p(&values(ci, n, k), &base)));
+                        t.push_str(&p_text(rank_test_p(&vals, &base)));
                     }
                     t
                 })
