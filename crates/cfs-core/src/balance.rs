@@ -648,9 +648,13 @@ impl<O: Observer> Scheduler<O> {
             };
             moved = 0;
             if self.rqs[busiest].nr_running > 1 {
-                // No update_rq_clock(busiest) here (only load_balance_newidle
-                // and active_load_balance do it): task_hot reads the clock of
-                // busiest's last event (sched.c:3317).
+                // double_rq_lock(this_rq, busiest) updates both clocks
+                // (sched.c:2621-2622, called at 3317; the same in 2.6.25,
+                // rc4 and 2.6.32), so task_hot and the dequeue's
+                // update_curr see busiest's clock as of now. Under 2.6.25's
+                // local-only rule busiest keeps its last local update.
+                self.update_rq_clock_on(this_cpu, this_cpu, self.now);
+                self.update_rq_clock_on(this_cpu, busiest, self.now);
                 moved = self.move_tasks(this_cpu, busiest, bg.imbalance, (this_cpu, sd_i), reason, &mut all_pinned);
                 if all_pinned {
                     cpus.clear(busiest);

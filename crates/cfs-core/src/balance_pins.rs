@@ -400,6 +400,34 @@ fn a_hot_task_moves_once_the_failures_pass_cache_nice_tries() {
     assert_eq!(s.t(b).cpu, 1);
 }
 
+#[test]
+fn periodic_balancing_reads_the_busiest_clock_as_of_now_except_in_2_6_25() {
+    // load_balance takes double_rq_lock(this_rq, busiest) before move_tasks, and
+    // double_rq_lock runs update_rq_clock on both (2.6.26 bce7f793 sched.c:2621-2622,
+    // called at :3317; 2.6.25 4b119e21 and 2.6.32 22763c5c the same). CPU 0 runs A
+    // with B queued, both last stamped at T0 (CPU 0's clock is still T0); CPU 1 idles
+    // and balances at T0 + 1 ms. With busiest's clock brought to T0 + 1 ms, B last
+    // ran 1 ms >= sysctl_sched_migration_cost (0.5 ms) ago: cold, pulled on the first
+    // pass; the dequeue's update_curr charges A the 1 ms. 2.6.25's update_rq_clock
+    // only moves the calling CPU's own clock (sched.c:543-547), so there busiest
+    // stays at T0: B is 0 ns old, hot, the pass fails and A is charged nothing.
+    use crate::balance::CpuIdleType;
+    for (v, moved, charged) in [(KernelVersion::V2_6_26, 1, MS), (KernelVersion::V2_6_25, 0, 0)] {
+        let mut s = on("q6600", v);
+        let a = running_with(&mut s, 0, TaskParams::normal());
+        running_with(&mut s, 1, TaskParams::normal());
+        let b = queue(&mut s, 0, 1, TaskParams::normal(), T0)[0];
+        s.do_schedule(T0, 1, Deschedule::Sleep); // CPU 1 goes idle
+        let ran = s.t(a).se.sum_exec_runtime;
+        s.advance(T0 + MS);
+        s.set_clock(1, T0 + MS);
+        assert_eq!(s.rqs[0].clock, T0, "{v}");
+        assert_eq!(s.load_balance(1, 0, CpuIdleType::Idle, &mut true), moved, "{v}");
+        assert_eq!(s.t(b).cpu, if moved == 1 { 1 } else { 0 }, "{v}");
+        assert_eq!(s.t(a).se.sum_exec_runtime - ran, charged, "{v}");
+    }
+}
+
 // ---------------------------------------------------------------------
 // load_balance's way out: active balancing and the interval back-off
 // ---------------------------------------------------------------------

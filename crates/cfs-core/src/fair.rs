@@ -781,7 +781,10 @@ impl<O: Observer> Scheduler<O> {
         };
         if state == TaskState::Queued && !allowed.contains(cpu) {
             self.pending_move.swap_remove(i);
-            self.set_clock(dest, self.now);
+            // double_rq_lock(rq_src, rq_dest) on the migration thread of
+            // `cpu` (2.6.26 sched.c:5622): dest's clock as of now, except
+            // under 2.6.25's local-only rule.
+            self.update_rq_clock_on(cpu, dest, self.now);
             self.move_queued_task(p, cpu, dest, MigrateReason::Affinity);
         } else if state != TaskState::Running {
             self.pending_move.swap_remove(i);

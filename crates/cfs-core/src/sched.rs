@@ -413,10 +413,13 @@ impl<O: Observer> Scheduler<O> {
     /// Records the caller's time as "now" (and the jiffies epoch on the
     /// first call).
     pub(crate) fn advance(&mut self, now: u64) {
-        if self.origin.is_none() && !self.rules.remote_clock_update() {
-            // 2.6.25 reads another CPU's clock as that CPU last set it, so
-            // every CPU's clock starts at boot, the caller's first time
-            // (not 0, which would not move with where the clock starts).
+        if self.origin.is_none() {
+            // Every CPU's clock starts at boot, the caller's first time: the
+            // kernel's rq->clock and sched_clock() both start near 0 at boot,
+            // so a clock no CPU has set yet reads as boot time. 2.6.25 reads
+            // another CPU's clock as that CPU last set it, and every profile
+            // translates schedstat stamps by the difference of two clocks in
+            // set_task_cpu, so an unset clock is read in each of them.
             for rq in &mut self.rqs {
                 rq.clock = now;
             }

@@ -746,12 +746,14 @@ fn active_balance_moves_the_only_hog_of_a_cache_pair_on_2_6_25() {
 }
 
 #[test]
-fn periodic_balance_reads_the_busiest_cpus_own_clock() {
-    // load_balance does not update busiest's rq->clock (only load_balance_newidle and
-    // active_load_balance do), so task_hot measures now - exec_start against the clock
-    // of busiest's last event. Dual core: A and B on CPU 0, B switched out at 10 ms
-    // (exec_start 10 ms, CPU 0's clock 10 ms). CPU 1 (idle) balances at 10.6 ms: by its own
-    // clock B ran 0.6 ms ago (cold), by CPU 0's clock 0 ms ago (hot): not moved, a failure.
+fn periodic_balance_reads_the_busiest_clock_as_of_now() {
+    // load_balance takes double_rq_lock(this_rq, busiest) before move_tasks, which
+    // runs update_rq_clock on both runqueues (2.6.26 bce7f793 sched.c:2621-2622, at
+    // :3317). Dual core: A and B on CPU 0, B switched out at 10 ms (exec_start 10 ms,
+    // CPU 0's clock 10 ms). CPU 1 (idle) balances at 10.6 ms: busiest's clock becomes
+    // 10.6 ms, B ran 0.6 ms ago, at least sysctl_sched_migration_cost (0.5 ms): cold,
+    // pulled at the first pass. (2.6.25, which only moves the calling CPU's own clock,
+    // is pinned in balance_pins.rs.)
     let mut c = cfg(V26, 2);
     c.hres_timers = false;
     let mut s = mk(c, dual_core(V26));
@@ -761,12 +763,12 @@ fn periodic_balance_reads_the_busiest_cpus_own_clock() {
     assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(b));
     assert_eq!(s.schedule(10 * MS, 0, Deschedule::Yield).unwrap().next, Some(a), "B's yield lets A run");
     assert_eq!(s.task(b).unwrap().se.exec_start, 10 * MS);
-    s.rebalance(10 * MS + 600 * US, 1).unwrap();
-    assert!(migrations(&s).is_empty());
+    s.rebalance(10 * MS + 500 * US - 1, 1).unwrap();
+    assert!(migrations(&s).is_empty(), "0.5 ms - 1 ns: still hot");
     assert_eq!(s.domain_state(1)[0].nr_balance_failed, 1);
-    // CPU 0 has an event (a tick at 11 ms): B is cold by its clock too. CPU 1's next
-    // pass is due one jiffy after the last (jiffy 2 at 10.6 ms): at 12 ms (jiffy 3).
-    s.tick(11 * MS, 0).unwrap();
+    // The next pass is due one jiffy after the last (jiffy 2 at 10.5 ms): at 12 ms
+    // (jiffy 3). No event on CPU 0 in between: its clock is brought forward by the
+    // balancer itself.
     s.rebalance(12 * MS, 1).unwrap();
     assert_eq!(migrations(&s), vec![(b, 0, 1, MigrateReason::Periodic)]);
 }
