@@ -86,11 +86,14 @@ impl<O: Observer> Scheduler<O> {
             // touched.
             self.set_clock(orig_cpu, now);
         } else {
-            self.set_clock(this_cpu, now);
+            // 2.6.25/26 update only the runqueue the task is activated on,
+            // just before activate_task (e490517a sched.c:2479, bce7f793
+            // :2147, 4b119e21 :1901): neither the waking CPU's clock nor,
+            // on the out_running path, the queued task's.
+            self.advance(now);
         }
         if self.t(p).state != TaskState::Sleeping {
             // out_running: only the preemption check.
-            self.update_rq_clock_on(this_cpu, orig_cpu, now);
             let before = self.rqs[orig_cpu].need_resched;
             self.check_preempt_wakeup(orig_cpu, p, false, waker, sync);
             self.emit(Event::Wake {

@@ -362,6 +362,29 @@ fn v2_6_32_final_updates_the_chosen_cpus_clock_rc1_does_not() {
     }
 }
 
+#[test]
+fn v2_6_25_and_26_update_only_the_clock_of_the_runqueue_woken_onto() {
+    // try_to_wake_up in 2.6.25/26 calls update_rq_clock once, on the runqueue it
+    // activates the task on, just before activate_task (bce7f793 sched.c:2147,
+    // e490517a :2479, 4b119e21 :1901); the out_running path (the task is still
+    // queued) updates none. W runs on CPU 0 from T0 and wakes P, allowed only on
+    // CPU 2, at T0 + 3 ms: CPU 2's clock moves to T0 + 3 ms (in 2.6.25 only a CPU's
+    // own wakeup moves its clock, so there it stays), and the waker's CPU 0 keeps T0.
+    // Waking P again at T0 + 5 ms, still queued, moves no clock.
+    for v in [KernelVersion::V2_6_25, RC4, V26] {
+        let mut s = on("q6600", v);
+        running_on(&mut s, 0);
+        let p = asleep_on(&mut s, 2);
+        s.tm(p).allowed = CpuMask::single(2);
+        let out = s.try_to_wake_up(T0 + 3 * MS, p, 0, true, false);
+        assert_eq!(out.cpu, 2, "{v}");
+        let cpu2 = if v == KernelVersion::V2_6_25 { T0 } else { T0 + 3 * MS };
+        assert_eq!((s.rqs[0].clock, s.rqs[2].clock), (T0, cpu2), "{v}");
+        s.try_to_wake_up(T0 + 5 * MS, p, 0, true, false);
+        assert_eq!((s.rqs[0].clock, s.rqs[2].clock), (T0, cpu2), "{v}: out_running");
+    }
+}
+
 // ---------------------------------------------------------------------
 // fork placement: find_idlest_cpu's tie and SD_POWERSAVINGS_BALANCE
 // ---------------------------------------------------------------------
