@@ -877,7 +877,7 @@ impl<O: Observer> Scheduler<O> {
         let mut balance = true;
         let mut next_balance = jiffies + 60 * hz as u64;
         let mut update = false;
-        let max_interval = hz as u64 * cfs_topology::MAX_CPUS as u64 / 10;
+        let max_interval = self.cfg.max_balance_interval();
         for sd_i in 0..self.domains.of(cpu).len() {
             let (flags, busy_factor) = {
                 let d = &self.domains.of(cpu)[sd_i];

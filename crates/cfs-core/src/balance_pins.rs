@@ -602,7 +602,8 @@ fn rebalance(j: u64, ms: u32, last: u64, idle: bool) -> (u64, u64) {
 fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
     // rebalance_domains (2.6.26 sched.c:3666-3733): interval = balance_interval,
     // × busy_factor (64) unless idle, in jiffies (rounded up), at least 1, at most
-    // HZ * NR_CPUS / 10 (here 250 * 1024 / 10 = 25_600); a level runs when
+    // HZ * NR_CPUS / 10 (here 250 * 32 / 10 = 800: the defconfig's NR_CPUS=32,
+    // Config::nr_cpus); a level runs when
     // time_after_eq(jiffies, last_balance + interval), and next_balance starts at
     // jiffies + 60 * HZ and is stored only if some level is due before it.
     // Busy, 1 ms: 64 ms = 16 jiffies. Due at 16, not at 15.
@@ -610,10 +611,10 @@ fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
     assert_eq!(rebalance(15, 1, 0, false).0, 0);
     // Idle, 1 ms: 1 jiffy.
     assert_eq!(rebalance(1, 1, 0, true).0, 1);
-    // Busy, 10 s: 640 s = 160_000 jiffies, clamped to 25_600: not yet at 1000, due at
-    // 30_000.
-    assert_eq!(rebalance(1_000, 10_000, 0, false).0, 0);
-    assert_eq!(rebalance(30_000, 10_000, 0, false).0, 30_000);
+    // Busy, 10 s: 640 s = 160_000 jiffies, clamped to 800 (3.2 s): not yet at 799, due
+    // at 800.
+    assert_eq!(rebalance(799, 10_000, 0, false).0, 0);
+    assert_eq!(rebalance(800, 10_000, 0, false).0, 800);
     // next_balance: both levels due at 1000 + 1 (idle) -> 1001 < 10 + 15_000, stored;
     // due at 20_001 only -> nothing before 15_010, the sentinel stays.
     assert_eq!(rebalance(10, 1, 1_000, true).1, 1_001);

@@ -50,6 +50,17 @@ pub struct Config {
     /// Default false: the server and distribution kernels of the seed
     /// threads' time were built with PREEMPT_NONE or PREEMPT_VOLUNTARY.
     pub preempt: bool,
+    /// CONFIG_NR_CPUS, the most CPUs the kernel was built for. The fair
+    /// class reads it in one place: `rebalance_domains` caps a balance
+    /// interval at `HZ * NR_CPUS / 10` jiffies (bce7f793 sched.c:3689-3690,
+    /// e490517a :4030-4031, 4b119e21 :3438-3439, 22763c5c :4755-4756), which
+    /// only bites past `NR_CPUS / 10` seconds (a busy CPU whose tasks are
+    /// all pinned backs off to 512 ms × busy_factor). Default: the x86
+    /// defconfig of the profile's release (32 in 2.6.25 and 2.6.26, 64 in
+    /// 2.6.32; arch/x86/configs/x86_64_defconfig), or the machine's CPU
+    /// count if that is more: a kernel built for fewer would not bring the
+    /// rest up. At most [`cfs_topology::MAX_CPUS`].
+    pub nr_cpus: u32,
     /// Run the online invariant checks after every API call.
     pub check_invariants: bool,
 }
@@ -72,6 +83,14 @@ pub enum ConfigError {
     BadHz(u32),
     /// The domains were built for a different CPU count or kernel.
     Domains(String),
+    /// CONFIG_NR_CPUS below the machine's CPU count, or above
+    /// [`cfs_topology::MAX_CPUS`].
+    NrCpus {
+        /// The configured NR_CPUS.
+        nr_cpus: u32,
+        /// The machine's CPUs.
+        cpus: usize,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -85,6 +104,11 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::BadHz(hz) => write!(f, "HZ={hz} is out of range 1..=10000"),
             ConfigError::Domains(s) => write!(f, "sched domains do not fit: {s}"),
+            ConfigError::NrCpus { nr_cpus, cpus } => write!(
+                f,
+                "NR_CPUS={nr_cpus} must cover the machine's {cpus} CPUs and be at most {}",
+                cfs_topology::MAX_CPUS
+            ),
         }
     }
 }
@@ -103,8 +127,25 @@ impl Config {
             hres_timers: true,
             nohz: false,
             preempt: false,
+            nr_cpus: Self::defconfig_nr_cpus(version).max(nr_cpus.min(cfs_topology::MAX_CPUS) as u32),
             check_invariants: false,
         }
+    }
+
+    /// CONFIG_NR_CPUS in the release's arch/x86/configs/x86_64_defconfig
+    /// (and i386_defconfig): 32 for 2.6.25 and 2.6.26 (4b119e21, e490517a,
+    /// bce7f793), 64 for 2.6.32 (17d857be, 22763c5c).
+    pub fn defconfig_nr_cpus(version: KernelVersion) -> u32 {
+        match version {
+            KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32 => 64,
+            _ => 32,
+        }
+    }
+
+    /// `max_load_balance_interval`: `HZ * NR_CPUS / 10` jiffies, the most
+    /// `rebalance_domains` waits between two passes over one domain.
+    pub fn max_balance_interval(&self) -> u64 {
+        self.hz as u64 * self.nr_cpus as u64 / 10
     }
 
     /// Adds a patch. The 2.6.25 SYNC_WAKEUPS back-port also switches the
@@ -158,11 +199,65 @@ impl Config {
     pub fn tick_ns(&self) -> u64 {
         1_000_000_000 / self.hz.max(1) as u64
     }
+
+    /// Where in each jiffy CPU `cpu`'s tick fires, in ns after the jiffy
+    /// boundary, on a machine with `possible_cpus` possible CPUs.
+    ///
+    /// With high-resolution timers the tick is a per-CPU hrtimer, and
+    /// `tick_setup_sched_timer` staggers it: CPU n's first expiry is the
+    /// next jiffy boundary plus n × (tick_period / 2) / num_possible_cpus()
+    /// (e490517a and bce7f793 kernel/time/tick-sched.c:609-613,
+    /// 4b119e21 :615-619, 22763c5c :704-708), and hrtimer_forward keeps
+    /// every later expiry on that grid. On a Q6600 at HZ=250 the four CPUs
+    /// tick 0, 0.5, 1 and 1.5 ms into each jiffy. CPU 0 (the do_timer CPU
+    /// at boot) ticks on the boundary, so every CPU's k-th tick reads
+    /// jiffies = k.
+    ///
+    /// Without them, a tickless kernel (`tick_nohz_switch_to_nohz`,
+    /// tick-sched.c:510) programs every CPU for the jiffy boundary itself:
+    /// phase 0. A periodic-only kernel starts each local APIC timer when its
+    /// CPU comes up (`tick_setup_periodic`, tick-common.c:104-113), at a
+    /// phase fixed by boot timing that nobody recorded; the high-resolution
+    /// stagger stands in for it, so that turning `hres_timers` off alone
+    /// does not also line the ticks up.
+    pub fn tick_phase_ns(&self, cpu: usize, possible_cpus: usize) -> u64 {
+        if !self.hres_timers && self.nohz {
+            return 0;
+        }
+        let half_period = self.tick_ns() >> 1;
+        half_period / possible_cpus.max(1) as u64 * cpu as u64
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_staggered_over_half_a_jiffy_unless_low_resolution_nohz() {
+        // tick_setup_sched_timer: offset = (NSEC_PER_SEC / HZ) >> 1, divided
+        // by num_possible_cpus(), times the CPU number. HZ=250, 4 CPUs:
+        // 4,000,000 >> 1 = 2,000,000; / 4 = 500,000 ns a CPU.
+        let mut c = Config::new(KernelVersion::V2_6_26, 4);
+        let phases: [u64; 4] = core::array::from_fn(|cpu| c.tick_phase_ns(cpu, 4));
+        assert_eq!(phases, [0, 500_000, 1_000_000, 1_500_000]);
+        // HZ=1000, 8 CPUs: 1,000,000 >> 1 = 500,000; / 8 = 62,500 ns.
+        c.hz = 1000;
+        assert_eq!(c.tick_phase_ns(7, 8), 7 * 62_500);
+        // Tickless without hrtimers: every CPU on the jiffy boundary.
+        c.hres_timers = false;
+        c.nohz = true;
+        assert_eq!(c.tick_phase_ns(3, 4), 0);
+        // Periodic-only: the stand-in stagger; with hrtimers and NO_HZ the
+        // tick is still the staggered hrtimer.
+        c.nohz = false;
+        assert_eq!(c.tick_phase_ns(3, 8), 3 * 62_500);
+        c.hres_timers = true;
+        c.nohz = true;
+        assert_eq!(c.tick_phase_ns(3, 8), 3 * 62_500);
+        // No CPUs is no division by zero.
+        assert_eq!(c.tick_phase_ns(0, 0), 0);
+    }
 
     #[test]
     fn validate_checks_hz_patches_and_the_feature_table() {

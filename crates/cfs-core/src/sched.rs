@@ -200,6 +200,9 @@ impl<O: Observer> Scheduler<O> {
         if n > cfs_topology::MAX_CPUS {
             return Err(ConfigError::Domains(format!("{n} CPUs exceed the limit")));
         }
+        if (cfg.nr_cpus as usize) < n || cfg.nr_cpus as usize > cfs_topology::MAX_CPUS {
+            return Err(ConfigError::NrCpus { nr_cpus: cfg.nr_cpus, cpus: n });
+        }
         for (cpu, doms) in domains.per_cpu.iter().enumerate() {
             for d in doms {
                 if !d.span.contains(cpu) || d.groups.is_empty() || d.span.iter().any(|c| c >= n) {

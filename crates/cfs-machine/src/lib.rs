@@ -43,7 +43,10 @@
 //! `--set hz=1000` changes it. High-resolution timers are on, so the HRTICK
 //! feature bit ends slices on an hrtimer (`--set hres_timers=0` for
 //! periodic-tick-only slices, Kconfig's default; the features table's
-//! fidelity is the same either way, docs/CALIBRATION.md §1).
+//! fidelity is close either way, docs/CALIBRATION.md §1). Each CPU ticks
+//! at its own phase in the jiffy, as the kernel's per-CPU tick hrtimers
+//! are staggered ([`cfs_core::Config::tick_phase_ns`]: CPU n at n × 0.5 ms
+//! on a four-CPU host at HZ=250).
 //!
 //! **Sockets and pipes.** Messages wake their reader. AF_UNIX stream
 //! writes ([`program::Action::Write`] on a [`program::Stream`]) are

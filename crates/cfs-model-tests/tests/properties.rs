@@ -419,9 +419,14 @@ fn multi_cpu_latency_holds_on_2_6_32_but_not_on_2_6_26() {
     assert!(wait("2.6.26") > bound26, "2.6.26 max wait {} ns within {bound26}", wait("2.6.26"));
 }
 
-/// Findings of the work-conservation property: on Nehalem-EP, 12-13 hogs
-/// forked from one CPU leave a CPU idle beside a doubly loaded one for far
-/// longer than the balance intervals allow.
+/// Findings of the work-conservation property: on Nehalem-EP, 14-18 hogs
+/// (2.6.32-rc1) or 16-17 (2.6.25) forked from one CPU leave a CPU idle
+/// beside a doubly loaded one for far longer than the balance intervals
+/// allow: 192 ms and 215 ms here against a bound of 164 ms. (With every
+/// CPU ticking at the same instant, as the engine had it until the
+/// hrtimer stagger of tick_setup_sched_timer was modelled, the same held
+/// at 12-14 and 13-14 hogs; the counts move because the idle CPUs' passes
+/// fall at other moments of the fork storm.)
 /// - 2.6.32-rc1: SD_PREFER_LOCAL (59abf02644c) keeps fork placement inside
 ///   the socket while it has "spare capacity", so the hogs crowd one socket
 ///   and only NODE-level balancing (8-32 ms intervals, capacity clamped to
@@ -432,7 +437,7 @@ fn multi_cpu_latency_holds_on_2_6_32_but_not_on_2_6_26() {
 ///   idle CPUs only pull at the periodic NODE interval.
 #[test]
 fn known_wasted_cores_on_nehalem() {
-    for (p, clients) in [("2.6.32-rc1", 12), ("2.6.25", 13)] {
+    for (p, clients) in [("2.6.32-rc1", 14), ("2.6.25", 16)] {
         let mut case = Case::new("nehalem-ep", &format!("profile={p}"), "hogs", clients);
         case.duration_ms = Some(400);
         let (tries, jiffies) = balance_params("nehalem-ep", p);

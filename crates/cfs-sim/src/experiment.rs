@@ -390,6 +390,9 @@ fn apply_set(
         "hz" => cfg.hz = v.parse().map_err(|_| bad())?,
         "hres_timers" | "hres" => cfg.hres_timers = as_bool()?,
         "nohz" => cfg.nohz = as_bool()?,
+        // CONFIG_NR_CPUS (cfs_core::Config::nr_cpus): only the cap on a
+        // balance interval reads it.
+        "nr_cpus" => cfg.nr_cpus = v.parse().map_err(|_| bad())?,
         // CONFIG_PREEMPT (cfs_core::Config::preempt).
         "preempt" => cfg.preempt = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
@@ -452,8 +455,18 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 9] =
-    ["hz", "hres_timers", "hres", "nohz", "preempt", "check_invariants", "write_space_wakeups", "sndbuf", "isolcpus"];
+const BOOT_ONLY: [&str; 10] = [
+    "hz",
+    "hres_timers",
+    "hres",
+    "nohz",
+    "nr_cpus",
+    "preempt",
+    "check_invariants",
+    "write_space_wakeups",
+    "sndbuf",
+    "isolcpus",
+];
 
 /// The side a task setting's `--switch` key names: the plain key
 /// (`policy`, `affinity`, `nice`) every task, a `client-`/`pin-client` one

@@ -466,6 +466,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "hz": c.config.hz,
                 "hres_timers": c.config.hres_timers,
                 "nohz": c.config.nohz,
+                "nr_cpus": c.config.nr_cpus,
                 "preempt": c.config.preempt,
                 "write_space_wakeups": c.sockets.write_space_wakeups,
                 "sndbuf": c.sockets.sndbuf,

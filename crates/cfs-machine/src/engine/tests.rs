@@ -1641,9 +1641,10 @@ fn the_idle_gap_probe_measures_from_its_start() {
     let short = gap(script(vec![sleep(), Action::Run(1_000_000)]));
     assert!((1_000_000..1_100_000).contains(&short), "{short}");
     let long = gap(script(vec![sleep(), Action::Run(100_000_000)]));
-    // The last event inside it is the tick at 24 ms: 24 - 5 ms, less
-    // the few µs b took to wake and be queued.
-    assert!((18_990_000..19_000_000).contains(&long), "{long}");
+    // The last event inside it is CPU 1's tick at 24.5 ms (CPU n ticks
+    // n x 0.5 ms into each 4 ms jiffy; CPU 2's at 25 ms meets the end):
+    // 24.5 - 5 ms, less the few µs b took to wake and be queued.
+    assert!((19_490_000..19_500_000).contains(&long), "{long}");
 }
 
 /// The 1:N measure: a waker on CPU 0 wakes ten wakees in turn (100 µs
@@ -1757,25 +1758,29 @@ fn a_task_is_reported_where_it_ran_longest() {
 /// The trace marks each task the balancer moved, on the CPU it moved to,
 /// one instant per move the run's counters hold (periodic, newly idle,
 /// active). Four hogs start on CPU 0 of the Q6600 under 2.6.26 and may run
-/// anywhere; at the first tick (4 ms at HZ 250) the idle CPUs balance, in
-/// CPU order (`cfs-sim run` of the same four hogs with
-/// `RUST_LOG=cfs_core=trace` shows each pass's verdict):
-/// - CPU 1 at MC (idle_idx 0, loads now): CPU 0 holds 4096 against an
-///   average of 2048, so the imbalance is 2048 and two never-run (cold)
-///   hogs move;
-/// - CPU 2 at the CPU level (idle_idx 1: the lower of each CPU's load at
-///   its own tick and now): CPU 0 min(4096, 2048), CPU 1 min(0, 2048), so
-///   die {0,1} holds 2048 with 4 tasks over a capacity of 1; the average
-///   is 1024 and so is the imbalance; of the two equal queues (2048 each)
-///   CPU 0 comes first, and its one queued hog moves;
-/// - CPU 3 at the CPU level: CPU 2, still idle when it looks (it switches
-///   to its hog after the tick), is its group's balancer.
+/// anywhere. CPU n ticks n × 0.5 ms into each 4 ms jiffy (HZ 250, the
+/// hrtimer stagger of tick_setup_sched_timer), and balancing starts at
+/// jiffy 1, so the idle CPUs balance in CPU order (`cfs-sim run` of the
+/// same four hogs with `RUST_LOG=cfs_core=trace` shows each pass's
+/// verdict):
+/// - CPU 1 at 4.5 ms, at MC (idle_idx 0, loads now): CPU 0 holds 4096
+///   against an average of 2048, so the imbalance is 2048 and two
+///   never-run (cold) hogs move;
+/// - CPU 2 at 5 ms, at the CPU level (idle_idx 1: the lower of each CPU's
+///   load at its own last tick and now): CPU 0 min(4096 at 4 ms, 2048),
+///   CPU 1 min(0 at 4.5 ms, 2048), so die {0,1} holds 2048 with 4 tasks
+///   over a capacity of 1; the average is 1024 and so is the imbalance;
+///   of the two equal queues (2048 each) CPU 0 comes first, and its one
+///   queued hog moves;
+/// - CPU 3 at 5.5 ms, at the CPU level: die {0,1} reads min(4096, 1024) +
+///   min(0, 2048) = 1024, its own die max(0, 1024) + 0 = 1024: balanced.
 ///
-/// From 8 ms CPU 3 finds CPU 1 the busiest queue, but CPU 1's queued hog
+/// At 9.5 ms, after CPU 0 and CPU 1 have ticked at 8 and 8.5 ms (1024 and
+/// 2048), CPU 3 finds CPU 1 the busiest queue, but CPU 1's queued hog
 /// (hog3; it runs hog2, whose vruntime is lower) is the oldest entry of
 /// its task list, which 2.6.26's load-balance iterator never returns:
 /// three moves in all. With `iterator-fix` (38736f47507) the fourth hog
-/// reaches CPU 3 at 8 ms.
+/// reaches CPU 3 at 9.5 ms.
 #[test]
 fn the_trace_marks_each_task_the_balancer_moved() {
     let moves_of = |fix: bool| {
@@ -1807,12 +1812,12 @@ fn the_trace_marks_each_task_the_balancer_moved() {
     let hog = |n: u32| format!("hog{n}");
     // The iterator offers the newest entries first: hog3, hog2 from CPU 0 to
     // CPU 1, then hog1 (hog0 runs) to CPU 2.
-    let first = [(1, 4_000.0, 0, hog(3)), (1, 4_000.0, 0, hog(2)), (2, 4_000.0, 0, hog(1))];
+    let first = [(1, 4_500.0, 0, hog(3)), (1, 4_500.0, 0, hog(2)), (2, 5_000.0, 0, hog(1))];
     assert_eq!(moves_of(false), first);
     let fixed = moves_of(true);
     assert_eq!(fixed[..3], first);
     assert_eq!(fixed.len(), 4);
-    assert_eq!((fixed[3].0, fixed[3].1, fixed[3].2), (3, 8_000.0, 1));
+    assert_eq!((fixed[3].0, fixed[3].1, fixed[3].2), (3, 9_500.0, 1));
 }
 
 /// A hog pinned to CPU 0 that counts one unit per 1 ms of work, for
