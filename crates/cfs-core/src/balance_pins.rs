@@ -236,6 +236,7 @@ fn an_empty_local_group_counts_its_load_per_task_by_the_versions_rule() {
 // task_hot and can_migrate_task
 // ---------------------------------------------------------------------
 
+use crate::config::Config;
 use crate::entity::{TaskId, TaskParams};
 use crate::observe::{BalanceVerdict, Event};
 use crate::sched::{Deschedule, Scheduler};
@@ -622,6 +623,35 @@ fn rebalance_domains_scales_the_interval_when_busy_and_clamps_it() {
     // Due exactly at the horizon (15_009 + 1 = 10 + 15_000): `time_after` is strict, so
     // nothing is stored either.
     assert_eq!(rebalance(10, 1, 15_009, true).1, 7);
+}
+
+#[test]
+fn nr_cpus_covers_the_machine_and_sets_the_interval_cap() {
+    // CONFIG_NR_CPUS: the x86 defconfigs have 32 (2.6.25/26) and 64
+    // (2.6.32); a machine with more CPUs raises it (a kernel built for
+    // fewer would not bring them up). The cap is HZ * NR_CPUS / 10:
+    // 250 * 32 / 10 = 800 jiffies; 250 * 64 / 10 = 1600; 1000 * 48 / 10 = 4800.
+    let c = Config::new(KernelVersion::V2_6_26, 4);
+    assert_eq!((c.nr_cpus, c.max_balance_interval()), (32, 800));
+    let c = Config::new(KernelVersion::V2_6_32, 4);
+    assert_eq!((c.nr_cpus, c.max_balance_interval()), (64, 1600));
+    let mut c = Config::new(KernelVersion::V2_6_26, 48);
+    c.hz = 1000;
+    assert_eq!((c.nr_cpus, c.max_balance_interval()), (48, 4800));
+    // The scheduler refuses an NR_CPUS below the domains' CPU count or past
+    // MAX_CPUS, and takes one equal to it.
+    let h = cfs_topology::Host::preset("q6600").unwrap();
+    let v = KernelVersion::V2_6_26;
+    for (nr, ok) in
+        [(3, false), (4, true), (cfs_topology::MAX_CPUS as u32, true), (cfs_topology::MAX_CPUS as u32 + 1, false)]
+    {
+        let c = Config { nr_cpus: nr, ..Config::new(v, 4) };
+        let r = Scheduler::new(c, h.build_domains(v));
+        assert_eq!(r.is_ok(), ok, "NR_CPUS={nr}");
+        if !ok {
+            assert!(matches!(r, Err(crate::config::ConfigError::NrCpus { nr_cpus, cpus: 4 }) if nr_cpus == nr));
+        }
+    }
 }
 
 #[test]
