@@ -807,8 +807,6 @@ struct Sim<'a> {
     now: u64,
     rng: Pcg64Mcg,
     tick_ns: u64,
-    /// Each CPU's tick offset within the jiffy.
-    tick_phase: Vec<u64>,
     limits: Limits,
     units: u64,
     finish: Vec<TaskRef>,
@@ -981,7 +979,6 @@ impl<'a> Sim<'a> {
             now: 0,
             rng: Pcg64Mcg::seed_from_u64(setup.seed),
             tick_ns: setup.config.tick_ns(),
-            tick_phase: (0..n).map(|cpu| setup.config.tick_phase_ns(cpu, n)).collect(),
             limits: setup.limits,
             units: 0,
             finish_left: inst.finish.len(),
@@ -1054,7 +1051,8 @@ impl<'a> Sim<'a> {
         for cpu in 0..n {
             // Each CPU ticks at its own phase in the jiffy (the hrtimer
             // stagger, Config::tick_phase_ns); on_tick keeps the grid.
-            self.push(self.tick_ns + self.tick_phase[cpu], Ev::Tick(cpu as u32));
+            let phase = self.sched.config().tick_phase_ns(cpu, n);
+            self.push(self.tick_ns + phase, Ev::Tick(cpu as u32));
             if self.sched.need_resched(cpu) {
                 self.switch(cpu, Deschedule::Preempt)?;
                 self.run_task(cpu)?;
