@@ -147,6 +147,12 @@ pub struct SeedArgs {
     /// Client counts, e.g. 1,2,4-8.
     #[arg(long)]
     pub clients: Option<String>,
+    /// A kernel build option or tunable for every column (repeatable), as
+    /// pgbench's --set takes it: hz=1000, hres_timers=0, nohz=1, nr_cpus=64,
+    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1. The
+    /// published columns stay the comparison; the header names the settings.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub cost: CostOpts,
@@ -167,6 +173,7 @@ impl Default for SeedArgs {
             runs: 5,
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
+            sets: Vec::new(),
             cost: CostOpts::default(),
             faults: FaultOpts::default(),
             seeds: SeedOpts { seed: 1, replay: None },
@@ -456,6 +463,12 @@ pub struct CalArgs {
     /// Only the features table.
     #[arg(long)]
     pub features_only: bool,
+    /// A kernel build option or tunable for every column (repeatable), as
+    /// pgbench's --set takes it: hz=1000, hres_timers=0, nohz=1, nr_cpus=64,
+    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1. The
+    /// published columns stay the comparison; the header names the settings.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub cost: CostOpts,
@@ -677,6 +690,18 @@ fn parse_nice(s: &str) -> Result<Vec<i32>, String> {
     s.split(',').map(|x| parse_nice_level(x).map_err(|_| format!("bad nice list {s:?} (values -20..=19)"))).collect()
 }
 
+/// `--set NAME=VALUE` items as (name, value) pairs; the names and values
+/// are checked where a column resolves them (`SchedSpec::resolve`).
+fn parse_sets(items: &[String]) -> Result<Vec<(String, String)>, String> {
+    items
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv:?} is not NAME=VALUE"))?;
+            Ok((k.trim().into(), v.trim().into()))
+        })
+        .collect()
+}
+
 /// The base configuration from the command-line options.
 fn base_spec(a: &BenchArgs) -> Result<SchedSpec, String> {
     let mut s = SchedSpec::profile(&a.profile);
@@ -687,10 +712,7 @@ fn base_spec(a: &BenchArgs) -> Result<SchedSpec, String> {
     s.server_policy = a.server_policy.clone();
     s.client_nice = a.client_nice.clone();
     s.server_nice = a.server_nice.clone();
-    for kv in &a.sets {
-        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv:?} is not NAME=VALUE"))?;
-        s.sets.push((k.trim().into(), v.trim().into()));
-    }
+    s.sets = parse_sets(&a.sets)?;
     s.sd_flags = a.sd_flags.clone();
     Ok(s)
 }
@@ -1183,10 +1205,26 @@ fn seed_published() -> report::Published<'static> {
     }
 }
 
+/// `specs` with every `--set` item appended to each column's own settings
+/// (the seed and calibration columns set none of their own).
+fn with_sets(mut specs: Vec<SchedSpec>, sets: &[String]) -> Result<Vec<SchedSpec>, String> {
+    let sets = parse_sets(sets)?;
+    for s in &mut specs {
+        s.sets.extend(sets.iter().cloned());
+    }
+    Ok(specs)
+}
+
+/// What the table's header adds for `--set` items: "" or "; every column
+/// with hz=1000 nohz=1".
+fn sets_note(sets: &[String]) -> String {
+    if sets.is_empty() { String::new() } else { format!("; every column with {}", sets.join(" ")) }
+}
+
 /// The seed experiment's plan.
 pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
     let host = parse_host("q6600")?;
-    let columns = seed_specs().iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let columns = with_sets(seed_specs(), &a.sets)?.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
     let clients = match &a.clients {
         Some(c) => parse_clients(c)?,
         None => SELECTTEST_CLIENTS.to_vec(),
@@ -1221,8 +1259,8 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
     check_out(&plan, &out)?;
     let (res, wall) = execute(&plan, a.out.jobs)?;
     let published = seed_published();
-    let what = "seed experiment (2.6.26-rc4 = the features table's 2.6.26.git)";
-    output(&plan, &res, &out, what, wall, Some(&published))?;
+    let what = format!("seed experiment (2.6.26-rc4 = the features table's 2.6.26.git{})", sets_note(&a.sets));
+    output(&plan, &res, &out, &what, wall, Some(&published))?;
     if a.out.plot.is_none() {
         // The PNG too, labelled with the embedded font.
         report::plot(
@@ -1396,8 +1434,10 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
     if !a.features_only {
         tables.extend(calibration::OTHERS.iter());
     }
+    // The published columns are found by their specs as the tables give
+    // them, before any --set is appended.
     let specs = calibration::specs_for(&tables);
-    let columns = specs.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
+    let columns = with_sets(specs.clone(), &a.sets)?.iter().map(|s| s.resolve(&host)).collect::<Result<Vec<_>, _>>()?;
     let plan = Plan {
         costs: a.cost.for_host("q6600", &host)?,
         host,
@@ -1413,6 +1453,9 @@ fn calibrate(a: &CalArgs) -> Result<(), String> {
         slow: Vec::new(),
     };
     let (res, wall) = execute(&plan, a.jobs)?;
+    if !a.sets.is_empty() {
+        say(&format!("# every column with {}\n", a.sets.join(" ")))?;
+    }
     let mut all = Vec::new();
     for t in &tables {
         let (text, errs) = calibration::compare_table(&plan, &res, t);

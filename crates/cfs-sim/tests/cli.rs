@@ -707,6 +707,36 @@ fn calibrate_and_seed_check_their_run_counts() {
     fails_with(&["seed", "--transactions", "0"], "--transactions must be positive");
 }
 
+/// `seed --set` and `calibrate --set` give every column a kernel build
+/// option, as pgbench's `--set` gives its columns one: each of the seed's
+/// eight columns runs at HZ=1000 (the JSON's `configs`), the header names
+/// the setting, and a bad item is refused with pgbench's message.
+#[test]
+fn seed_and_calibrate_set_a_kernel_option_for_every_column() {
+    fails_with(&["seed", "--set", "hz"], "--set \"hz\" is not NAME=VALUE");
+    fails_with(&["seed", "--set", "sched_frobnicate=1"], "unknown setting");
+    fails_with(&["calibrate", "--set", "nr_cpus=2"], "NR_CPUS=2 must cover the machine's 4 CPUs");
+    let dir = scratch("seedset");
+    let plot = dir.join("s.svg");
+    let base = ["seed", "--clients", "1", "--runs", "1", "--transactions", "100", "--plot", plot.to_str().unwrap()];
+    let out = run(&[&base[..], &["--set", "hz=1000", "--set", "hres_timers=1", "--json"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    let configs = json["configs"].as_array().expect("configs");
+    assert_eq!(configs.len(), 8);
+    for c in configs {
+        assert_eq!((c["hz"].as_u64(), c["hres_timers"].as_bool()), (Some(1000), Some(true)), "{c}");
+    }
+    let out = run(&[&base[..], &["--set", "hz=1000"]].concat());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.lines().next().is_some_and(|l| l.contains("; every column with hz=1000)")), "{table}");
+    // Without --set the columns keep the defaults (HZ=250).
+    let out = run(&[&base[..], &["--json"]].concat());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    assert!(json["configs"].as_array().unwrap().iter().all(|c| c["hz"].as_u64() == Some(250)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// When stdout carries the JSON (a bare `--json`) or the CSV (`--csv -`),
 /// the seed run's comparison and shape lines go to stderr, and stdout
 /// parses.
