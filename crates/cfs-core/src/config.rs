@@ -22,12 +22,21 @@ pub struct Config {
     /// Applied seed patches.
     pub patches: Patches,
     /// Timer interrupt rate (jiffies per second); balance intervals and
-    /// `next_balance` are in jiffies. Default 250, the common distribution
-    /// choice of 2008 (Fedora/Ubuntu x86_64 shipped HZ=250 or 1000).
+    /// `next_balance` are in jiffies. Default 250: kernel/Kconfig.hz's
+    /// `default HZ_250` in every profile's release (4b119e21, e490517a,
+    /// 22763c5c), and the x86 defconfigs of 2.6.25 and 2.6.26 (2.6.32's
+    /// chose 1000). Distributions of 2008 shipped 250 or 1000.
     pub hz: u32,
-    /// The host has high-resolution timers, so the HRTICK feature ends
-    /// slices with an hrtimer (kernel-reference.md §13). Default true, as
-    /// distribution kernels of 2008 had CONFIG_HIGH_RES_TIMERS=y.
+    /// CONFIG_HIGH_RES_TIMERS: the HRTICK feature ends slices with an
+    /// hrtimer (kernel-reference.md §13), and each CPU's tick is an hrtimer
+    /// ([`Config::tick_phase_ns`]). Default false, the kernel's own
+    /// default: the option has no `default` line in kernel/time/Kconfig
+    /// (e490517a, bce7f793, 4b119e21, 22763c5c), and the x86_64 defconfig
+    /// of 2.6.25 and 2.6.26 does not set it, so a kernel built "with a
+    /// minimum of fiddling from the defaults" (Greg Smith's words for the
+    /// seed thread's kernels) has none. The same reading leaves NO_HZ off
+    /// and HZ at 250 (`nohz`, `hz`). Of the profiles' defaults only
+    /// 2.6.25's and 2.6.26's HRTICK bit reads it; 2.6.32's is off.
     pub hres_timers: bool,
     /// CONFIG_NO_HZ: idle CPUs stop their tick and the idle load balancer
     /// balances for them (see [`crate::nohz`]); the driver reports idle
@@ -124,7 +133,7 @@ impl Config {
             tunables: Tunables::defaults(version, nr_cpus),
             patches: Patches::none(),
             hz: 250,
-            hres_timers: true,
+            hres_timers: false,
             nohz: false,
             preempt: false,
             nr_cpus: Self::defconfig_nr_cpus(version).max(nr_cpus.min(cfs_topology::MAX_CPUS) as u32),
@@ -257,6 +266,19 @@ mod tests {
         assert_eq!(c.tick_phase_ns(3, 8), 3 * 62_500);
         // No CPUs is no division by zero.
         assert_eq!(c.tick_phase_ns(0, 0), 0);
+    }
+
+    /// The build options a kernel gets from Kconfig's own defaults, in
+    /// every profile: kernel/Kconfig.hz's `default HZ_250`, and no
+    /// `default` line for NO_HZ or HIGH_RES_TIMERS in kernel/time/Kconfig
+    /// (4b119e21, e490517a, bce7f793, 22763c5c), so both are off; no
+    /// CONFIG_PREEMPT (the preemption model's default is PREEMPT_NONE).
+    #[test]
+    fn build_options_default_to_kconfigs_defaults() {
+        for v in KernelVersion::ALL {
+            let c = Config::new(v, 4);
+            assert_eq!((c.hz, c.hres_timers, c.nohz, c.preempt), (250, false, false, false), "{v}");
+        }
     }
 
     #[test]

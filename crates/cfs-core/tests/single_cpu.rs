@@ -317,8 +317,9 @@ fn latency_run(v: KernelVersion, hres: bool, hz: u32, base: u64, ms: u64) -> (Ve
 #[test]
 fn every_runnable_task_runs_within_one_period() {
     // Eight CPU-bound tasks of mixed nice forked 100 ms apart, hrtick on (HRTICK is in
-    // the default 895 and 2008 hosts had high-resolution timers, kernel-reference §13),
-    // so every slice ends exactly at sched_slice (hrtick_start_fair).
+    // the default 895; high-resolution timers are set on below, as a kernel built with
+    // them has, kernel-reference §13), so every slice ends exactly at sched_slice
+    // (hrtick_start_fair).
     // Bound: __sched_period(N) with N the tasks runnable during the wait: 20 ms up to
     // sched_nr_latency = 5, 4 ms * N beyond (f = 1). In a steady round every task
     // waits for the others' slices, sum = period - own slice < period.

@@ -194,7 +194,11 @@ fn a_features_write_switches_wakeup_preemption_at_the_next_wakeup() {
 #[test]
 fn a_latency_write_sets_the_next_slice_and_nr_latency() {
     let v = KernelVersion::V2_6_26;
-    let mut sim = Sim::new(cfg(v, 1), up(v), 0);
+    // The slice is read off the armed hrtick, so high-resolution timers
+    // must be on (they are off by default, as in Kconfig).
+    let mut c = cfg(v, 1);
+    c.hres_timers = true;
+    let mut sim = Sim::new(c, up(v), 0);
     sim.auto_resched = false;
     sim.spawn(0, TaskParams::normal());
     sim.spawn(0, TaskParams::normal());

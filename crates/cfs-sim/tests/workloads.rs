@@ -153,10 +153,11 @@ ops = [ { barrier = "b" }, { progress = 1 } ]
 /// Two hogs pinned to one CPU take turns by slices, and the schedstat
 /// waits say so. On the Q6600 (4 CPUs) 2.6.26's sched_latency is 20 ms x
 /// (1 + ilog2 4) = 60 ms, and two nice-0 tasks get 60 x 1024 / 2048 = 30 ms
-/// each. The HRTICK timer (on in 2.6.26's defaults, with high-resolution
-/// timers) ends the slice on time; without it check_preempt_tick would see
-/// the overrun at the next 4 ms tick (HZ=250). So a hog waits at least
-/// 30 ms and at most 34 ms (plus a context switch) while the other runs.
+/// each. Without high-resolution timers (the default, as Kconfig has it)
+/// 2.6.26's HRTICK bit does nothing, and check_preempt_tick sees the
+/// overrun at the first 4 ms tick past it (HZ=250); with them the hrtick
+/// would end the slice on time. So a hog waits at least 30 ms and at most
+/// 34 ms (plus a context switch) while the other runs.
 /// And a hog never sleeps: from its fork to the end of the run it is
 /// either running or waiting, so its run time and its waits add up to the
 /// run's length less its fork time (both are forked within the launcher's
@@ -185,8 +186,9 @@ fn pinned_hogs_wait_one_slice_of_the_other() {
 /// rt-app's `run` is CPU work and its `runtime` wall-clock time. Two tasks
 /// pinned to one CPU, each looping on 50 ms of it, are both always
 /// runnable, so the scheduler treats them alike either way: 30 ms slices
-/// in turn (2.6.26 on 4 CPUs: a 60 ms period over two; HRTICK ends each on
-/// time), ~0.5 s of CPU each in a 1 s run. With `run` a loop needs 50 ms of
+/// in turn (2.6.26 on 4 CPUs: a 60 ms period over two; HRTICK, with the
+/// high-resolution timers set on here, ends each on time), ~0.5 s of CPU
+/// each in a 1 s run. With `run` a loop needs 50 ms of
 /// that CPU: 10 loops for 0.5 s, 9 for a little less, 19-20 in all. With
 /// `runtime` a loop ends 50 ms after it began, preempted or not: it runs
 /// its 30 ms slice, waits out the other's, and ends within a check
@@ -203,7 +205,7 @@ fn rt_app_runtime_is_wall_clock_and_delay_is_once() {
     let loops = |a: &str, b: &str| {
         let json = format!(r#"{{"global": {{"duration": 1}}, "tasks": {{"a": {{{a}}}, "b": {{{b}}}}}}}"#);
         let w = cfs_sim::parse_workload(&json).unwrap();
-        let plan = plan_for(Workload::File(Arc::new(w)), &args(&[])).unwrap();
+        let plan = plan_for(Workload::File(Arc::new(w)), &args(&["--set", "hres_timers=1"])).unwrap();
         plan.execute(&|| {}).unwrap().runs[0].value
     };
     let shared =

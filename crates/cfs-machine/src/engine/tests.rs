@@ -1286,12 +1286,16 @@ fn first_slice_end(hrtick: bool) -> u64 {
     };
     let tasks = vec![pinned("a", Box::new(hog(None)), 0, 0), pinned("b", Box::new(hog(Some(started.clone()))), 0, 0)];
     let inst = Instance { tasks, finish: Vec::new(), sync: SyncObjects::NONE };
-    q6600_run(inst, limits(Some(50), 1_000), |s| s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap())
-        .unwrap();
+    q6600_run(inst, limits(Some(50), 1_000), |s| {
+        s.config.hres_timers = true;
+        s.config.features.set(cfs_core::Feature::Hrtick, hrtick).unwrap()
+    })
+    .unwrap();
     started.get().unwrap()
 }
 
-/// With HRTICK the first hog is preempted when its 30 ms slice is used
+/// With HRTICK (and high-resolution timers, which the HRTICK bit needs
+/// and the engine's default lacks) the first hog is preempted when its 30 ms slice is used
 /// up (hrtick_start_fair arms the timer for the rest of the slice, and
 /// the hrtick's entity_tick reschedules at once); without it, at the
 /// first tick after that, 32 ms (HZ=250). The second starts after the
