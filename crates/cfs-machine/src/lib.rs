@@ -40,13 +40,15 @@
 //! **HZ defaults to 250**, cfs-core's default and Kconfig's (kernel/Kconfig.hz
 //! `default HZ_250`); Greg Smith built the seed kernels as "stock ones I
 //! compiled with a minimum of fiddling from the defaults" (LKML 2008-05-21).
-//! `--set hz=1000` changes it. High-resolution timers are on, so the HRTICK
-//! feature bit ends slices on an hrtimer (`--set hres_timers=0` for
-//! periodic-tick-only slices, Kconfig's default; the features table's
-//! fidelity is close either way, docs/CALIBRATION.md §1). Each CPU ticks
-//! at its own phase in the jiffy, as the kernel's per-CPU tick hrtimers
-//! are staggered ([`cfs_core::Config::tick_phase_ns`]: CPU n at n × 0.5 ms
-//! on a four-CPU host at HZ=250).
+//! `--set hz=1000` changes it. There are no high-resolution timers and no
+//! NO_HZ, Kconfig's defaults too (neither option has a `default` line), so
+//! the HRTICK feature bit does nothing and a slice ends at a tick
+//! (`--set hres_timers=1` for a kernel built with them, whose hrtick ends
+//! slices on time; the features table's fidelity is close either way,
+//! docs/CALIBRATION.md §1). Each CPU ticks at its own phase in the jiffy
+//! ([`cfs_core::Config::tick_phase_ns`]: CPU n at n × 0.5 ms on a
+//! four-CPU host at HZ=250, the kernel's hrtimer stagger, which stands in
+//! for the boot-time phases of periodic local APIC timers).
 //!
 //! **Sockets and pipes.** Messages wake their reader. AF_UNIX stream
 //! writes ([`program::Action::Write`] on a [`program::Stream`]) are
