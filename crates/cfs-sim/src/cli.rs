@@ -153,6 +153,16 @@ pub struct SeedArgs {
     /// published columns stay the comparison; the header names the settings.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
+    /// Judge the shapes at each of these base seeds (e.g. 1-8): the whole
+    /// experiment runs once per base seed, and instead of the table each
+    /// seed's fidelity and shape lines are printed, then how many seeds met
+    /// each shape. No plot is written.
+    #[arg(
+        long = "seeds",
+        value_name = "LIST",
+        conflicts_with_all = ["seed", "replay", "csv", "json", "plot", "trace", "stats", "spread", "relative", "significance", "waits", "tasks"]
+    )]
+    pub seed_list: Option<String>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub cost: CostOpts,
@@ -174,6 +184,7 @@ impl Default for SeedArgs {
             transactions: DEFAULT_PGBENCH_TRANSACTIONS,
             clients: None,
             sets: Vec::new(),
+            seed_list: None,
             cost: CostOpts::default(),
             faults: FaultOpts::default(),
             seeds: SeedOpts { seed: 1, replay: None },
@@ -1250,7 +1261,93 @@ pub fn seed_plan(a: &SeedArgs) -> Result<Plan, String> {
     Ok(plan)
 }
 
+/// Issue 5's two fidelity figures as the seed run prints them ("vs
+/// pgbench-q6600-features.csv (...): median |error| 7.4%, ordering
+/// agreement 97% (57/59 pairs)"), or None when the run lacks the cells.
+fn fidelity_line(plan: &Plan, res: &Results) -> Option<String> {
+    let (med, frac, agree, pairs) = calibration::fidelity(plan, res);
+    med.is_finite().then(|| {
+        format!(
+            "vs {} (895, 863, 861, 893, waker at 1,2,4,8,15,30,60): median |error| {:.1}%, ordering agreement {:.0}% ({agree}/{pairs} pairs)",
+            calibration::FEATURES.file,
+            med * 100.0,
+            frac * 100.0
+        )
+    })
+}
+
+/// `--seeds 1-8` → [1, ..., 8]: base seeds, at most 1,000 of them.
+pub fn parse_seed_list(s: &str) -> Result<Vec<u64>, String> {
+    let bad = || format!("bad seed list {s:?} (expected e.g. 1-8 or 3,7,11; at most 1000 seeds)");
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b.trim().parse().map_err(|_| bad())?;
+        // The length is checked before the range is added.
+        if b < a || b - a >= 1000 || out.len() as u64 + (b - a) >= 1000 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}
+
+/// `seed --seeds LIST`: the experiment at each base seed, each seed's
+/// fidelity and shape lines, then how many seeds met each shape.
+fn seed_sweep(a: &SeedArgs, list: &str) -> Result<(), String> {
+    let bases = parse_seed_list(list)?;
+    let mut plan = seed_plan(a)?;
+    say(&format!(
+        "# seed experiment (2.6.26-rc4 = the features table's 2.6.26.git{}) at {} base seed(s), {} run(s) per cell\n",
+        sets_note(&a.sets),
+        bases.len(),
+        plan.runs
+    ))?;
+    // Per shape, in seed_shapes' order: its criterion and the seeds that
+    // met it, missed it, or could not judge it.
+    let mut tally: Vec<(&'static str, Vec<u64>, Vec<u64>)> = Vec::new();
+    let start = Instant::now();
+    for &b in &bases {
+        plan.seeds = Seeds::Derived(b);
+        let (res, _) = execute(&plan, a.out.jobs)?;
+        let mut text = String::new();
+        if let Some(line) = fidelity_line(&plan, &res) {
+            text += &format!("seed {b}: {line}\n");
+        }
+        for (i, shape) in calibration::seed_shapes(&plan, &res).into_iter().enumerate() {
+            text += &format!("seed {b}: shape: {shape}\n");
+            if tally.len() <= i {
+                tally.push((shape.what, Vec::new(), Vec::new()));
+            }
+            match shape.met {
+                Some(true) => tally[i].1.push(b),
+                Some(false) => tally[i].2.push(b),
+                None => {}
+            }
+        }
+        say(&text)?;
+    }
+    let mut summary = String::new();
+    for (what, met, missed) in &tally {
+        let judged = met.len() + missed.len();
+        let seeds = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        summary += &format!("# over the seeds: {what}: met at {} of {judged}", met.len());
+        if !missed.is_empty() {
+            let s = if missed.len() == 1 { "" } else { "s" };
+            summary += &format!(" (not at seed{s} {})", seeds(missed));
+        }
+        summary += "\n";
+    }
+    say(&summary)?;
+    eprintln!("({} base seeds in {:.1} s)", bases.len(), start.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn seed(a: &SeedArgs) -> Result<(), String> {
+    if let Some(list) = &a.seed_list {
+        return seed_sweep(a, list);
+    }
     let plan = seed_plan(a)?;
     let mut out = a.out.clone();
     if out.plot.is_none() {
@@ -1276,14 +1373,8 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
     // the table; when stdout carries CSV or JSON instead they go to stderr,
     // so that the machine-readable stream stays parseable.
     let mut summary = String::new();
-    let (med, frac, agree, pairs) = calibration::fidelity(&plan, &res);
-    if med.is_finite() {
-        summary += &format!(
-            "# vs {} (895, 863, 861, 893, waker at 1,2,4,8,15,30,60): median |error| {:.1}%, ordering agreement {:.0}% ({agree}/{pairs} pairs)\n",
-            calibration::FEATURES.file,
-            med * 100.0,
-            frac * 100.0
-        );
+    if let Some(line) = fidelity_line(&plan, &res) {
+        summary += &format!("# {line}\n");
     }
     for shape in calibration::seed_shapes(&plan, &res) {
         summary += &format!("# shape: {shape}\n");

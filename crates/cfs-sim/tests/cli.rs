@@ -737,6 +737,48 @@ fn seed_and_calibrate_set_a_kernel_option_for_every_column() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `seed --seeds 1-2` runs the experiment at base seeds 1 and 2 and prints
+/// each seed's fidelity and shape lines, which are the lines a plain run
+/// at that `--seed` prints, then per shape how many seeds met it, counted
+/// from those lines. Table-shaped outputs are refused with it, as are a
+/// `--seed` and a malformed or oversized list.
+#[test]
+fn seed_sweeps_base_seeds_and_counts_each_shapes_verdicts() {
+    fails_with(&["seed", "--seeds", "1-2", "--seed", "3"], "cannot be used with");
+    fails_with(&["seed", "--seeds", "1-2", "--csv", "-"], "cannot be used with");
+    fails_with(&["seed", "--seeds", "1-2", "--tasks"], "cannot be used with");
+    fails_with(&["seed", "--seeds", "5-1"], "bad seed list \"5-1\"");
+    fails_with(&["seed", "--seeds", "x"], "bad seed list");
+    fails_with(&["seed", "--seeds", "0-1000"], "at most 1000 seeds");
+    let small = ["--clients", "1,2,8,15,30", "--runs", "1", "--transactions", "600"];
+    let out = run(&[&["seed", "--seeds", "1-2"][..], &small].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sweep = String::from_utf8_lossy(&out.stdout).to_string();
+    let dir = scratch("seedsweep");
+    let plot = dir.join("s.svg");
+    let mut met = [0usize; 7];
+    for base in ["1", "2"] {
+        let alone = run(&[&["seed", "--seed", base, "--plot", plot.to_str().unwrap()][..], &small].concat());
+        let alone = String::from_utf8_lossy(&alone.stdout).to_string();
+        let judged: Vec<&str> =
+            alone.lines().filter(|l| l.starts_with("# shape: ") || l.starts_with("# vs ")).collect();
+        assert_eq!(judged.len(), 8, "{alone}");
+        for line in &judged {
+            let mine = format!("seed {base}: {}", line.trim_start_matches("# "));
+            assert!(sweep.lines().any(|l| l == mine), "{mine:?} not in {sweep}");
+        }
+        for (i, line) in judged.iter().filter(|l| l.starts_with("# shape: ")).enumerate() {
+            met[i] += usize::from(line.ends_with("(met)"));
+        }
+    }
+    let summary: Vec<&str> = sweep.lines().filter(|l| l.starts_with("# over the seeds: ")).collect();
+    assert_eq!(summary.len(), 7, "{sweep}");
+    for (line, n) in summary.iter().zip(met) {
+        assert!(line.contains(&format!(": met at {n} of 2")), "{line} (met {n})");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// When stdout carries the JSON (a bare `--json`) or the CSV (`--csv -`),
 /// the seed run's comparison and shape lines go to stderr, and stdout
 /// parses.
