@@ -662,27 +662,29 @@ pub fn parse_host(name: &str) -> Result<Host, String> {
     })
 }
 
-/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8].
-pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("bad client list {s:?} (expected e.g. 1,2,4-8; counts 1..=4096)");
+/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8], or None when an item is malformed
+/// or empty, a range runs backwards, or the list would pass `max_len`
+/// entries (checked before each range is added, so a wide range is refused
+/// without being built).
+fn parse_ranges(s: &str, max_len: u64) -> Option<Vec<u64>> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim) {
-        if part.is_empty() {
-            return Err(bad());
-        }
         let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let a: u32 = a.trim().parse().map_err(|_| bad())?;
-        let b: u32 = b.trim().parse().map_err(|_| bad())?;
-        // The length is checked before the range is added, so a long
-        // list of wide ranges is refused without being built.
-        if a == 0 || b < a || b > 4096 || out.len() + (b - a) as usize >= 4096 {
-            return Err(bad());
+        let a: u64 = a.trim().parse().ok()?;
+        let b: u64 = b.trim().parse().ok()?;
+        if b < a || out.len() as u64 + (b - a) >= max_len {
+            return None;
         }
         out.extend(a..=b);
     }
-    // Not empty (an empty item is refused, and there is at least one) and
-    // at most 4,096 long (each range was checked before it was added).
-    Ok(out)
+    Some(out)
+}
+
+/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8]: counts 1..=4096, at most 4,096 of them.
+pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("bad client list {s:?} (expected e.g. 1,2,4-8; counts 1..=4096)");
+    let counts = parse_ranges(s, 4096).filter(|v| v.iter().all(|n| (1..=4096).contains(n))).ok_or_else(bad)?;
+    Ok(counts.into_iter().map(|n| n as u32).collect())
 }
 
 /// A CPU list that must name CPUs of `host`.
@@ -1278,19 +1280,8 @@ fn fidelity_line(plan: &Plan, res: &Results) -> Option<String> {
 
 /// `--seeds 1-8` → [1, ..., 8]: base seeds, at most 1,000 of them.
 pub fn parse_seed_list(s: &str) -> Result<Vec<u64>, String> {
-    let bad = || format!("bad seed list {s:?} (expected e.g. 1-8 or 3,7,11; at most 1000 seeds)");
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let a: u64 = a.trim().parse().map_err(|_| bad())?;
-        let b: u64 = b.trim().parse().map_err(|_| bad())?;
-        // The length is checked before the range is added.
-        if b < a || b - a >= 1000 || out.len() as u64 + (b - a) >= 1000 {
-            return Err(bad());
-        }
-        out.extend(a..=b);
-    }
-    Ok(out)
+    parse_ranges(s, 1000)
+        .ok_or_else(|| format!("bad seed list {s:?} (expected e.g. 1-8 or 3,7,11; at most 1000 seeds)"))
 }
 
 /// `seed --seeds LIST`: the experiment at each base seed, each seed's

@@ -1295,8 +1295,8 @@ fn first_slice_end(hrtick: bool) -> u64 {
 }
 
 /// With HRTICK (and high-resolution timers, which the HRTICK bit needs
-/// and the engine's default lacks) the first hog is preempted when its 30 ms slice is used
-/// up (hrtick_start_fair arms the timer for the rest of the slice, and
+/// and the engine's default lacks) the first hog is preempted when its
+/// 30 ms slice is used up (hrtick_start_fair arms the timer for the rest of the slice, and
 /// the hrtick's entity_tick reschedules at once); without it, at the
 /// first tick after that, 32 ms (HZ=250). The second starts after the
 /// switch (1.8 us; the tick's own scheduler work is the first's).
