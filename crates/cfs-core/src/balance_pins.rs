@@ -935,3 +935,80 @@ fn every_newly_idle_pass_reports_how_it_ended() {
     assert_eq!(verdicts(&n), [(Failed, 0)]);
     assert_eq!(verdicts(&p), [(Pulled, 1)]);
 }
+
+// ---------------------------------------------------------------------
+// last_preempter: who `current` is when a balance pass or a fork checks
+// preemption
+// ---------------------------------------------------------------------
+
+/// 2.6.26 + last-preempter on a Q6600. CPU 0 runs a task with `cold` cold
+/// tasks queued behind it. CPU 1 runs X, whose vruntime is 100 ms past
+/// CPU 1's min_vruntime, so every task pulled there (renormalised to that
+/// min_vruntime or near it) leads X by more than the 30 ms wakeup
+/// granularity of four CPUs.
+fn preempter_scene(cold: usize) -> (Scheduler<()>, TaskId, alloc::vec::Vec<TaskId>) {
+    use crate::patches::Patch;
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    s.cfg = s.cfg.with_patch(Patch::LastPreempter).unwrap();
+    s.rules = s.cfg.rules();
+    running_with(&mut s, 0, TaskParams::normal());
+    let x = running_with(&mut s, 1, TaskParams::normal());
+    let min1 = s.rqs[1].cfs.min_vruntime;
+    s.tm(x).se.vruntime = min1 + 100 * MS;
+    let q = queue(&mut s, 0, cold, TaskParams::normal(), 0);
+    (s, x, q)
+}
+
+#[test]
+fn last_preempter_tags_the_task_current_on_the_pulling_cpu() {
+    // patches.md §4 tags `se->last_preempter = pse` only `if (se == &current->se)`,
+    // where se is the target runqueue's curr. pull_task calls check_preempt_curr
+    // (2.6.26 bce7f793 sched.c:2720-2731) on the pulling CPU, where `current` is:
+    // - in a periodic pass, the task the tick interrupted: rq->curr (X here);
+    // - in a newly idle pass (idle_balance from schedule(), sched.c:4185), prev,
+    //   still rq->curr: X, whose sleep dequeue has just cleared its tag.
+    // Active balancing runs in the migration thread (an RT task), so nothing is
+    // tagged there. Each pulled task leads X by ~100 ms > 30 ms: wakeup_preempt_entity
+    // says preempt, so the tag is set whatever the hold-off test decides.
+    let (mut s, x, _) = preempter_scene(3);
+    assert_eq!(pull(&mut s, 1024), 1, "one task's worth");
+    let p = *s.rqs[1].cfs.timeline().collect::<alloc::vec::Vec<_>>().first().unwrap();
+    assert_eq!(s.t(x).se.last_preempter, Some(p), "periodic pull: X is current");
+
+    let (mut s, x, _) = preempter_scene(3);
+    s.tm(x).se.last_preempter = Some(TaskId(999));
+    let sw = s.do_schedule(T0, 1, Deschedule::Sleep);
+    assert!(sw.pulled >= 1, "CPU 1 went idle and pulled ({})", sw.pulled);
+    let p = sw.next.unwrap();
+    // X's sleep cleared the old tag; the first pull tagged it afresh, and a
+    // second pull within the pass (if any) may only have moved it to another
+    // pulled task -- never left it cleared or stale.
+    let tag = s.t(x).se.last_preempter;
+    assert!(tag.is_some() && tag != Some(TaskId(999)), "newly idle pull: prev is current ({tag:?})");
+    assert_eq!(s.t(tag.unwrap()).cpu, 1, "the tag names a task pulled to CPU 1 ({p:?} runs)");
+
+    let (mut s, x, _) = preempter_scene(3);
+    s.move_tasks(1, 0, 1024, (1, 0), crate::observe::MigrateReason::Active, &mut false);
+    assert_eq!(s.t(x).se.last_preempter, None, "the migration thread is current: no tag");
+}
+
+#[test]
+fn last_preempter_tags_a_parent_whose_child_would_preempt_it() {
+    // wake_up_new_task runs check_preempt_curr in the parent (2.6.26 sched.c:2282),
+    // so on the parent's own CPU `current` is the parent. Single CPU, parent P at
+    // vruntime min_vruntime + 100 ms (a queued task Q holds min_vruntime down):
+    // the child is placed at min_vruntime + its vslice (START_DEBIT, under the 20 ms
+    // latency of one CPU), over 80 ms behind P, more than one CPU's 10 ms wakeup
+    // granularity: P is tagged with it.
+    use crate::patches::Patch;
+    let h = cfs_topology::Host::from_spec("1s1c1t").unwrap();
+    let mut c = Config::new(KernelVersion::V2_6_26, 1).with_patch(Patch::LastPreempter).unwrap();
+    c.hres_timers = false;
+    let mut s: Scheduler<()> = Scheduler::new(c, h.build_domains(KernelVersion::V2_6_26)).unwrap();
+    let p = running_with(&mut s, 0, TaskParams::normal());
+    queue(&mut s, 0, 1, TaskParams::normal(), 0);
+    let min = s.rqs[0].cfs.min_vruntime;
+    s.tm(p).se.vruntime = min + 100 * MS;
+    let child = s.fork(T0, p, None).unwrap().child;
+    assert_eq!(s.t(p).se.last_preempter, Some(child));
+}

@@ -474,7 +474,9 @@ impl<O: Observer> Scheduler<O> {
 
     /// `check_preempt_curr(rq, p)`: the idle task always yields; a fair
     /// current task gets `check_preempt_wakeup`. `fork` marks a new task
-    /// (whose task_new_fair has already rescheduled).
+    /// (whose task_new_fair has already rescheduled). For callers whose
+    /// `current` is not a fair task on `cpu`, or not known to the API (a
+    /// boot-time spawn, a sched_setscheduler from outside).
     pub(crate) fn check_preempt_curr(&mut self, cpu: CpuId, p: TaskId, fork: bool) {
         self.check_preempt_wakeup(cpu, p, fork, None, false);
     }
@@ -485,7 +487,9 @@ impl<O: Observer> Scheduler<O> {
     /// current task, a 2.6.25/26 quirk), makes `p` the next buddy, and
     /// reschedules when `p` is more than wakeup_gran behind in vruntime,
     /// unless `p` is SCHED_BATCH or WAKEUP_PREEMPT is off. `waker` is the
-    /// task that ran try_to_wake_up, for the last_preempter patch; `sync`
+    /// kernel's `current` (the task that ran try_to_wake_up, a forking
+    /// parent, or the task running on a pulling CPU), for the
+    /// last_preempter patch, which tags `current` alone; `sync`
     /// (already gated by SYNC_WAKEUPS) is read only by the wakeup-overlap
     /// patch, as 15afe09bf49 passes it down for that test alone.
     pub(crate) fn check_preempt_wakeup(
@@ -646,13 +650,26 @@ impl<O: Observer> Scheduler<O> {
 
     /// `pull_task` / `__migrate_task`: deactivate on `from`, renormalise,
     /// activate on `to` (no placement), preemption check on `to`.
+    ///
+    /// Who `current` is there matters to the last_preempter patch, which
+    /// tags only `current` (patches.md §4: `se == &current->se`). pull_task
+    /// runs on the pulling CPU: in a newly idle pass that is schedule()'s
+    /// prev, still `rq->curr` while idle_balance runs, and in a periodic
+    /// pass the task the tick interrupted (an idle CPU's current is the
+    /// idle task, which check_preempt_curr never reaches). Active
+    /// balancing, affinity and hotplug moves run in the migration thread,
+    /// which is no fair task.
     pub(crate) fn move_queued_task(&mut self, id: TaskId, from: CpuId, to: CpuId, reason: MigrateReason) {
         self.deactivate_task(from, id, false);
         self.set_task_cpu(id, to);
         self.activate_task(to, id, false);
         self.tm(id).state = TaskState::Queued;
         self.emit(Event::Migrate { task: id, from, to, reason });
-        self.check_preempt_curr(to, id, false);
+        let current = match reason {
+            MigrateReason::NewIdle | MigrateReason::Periodic => self.rqs[to].curr,
+            _ => None,
+        };
+        self.check_preempt_wakeup(to, id, false, current, false);
     }
 
     /// `set_user_nice` / `__setscheduler` for the fair policies: requeue

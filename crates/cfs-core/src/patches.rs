@@ -25,7 +25,13 @@ pub enum Patch {
     /// Mike Galbraith, 2008-06-07: `last_preempter`. A current task that is
     /// preempted by several different wakees before it has run
     /// migration_cost is not preempted again, and its further affine sync
-    /// wakeups are refused ("disperse").
+    /// wakeups are refused ("disperse"). The tag goes on the kernel's
+    /// `current` only: the waker at a wakeup, the parent at a fork onto its
+    /// own CPU, and the pulling CPU's current task when a balance pass
+    /// pulls a task that would preempt it (schedule()'s prev in a newly
+    /// idle pass). Posted against rc5, whose wake_affine already has
+    /// b3137bc8e77's `balanced` test; on the rc4 profile the shortcut
+    /// stays unbalanced unless `AffinityFix` is applied too.
     LastPreempter,
     /// The same without the wake_affine ("disperse") hunk.
     LastPreempterNoDisperse,

@@ -567,7 +567,10 @@ impl<O: Observer> Scheduler<O> {
         // (a no-op in 2.6.25 when fork balancing put it on another CPU).
         self.update_rq_clock_on(this_cpu, cpu, now);
         self.task_new_fair(cpu, child, Some(this_cpu));
-        self.check_preempt_curr(cpu, child, true);
+        // wake_up_new_task runs in the parent, so the parent is `current`:
+        // the last_preempter patch tags it when the child, placed on the
+        // parent's CPU, would preempt it.
+        self.check_preempt_wakeup(cpu, child, true, Some(parent), false);
         self.emit(Event::Fork { parent: Some(parent), child, cpu });
         self.finish(ApiCall::Fork { now, parent, child })?;
         Ok(ForkOutcome { child, cpu })
