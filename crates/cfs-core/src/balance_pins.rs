@@ -1012,3 +1012,46 @@ fn last_preempter_tags_a_parent_whose_child_would_preempt_it() {
     let child = s.fork(T0, p, None).unwrap().child;
     assert_eq!(s.t(p).se.last_preempter, Some(child));
 }
+
+#[test]
+fn a_reschedule_raised_on_a_task_going_idle_waits_for_it_to_run_again() {
+    // schedule() clears prev's TIF_NEED_RESCHED on entry (2.6.26 bce7f793
+    // sched.c:4169), then, with prev dequeued but still rq->curr, idle_balance
+    // pulls; pull_task's check_preempt_curr -> check_preempt_wakeup -> resched_task
+    // (rq->curr) sets the flag on prev when the pulled task leads it by more than
+    // the wakeup granularity (here ~100 ms against 30 ms). Nothing clears it while
+    // prev sleeps, and the test at the end of the schedule() prev slept in
+    // (`if (unlikely(test_thread_flag(TIF_NEED_RESCHED))) goto need_resched;`,
+    // sched.c:4212-4213) fires when prev is next switched in. Without patches.
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    let x = running_with(&mut s, 1, TaskParams::normal());
+    let min1 = s.rqs[1].cfs.min_vruntime;
+    s.tm(x).se.vruntime = min1 + 100 * MS;
+    queue(&mut s, 0, 3, TaskParams::normal(), 0);
+    let sw = s.do_schedule(T0, 1, Deschedule::Sleep);
+    assert!(sw.pulled >= 1 && sw.next.is_some(), "CPU 1 pulled and runs a pulled task");
+    assert!(!s.need_resched(1), "the pulled task starts with its own flag clear");
+    assert!(s.t(x).need_resched, "the flag stays with X while it sleeps");
+
+    // X wakes on CPU 1 (an interrupt there) and is switched in once the pulled
+    // tasks there sleep: it arrives with the flag set, so its CPU reschedules
+    // before X does anything.
+    s.wake_up_irq(T0 + MS, x, 1, false).unwrap();
+    assert_eq!(s.t(x).cpu, 1);
+    let mut picked = None;
+    for _ in 0..8 {
+        let sw = s.do_schedule(T0 + MS, 1, Deschedule::Sleep);
+        if sw.next == Some(x) {
+            picked = sw.next;
+            break;
+        }
+    }
+    assert_eq!(picked, Some(x), "X ran again");
+    assert!(s.need_resched(1), "X's stale flag is its CPU's need_resched");
+    assert!(!s.t(x).need_resched);
+    // That schedule() finds nobody else queued and keeps X, whose flag is now clear.
+    let sw = s.do_schedule(T0 + MS, 1, Deschedule::Preempt);
+    assert_eq!(sw.next, Some(x), "nobody else is queued: X again, the flag now clear");
+    assert!(!s.need_resched(1));
+}

@@ -98,6 +98,11 @@ pub struct Task {
     pub state: TaskState,
     /// Number of CPU changes.
     pub nr_migrations: u64,
+    /// TIF_NEED_RESCHED while the task is not current (the current task's
+    /// flag is [`crate::rq::Rq::need_resched`]). Set when a reschedule was
+    /// raised on the task during the schedule() that switched it out, and
+    /// acted on when it is switched back in (see `do_schedule`).
+    pub need_resched: bool,
 }
 
 /// What a caller specifies for a new task.

@@ -757,14 +757,28 @@ impl<O: Observer> Scheduler<O> {
         rq.curr = next;
         if next != prev {
             rq.nr_switches += 1;
-            // TIF_NEED_RESCHED is per task: a resched raised during this
+            // TIF_NEED_RESCHED is per task. A resched raised during this
             // schedule() (the dequeue's hrtick_start_fair, idle_balance's
-            // check_preempt_curr) was set on prev, which schedule() had
-            // already cleared (sched.c:4169, sched_fair.c:817-826); the task switched in
-            // starts with its own flag clear.
-            if rq.need_resched {
-                rq.need_resched = false;
+            // check_preempt_curr on a pulled task) was set on prev, after
+            // schedule() had cleared prev's flag (sched.c:4169,
+            // sched_fair.c:817-826). Nothing clears it while prev sleeps, so
+            // when prev is next switched in, the test at the end of its
+            // schedule() (`if (unlikely(test_thread_flag(TIF_NEED_RESCHED)))
+            // goto need_resched;`, sched.c:4212-4213; 2.6.25 and 2.6.32 the
+            // same) sends it through schedule() again before it does
+            // anything. The flag travels with the task.
+            let raised = core::mem::take(&mut rq.need_resched);
+            if raised {
                 self.resched_pending.clear(cpu);
+            }
+            if let Some(p) = prev {
+                self.tm(p).need_resched = raised && how != Deschedule::Exit;
+            }
+            if let Some(n) = next {
+                if core::mem::take(&mut self.tm(n).need_resched) {
+                    self.rqs[cpu].need_resched = true;
+                    self.resched_pending.set(cpu);
+                }
             }
         }
         if let Some(n) = next {

@@ -479,6 +479,7 @@ impl<O: Observer> Scheduler<O> {
             cpu,
             state: TaskState::Sleeping,
             nr_migrations: 0,
+            need_resched: false,
         });
         Ok(id)
     }

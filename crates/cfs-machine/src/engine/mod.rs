@@ -1907,6 +1907,14 @@ impl<'a> Sim<'a> {
                 self.start_segment(c, t);
                 return Ok(());
             }
+            if self.tasks[t].deferred.is_some() && self.sched.need_resched(c) {
+                // The end of the schedule() the task blocked or yielded in:
+                // a reschedule raised on it then (a newly idle pull that
+                // would preempt it) is tested before it goes on
+                // (cfs_core::Task::need_resched).
+                self.switch(c, Deschedule::Preempt)?;
+                continue;
+            }
             if let Some(d) = self.tasks[t].deferred.take() {
                 self.resume(c, t, d)?;
                 continue;

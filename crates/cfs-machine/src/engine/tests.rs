@@ -2408,3 +2408,32 @@ fn move_marks(out: &RunOutcome) -> Vec<(String, u64, u64)> {
         .map(|e| (e["cat"].as_str().unwrap().into(), e["tid"].as_u64().unwrap(), e["args"]["from"].as_u64().unwrap()))
         .collect()
 }
+
+/// A task returning from the schedule() it blocked in tests
+/// TIF_NEED_RESCHED before it goes on (the kernel's `goto need_resched`
+/// at the end of schedule()): a flag that is set when it is switched in
+/// (one raised on it as it went idle, cfs_core::Task::need_resched)
+/// sends it through schedule() before its continuation runs.
+#[test]
+fn a_task_resuming_from_schedule_reschedules_first_if_flagged() {
+    let inst = Instance {
+        tasks: vec![pinned("a", hog(), 0, 0), pinned("b", hog(), 0, 0)],
+        finish: Vec::new(),
+        sync: SyncObjects::NONE,
+    };
+    let host = Host::preset("q6600").unwrap();
+    let costs = CostModel::preset("q6600").unwrap();
+    let mut sim = Sim::new(&setup(&host, &costs, limits(None, 1_000)), inst).unwrap();
+    let a = sim.cpus[0].curr.expect("one of the hogs runs");
+    // Its slice is long used up 100 ms on: the tick raises need_resched.
+    sim.now += 100_000_000;
+    sim.sched.tick(sim.now, 0).unwrap();
+    assert!(sim.sched.need_resched(0));
+    sim.interrupt_segment(0);
+    sim.tasks[a].pending = 0;
+    sim.cpus[0].debt = 0;
+    sim.tasks[a].deferred = Some(Deferred::Resume);
+    sim.run_task(0).unwrap();
+    assert_ne!(sim.cpus[0].curr, Some(a), "switched before resuming");
+    assert_eq!(sim.tasks[a].deferred, Some(Deferred::Resume), "its continuation waits for its next run");
+}
