@@ -1055,3 +1055,46 @@ fn a_reschedule_raised_on_a_task_going_idle_waits_for_it_to_run_again() {
     assert_eq!(sw.next, Some(x), "nobody else is queued: X again, the flag now clear");
     assert!(!s.need_resched(1));
 }
+
+// ---------------------------------------------------------------------
+// Which runqueue clocks a fork and an affinity move refresh
+// ---------------------------------------------------------------------
+
+#[test]
+fn a_fork_refreshes_only_the_childs_runqueue_clock() {
+    // sched_fork (2.6.26 bce7f793 sched.c:2222-2250) reads no clock; fork
+    // balancing picks the idlest CPU from loads; wake_up_new_task (sched.c:2261-2290, the update at :2268)
+    // runs update_rq_clock on the child's runqueue alone, which 2.6.25 does only when
+    // that runqueue is the parent's own (4b119e21 sched.c:543-547). Parent P runs on
+    // CPU 0 of an otherwise idle Q6600 and forks 1 ms after every clock was set.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let mut s = on("q6600", v);
+        let p = running_with(&mut s, 0, TaskParams::normal());
+        let out = s.fork(T0 + MS, p, None).unwrap();
+        assert_ne!(out.cpu, 0, "{v}: fork balancing sends the child to an idle CPU");
+        assert_eq!(s.rqs[0].clock, T0, "{v}: the parent's CPU keeps its clock");
+        let child_clock = if v == KernelVersion::V2_6_25 { T0 } else { T0 + MS };
+        assert_eq!(s.rqs[out.cpu].clock, child_clock, "{v}: the child's runqueue");
+        // A child kept on the parent's CPU (P allowed there alone) refreshes it.
+        let mut s = on("q6600", v);
+        let p = running_with(&mut s, 0, TaskParams::normal().allowed(CpuMask::single(0)));
+        let out = s.fork(T0 + MS, p, None).unwrap();
+        assert_eq!((out.cpu, s.rqs[0].clock), (0, T0 + MS), "{v}");
+    }
+}
+
+#[test]
+fn moving_a_queued_task_off_a_forbidden_cpu_refreshes_the_destination_but_in_2_6_25() {
+    // set_cpus_allowed -> the source CPU's migration thread -> __migrate_task, whose
+    // double_rq_lock updates both clocks in 2.6.26 (bce7f793 sched.c:2621-2622) but
+    // only the local one in 2.6.25 (4b119e21 sched.c:2374-2375, 543-547). A runs on
+    // CPU 0 with B queued behind it; 1 ms on, B may run on CPU 1 only.
+    for (v, dest_clock) in [(KernelVersion::V2_6_25, T0), (KernelVersion::V2_6_26, T0 + MS)] {
+        let mut s = on("q6600", v);
+        running_with(&mut s, 0, TaskParams::normal());
+        let b = queue(&mut s, 0, 1, TaskParams::normal(), T0)[0];
+        s.set_affinity(T0 + MS, b, CpuMask::single(1)).unwrap();
+        assert_eq!(s.t(b).cpu, 1, "{v}");
+        assert_eq!((s.rqs[0].clock, s.rqs[1].clock), (T0 + MS, dest_clock), "{v}");
+    }
+}

@@ -532,13 +532,11 @@ impl<O: Observer> Scheduler<O> {
         let params = params.unwrap_or(TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed });
         let this_cpu = p.cpu;
         let child = self.new_task(&params, this_cpu, inherited)?;
-        if self.rules.is_2_6_32() {
-            // 2.6.32 sched_fork does not touch a clock; wake_up_new_task
-            // updates the child's runqueue only (sched.c:2545-2620).
-            self.advance(now);
-        } else {
-            self.set_clock(this_cpu, now);
-        }
+        // sched_fork touches no runqueue clock in any profile;
+        // wake_up_new_task updates the child's runqueue only (2.6.26
+        // bce7f793 sched.c:2268, 2.6.32 sched.c:2545-2620), below. So the
+        // parent's CPU keeps its clock when the child goes elsewhere.
+        self.advance(now);
         // dup_task_struct copies the whole entity; __sched_fork then resets
         // the runtime statistics (new_task's defaults) but not vruntime, nor
         // the `waker` pointer of patches.md §1, which the patch adds to the
@@ -705,8 +703,12 @@ impl<O: Observer> Scheduler<O> {
             let dest = self.any_online_cpu(&mask).unwrap_or(cpu);
             match st {
                 TaskState::Queued => {
+                    // __migrate_task runs in the source CPU's migration
+                    // thread; its double_rq_lock refreshes the destination's
+                    // clock too, except in 2.6.25, which updates only its own
+                    // (4b119e21 sched.c:543-547, 2374-2375).
                     self.set_clock(cpu, now);
-                    self.set_clock(dest, now);
+                    self.update_rq_clock_on(cpu, dest, now);
                     self.move_queued_task(task, cpu, dest, MigrateReason::Affinity);
                 }
                 TaskState::Running => {
