@@ -1093,8 +1093,12 @@ fn moving_a_queued_task_off_a_forbidden_cpu_refreshes_the_destination_but_in_2_6
         let mut s = on("q6600", v);
         running_with(&mut s, 0, TaskParams::normal());
         let b = queue(&mut s, 0, 1, TaskParams::normal(), T0)[0];
+        s.rqs[0].need_resched = false;
         s.set_affinity(T0 + MS, b, CpuMask::single(1)).unwrap();
         assert_eq!(s.t(b).cpu, 1, "{v}");
         assert_eq!((s.rqs[0].clock, s.rqs[1].clock), (T0 + MS, dest_clock), "{v}");
+        // migrate_task found B on a runqueue, so it woke the source CPU's
+        // migration thread (sched.c:5585-5588), an RT task that preempts A.
+        assert!(s.need_resched(0), "{v}: CPU 0 picks again after the migration thread");
     }
 }

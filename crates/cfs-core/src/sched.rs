@@ -684,7 +684,8 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `set_cpus_allowed_ptr`. A queued task on a now-forbidden CPU moves
-    /// at once to the first allowed CPU (`any_online_cpu`); a running one
+    /// at once to the first allowed CPU (`any_online_cpu`), and its old CPU
+    /// is rescheduled, as the migration thread's wakeup preempts it; a running one
     /// is marked for the migration thread and its CPU rescheduled; a
     /// sleeping one just gets that CPU as its `task_cpu` (migrate_task:
     /// `!on_rq && !task_running` -> set_task_cpu, 2.6.26 sched.c:1745-1760),
@@ -710,6 +711,11 @@ impl<O: Observer> Scheduler<O> {
                     self.set_clock(cpu, now);
                     self.update_rq_clock_on(cpu, dest, now);
                     self.move_queued_task(task, cpu, dest, MigrateReason::Affinity);
+                    // The migration thread that did it is an RT task woken
+                    // on the source CPU (migrate_task -> wake_up_process),
+                    // so that CPU's current task is preempted for it and the
+                    // CPU picks again afterwards.
+                    self.resched_cpu(cpu);
                 }
                 TaskState::Running => {
                     if !self.pending_move.contains(&task) {
