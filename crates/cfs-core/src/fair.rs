@@ -714,7 +714,13 @@ impl<O: Observer> Scheduler<O> {
     /// `schedule()` (2.6.26 sched.c:4141), in kernel order.
     pub(crate) fn do_schedule(&mut self, now: u64, cpu: CpuId, how: Deschedule) -> Switch {
         self.set_clock(cpu, now);
-        self.rqs[cpu].hrtick_expire = None; // hrtick_clear
+        // hrtick_clear: unconditional in 2.6.25/26 (bce7f793 sched.c:4161);
+        // 2.6.32 clears only `if (sched_feat(HRTICK))` (22763c5c
+        // sched.c:5432-5433), so a timer armed before the bit was switched
+        // off stays armed, and entity_tick keeps deferring to it.
+        if !self.rules.is_2_6_32() || self.cfg.features.has(Feature::Hrtick) {
+            self.rqs[cpu].hrtick_expire = None;
+        }
         self.rqs[cpu].need_resched = false;
         let prev = self.rqs[cpu].curr;
         if let Some(p) = prev {

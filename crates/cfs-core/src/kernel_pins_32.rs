@@ -627,6 +627,29 @@ fn hrtick_update_rearms_only_below_nr_latency() {
     assert!(s.t(a).se.on_rq && s.rqs[0].curr == Some(cur));
 }
 
+#[test]
+fn schedule_leaves_an_armed_hrtick_alone_once_hrtick_is_off() {
+    // 2.6.32's schedule(): `if (sched_feat(HRTICK)) hrtick_clear(rq);` (22763c5c
+    // sched.c:5432-5433), where 2.6.26 clears unconditionally (bce7f793
+    // sched.c:4161). Arm the hrtick with the bit on (two tasks: the slice ends at
+    // T0 + 2_498_780, as above), switch the bit off, reschedule 1 ms later: the
+    // timer stays armed, and the pick does not re-arm it (hrtick_enabled is false).
+    let mut c = Config::new(V32, 1).with_features_mask(DEF + HRTICK).unwrap();
+    c.hres_timers = true;
+    let mut s = Scheduler::new(c, SchedDomains { version: V32, per_cpu: vec![vec![]] }).unwrap();
+    s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    s.do_schedule(T0, 0, Deschedule::Preempt);
+    assert_eq!(s.hrtick_expiry(0), Some(T0 + 2_498_780));
+    s.set_features_mask(DEF).unwrap();
+    s.do_schedule(T0 + MS, 0, Deschedule::Preempt);
+    assert_eq!(s.hrtick_expiry(0), Some(T0 + 2_498_780), "not cleared");
+    // With the bit on, the same schedule() clears it and the pick re-arms it.
+    s.set_features_mask(DEF + HRTICK).unwrap();
+    s.do_schedule(T0 + MS, 0, Deschedule::Preempt);
+    assert_ne!(s.hrtick_expiry(0), Some(T0 + 2_498_780));
+}
+
 // ---------------------------------------------------------------------
 // load balancing on the Nehalem-EP (SIBLING {n, n+8}, MC = socket, NODE = all)
 // ---------------------------------------------------------------------
