@@ -19,7 +19,13 @@
 //! Groups are shared by every CPU whose domain at that level lists them,
 //! so a refresh by one CPU is what every other CPU reads there too: the
 //! refreshed values are kept per level and group (by the group's first
-//! CPU), over the built value until the first refresh.
+//! CPU), over the built value until the first refresh. The NODE level is
+//! the exception: build_numa_sched_groups gives each node a group list of
+//! its own, with its own copy of every other node's group (22763c5c
+//! sched.c:8350-8413), and a refresh reaches only the local group
+//! (update_group_power, :3669-3688). So a CPU reads its own node's group
+//! as refreshed and another node's at the power it was built with
+//! ([`Scheduler::group_power_seen_by`]).
 //!
 //! Without ARCH_POWER (the default, 8e6598af3f3) the hooks are the generic
 //! ones: `default_scale_freq_power` is SCHED_LOAD_SCALE and
@@ -154,6 +160,17 @@ impl<O: Observer> Scheduler<O> {
         }
     }
 
+    /// A group's `cpu_power` at `level` as `viewer` reads it: as
+    /// [`Self::group_power`], except that at the NODE level another node's
+    /// group is the viewer's node's own copy, which no refresh reaches
+    /// (see the module doc).
+    pub fn group_power_seen_by(&self, viewer: CpuId, level: DomainLevel, g: &SchedGroup) -> u32 {
+        if level == DomainLevel::Node && !g.cpus.contains(viewer) {
+            return g.cpu_power;
+        }
+        self.group_power(level, g)
+    }
+
     /// `update_group_power(sd, cpu)` (22763c5c sched.c:3660) for
     /// `this_cpu`'s domain `sd_i`: the lowest level refreshes the CPU's own
     /// power, a higher one sums its child's groups.
@@ -175,7 +192,9 @@ impl<O: Observer> Scheduler<O> {
         let Some(local) = sd.groups.first() else { return };
         let power = match sd_i.checked_sub(1).and_then(|c| doms.get(c)) {
             None => self.update_cpu_power_of(this_cpu, sd_i),
-            Some(child) => child.groups.iter().map(|g| u64::from(self.group_power(child.level, g))).sum(),
+            Some(child) => {
+                child.groups.iter().map(|g| u64::from(self.group_power_seen_by(this_cpu, child.level, g))).sum()
+            }
         };
         let power = u32::try_from(power).unwrap_or(u32::MAX).max(1);
         let stored = if power == local.cpu_power { 0 } else { power };
@@ -319,6 +338,38 @@ mod tests {
         arch.set_domain_flags(cfs_topology::DomainLevel::Sibling, SdFlags::empty(), SdFlags::SHARE_CPUPOWER).unwrap();
         fbg(&mut arch, 0, 0);
         assert_eq!(arch.power_of(0), 1024);
+    }
+
+    /// Nehalem-EP (SIBLING = 0, MC = 1, NODE = 2; node 0 is CPUs 0-3 and
+    /// 8-11) with ARCH_POWER and APERF/MPERF at the nominal clock: once node
+    /// 0's threads (1024 each), its cores (2 x 1024) and CPU 0 at NODE have
+    /// refreshed, node 0's group reads 4 x 2048 = 8192 to its own CPUs. CPU
+    /// 4 of node 1 reads its own list's copy of that group, which kept the
+    /// built 4 x 1178 = 4712 (build_numa_sched_groups, 22763c5c
+    /// sched.c:8350-8413; update_group_power touches only sd->groups).
+    #[test]
+    fn another_nodes_group_keeps_its_built_power_for_this_node() {
+        let mut s = host("nehalem-ep", ARCH);
+        let node0 = [0, 1, 2, 3, 8, 9, 10, 11];
+        for cpu in node0 {
+            fbg(&mut s, cpu, 0);
+        }
+        for cpu in [0, 1, 2, 3] {
+            fbg(&mut s, cpu, 1);
+        }
+        fbg(&mut s, 0, 2);
+        let node = &s.domains.of(0)[2];
+        assert_eq!(node.level, DomainLevel::Node);
+        let g = node.groups.iter().find(|g| g.cpus.contains(0)).unwrap();
+        assert_eq!(g.cpu_power, 4712);
+        assert_eq!(s.group_power_seen_by(0, DomainLevel::Node, g), 8192);
+        assert_eq!(s.group_power_seen_by(9, DomainLevel::Node, g), 8192);
+        assert_eq!(s.group_power_seen_by(4, DomainLevel::Node, g), 4712);
+        // Below NODE every CPU shares the group: core {0,8} reads 2048 from
+        // node 1 as well.
+        let mc = &s.domains.of(0)[1];
+        let core = mc.groups.iter().find(|g| g.cpus.contains(0)).unwrap();
+        assert_eq!(s.group_power_seen_by(4, DomainLevel::Mc, core), 2048);
     }
 
     /// Q6600 (MC = 0, groups {0} and {1}): one task on CPU 0 and one on

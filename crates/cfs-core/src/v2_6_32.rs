@@ -585,7 +585,7 @@ impl<O: Observer> Scheduler<O> {
     fn find_idlest_group_32(&self, cpu: CpuId, sd_i: usize, load_idx: u8, p: TaskId) -> Option<usize> {
         let d = &self.domains.of(cpu)[sd_i];
         self.find_idlest_group(&d.groups, d.params.imbalance_pct, load_idx, p, cpu, |g, load| {
-            load / u64::from(self.group_power(d.level, g)).max(1)
+            load / u64::from(self.group_power_seen_by(cpu, d.level, g)).max(1)
         })
     }
 }
@@ -615,7 +615,7 @@ impl<O: Observer> Scheduler<O> {
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
             let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, true)?;
-            let power = u64::from(self.group_power(sd.level, g)).max(1);
+            let power = u64::from(self.group_power_seen_by(this_cpu, sd.level, g)).max(1);
             sgs.avg_load = sgs.group_load.wrapping_mul(1024) / power;
             let avg_lpt = sgs.sum_avg_load_per_task.wrapping_mul(1024) / power;
             // max_cpu_load starts at 0 and min_cpu_load at ~0UL
