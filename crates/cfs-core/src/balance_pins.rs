@@ -1102,3 +1102,30 @@ fn moving_a_queued_task_off_a_forbidden_cpu_refreshes_the_destination_but_in_2_6
         assert!(s.need_resched(0), "{v}: CPU 0 picks again after the migration thread");
     }
 }
+
+#[test]
+fn a_kicked_cpu_balances_actively_before_it_balances_newly_idle() {
+    // An active-balance kick wakes the busiest CPU's migration thread (2.6.26
+    // bce7f793 sched.c:3697). While that RT thread is queued, schedule() skips
+    // idle_balance (`if (unlikely(!rq->nr_running))` counts it) and picks the
+    // thread, whose active_load_balance finds no fair task left to push
+    // (sched.c:3548); newly idle balancing happens in the schedule() the thread
+    // makes as it sleeps. So a CPU kicked to push to CPU 1 whose last task then
+    // sleeps pushes nothing, and then pulls. Q6600: CPU 0 runs A alone and is
+    // kicked (push_cpu 1); CPU 2 runs a task with nine cold ones queued, its
+    // cpu_load[] set to its ten tasks (a newly idle pass at CPU level reads
+    // newidle_idx 2). Balancing newly idle first, as the port did, pulled
+    // several and then pushed one of them on to CPU 1.
+    let mut s = on("q6600", KernelVersion::V2_6_26);
+    running_with(&mut s, 0, TaskParams::normal());
+    running_with(&mut s, 2, TaskParams::normal());
+    queue(&mut s, 2, 9, TaskParams::normal(), 0);
+    s.rqs[2].cpu_load = [10 * 1024; crate::rq::CPU_LOAD_IDX_MAX];
+    s.rqs[0].active_balance = true;
+    s.rqs[0].push_cpu = 1;
+    let sw = s.do_schedule(T0 + MS, 0, Deschedule::Sleep);
+    assert!(!s.rqs[0].active_balance);
+    assert!(sw.pulled >= 2 && sw.next.is_some(), "CPU 0 pulled from CPU 2 ({})", sw.pulled);
+    assert_eq!(s.rqs[1].nr_running, 0, "nothing was pushed on to CPU 1");
+    assert!(!s.need_resched(0), "the pulls were checked against the RT thread: no flag");
+}

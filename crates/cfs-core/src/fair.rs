@@ -738,8 +738,14 @@ impl<O: Observer> Scheduler<O> {
                 Deschedule::Preempt => {}
             }
         }
+        // An active-balance kick (load_balance on another CPU, sched.c:3697)
+        // has woken this CPU's migration thread, an RT task: it is queued,
+        // so this schedule() does no newly idle balancing and picks the
+        // thread, which runs active_load_balance; newly idle balancing comes
+        // in the schedule() the thread makes when it sleeps again.
+        let kicked = self.rqs[cpu].active_balance;
         let mut pulled = 0;
-        if self.rqs[cpu].nr_running == 0 {
+        if !kicked && self.rqs[cpu].nr_running == 0 {
             pulled = self.idle_balance(cpu);
         }
         if let Some(p) = prev {
@@ -752,11 +758,22 @@ impl<O: Observer> Scheduler<O> {
             }
         }
         self.rqs[cpu].curr = None;
-        if self.rqs[cpu].active_balance {
+        if kicked {
             self.active_load_balance(cpu);
         }
         if let Some(p) = prev {
             self.apply_pending_move(cpu, p);
+        }
+        if kicked && self.rqs[cpu].nr_running == 0 {
+            // The migration thread's own schedule(): prev is the RT thread,
+            // so a pulled fair task's check_preempt_curr (the RT class's)
+            // raises nothing.
+            let raised = self.rqs[cpu].need_resched;
+            pulled = self.idle_balance(cpu);
+            if !raised && self.rqs[cpu].need_resched {
+                self.rqs[cpu].need_resched = false;
+                self.resched_pending.clear(cpu);
+            }
         }
         let (next, buddy) = self.pick_next_task(cpu);
         let rq = &mut self.rqs[cpu];
