@@ -1106,10 +1106,10 @@ fn moving_a_queued_task_off_a_forbidden_cpu_refreshes_the_destination_but_in_2_6
 #[test]
 fn a_kicked_cpu_balances_actively_before_it_balances_newly_idle() {
     // An active-balance kick wakes the busiest CPU's migration thread (2.6.26
-    // bce7f793 sched.c:3697). While that RT thread is queued, schedule() skips
+    // bce7f793 sched.c:3362; rc4 e490517a :3697). While that RT thread is queued, schedule() skips
     // idle_balance (`if (unlikely(!rq->nr_running))` counts it) and picks the
     // thread, whose active_load_balance finds no fair task left to push
-    // (sched.c:3548); newly idle balancing happens in the schedule() the thread
+    // (bce7f793 sched.c:3548); newly idle balancing happens in the schedule() the thread
     // makes as it sleeps. So a CPU kicked to push to CPU 1 whose last task then
     // sleeps pushes nothing, and then pulls. Q6600: CPU 0 runs A alone and is
     // kicked (push_cpu 1); CPU 2 runs a task with nine cold ones queued, its

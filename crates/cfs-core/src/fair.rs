@@ -738,7 +738,8 @@ impl<O: Observer> Scheduler<O> {
                 Deschedule::Preempt => {}
             }
         }
-        // An active-balance kick (load_balance on another CPU, sched.c:3697)
+        // An active-balance kick (load_balance on another CPU, bce7f793
+        // sched.c:3362)
         // has woken this CPU's migration thread, an RT task: it is queued,
         // so this schedule() does no newly idle balancing and picks the
         // thread, which runs active_load_balance; newly idle balancing comes
