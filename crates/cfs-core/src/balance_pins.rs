@@ -1022,7 +1022,7 @@ fn a_reschedule_raised_on_a_task_going_idle_waits_for_it_to_run_again() {
     // the wakeup granularity (here ~100 ms against 30 ms). Nothing clears it while
     // prev sleeps, and the test at the end of the schedule() prev slept in
     // (`if (unlikely(test_thread_flag(TIF_NEED_RESCHED))) goto need_resched;`,
-    // sched.c:4212-4213) fires when prev is next switched in. Without patches.
+    // sched.c:4213-4214) fires when prev is next switched in. Without patches.
     let mut s = on("q6600", KernelVersion::V2_6_26);
     running_with(&mut s, 0, TaskParams::normal());
     let x = running_with(&mut s, 1, TaskParams::normal());

@@ -788,7 +788,7 @@ impl<O: Observer> Scheduler<O> {
             // sched_fair.c:817-826). Nothing clears it while prev sleeps, so
             // when prev is next switched in, the test at the end of its
             // schedule() (`if (unlikely(test_thread_flag(TIF_NEED_RESCHED)))
-            // goto need_resched;`, sched.c:4212-4213; 2.6.25 and 2.6.32 the
+            // goto need_resched;`, sched.c:4213-4214; 2.6.25 and 2.6.32 the
             // same) sends it through schedule() again before it does
             // anything. The flag travels with the task.
             let raised = core::mem::take(&mut rq.need_resched);
