@@ -941,22 +941,24 @@ fn every_newly_idle_pass_reports_how_it_ended() {
 // preemption
 // ---------------------------------------------------------------------
 
-/// 2.6.26 + last-preempter on a Q6600. CPU 0 runs a task with `cold` cold
-/// tasks queued behind it. CPU 1 runs X, whose vruntime is 100 ms past
-/// CPU 1's min_vruntime, so every task pulled there (renormalised to that
-/// min_vruntime or near it) leads X by more than the 30 ms wakeup
-/// granularity of four CPUs.
-fn preempter_scene(cold: usize) -> (Scheduler<()>, TaskId, alloc::vec::Vec<TaskId>) {
+/// 2.6.26 on a Q6600 (with the last-preempter patch when `patched`). CPU 0
+/// runs a task with three cold tasks queued behind it. CPU 1 runs X, whose
+/// vruntime is 100 ms past CPU 1's min_vruntime, so every task pulled there
+/// (renormalised to that min_vruntime or near it) leads X by more than the
+/// 30 ms wakeup granularity of four CPUs.
+fn far_right_scene(patched: bool) -> (Scheduler<()>, TaskId) {
     use crate::patches::Patch;
     let mut s = on("q6600", KernelVersion::V2_6_26);
-    s.cfg = s.cfg.with_patch(Patch::LastPreempter).unwrap();
-    s.rules = s.cfg.rules();
+    if patched {
+        s.cfg = s.cfg.with_patch(Patch::LastPreempter).unwrap();
+        s.rules = s.cfg.rules();
+    }
     running_with(&mut s, 0, TaskParams::normal());
     let x = running_with(&mut s, 1, TaskParams::normal());
     let min1 = s.rqs[1].cfs.min_vruntime;
     s.tm(x).se.vruntime = min1 + 100 * MS;
-    let q = queue(&mut s, 0, cold, TaskParams::normal(), 0);
-    (s, x, q)
+    queue(&mut s, 0, 3, TaskParams::normal(), 0);
+    (s, x)
 }
 
 #[test]
@@ -970,12 +972,12 @@ fn last_preempter_tags_the_task_current_on_the_pulling_cpu() {
     // Active balancing runs in the migration thread (an RT task), so nothing is
     // tagged there. Each pulled task leads X by ~100 ms > 30 ms: wakeup_preempt_entity
     // says preempt, so the tag is set whatever the hold-off test decides.
-    let (mut s, x, _) = preempter_scene(3);
+    let (mut s, x) = far_right_scene(true);
     assert_eq!(pull(&mut s, 1024), 1, "one task's worth");
     let p = *s.rqs[1].cfs.timeline().collect::<alloc::vec::Vec<_>>().first().unwrap();
     assert_eq!(s.t(x).se.last_preempter, Some(p), "periodic pull: X is current");
 
-    let (mut s, x, _) = preempter_scene(3);
+    let (mut s, x) = far_right_scene(true);
     s.tm(x).se.last_preempter = Some(TaskId(999));
     let sw = s.do_schedule(T0, 1, Deschedule::Sleep);
     assert!(sw.pulled >= 1, "CPU 1 went idle and pulled ({})", sw.pulled);
@@ -987,7 +989,7 @@ fn last_preempter_tags_the_task_current_on_the_pulling_cpu() {
     assert!(tag.is_some() && tag != Some(TaskId(999)), "newly idle pull: prev is current ({tag:?})");
     assert_eq!(s.t(tag.unwrap()).cpu, 1, "the tag names a task pulled to CPU 1 ({p:?} runs)");
 
-    let (mut s, x, _) = preempter_scene(3);
+    let (mut s, x) = far_right_scene(true);
     s.move_tasks(1, 0, 1024, (1, 0), crate::observe::MigrateReason::Active, &mut false);
     assert_eq!(s.t(x).se.last_preempter, None, "the migration thread is current: no tag");
 }
@@ -1023,12 +1025,7 @@ fn a_reschedule_raised_on_a_task_going_idle_waits_for_it_to_run_again() {
     // prev sleeps, and the test at the end of the schedule() prev slept in
     // (`if (unlikely(test_thread_flag(TIF_NEED_RESCHED))) goto need_resched;`,
     // sched.c:4213-4214) fires when prev is next switched in. Without patches.
-    let mut s = on("q6600", KernelVersion::V2_6_26);
-    running_with(&mut s, 0, TaskParams::normal());
-    let x = running_with(&mut s, 1, TaskParams::normal());
-    let min1 = s.rqs[1].cfs.min_vruntime;
-    s.tm(x).se.vruntime = min1 + 100 * MS;
-    queue(&mut s, 0, 3, TaskParams::normal(), 0);
+    let (mut s, x) = far_right_scene(false);
     let sw = s.do_schedule(T0, 1, Deschedule::Sleep);
     assert!(sw.pulled >= 1 && sw.next.is_some(), "CPU 1 pulled and runs a pulled task");
     assert!(!s.need_resched(1), "the pulled task starts with its own flag clear");

@@ -739,11 +739,11 @@ impl<O: Observer> Scheduler<O> {
             }
         }
         // An active-balance kick (load_balance on another CPU, bce7f793
-        // sched.c:3362)
-        // has woken this CPU's migration thread, an RT task: it is queued,
-        // so this schedule() does no newly idle balancing and picks the
-        // thread, which runs active_load_balance; newly idle balancing comes
-        // in the schedule() the thread makes when it sleeps again.
+        // sched.c:3362) has woken this CPU's migration thread, an RT task:
+        // it is queued, so this schedule() does no newly idle balancing and
+        // picks the thread, which runs active_load_balance; newly idle
+        // balancing comes in the schedule() the thread makes when it sleeps
+        // again.
         let kicked = self.rqs[cpu].active_balance;
         let mut pulled = 0;
         if !kicked && self.rqs[cpu].nr_running == 0 {
