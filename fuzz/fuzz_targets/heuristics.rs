@@ -437,7 +437,9 @@ impl Program for GenProg {
                     None => Action::Progress(0),
                 }
             }
-            GOp::Wait { all: true } if g.sockets => Action::Select { repoll_ns: 2_000 },
+            GOp::Wait { all: true } if g.sockets => {
+                Action::Select { pass_ns: 1_000, repoll_ns: 2_000, fds: g.peers.clone() }
+            }
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait { cond, mutex } => {
                 let mutex =
@@ -636,7 +638,8 @@ fuzz_target!(|input: Input| {
                 .then(|| if input.builtin.is_some() { "pgbench" } else { "gen0" }.into()),
         },
         // With sockets, the smallest send buffer (SOCK_MIN_SNDBUF: five
-        // 100-byte skbs) or unbounded ones, so that writers block often.
+        // 100-byte skbs) or unbounded ones, so that writers block often;
+        // select()'s pass a window wakeups can race, or not (a seed bit).
         sockets: Sockets {
             write_space_wakeups: input.clock & 32 != 0,
             sndbuf: if input.clock & 64 != 0 {
@@ -646,6 +649,7 @@ fuzz_target!(|input: Input| {
             } else {
                 engine::SK_WMEM_MAX
             },
+            poll_window: (input.seed >> 7) & 1 == 0,
         },
         changes,
         irqs,

@@ -150,14 +150,35 @@ pub enum Action {
         /// Program-defined tag.
         tag: u32,
     },
-    /// select()/poll() over the task's sockets: take every pending message,
-    /// blocking until there is one, like `Wait { all: true }`. A wakeup that
-    /// finds nothing pending (a write-space wakeup, see [`Action::Write`])
-    /// polls every socket again, `repoll_ns` of CPU work (baseline), and
-    /// sleeps again, as do_select's loop does.
+    /// select()/poll() over the task's sockets: a first poll pass of
+    /// `pass_ns`, then take every message it found, or sleep until there is
+    /// one, like `Wait { all: true }`. A wakeup that finds nothing pending
+    /// (a write-space wakeup, see [`Action::Write`]) polls every socket
+    /// again, `repoll_ns` of CPU work (baseline), and sleeps again, as
+    /// do_select's loop does.
+    ///
+    /// With `fds` named, the pass is a window, as in do_select (e490517a
+    /// fs/select.c:204-280): the task is TASK_INTERRUPTIBLE throughout,
+    /// polls its sockets one after another in `fds` order (socket `i` when
+    /// `i + ½` of `fds.len()` equal shares of the pass are done), and each
+    /// socket polled before the first ready one puts it on that socket's
+    /// wait queue. A message on a socket not yet polled is found; one on a
+    /// socket already polled is not, and if that socket holds the task on
+    /// its wait queue, the sender's wakeup finds it running
+    /// (try_to_wake_up's `out_running` path, with check_preempt_curr) and
+    /// makes it TASK_RUNNING. A pass that found nothing then calls
+    /// schedule() as a runnable task, a voluntary switch, and polls again
+    /// when it runs next. Empty `fds`: every message present when the pass
+    /// ends is found (no window), the behaviour before the tenth session.
+    /// [`crate::engine::Sockets::poll_window`] turns the window off.
     Select {
-        /// One poll pass over every socket, ns (baseline).
+        /// The first poll pass over every socket, ns (baseline).
+        pass_ns: u64,
+        /// One poll pass over every socket after a wakeup, ns (baseline).
         repoll_ns: u64,
+        /// The sockets polled, named by their peer task, in descriptor
+        /// order.
+        fds: std::sync::Arc<[TaskRef]>,
     },
     /// Block until a message is pending. `all`: take every pending message
     /// (select/poll); otherwise exactly one (a semaphore down).

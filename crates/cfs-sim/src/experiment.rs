@@ -397,6 +397,8 @@ fn apply_set(
         "preempt" => cfg.preempt = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
+        // select()'s pass as a window wakeups can race (engine::Sockets).
+        "poll_window" => sockets.poll_window = as_bool()?,
         // The isolcpus= boot parameter: those CPUs get no sched domain, and
         // tasks not pinned there inherit init's mask, which leaves them out.
         "isolcpus" => {
@@ -421,7 +423,7 @@ fn apply_set(
                 Ok(false) => {
                     return Err(format!(
                         "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, check_invariants, write_space_wakeups, \
-                         sndbuf, sched_latency_ns, \
+                         poll_window, sndbuf, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
                     ));
@@ -455,7 +457,7 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 10] = [
+const BOOT_ONLY: [&str; 11] = [
     "hz",
     "hres_timers",
     "hres",
@@ -464,6 +466,7 @@ const BOOT_ONLY: [&str; 10] = [
     "preempt",
     "check_invariants",
     "write_space_wakeups",
+    "poll_window",
     "sndbuf",
     "isolcpus",
 ];
@@ -815,6 +818,8 @@ pub struct RunRecord {
     pub tasks: Vec<engine::TaskStat>,
     /// Writes that blocked on a full socket send buffer.
     pub send_blocks: u64,
+    /// select() passes a wakeup raced, which rescheduled and polled again.
+    pub select_races: u64,
     /// The most messages queued unread at once.
     pub peak_unread: usize,
     /// Interrupts injected (`--irq`).
@@ -1171,6 +1176,7 @@ fn record(job: Job, seed: u64, metric: &Metric, out: RunOutcome) -> (RunRecord, 
         events: out.events,
         tasks: out.tasks,
         send_blocks: out.send_blocks,
+        select_races: out.select_races,
         peak_unread: out.peak_unread,
         irqs: out.irqs,
         irq_task_ns: out.irq_task_ns,
@@ -1459,6 +1465,7 @@ mod tests {
             probe: engine::Probe::default(),
             phases,
             send_blocks: 0,
+            select_races: 0,
             peak_unread: 0,
             irqs: 0,
             irq_task_ns: 0,

@@ -432,6 +432,7 @@ fn run_json(plan: &Plan, r: &RunRecord) -> Value {
         "preemptions": r.preemptions,
         "events": r.events,
         "send_blocks": r.send_blocks,
+        "select_races": r.select_races,
         "peak_unread": r.peak_unread,
         "irqs": r.irqs,
         "irq_task_ns": r.irq_task_ns,
@@ -469,6 +470,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "nr_cpus": c.config.nr_cpus,
                 "preempt": c.config.preempt,
                 "write_space_wakeups": c.sockets.write_space_wakeups,
+                "poll_window": c.sockets.poll_window,
                 "sndbuf": c.sockets.sndbuf,
                 "sd_flags": c.spec.sd_flags,
                 // The column's own cost settings; the top level's `costs`

@@ -76,6 +76,7 @@ use cache::{Caches, LastRun};
 use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
 use cfs_topology::builder::BuildOptions;
 use cfs_topology::{CpuMask, FlagOverride, Host};
+use poll::{Landing, PollPass};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::cell::OnceCell;
@@ -86,6 +87,7 @@ use std::fmt;
 use std::hash::BuildHasherDefault;
 
 mod cache;
+mod poll;
 mod settings;
 mod sockets;
 pub mod sync;
@@ -516,6 +518,10 @@ pub struct RunOutcome {
     /// blocked ([`Sockets::sndbuf`]), each counted once however often it
     /// was woken before it could write.
     pub send_blocks: u64,
+    /// select() passes that found nothing but had been made TASK_RUNNING
+    /// by a wakeup during the pass, and so rescheduled voluntarily and
+    /// polled again ([`Sockets::poll_window`]).
+    pub select_races: u64,
     /// The most messages queued unread at once.
     pub peak_unread: usize,
     /// Interrupts injected ([`RunSetup::irqs`]), all CPUs.
@@ -664,6 +670,11 @@ enum Deferred {
         ns: u64,
         interruptible: bool,
     },
+    /// The end of a select() pass ([`PollPass`]): take what it found, or
+    /// reschedule if a wakeup raced it, or sleep.
+    Select {
+        repoll_ns: u64,
+    },
     /// Registered with a condition or barrier during the call: sleep,
     /// unless a signal has already come, then do `then`.
     Await(AfterWake),
@@ -721,6 +732,8 @@ struct Task {
     /// went to sleep: its sleep returns at once.
     signalled: bool,
     mailbox: VecDeque<Msg>,
+    /// The select() pass in flight, if the task is in one.
+    poll: Option<PollPass>,
     /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
     /// each of its connections holds, so that the common check needs no
     /// table lookup ([`Sim::pair_wmem`]).
@@ -755,6 +768,7 @@ impl Task {
             was_blocked: false,
             signalled: false,
             mailbox: VecDeque::new(),
+            poll: None,
             pair_bytes: 0,
             delivered: Vec::new(),
             forked: None,
@@ -842,6 +856,8 @@ struct Sim<'a> {
     socks: HashMap<SockKey, SendBuf, BuildHasherDefault<KeyHasher>>,
     /// Writes that blocked on a full send buffer.
     send_blocks: u64,
+    /// select() passes raced by a wakeup that found nothing.
+    select_races: u64,
     /// The most messages unread at once.
     peak_unread: usize,
     /// Settings to write during the run ([`RunSetup::changes`]).
@@ -1002,6 +1018,7 @@ impl<'a> Sim<'a> {
             unread: 0,
             socks: HashMap::default(),
             send_blocks: 0,
+            select_races: 0,
             peak_unread: 0,
             changes: setup.changes.clone(),
             marks: Vec::new(),
@@ -2002,7 +2019,17 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
-            Action::Select { repoll_ns } => defer(self, Deferred::Wait { all: true, repoll_ns, woken: false }),
+            Action::Select { pass_ns, repoll_ns, fds } => {
+                let work = self.work(pass_ns);
+                let task = &mut self.tasks[t];
+                task.pending = sys + work;
+                task.deferred = Some(if self.sockets.poll_window && !fds.is_empty() {
+                    task.poll = Some(PollPass::new(fds, sys, work, task.mailbox.iter().map(|m| m.from)));
+                    Deferred::Select { repoll_ns }
+                } else {
+                    Deferred::Wait { all: true, repoll_ns, woken: false }
+                });
+            }
             Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
             // pthread_cond_wait: register, release the mutex (waking one
             // of its sleepers), then sleep unless signalled meanwhile.
@@ -2119,6 +2146,27 @@ impl<'a> Sim<'a> {
                 }
                 self.deliver(c, t, all)?;
             }
+            Deferred::Select { repoll_ns } => {
+                let woken = Deferred::Wait { all: true, repoll_ns, woken: true };
+                let Some(pass) = self.tasks[t].poll.take() else {
+                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns, woken: false });
+                };
+                let mailbox = &self.tasks[t].mailbox;
+                if mailbox.iter().any(|m| pass.finds(m.from)) {
+                    self.deliver_found(c, t, &pass)?;
+                } else if pass.raced() || !mailbox.is_empty() {
+                    // TASK_RUNNING again, schedule_timeout's schedule()
+                    // keeps it queued: a voluntary switch, after which the
+                    // loop polls every socket again.
+                    self.select_races += 1;
+                    let task = &mut self.tasks[t];
+                    task.deferred = Some(woken);
+                    task.was_blocked = true;
+                    self.switch(c, Deschedule::Preempt)?;
+                } else {
+                    return self.block(c, t, Block::Wait, woken);
+                }
+            }
             Deferred::Sleep { ns, interruptible } => {
                 if interruptible && !self.tasks[t].mailbox.is_empty() {
                     // A signal is already pending: nanosleep returns at once.
@@ -2214,13 +2262,69 @@ impl<'a> Sim<'a> {
         let mut wake_cost = 0;
         for _ in 0..take {
             let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
-            self.unread -= 1;
-            cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
-            self.tasks[t].delivered.push(m);
-            wake_cost += self.write_space(c, t, &m)?;
+            wake_cost += self.take_msg(c, t, m, &mut cost)?;
         }
         self.tasks[t].pending += round_u64(cost) + wake_cost;
         Ok(())
+    }
+
+    /// Hands `t` what its select() pass found, as [`Sim::deliver`] does;
+    /// the rest stays pending, in order, for the next pass.
+    fn deliver_found(&mut self, c: usize, t: TaskRef, pass: &PollPass) -> Result<(), SimError> {
+        let mut cost = 0.0;
+        let mut wake_cost = 0;
+        for _ in 0..self.tasks[t].mailbox.len() {
+            let Some(m) = self.tasks[t].mailbox.pop_front() else { break };
+            if pass.finds(m.from) {
+                wake_cost += self.take_msg(c, t, m, &mut cost)?;
+            } else {
+                self.tasks[t].mailbox.push_back(m);
+            }
+        }
+        self.tasks[t].pending += round_u64(cost) + wake_cost;
+        Ok(())
+    }
+
+    /// `t` reads `m`: adds its hand-off cost to `cost` and returns what the
+    /// write-space wakeups it makes cost.
+    fn take_msg(&mut self, c: usize, t: TaskRef, m: Msg, cost: &mut f64) -> Result<u64, SimError> {
+        self.unread -= 1;
+        *cost += self.costs.handoff_cost(self.reach(m.cpu, c), m.bytes);
+        self.tasks[t].delivered.push(m);
+        self.write_space(c, t, &m)
+    }
+
+    /// How much of `t`'s select() pass is done now, ns of work: its total
+    /// less what is left, in flight on its CPU or pending.
+    fn pass_done(&self, t: TaskRef) -> u64 {
+        let task = &self.tasks[t];
+        let Some(pass) = &task.poll else { return 0 };
+        let in_flight = self.cpus.iter().find(|cpu| cpu.curr == Some(t)).and_then(|cpu| {
+            cpu.seg.map(|seg| seg.work.saturating_sub(cpu.work_in(self.now.saturating_sub(seg.start))))
+        });
+        pass.total().saturating_sub(task.pending.saturating_add(in_flight.unwrap_or(0)))
+    }
+
+    /// A message (or write space) from `from` reaches `to` during its
+    /// select() pass: found by the pass, missed, or missed with the
+    /// sender's wakeup finding `to` on its runqueue ([`Landing`]). Returns
+    /// the waker's cost.
+    /// `readable`: a message to read, not write space.
+    fn poll_landing(
+        &mut self,
+        c: usize,
+        to: TaskRef,
+        sync: bool,
+        from: TaskRef,
+        readable: bool,
+    ) -> Result<u64, SimError> {
+        let done = self.pass_done(to);
+        let Some(pass) = self.tasks[to].poll.as_mut() else { return Ok(0) };
+        let landing = if readable { pass.land(from, done) } else { pass.writable(from, done) };
+        match landing {
+            Landing::Wakes => self.wake(c, to, sync),
+            Landing::Found | Landing::Missed => Ok(0),
+        }
     }
 
     /// Whether a write of `bytes` on `key` must wait: a socket's
@@ -2346,9 +2450,14 @@ impl<'a> Sim<'a> {
             }
         }
         let pipe = matches!(key, SockKey::Pipe(_));
-        let writer_sleeps = self.tasks.get(m.from).is_some_and(|w| w.alive && w.block == Block::Wait);
+        let writer = self.tasks.get(m.from).filter(|w| w.alive);
+        let writer_sleeps = writer.is_some_and(|w| w.block == Block::Wait);
+        let writer_polls = writer.is_some_and(|w| w.block == Block::None && w.poll.is_some());
         if self.sockets.write_space_wakeups && !pipe && writer_sleeps {
             cost += self.wake(c, m.from, true)?;
+        } else if self.sockets.write_space_wakeups && !pipe && writer_polls {
+            // Its select() pass has polled, or will poll, this socket.
+            cost += self.poll_landing(c, m.from, true, reader, false)?;
         }
         Ok(cost)
     }
@@ -2382,6 +2491,7 @@ impl<'a> Sim<'a> {
         }
         match task.block {
             Block::Wait => {}
+            Block::None if task.poll.is_some() => return self.poll_landing(c, to, sync, msg.from, true),
             Block::Sleep { interruptible: true } => {
                 // A signal interrupts the sleep: cancel its timer.
                 task.timer_gen += 1;
@@ -2541,6 +2651,7 @@ impl<'a> Sim<'a> {
             probe: std::mem::take(&mut self.probe.out),
             phases,
             send_blocks: self.send_blocks,
+            select_races: self.select_races,
             peak_unread: self.peak_unread,
             irqs: self.irq_count,
             irq_task_ns: self.irq_task_ns,

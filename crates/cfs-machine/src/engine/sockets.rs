@@ -97,11 +97,21 @@ pub struct Sockets {
     ///
     /// [`Action::Write`]: crate::program::Action::Write
     pub sndbuf: u64,
+    /// Model a select() pass as the window it is in the kernel
+    /// ([`Action::Select`] with its sockets named): a message landing on a
+    /// socket already polled is missed by that pass and, if the socket
+    /// holds the selecting task on its wait queue, wakes it while it runs
+    /// (try_to_wake_up's `out_running`), so that a pass finding nothing
+    /// reschedules voluntarily before it polls again. On by default; off,
+    /// a pass finds every message that came before it ended.
+    ///
+    /// [`Action::Select`]: crate::program::Action::Select
+    pub poll_window: bool,
 }
 
 impl Default for Sockets {
     fn default() -> Sockets {
-        Sockets { write_space_wakeups: false, sndbuf: SK_WMEM_MAX }
+        Sockets { write_space_wakeups: false, sndbuf: SK_WMEM_MAX, poll_window: true }
     }
 }
 

@@ -4,6 +4,9 @@
 use super::*;
 use crate::program::FnProgram;
 use cfs_core::{CpuMask, KernelVersion, TaskParams};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
 
 fn setup<'a>(host: &'a Host, costs: &'a CostModel, limits: Limits) -> RunSetup<'a> {
     let v = KernelVersion::V2_6_26;
@@ -45,6 +48,11 @@ fn pinned(name: &str, program: Box<dyn Program>, cpu: usize, ws_kb: u32) -> Task
 fn script(actions: Vec<Action>) -> Box<dyn Program> {
     let mut it = actions.into_iter();
     Box::new(FnProgram(move |_cx: &mut StepCx<'_>| it.next().unwrap_or(Action::Exit)))
+}
+
+/// select() with no pass of its own and no sockets named: no poll window.
+fn select(repoll_ns: u64) -> Action {
+    Action::Select { pass_ns: 0, repoll_ns, fds: Arc::from(Vec::new()) }
 }
 
 /// A ping task on `a` and a pong task on `b` for `rounds` round trips
@@ -297,9 +305,9 @@ fn unix_exchange(write_space_wakeups: bool, repoll_ns: Option<u64>) -> Exchange 
             // Let the reader block in recv first.
             (1, _) => Action::Run(20_000),
             (2, _) => Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 },
-            (3, Some(repoll_ns)) => Action::Select { repoll_ns },
+            (3, Some(repoll_ns)) => select(repoll_ns),
             (3, None) => Action::Sleep { ns: 1_000_000, interruptible: false },
-            (4, None) => Action::Select { repoll_ns: 0 },
+            (4, None) => select(0),
             _ => Action::Exit,
         }
     });
@@ -322,6 +330,50 @@ fn unix_exchange(write_space_wakeups: bool, repoll_ns: Option<u64>) -> Exchange 
         reader_ns: out.tasks[1].runtime_ns,
         end_ns: out.end_ns,
     }
+}
+
+/// What a select() of 100 µs over sockets `fds` (peers 1 and 2) makes of
+/// a message from peer 1, which sleeps 50 µs and sends it from CPU 1:
+/// `(select_races, whether the selecting task went through schedule())`.
+fn select_window(fds: &[TaskRef], poll_window: bool) -> (u64, bool) {
+    let seen = Rc::new(Cell::new(None));
+    let record = seen.clone();
+    let fds: Arc<[TaskRef]> = Arc::from(fds);
+    let mut n = 0;
+    let selector = FnProgram(move |cx: &mut StepCx<'_>| {
+        n += 1;
+        if n == 1 {
+            return Action::Select { pass_ns: 100_000, repoll_ns: 1_000, fds: fds.clone() };
+        }
+        record.set(Some((cx.received.len(), cx.blocked)));
+        Action::Exit
+    });
+    let sender = script(vec![
+        Action::Sleep { ns: 50_000, interruptible: false },
+        Action::Send { to: 0, sync: true, bytes: 100, tag: 0 },
+    ]);
+    let idle = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
+    let tasks =
+        vec![pinned("selector", Box::new(selector), 0, 0), pinned("sender", sender, 1, 0), pinned("other", idle, 2, 0)];
+    let out = run_to_exit(tasks, Sockets { poll_window, ..Sockets::default() });
+    let (received, blocked) = seen.get().expect("the selector ran again");
+    assert_eq!(received, 1, "the message is read in the end");
+    (out.select_races, blocked)
+}
+
+/// do_select polls its sockets in order through the pass (socket i at
+/// lead + 100 µs x (2i + 1) / 4: 25 µs in for the first of two, 75 µs
+/// for the second) and registers on each until one is ready. The
+/// message lands ~50 µs in. Polled first, its socket has been polled
+/// and holds the task: the sender's wakeup makes it TASK_RUNNING, the
+/// pass finds nothing, and the task goes through schedule() and polls
+/// again. Polled second, its socket is polled after the message came:
+/// found, no schedule(). Without the window, found at the pass's end.
+#[test]
+fn a_message_behind_select_s_poll_makes_it_reschedule_and_poll_again() {
+    assert_eq!(select_window(&[1, 2], true), (1, true));
+    assert_eq!(select_window(&[2, 1], true), (0, false));
+    assert_eq!(select_window(&[1, 2], false), (0, false));
 }
 
 #[test]
@@ -635,7 +687,7 @@ fn a_select_wakeup_looks_at_the_writers_own_connection() {
     let a_time = |mine: u64| {
         let mut a: Vec<Action> =
             (0..mine).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }).collect();
-        a.push(Action::Select { repoll_ns: 30_000 });
+        a.push(select(30_000));
         let mut b = vec![Action::Sleep { ns: 100_000, interruptible: false }];
         b.extend((0..100).map(|_| Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 }));
         b.push(Action::Write { to: 3, stream: Stream::Shared(9), bytes: 100, tag: 0 });
@@ -706,7 +758,7 @@ fn a_write_deadlock_is_a_stall_that_names_the_writers() {
 fn an_unbounded_buffer_is_always_writable() {
     let run = |sndbuf: u64| {
         let w = |to| Action::Write { to, stream: Stream::Pair, bytes: 100, tag: 0 };
-        let writer = script(vec![Action::Run(20_000), w(1), w(1), Action::Select { repoll_ns: 0 }]);
+        let writer = script(vec![Action::Run(20_000), w(1), w(1), select(0)]);
         let reader = script(vec![
             Action::Wait { all: false },
             Action::Run(30_000),
@@ -715,7 +767,7 @@ fn an_unbounded_buffer_is_always_writable() {
             Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
         ]);
         let tasks = vec![pinned("writer", writer, 0, 0), pinned("reader", reader, 2, 0)];
-        run_to_exit(tasks, Sockets { write_space_wakeups: true, sndbuf }).counters.wakeups
+        run_to_exit(tasks, Sockets { write_space_wakeups: true, sndbuf, ..Sockets::default() }).counters.wakeups
     };
     // The reader woken by the first write; the writer by each take
     // (twice) and by the reply: 4.

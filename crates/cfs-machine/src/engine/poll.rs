@@ -1,0 +1,227 @@
+//! select()'s poll pass as a window in time.
+//!
+//! do_select (e490517a fs/select.c:184-288; the same loop in 2.6.25 and
+//! 2.6.26, and in 2.6.32 as do_select with poll_schedule_timeout) works
+//! like this:
+//!
+//! 1. `set_current_state(TASK_INTERRUPTIBLE)` (:208), then each descriptor
+//!    is polled in turn (:235). Until one is found ready (`retval` still
+//!    0), the poll is given the poll table, so `poll_wait` puts the task on
+//!    that socket's wait queue; after the first ready one, the rest are
+//!    polled without it.
+//! 2. If something was ready, select returns it (:256). Otherwise it calls
+//!    `schedule_timeout` (:280). Back from it, it polls every descriptor
+//!    again (now without registering), and so on.
+//! 3. Only at the end, `poll_freewait` (:285) takes the task off the wait
+//!    queues.
+//!
+//! So a message that lands on a socket during the pass is found if that
+//! socket has not been polled yet. If it has been, this pass misses it,
+//! and then it matters whether the socket holds the task on its wait
+//! queue. If it does, the sender's `wake_up_interruptible_sync` reaches
+//! try_to_wake_up while the task is still on its runqueue: the
+//! `out_running` path (e490517a sched.c:2423, 2483), which runs
+//! check_preempt_curr and sets the task TASK_RUNNING. If the pass then
+//! found nothing, schedule() does not take a TASK_RUNNING task off the
+//! runqueue: it is a voluntary switch, after which the second pass finds
+//! the message.
+//!
+//! [`PollPass`] keeps the bookkeeping: which sockets were ready when
+//! polled, where the first ready one is, and whether a wakeup has made the
+//! task TASK_RUNNING. The engine says how far the pass has got when a
+//! message lands; a socket's poll falls at a fixed share of the pass.
+
+use crate::program::TaskRef;
+use std::sync::Arc;
+
+/// One select() pass in flight.
+#[derive(Debug)]
+pub(super) struct PollPass {
+    /// The sockets, by peer, in the order they are polled.
+    fds: Arc<[TaskRef]>,
+    /// Work before the first poll (system call entry, fd_set copy), ns.
+    lead: u64,
+    /// The polls' work, ns.
+    work: u64,
+    /// Per socket: found ready when polled (or sure to be).
+    ready: Vec<bool>,
+    /// The first socket found ready; every one polled before it put the
+    /// task on its wait queue. `fds.len()` while none is.
+    first_ready: usize,
+    /// A wakeup made the task TASK_RUNNING during the pass.
+    raced: bool,
+}
+
+/// What a message landing during a pass does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Landing {
+    /// Its socket is polled later (or is not among the polled ones): the
+    /// pass finds it.
+    Found,
+    /// Its socket was polled without registering (after a ready one), or
+    /// the task is TASK_RUNNING already: missed, and no wakeup.
+    Missed,
+    /// Its socket was polled and holds the task on its wait queue: missed,
+    /// and the sender's wakeup takes try_to_wake_up's `out_running` path.
+    Wakes,
+}
+
+impl PollPass {
+    /// A pass over `fds` of `lead` ns before the first poll and `work` ns
+    /// of polls, started with messages pending from `pending`.
+    pub(super) fn new(fds: Arc<[TaskRef]>, lead: u64, work: u64, pending: impl Iterator<Item = TaskRef>) -> PollPass {
+        let n = fds.len();
+        let mut pass = PollPass { ready: vec![false; n], fds, lead, work, first_ready: n, raced: false };
+        for from in pending {
+            if let Some(i) = pass.index(from) {
+                pass.ready[i] = true;
+                pass.first_ready = pass.first_ready.min(i);
+            }
+        }
+        pass
+    }
+
+    /// The pass's work, ns: what the task has to do before it ends.
+    pub(super) fn total(&self) -> u64 {
+        self.lead.saturating_add(self.work)
+    }
+
+    fn index(&self, from: TaskRef) -> Option<usize> {
+        self.fds.iter().position(|&f| f == from)
+    }
+
+    /// How much of the pass is done when socket `i` is polled: the
+    /// middle of its share of the polls, `lead + work × (2i + 1) / 2n`.
+    fn polled_at(&self, i: usize) -> u64 {
+        let n = self.fds.len() as u128;
+        let share = u128::from(self.work) * (2 * i as u128 + 1) / (2 * n);
+        self.lead.saturating_add(share as u64)
+    }
+
+    /// A message from `from` lands when `done` ns of the pass are done.
+    pub(super) fn land(&mut self, from: TaskRef, done: u64) -> Landing {
+        let Some(i) = self.index(from) else { return Landing::Found };
+        if self.ready[i] {
+            return Landing::Found;
+        }
+        if done < self.polled_at(i) {
+            self.ready[i] = true;
+            self.first_ready = self.first_ready.min(i);
+            return Landing::Found;
+        }
+        self.wake_polled(i)
+    }
+
+    /// The socket to `from` wakes its wait queue without becoming
+    /// readable (`unix_write_space`: the task selects for reading only)
+    /// when `done` ns of the pass are done: that reaches the task only if
+    /// the socket has been polled and registered it.
+    pub(super) fn writable(&mut self, from: TaskRef, done: u64) -> Landing {
+        match self.index(from) {
+            Some(i) if done >= self.polled_at(i) => self.wake_polled(i),
+            _ => Landing::Missed,
+        }
+    }
+
+    /// A wakeup on socket `i`, which has been polled.
+    fn wake_polled(&mut self, i: usize) -> Landing {
+        // Polled already: registered if no socket before it was ready.
+        // (A socket found ready later is polled later, so `first_ready`
+        // can only have moved past `i`, never below it.)
+        if i < self.first_ready && !self.raced {
+            self.raced = true;
+            return Landing::Wakes;
+        }
+        Landing::Missed
+    }
+
+    /// Whether the pass finds what `from` sent.
+    pub(super) fn finds(&self, from: TaskRef) -> bool {
+        self.index(from).is_none_or(|i| self.ready[i])
+    }
+
+    /// Whether a wakeup made the task TASK_RUNNING during the pass.
+    pub(super) fn raced(&self) -> bool {
+        self.raced
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four sockets (peers 10-13), 1,000 ns of entry and 4,000 of polls:
+    /// socket i is polled at 1,000 + 4,000 × (2i + 1) / 8, i.e. at 1,500,
+    /// 2,500, 3,500 and 4,500 ns.
+    fn pass(pending: &[TaskRef]) -> PollPass {
+        PollPass::new(Arc::from(vec![10, 11, 12, 13]), 1_000, 4_000, pending.iter().copied())
+    }
+
+    #[test]
+    fn sockets_are_polled_in_order_across_the_pass() {
+        let p = pass(&[]);
+        assert_eq!((0..4).map(|i| p.polled_at(i)).collect::<Vec<_>>(), [1_500, 2_500, 3_500, 4_500]);
+        assert_eq!(p.total(), 5_000);
+    }
+
+    /// Nothing ready at the start: every socket polled so far holds the
+    /// task. A message on socket 1 after its poll (2,600 > 2,500) wakes
+    /// it; a second one (socket 0) finds it TASK_RUNNING already; one on
+    /// socket 3 before its poll is found. Only socket 3's counts as found.
+    #[test]
+    fn a_message_behind_the_poll_wakes_the_task_once() {
+        let mut p = pass(&[]);
+        assert_eq!(p.land(11, 2_600), Landing::Wakes);
+        assert!(p.raced());
+        assert_eq!(p.land(10, 2_700), Landing::Missed);
+        assert_eq!(p.land(13, 4_400), Landing::Found);
+        assert_eq!([10, 11, 12, 13].map(|f| p.finds(f)), [false, false, false, true]);
+    }
+
+    /// Socket 1 had a message at the start, so sockets 2 and 3 are polled
+    /// without registering: a message on socket 2 after its poll is missed
+    /// and wakes nobody; one on socket 0 (polled before the ready one, so
+    /// registered) wakes the task.
+    #[test]
+    fn sockets_after_the_first_ready_one_do_not_register() {
+        let mut p = pass(&[11]);
+        assert_eq!(p.land(12, 3_600), Landing::Missed);
+        assert!(!p.raced());
+        assert_eq!(p.land(10, 3_700), Landing::Wakes);
+        assert_eq!([10, 11, 12, 13].map(|f| p.finds(f)), [false, true, false, false]);
+    }
+
+    /// A message found before its poll makes its socket the first ready
+    /// one for the sockets after it: socket 2's message lands at 3,000
+    /// (before its poll at 3,500), so socket 3, polled after it, does not
+    /// register, while socket 1, polled at 2,500 with nothing ready yet,
+    /// did.
+    #[test]
+    fn a_socket_found_ready_ends_the_registering() {
+        let mut p = pass(&[]);
+        assert_eq!(p.land(12, 3_000), Landing::Found);
+        assert_eq!(p.land(13, 4_600), Landing::Missed);
+        assert_eq!(p.land(11, 4_700), Landing::Wakes);
+    }
+
+    /// Write space on a socket not yet polled wakes nobody and makes it
+    /// no more readable; on one polled (and registered) it wakes the task.
+    #[test]
+    fn write_space_wakes_only_through_a_registered_socket() {
+        let mut p = pass(&[]);
+        assert_eq!(p.writable(12, 3_000), Landing::Missed);
+        assert!(!p.finds(12));
+        assert_eq!(p.writable(10, 3_000), Landing::Wakes);
+        assert_eq!(p.writable(11, 3_000), Landing::Missed);
+    }
+
+    /// A sender that is not one of the polled sockets, and a second
+    /// message on a socket already found ready, are simply found.
+    #[test]
+    fn other_senders_and_ready_sockets_are_found() {
+        let mut p = pass(&[12]);
+        assert_eq!(p.land(99, 4_900), Landing::Found);
+        assert_eq!(p.land(12, 4_900), Landing::Found);
+        assert!(p.finds(99) && p.finds(12));
+    }
+}
