@@ -10,6 +10,10 @@ use serde::Serialize;
 pub struct Counters {
     /// try_to_wake_up calls that woke a sleeping task.
     pub wakeups: u64,
+    /// try_to_wake_up calls that found the task still on its runqueue
+    /// (`out_running`: only the preemption check), as a wakeup racing a
+    /// task on its way to sleep does.
+    pub wake_running: u64,
     /// ... placed on the waker's CPU by wake_affine (either test).
     pub wake_affine: u64,
     /// ... of which by the sync + avg_overlap shortcut.
@@ -148,6 +152,7 @@ impl SimObserver {
     fn wake(&mut self, waker_cpu: usize, target: usize, reason: WakeReason) {
         let c = &mut self.counters;
         if reason == WakeReason::AlreadyQueued {
+            c.wake_running += 1;
             return;
         }
         c.wakeups += 1;
@@ -270,6 +275,7 @@ mod tests {
             (c.wakeups, c.wake_affine, c.wake_affine_sync, c.wake_passive, c.wake_idle_sibling, c.wake_remote),
             (6, 2, 1, 1, 1, 4)
         );
+        assert_eq!(c.wake_running, 1);
         assert_eq!(c.migrations, 0);
         o.event(0, &Event::Scan { cpu: 1, cpus: 2 });
         assert_eq!(o.charges, [(1, 260)]);

@@ -168,7 +168,10 @@ pub enum Action {
     /// (try_to_wake_up's `out_running` path, with check_preempt_curr) and
     /// makes it TASK_RUNNING. A pass that found nothing then calls
     /// schedule() as a runnable task, a voluntary switch, and polls again
-    /// when it runs next. Empty `fds`: every message present when the pass
+    /// when it runs next. (On the 2.6.32 profiles the pass runs
+    /// TASK_RUNNING, 5f820f648c9: such a wakeup only marks the poll table
+    /// `triggered`, and the pass polls again without schedule().) Empty
+    /// `fds`: every message present when the pass
     /// ends is found (no window), the behaviour before the tenth session.
     /// [`crate::engine::Sockets::poll_window`] turns the window off.
     Select {

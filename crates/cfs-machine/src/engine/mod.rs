@@ -2155,14 +2155,18 @@ impl<'a> Sim<'a> {
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
                     self.deliver_found(c, t, &pass)?;
                 } else if pass.raced() || !mailbox.is_empty() {
-                    // TASK_RUNNING again, schedule_timeout's schedule()
-                    // keeps it queued: a voluntary switch, after which the
-                    // loop polls every socket again.
+                    // Up to 2.6.28: TASK_RUNNING again, schedule_timeout's
+                    // schedule() keeps it queued, a voluntary switch, after
+                    // which the loop polls every socket again. From
+                    // 5f820f648c9 (2.6.29) poll_schedule_timeout sees
+                    // `triggered` and polls again without schedule().
                     self.select_races += 1;
                     let task = &mut self.tasks[t];
                     task.deferred = Some(woken);
                     task.was_blocked = true;
-                    self.switch(c, Deschedule::Preempt)?;
+                    if !self.polls_running() {
+                        self.switch(c, Deschedule::Preempt)?;
+                    }
                 } else {
                     return self.block(c, t, Block::Wait, woken);
                 }
@@ -2322,9 +2326,21 @@ impl<'a> Sim<'a> {
         let Some(pass) = self.tasks[to].poll.as_mut() else { return Ok(0) };
         let landing = if readable { pass.land(from, done) } else { pass.writable(from, done) };
         match landing {
-            Landing::Wakes => self.wake(c, to, sync),
-            Landing::Found | Landing::Missed => Ok(0),
+            Landing::Wakes if !self.polls_running() => self.wake(c, to, sync),
+            Landing::Wakes | Landing::Found | Landing::Missed => Ok(0),
         }
+    }
+
+    /// Whether select() polls as TASK_RUNNING, so that a wakeup during the
+    /// pass only marks it: from 5f820f648c9 (2.6.29, "poll: allow f_op->poll
+    /// to sleep"), do_select sets TASK_INTERRUPTIBLE only in
+    /// poll_schedule_timeout, and pollwake sets `pwq->triggered` before
+    /// try_to_wake_up, which returns at once for a TASK_RUNNING task
+    /// (22763c5c fs/select.c:192, 237-240; kernel/sched.c:2354). Before it
+    /// (2.6.25, 2.6.26) the pass runs TASK_INTERRUPTIBLE (e490517a
+    /// fs/select.c:208) and the wakeup reaches `out_running`.
+    fn polls_running(&self) -> bool {
+        self.sched.config().version.is_2_6_32()
     }
 
     /// Whether a write of `bytes` on `key` must wait: a socket's

@@ -1,8 +1,7 @@
 //! select()'s poll pass as a window in time.
 //!
 //! do_select (e490517a fs/select.c:184-288; the same loop in 2.6.25 and
-//! 2.6.26, and in 2.6.32 as do_select with poll_schedule_timeout) works
-//! like this:
+//! 2.6.26) works like this:
 //!
 //! 1. `set_current_state(TASK_INTERRUPTIBLE)` (:208), then each descriptor
 //!    is polled in turn (:235). Until one is found ready (`retval` still
@@ -25,6 +24,17 @@
 //! found nothing, schedule() does not take a TASK_RUNNING task off the
 //! runqueue: it is a voluntary switch, after which the second pass finds
 //! the message.
+//!
+//! From 5f820f648c9 (2.6.29, "poll: allow f_op->poll to sleep"; so in
+//! both 2.6.32 profiles) the pass runs TASK_RUNNING: do_select sets
+//! TASK_INTERRUPTIBLE only inside poll_schedule_timeout, and the wait
+//! queue entry's pollwake sets `pwq->triggered` before it calls
+//! try_to_wake_up, which returns at once for a running task (22763c5c
+//! fs/select.c:192, 237-240; kernel/sched.c:2354). A pass that found
+//! nothing then sees `triggered` and polls again without calling
+//! schedule(). The registering rule is the same (`wait = NULL` after the
+//! first ready descriptor, :465). The engine picks the behaviour by the
+//! profile (`Sim::polls_running`).
 //!
 //! [`PollPass`] keeps the bookkeeping: which sockets were ready when
 //! polled, where the first ready one is, and whether a wakeup has made the

@@ -102,8 +102,9 @@ pub struct Sockets {
     /// socket already polled is missed by that pass and, if the socket
     /// holds the selecting task on its wait queue, wakes it while it runs
     /// (try_to_wake_up's `out_running`), so that a pass finding nothing
-    /// reschedules voluntarily before it polls again. On by default; off,
-    /// a pass finds every message that came before it ended.
+    /// reschedules voluntarily before it polls again (on the 2.6.32
+    /// profiles it only polls again: see `engine::poll`). On by default;
+    /// off, a pass finds every message that came before it ended.
     ///
     /// [`Action::Select`]: crate::program::Action::Select
     pub poll_window: bool,

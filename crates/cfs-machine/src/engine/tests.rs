@@ -332,48 +332,104 @@ fn unix_exchange(write_space_wakeups: bool, repoll_ns: Option<u64>) -> Exchange 
     }
 }
 
-/// What a select() of 100 µs over sockets `fds` (peers 1 and 2) makes of
-/// a message from peer 1, which sleeps 50 µs and sends it from CPU 1:
-/// `(select_races, whether the selecting task went through schedule())`.
-fn select_window(fds: &[TaskRef], poll_window: bool) -> (u64, bool) {
+/// What a select() comes to on `version`. The selector (CPU 0) works
+/// 30 ms (a tick gives the SCHED_BATCH task on its CPU the turn it needs
+/// to block in recv), wakes that task (a batch wakeup does not preempt,
+/// and its vruntime, frozen while it slept, is now behind the
+/// selector's), wakes peer 1 on CPU 1, and passes 100 µs over sockets
+/// `fds` (peers 1 and 2). Peer 1, woken across the FSB, works 40 µs and
+/// sends: its message lands ~50 µs into the pass.
+#[derive(Debug, PartialEq, Eq)]
+struct SelectWindow {
+    /// Passes raced by a wakeup that found nothing.
+    races: u64,
+    /// try_to_wake_up calls that found the selector on its runqueue.
+    wake_running: u64,
+    /// Whether the selector went on as after a sleep (polling again).
+    blocked: bool,
+    /// Whether the batch task ran before the selector read the message.
+    yielded: bool,
+}
+
+fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> SelectWindow {
     let seen = Rc::new(Cell::new(None));
-    let record = seen.clone();
+    let (record, batch_done) = (seen.clone(), Rc::new(Cell::new(false)));
+    let batch_flag = batch_done.clone();
     let fds: Arc<[TaskRef]> = Arc::from(fds);
     let mut n = 0;
     let selector = FnProgram(move |cx: &mut StepCx<'_>| {
         n += 1;
-        if n == 1 {
-            return Action::Select { pass_ns: 100_000, repoll_ns: 1_000, fds: fds.clone() };
+        match n {
+            1 => Action::Run(30_000_000),
+            2 => Action::Send { to: 3, sync: false, bytes: 8, tag: 0 },
+            3 => Action::Send { to: 1, sync: false, bytes: 8, tag: 0 },
+            4 => Action::Select { pass_ns: 100_000, repoll_ns: 1_000, fds: fds.clone() },
+            _ => {
+                record.set(Some((cx.received.len(), cx.blocked, batch_flag.get())));
+                Action::Exit
+            }
         }
-        record.set(Some((cx.received.len(), cx.blocked)));
-        Action::Exit
+    });
+    let mut m = 0;
+    let batch = FnProgram(move |_cx: &mut StepCx<'_>| {
+        m += 1;
+        match m {
+            1 => Action::Wait { all: false },
+            2 => Action::Run(200_000),
+            _ => {
+                batch_done.set(true);
+                Action::Exit
+            }
+        }
     });
     let sender = script(vec![
-        Action::Sleep { ns: 50_000, interruptible: false },
+        Action::Wait { all: false },
+        Action::Run(40_000),
         Action::Send { to: 0, sync: true, bytes: 100, tag: 0 },
     ]);
     let idle = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
-    let tasks =
-        vec![pinned("selector", Box::new(selector), 0, 0), pinned("sender", sender, 1, 0), pinned("other", idle, 2, 0)];
-    let out = run_to_exit(tasks, Sockets { poll_window, ..Sockets::default() });
-    let (received, blocked) = seen.get().expect("the selector ran again");
+    let mut batch = pinned("batch", Box::new(batch), 0, 0);
+    batch.params = batch.params.policy(cfs_core::Policy::Batch);
+    let tasks = vec![
+        pinned("selector", Box::new(selector), 0, 0),
+        pinned("sender", sender, 1, 0),
+        pinned("other", idle, 2, 0),
+        batch,
+    ];
+    let finish = (0..tasks.len()).collect();
+    let out = q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
+        s.sockets = Sockets { poll_window, ..Sockets::default() };
+        s.config = Config::new(version, s.host.nr_cpus());
+        s.domains = s.host.build_domains(version);
+    })
+    .unwrap();
+    let (received, blocked, yielded) = seen.get().expect("the selector ran again");
     assert_eq!(received, 1, "the message is read in the end");
-    (out.select_races, blocked)
+    SelectWindow { races: out.select_races, wake_running: out.counters.wake_running, blocked, yielded }
 }
 
 /// do_select polls its sockets in order through the pass (socket i at
 /// lead + 100 µs x (2i + 1) / 4: 25 µs in for the first of two, 75 µs
 /// for the second) and registers on each until one is ready. The
-/// message lands ~50 µs in. Polled first, its socket has been polled
-/// and holds the task: the sender's wakeup makes it TASK_RUNNING, the
-/// pass finds nothing, and the task goes through schedule() and polls
-/// again. Polled second, its socket is polled after the message came:
-/// found, no schedule(). Without the window, found at the pass's end.
+/// message lands ~50 µs in.
+///
+/// Polled first, its socket has been polled and holds the selector. On
+/// 2.6.26 the pass runs TASK_INTERRUPTIBLE, so the sender's wakeup takes
+/// try_to_wake_up's out_running path and makes it TASK_RUNNING; the pass
+/// finds nothing, and schedule() keeps it queued but runs the batch task,
+/// further left in vruntime, first; then the selector polls again. On 2.6.32 the pass runs
+/// TASK_RUNNING: the wakeup only sets `triggered`, and the selector polls
+/// again at once. Polled second, the socket is polled after the message
+/// came: found, no race. Without the window, found at the pass's end.
 #[test]
 fn a_message_behind_select_s_poll_makes_it_reschedule_and_poll_again() {
-    assert_eq!(select_window(&[1, 2], true), (1, true));
-    assert_eq!(select_window(&[2, 1], true), (0, false));
-    assert_eq!(select_window(&[1, 2], false), (0, false));
+    let raced = |races, wake_running, yielded| SelectWindow { races, wake_running, blocked: true, yielded };
+    let found = SelectWindow { races: 0, wake_running: 0, blocked: false, yielded: false };
+    assert_eq!(select_window(KernelVersion::V2_6_26, &[1, 2], true), raced(1, 1, true));
+    assert_eq!(select_window(KernelVersion::V2_6_26Rc4, &[1, 2], true), raced(1, 1, true));
+    assert_eq!(select_window(KernelVersion::V2_6_32, &[1, 2], true), raced(1, 0, false));
+    assert_eq!(select_window(KernelVersion::V2_6_26, &[2, 1], true), found);
+    assert_eq!(select_window(KernelVersion::V2_6_26, &[1, 2], false), found);
 }
 
 #[test]
