@@ -4,14 +4,14 @@
 //! 2.6.26) works like this:
 //!
 //! 1. `set_current_state(TASK_INTERRUPTIBLE)` (:208), then each descriptor
-//!    is polled in turn (:235). Until one is found ready (`retval` still
+//!    is polled in turn (:237). Until one is found ready (`retval` still
 //!    0), the poll is given the poll table, so `poll_wait` puts the task on
 //!    that socket's wait queue; after the first ready one, the rest are
 //!    polled without it.
 //! 2. If something was ready, select returns it (:256). Otherwise it calls
 //!    `schedule_timeout` (:280). Back from it, it polls every descriptor
 //!    again (now without registering), and so on.
-//! 3. Only at the end, `poll_freewait` (:285) takes the task off the wait
+//! 3. Only at the end, `poll_freewait` (:286) takes the task off the wait
 //!    queues.
 //!
 //! So a message that lands on a socket during the pass is found if that
@@ -19,7 +19,7 @@
 //! and then it matters whether the socket holds the task on its wait
 //! queue. If it does, the sender's `wake_up_interruptible_sync` reaches
 //! try_to_wake_up while the task is still on its runqueue: the
-//! `out_running` path (e490517a sched.c:2423, 2483), which runs
+//! `out_running` path (e490517a sched.c:2427, 2483), which runs
 //! check_preempt_curr and sets the task TASK_RUNNING. If the pass then
 //! found nothing, schedule() does not take a TASK_RUNNING task off the
 //! runqueue: it is a voluntary switch, after which the second pass finds
@@ -33,7 +33,7 @@
 //! fs/select.c:192, 237-240; kernel/sched.c:2354). A pass that found
 //! nothing then sees `triggered` and polls again without calling
 //! schedule(). The registering rule is the same (`wait = NULL` after the
-//! first ready descriptor, :465). The engine picks the behaviour by the
+//! first ready descriptor, :460). The engine picks the behaviour by the
 //! profile (`Sim::polls_running`).
 //!
 //! [`PollPass`] keeps the bookkeeping: which sockets were ready when
