@@ -150,34 +150,41 @@ pub enum Action {
         /// Program-defined tag.
         tag: u32,
     },
-    /// select()/poll() over the task's sockets: a first poll pass of
-    /// `pass_ns`, then take every message it found, or sleep until there is
-    /// one, like `Wait { all: true }`. A wakeup that finds nothing pending
-    /// (a write-space wakeup, see [`Action::Write`]) polls every socket
-    /// again, `repoll_ns` of CPU work (baseline), and sleeps again, as
-    /// do_select's loop does.
+    /// select()/poll() over the task's sockets: a first pass (`entry_ns`,
+    /// then `poll_ns` for each socket of `fds`), then take every message it
+    /// found and return (`exit_ns`), or sleep until there is one, like
+    /// `Wait { all: true }`. A wakeup that finds nothing pending (a
+    /// write-space wakeup, see [`Action::Write`]) polls every socket again,
+    /// `repoll_ns` of CPU work (baseline), and sleeps again, as do_select's
+    /// loop does. All costs are baseline ns of CPU work.
     ///
-    /// With `fds` named, the pass is a window, as in do_select (e490517a
-    /// fs/select.c:204-280): the task is TASK_INTERRUPTIBLE throughout,
-    /// polls its sockets one after another in `fds` order (socket `i` when
-    /// `i + ½` of `fds.len()` equal shares of the pass are done), and each
-    /// socket polled before the first ready one puts it on that socket's
-    /// wait queue. A message on a socket not yet polled is found; one on a
-    /// socket already polled is not, and if that socket holds the task on
-    /// its wait queue, the sender's wakeup finds it running
-    /// (try_to_wake_up's `out_running` path, with check_preempt_curr) and
-    /// makes it TASK_RUNNING. A pass that found nothing then calls
-    /// schedule() as a runnable task, a voluntary switch, and polls again
-    /// when it runs next. (On the 2.6.32 profiles the pass runs
-    /// TASK_RUNNING, 5f820f648c9: such a wakeup only marks the poll table
-    /// `triggered`, and the pass polls again without schedule().) Empty
-    /// `fds`: every message present when the pass
-    /// ends is found (no window), the behaviour before the tenth session.
-    /// [`crate::engine::Sockets::poll_window`] turns the window off.
+    /// The pass is a window, as in do_select (e490517a fs/select.c:184-288):
+    /// the task is TASK_INTERRUPTIBLE throughout and polls its sockets one
+    /// after another in `fds` order (socket `i` at `entry_ns + (i + ½) ×
+    /// poll_ns`), and each socket polled until one is found ready, that one
+    /// included, puts it on that socket's wait queue. A message on a socket
+    /// not yet polled is found; one on a socket already polled is not, and
+    /// if that socket holds the task on its wait queue, the sender's wakeup
+    /// finds it running (try_to_wake_up's `out_running` path, with
+    /// check_preempt_curr) and makes it TASK_RUNNING. A pass that found
+    /// nothing goes to schedule_timeout straight after its last poll (so
+    /// `exit_ns` is not spent then); one made TASK_RUNNING calls schedule()
+    /// as a runnable task, a voluntary switch, and polls again when it runs
+    /// next. (On the 2.6.32 profiles the pass runs TASK_RUNNING,
+    /// 5f820f648c9: such a wakeup only marks the poll table `triggered`,
+    /// and the pass polls again without schedule().) A message from a task
+    /// not in `fds` is taken when the pass ends.
+    /// [`crate::engine::Sockets::poll_window`] turns the window off: then
+    /// the whole call is one stretch of work, and every message present
+    /// when it ends is found.
     Select {
-        /// The first poll pass over every socket, ns (baseline).
-        pass_ns: u64,
-        /// One poll pass over every socket after a wakeup, ns (baseline).
+        /// System call entry and copying the descriptor sets in.
+        entry_ns: u64,
+        /// One poll of one socket.
+        poll_ns: u64,
+        /// Copying the results out and returning.
+        exit_ns: u64,
+        /// One poll pass over every socket after a wakeup.
         repoll_ns: u64,
         /// The sockets polled, named by their peer task, in descriptor
         /// order.

@@ -2019,16 +2019,24 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
-            Action::Select { pass_ns, repoll_ns, fds } => {
-                let work = self.work(pass_ns);
+            Action::Select { entry_ns, poll_ns, exit_ns, repoll_ns, fds } => {
+                // One draw of jitter for the whole call, shared out.
+                let polls = poll_ns.saturating_mul(fds.len() as u64);
+                let base = entry_ns.saturating_add(polls).saturating_add(exit_ns);
+                let work = self.work(base);
                 let task = &mut self.tasks[t];
-                task.pending = sys + work;
-                task.deferred = Some(if self.sockets.poll_window && !fds.is_empty() {
-                    task.poll = Some(PollPass::new(fds, sys, work, task.mailbox.iter().map(|m| m.from)));
-                    Deferred::Select { repoll_ns }
+                if self.sockets.poll_window && !fds.is_empty() {
+                    let share = |part: u64| round_u64(work as f64 * part as f64 / base.max(1) as f64);
+                    let (lead, polled) = (share(entry_ns), share(polls));
+                    let exit = work.saturating_sub(lead + polled);
+                    let pending = task.mailbox.iter().map(|m| m.from);
+                    task.poll = Some(PollPass::new(fds, sys + lead, polled, exit, pending));
+                    task.pending = sys + lead + polled;
+                    task.deferred = Some(Deferred::Select { repoll_ns });
                 } else {
-                    Deferred::Wait { all: true, repoll_ns, woken: false }
-                });
+                    task.pending = sys + work;
+                    task.deferred = Some(Deferred::Wait { all: true, repoll_ns, woken: false });
+                }
             }
             Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
             // pthread_cond_wait: register, release the mutex (waking one
@@ -2153,6 +2161,7 @@ impl<'a> Sim<'a> {
                 };
                 let mailbox = &self.tasks[t].mailbox;
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
+                    self.tasks[t].pending += pass.exit();
                     self.deliver_found(c, t, &pass)?;
                 } else if pass.raced() || !mailbox.is_empty() {
                     // Up to 2.6.28: TASK_RUNNING again, schedule_timeout's
@@ -2160,7 +2169,7 @@ impl<'a> Sim<'a> {
                     // which the loop polls every socket again. From
                     // 5f820f648c9 (2.6.29) poll_schedule_timeout sees
                     // `triggered` and polls again without schedule().
-                    self.select_races += 1;
+                    self.select_races += u64::from(pass.raced());
                     let task = &mut self.tasks[t];
                     task.deferred = Some(woken);
                     task.was_blocked = true;

@@ -6,10 +6,12 @@
 //! 1. `set_current_state(TASK_INTERRUPTIBLE)` (:208), then each descriptor
 //!    is polled in turn (:237). Until one is found ready (`retval` still
 //!    0), the poll is given the poll table, so `poll_wait` puts the task on
-//!    that socket's wait queue; after the first ready one, the rest are
+//!    that socket's wait queue (unix_poll registers before it tests the
+//!    queue, so the first ready one registers too); after it, the rest are
 //!    polled without it.
-//! 2. If something was ready, select returns it (:256). Otherwise it calls
-//!    `schedule_timeout` (:280). Back from it, it polls every descriptor
+//! 2. If something was ready, select returns it (:256), copying the
+//!    results out on its way. Otherwise it calls `schedule_timeout` (:280)
+//!    straight after the last poll. Back from it, it polls every descriptor
 //!    again (now without registering), and so on.
 //! 3. Only at the end, `poll_freewait` (:286) takes the task off the wait
 //!    queues.
@@ -53,6 +55,13 @@ pub(super) struct PollPass {
     lead: u64,
     /// The polls' work, ns.
     work: u64,
+    /// Work after the polls, spent only by a pass that found something
+    /// (copying the results out), ns.
+    exit: u64,
+    /// The most of the pass seen done: the engine's reading can dip when
+    /// other work is charged to the task's CPU mid-pass, and a poll once
+    /// done stays done.
+    progress: u64,
     /// Per socket: found ready when polled (or sure to be).
     ready: Vec<bool>,
     /// The first socket found ready; every one polled before it put the
@@ -77,11 +86,19 @@ pub(super) enum Landing {
 }
 
 impl PollPass {
-    /// A pass over `fds` of `lead` ns before the first poll and `work` ns
-    /// of polls, started with messages pending from `pending`.
-    pub(super) fn new(fds: Arc<[TaskRef]>, lead: u64, work: u64, pending: impl Iterator<Item = TaskRef>) -> PollPass {
+    /// A pass over `fds` of `lead` ns before the first poll, `work` ns of
+    /// polls and, if it finds something, `exit` ns after them, started
+    /// with messages pending from `pending`.
+    pub(super) fn new(
+        fds: Arc<[TaskRef]>,
+        lead: u64,
+        work: u64,
+        exit: u64,
+        pending: impl Iterator<Item = TaskRef>,
+    ) -> PollPass {
         let n = fds.len();
-        let mut pass = PollPass { ready: vec![false; n], fds, lead, work, first_ready: n, raced: false };
+        let mut pass =
+            PollPass { ready: vec![false; n], fds, lead, work, exit, progress: 0, first_ready: n, raced: false };
         for from in pending {
             if let Some(i) = pass.index(from) {
                 pass.ready[i] = true;
@@ -91,9 +108,21 @@ impl PollPass {
         pass
     }
 
-    /// The pass's work, ns: what the task has to do before it ends.
+    /// The pass's work up to its last poll, ns: what the task has to do
+    /// before it finds out whether it sleeps.
     pub(super) fn total(&self) -> u64 {
         self.lead.saturating_add(self.work)
+    }
+
+    /// The work a pass that found something spends returning, ns.
+    pub(super) fn exit(&self) -> u64 {
+        self.exit
+    }
+
+    /// Takes the engine's reading of the work done, never going back.
+    fn advance(&mut self, done: u64) -> u64 {
+        self.progress = self.progress.max(done);
+        self.progress
     }
 
     fn index(&self, from: TaskRef) -> Option<usize> {
@@ -110,6 +139,7 @@ impl PollPass {
 
     /// A message from `from` lands when `done` ns of the pass are done.
     pub(super) fn land(&mut self, from: TaskRef, done: u64) -> Landing {
+        let done = self.advance(done);
         let Some(i) = self.index(from) else { return Landing::Found };
         if self.ready[i] {
             return Landing::Found;
@@ -127,6 +157,7 @@ impl PollPass {
     /// when `done` ns of the pass are done: that reaches the task only if
     /// the socket has been polled and registered it.
     pub(super) fn writable(&mut self, from: TaskRef, done: u64) -> Landing {
+        let done = self.advance(done);
         match self.index(from) {
             Some(i) if done >= self.polled_at(i) => self.wake_polled(i),
             _ => Landing::Missed,
@@ -137,8 +168,9 @@ impl PollPass {
     fn wake_polled(&mut self, i: usize) -> Landing {
         // Polled already: registered if no socket before it was ready.
         // (A socket found ready later is polled later, so `first_ready`
-        // can only have moved past `i`, never below it.)
-        if i < self.first_ready && !self.raced {
+        // can only have moved past `i`, never below it.) The first ready
+        // socket registered too.
+        if i <= self.first_ready && !self.raced {
             self.raced = true;
             return Landing::Wakes;
         }
@@ -164,7 +196,7 @@ mod tests {
     /// socket i is polled at 1,000 + 4,000 × (2i + 1) / 8, i.e. at 1,500,
     /// 2,500, 3,500 and 4,500 ns.
     fn pass(pending: &[TaskRef]) -> PollPass {
-        PollPass::new(Arc::from(vec![10, 11, 12, 13]), 1_000, 4_000, pending.iter().copied())
+        PollPass::new(Arc::from(vec![10, 11, 12, 13]), 1_000, 4_000, 700, pending.iter().copied())
     }
 
     #[test]
@@ -223,6 +255,28 @@ mod tests {
         assert!(!p.finds(12));
         assert_eq!(p.writable(10, 3_000), Landing::Wakes);
         assert_eq!(p.writable(11, 3_000), Landing::Missed);
+    }
+
+    /// The first ready socket registered before its poll found data, so
+    /// write space on it after its poll wakes the task; a socket after it
+    /// did not register.
+    #[test]
+    fn the_first_ready_socket_registers_too() {
+        let mut p = pass(&[11]);
+        assert_eq!(p.writable(12, 3_600), Landing::Missed);
+        assert_eq!(p.writable(11, 3_600), Landing::Wakes);
+        assert_eq!(p.exit(), 700);
+    }
+
+    /// The engine's reading of the work done can dip (work charged to the
+    /// CPU mid-pass); a socket once polled stays polled: a message on
+    /// socket 0 read as 1,000 ns done, after one at 2,600, is still behind
+    /// its poll.
+    #[test]
+    fn a_poll_once_done_stays_done() {
+        let mut p = pass(&[]);
+        assert_eq!(p.land(13, 2_600), Landing::Found);
+        assert_eq!(p.land(10, 1_000), Landing::Wakes);
     }
 
     /// A sender that is not one of the polled sockets, and a second

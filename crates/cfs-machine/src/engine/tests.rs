@@ -52,7 +52,7 @@ fn script(actions: Vec<Action>) -> Box<dyn Program> {
 
 /// select() with no pass of its own and no sockets named: no poll window.
 fn select(repoll_ns: u64) -> Action {
-    Action::Select { pass_ns: 0, repoll_ns, fds: Arc::from(Vec::new()) }
+    Action::Select { entry_ns: 0, poll_ns: 0, exit_ns: 0, repoll_ns, fds: Arc::from(Vec::new()) }
 }
 
 /// A ping task on `a` and a pong task on `b` for `rounds` round trips
@@ -363,7 +363,7 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
             1 => Action::Run(30_000_000),
             2 => Action::Send { to: 3, sync: false, bytes: 8, tag: 0 },
             3 => Action::Send { to: 1, sync: false, bytes: 8, tag: 0 },
-            4 => Action::Select { pass_ns: 100_000, repoll_ns: 1_000, fds: fds.clone() },
+            4 => Action::Select { entry_ns: 0, poll_ns: 50_000, exit_ns: 0, repoll_ns: 1_000, fds: fds.clone() },
             _ => {
                 record.set(Some((cx.received.len(), cx.blocked, batch_flag.get())));
                 Action::Exit
@@ -409,7 +409,7 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
 }
 
 /// do_select polls its sockets in order through the pass (socket i at
-/// lead + 100 µs x (2i + 1) / 4: 25 µs in for the first of two, 75 µs
+/// lead + 50 µs x (i + ½): 25 µs in for the first of two, 75 µs
 /// for the second) and registers on each until one is ready. The
 /// message lands ~50 µs in.
 ///
