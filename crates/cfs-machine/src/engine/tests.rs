@@ -432,6 +432,47 @@ fn a_message_behind_select_s_poll_makes_it_reschedule_and_poll_again() {
     assert_eq!(select_window(KernelVersion::V2_6_26, &[1, 2], false), found);
 }
 
+/// Write space races a select() pass too: the selector (CPU 0) writes a
+/// query to a reader (CPU 2) that is still asleep for 40 µs, then passes
+/// 100 µs over its sockets to the reader (polled 25 µs in) and to one
+/// more. The reader takes the query ~40 µs in: with write-space wakeups,
+/// unix_write_space wakes the selector's socket, which the pass has
+/// polled and registered on, so on 2.6.26 the wakeup finds the selector
+/// on its runqueue (`out_running`), and the pass, finding nothing to
+/// read, is a raced one; on 2.6.32 only `triggered` is set. The reader
+/// works 80 µs and replies after the pass has ended, which ends the run:
+/// `(select_races, wake_running)`.
+fn write_space_race(version: KernelVersion, write_space_wakeups: bool) -> (u64, u64) {
+    let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
+    let selector = script(vec![
+        Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 },
+        Action::Select { entry_ns: 0, poll_ns: 50_000, exit_ns: 0, repoll_ns: 1_000, fds },
+    ]);
+    let reader = script(vec![
+        Action::Sleep { ns: 40_000, interruptible: false },
+        Action::Wait { all: false },
+        Action::Run(80_000),
+        Action::Write { to: 0, stream: Stream::Pair, bytes: 100, tag: 0 },
+    ]);
+    let idle = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
+    let tasks = vec![pinned("selector", selector, 0, 0), pinned("reader", reader, 2, 0), pinned("other", idle, 3, 0)];
+    let finish = (0..tasks.len()).collect();
+    let out = q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
+        s.sockets = Sockets { write_space_wakeups, ..Sockets::default() };
+        s.config = Config::new(version, s.host.nr_cpus());
+        s.domains = s.host.build_domains(version);
+    })
+    .unwrap();
+    (out.select_races, out.counters.wake_running)
+}
+
+#[test]
+fn write_space_races_a_select_pass_that_registered_on_the_socket() {
+    assert_eq!(write_space_race(KernelVersion::V2_6_26, true), (1, 1));
+    assert_eq!(write_space_race(KernelVersion::V2_6_32, true), (1, 0));
+    assert_eq!(write_space_race(KernelVersion::V2_6_26, false), (0, 0));
+}
+
 #[test]
 fn taking_a_unix_write_wakes_a_writer_sleeping_in_select() {
     let repoll = 30_000;
