@@ -518,9 +518,10 @@ pub struct RunOutcome {
     /// blocked ([`Sockets::sndbuf`]), each counted once however often it
     /// was woken before it could write.
     pub send_blocks: u64,
-    /// select() passes that found nothing but had been made TASK_RUNNING
-    /// by a wakeup during the pass, and so rescheduled voluntarily and
-    /// polled again ([`Sockets::poll_window`]).
+    /// select() passes that found nothing but had been raced by a wakeup
+    /// on a socket already polled, and so rescheduled voluntarily (on the
+    /// 2.6.32 profiles: only marked `triggered`) and polled again
+    /// ([`Sockets::poll_window`]).
     pub select_races: u64,
     /// The most messages queued unread at once.
     pub peak_unread: usize,
@@ -2164,6 +2165,9 @@ impl<'a> Sim<'a> {
                     self.tasks[t].pending += pass.exit();
                     self.deliver_found(c, t, &pass)?;
                 } else if pass.raced() || !mailbox.is_empty() {
+                    // (A pass that found nothing registered on every
+                    // socket, so anything pending raced it; the second test
+                    // only keeps a message from being slept on.)
                     // Up to 2.6.28: TASK_RUNNING again, schedule_timeout's
                     // schedule() keeps it queued, a voluntary switch, after
                     // which the loop polls every socket again. From
@@ -2322,6 +2326,7 @@ impl<'a> Sim<'a> {
     /// select() pass: found by the pass, missed, or missed with the
     /// sender's wakeup finding `to` on its runqueue ([`Landing`]). Returns
     /// the waker's cost.
+    ///
     /// `readable`: a message to read, not write space.
     fn poll_landing(
         &mut self,
