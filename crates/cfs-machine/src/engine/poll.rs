@@ -9,7 +9,7 @@
 //!    that socket's wait queue (unix_poll registers before it tests the
 //!    queue, so the first ready one registers too); after it, the rest are
 //!    polled without it.
-//! 2. If something was ready, select returns it (:256), copying the
+//! 2. If something was ready, select returns it (:262), copying the
 //!    results out on its way. Otherwise it calls `schedule_timeout` (:280)
 //!    straight after the last poll. Back from it, it polls every descriptor
 //!    again (now without registering), and so on.
@@ -64,8 +64,9 @@ pub(super) struct PollPass {
     progress: u64,
     /// Per socket: found ready when polled (or sure to be).
     ready: Vec<bool>,
-    /// The first socket found ready; every one polled before it put the
-    /// task on its wait queue. `fds.len()` while none is.
+    /// The first socket found ready; every one polled up to it, itself
+    /// included, put the task on its wait queue. `fds.len()` while none
+    /// is.
     first_ready: usize,
     /// A wakeup made the task TASK_RUNNING during the pass.
     raced: bool,
