@@ -177,7 +177,9 @@ proptest! {
     /// or running task on a CPU its mask allows, exactly one state per task)
     /// checked after every scheduler call. Half the cases also wake the
     /// writers of socket messages (`write_space_wakeups`), which adds
-    /// wakeups that find nothing to read, half inject interrupts on
+    /// wakeups that find nothing to read, half model select()'s pass as a
+    /// plain stretch of work rather than a window wakeups can race
+    /// (`poll_window=0`), half inject interrupts on
     /// every CPU (`--irq`), whose returns are preemption points of their
     /// own, and half slow one CPU (`--slow`, 10-100%), which re-times the
     /// work in flight there; under 2.6.32 half turn ARCH_POWER on, so the
@@ -193,6 +195,7 @@ proptest! {
         server_mask in 1u8..16,
         seed in 1u64..1000,
         write_space in any::<bool>(),
+        no_window in any::<bool>(),
         irq in any::<bool>(),
         slow in prop::option::of((0u8..4, 10u32..=100)),
         arch_power in any::<bool>(),
@@ -200,6 +203,9 @@ proptest! {
     ) {
         let list = |m: u8| (0..4).filter(|b| m & (1 << b) != 0).map(|b: u8| b.to_string()).collect::<Vec<_>>().join(",");
         let mut config = format!("profile={p}{}", if write_space { ",set=write_space_wakeups=1" } else { "" });
+        if no_window {
+            config += ",set=poll_window=0";
+        }
         if arch_power && p.starts_with("2.6.32") {
             config += ",features=ARCH_POWER";
         }
