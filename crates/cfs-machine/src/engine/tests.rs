@@ -253,9 +253,18 @@ fn work_is_scaled_and_jittered_by_the_cost_set() {
 
 /// Runs `tasks` on the Q6600 without jitter until all have exited.
 fn run_to_exit(tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
+    run_to_exit_on(KernelVersion::V2_6_26, tasks, sockets)
+}
+
+/// [`run_to_exit`] under the profile of `version`.
+fn run_to_exit_on(version: KernelVersion, tasks: Vec<TaskSpec>, sockets: Sockets) -> RunOutcome {
     let finish = (0..tasks.len()).collect();
-    q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| s.sockets = sockets)
-        .unwrap()
+    q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
+        s.sockets = sockets;
+        s.config = Config::new(version, s.host.nr_cpus());
+        s.domains = s.host.build_domains(version);
+    })
+    .unwrap()
 }
 
 /// Limits for a run of `duration_ms` (or until its tasks finish) capped
@@ -396,13 +405,7 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
         pinned("other", idle, 2, 0),
         batch,
     ];
-    let finish = (0..tasks.len()).collect();
-    let out = q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
-        s.sockets = Sockets { poll_window, ..Sockets::default() };
-        s.config = Config::new(version, s.host.nr_cpus());
-        s.domains = s.host.build_domains(version);
-    })
-    .unwrap();
+    let out = run_to_exit_on(version, tasks, Sockets { poll_window, ..Sockets::default() });
     let (received, blocked, yielded) = seen.get().expect("the selector ran again");
     assert_eq!(received, 1, "the message is read in the end");
     SelectWindow { races: out.select_races, wake_running: out.counters.wake_running, blocked, yielded }
@@ -456,13 +459,7 @@ fn write_space_race(version: KernelVersion, write_space_wakeups: bool) -> (u64, 
     ]);
     let idle = script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }]);
     let tasks = vec![pinned("selector", selector, 0, 0), pinned("reader", reader, 2, 0), pinned("other", idle, 3, 0)];
-    let finish = (0..tasks.len()).collect();
-    let out = q6600_run(Instance { tasks, finish, sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
-        s.sockets = Sockets { write_space_wakeups, ..Sockets::default() };
-        s.config = Config::new(version, s.host.nr_cpus());
-        s.domains = s.host.build_domains(version);
-    })
-    .unwrap();
+    let out = run_to_exit_on(version, tasks, Sockets { write_space_wakeups, ..Sockets::default() });
     (out.select_races, out.counters.wake_running)
 }
 

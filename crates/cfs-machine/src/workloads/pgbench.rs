@@ -268,7 +268,6 @@ struct Client {
     /// Connection index by backend task.
     index: BTreeMap<TaskRef, usize>,
     done: Vec<u64>,
-    open: u32,
     /// The open connections, as select() polls them.
     fds: Arc<[TaskRef]>,
 }
@@ -289,7 +288,6 @@ impl Client {
             conns: Vec::new(),
             index: BTreeMap::new(),
             done: Vec::new(),
-            open: 0,
             fds: Arc::from(Vec::new()),
         }
     }
@@ -307,7 +305,7 @@ impl Client {
             entry_ns: half,
             poll_ns: ns(self.c.select_per_conn_ns),
             exit_ns: ns(self.c.select_base_ns).saturating_sub(half),
-            repoll_ns: ns(self.c.select_per_conn_ns * self.open as f64),
+            repoll_ns: ns(self.c.select_per_conn_ns * self.fds.len() as f64),
             fds: self.fds.clone(),
         }
     }
@@ -338,7 +336,6 @@ impl Client {
             return;
         }
         self.phase = Phase::Running;
-        self.open = self.clients;
         self.fds = self.open_fds();
         for &b in &self.conns {
             self.query(b, q);
@@ -350,7 +347,7 @@ impl Client {
     fn serve(&mut self, cx: &StepCx<'_>, q: &mut VecDeque<Action>) {
         if cx.blocked {
             // It slept: poll every socket again, then unregister from all.
-            let n = self.open as f64;
+            let n = self.fds.len() as f64;
             q.push_back(Action::Run(ns(
                 self.c.select_base_ns + n * (self.c.select_per_conn_ns + self.c.poll_wait_per_conn_ns)
             )));
@@ -366,16 +363,15 @@ impl Client {
             } else {
                 // PQfinish: send Terminate, stop selecting on it.
                 q.push_back(Action::Send { to: m.from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
-                self.open -= 1;
                 closed = true;
             }
         }
-        if self.open == 0 {
-            q.push_back(Action::Exit);
-            return;
-        }
         if closed {
             self.fds = self.open_fds();
+        }
+        if self.fds.is_empty() {
+            q.push_back(Action::Exit);
+            return;
         }
         q.push_back(self.select());
     }
