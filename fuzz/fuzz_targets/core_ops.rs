@@ -13,7 +13,8 @@
 
 use arbitrary::Arbitrary;
 use cfs_core::{
-    Config, CpuMask, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams, Tunables,
+    Config, CpuMask, CurrentState, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams,
+    Tunables,
 };
 use cfs_topology::builder::BuildOptions;
 use cfs_topology::{DomainLevel, SdFlags};
@@ -46,6 +47,8 @@ enum Op {
     CpuDown { cpu: u8, stale: bool },
     /// A CPU comes back up.
     CpuUp { cpu: u8 },
+    /// The running task enters or leaves a wait loop (set_current_state).
+    SetCurrentState { cpu: u8, interruptible: bool },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -117,8 +120,13 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Schedule { cpu, how } => {
-                let how =
-                    [Deschedule::Preempt, Deschedule::Sleep, Deschedule::Exit, Deschedule::Yield][how as usize % 4];
+                let how = [
+                    Deschedule::Preempt,
+                    Deschedule::Sleep,
+                    Deschedule::Exit,
+                    Deschedule::Yield,
+                    Deschedule::Schedule,
+                ][how as usize % 5];
                 s.schedule(now, cpu as usize % n, how).map(|_| ())
             }
             Op::Tick { cpu } => s.tick(now, cpu as usize % n).map(|_| ()),
@@ -158,6 +166,10 @@ fuzz_target!(|input: Input| {
                 online.set(cpu);
                 let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
                 s.cpu_up(now, cpu, host.build_domains_with(version, &opts))
+            }
+            Op::SetCurrentState { cpu, interruptible } => {
+                let state = if interruptible { CurrentState::Interruptible } else { CurrentState::Running };
+                s.set_current_state(cpu as usize % n, state)
             }
         };
         if let Err(SchedError::Invariant(v)) = r {

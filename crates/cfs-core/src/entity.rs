@@ -79,6 +79,22 @@ pub enum TaskState {
     Dead,
 }
 
+/// The kernel's `p->state` as `set_current_state` sets it, for a task that
+/// is still on its runqueue (see [`crate::Scheduler::set_current_state`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "fuzzing", derive(arbitrary::Arbitrary))]
+pub enum CurrentState {
+    /// TASK_RUNNING: a wakeup has nothing to do (try_to_wake_up returns at
+    /// its state test), and schedule() keeps the task queued.
+    #[default]
+    Running,
+    /// TASK_INTERRUPTIBLE, set before a wait loop tests its condition: a
+    /// wakeup now takes try_to_wake_up's `out_running` path (the
+    /// preemption check, then TASK_RUNNING), and schedule() without one
+    /// dequeues the task.
+    Interruptible,
+}
+
 /// Everything the scheduler keeps about a task.
 #[derive(Clone, Debug)]
 pub struct Task {
@@ -103,6 +119,11 @@ pub struct Task {
     /// raised on the task during the schedule() that switched it out, and
     /// acted on when it is switched back in (see `do_schedule`).
     pub need_resched: bool,
+    /// `p->state` while the task is queued or running. Only
+    /// [`crate::Scheduler::set_current_state`] makes it
+    /// [`CurrentState::Interruptible`]; a wakeup, a sleep or an exit makes
+    /// it [`CurrentState::Running`] again.
+    pub current_state: CurrentState,
 }
 
 /// What a caller specifies for a new task.

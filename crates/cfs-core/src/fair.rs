@@ -7,7 +7,7 @@
 //! the CPU whose cfs_rq they act on.
 
 use crate::cfs_rq::{CfsRq, max_vruntime, min_vruntime};
-use crate::entity::{TaskId, TaskState};
+use crate::entity::{CurrentState, TaskId, TaskState};
 use crate::features::Feature;
 use crate::observe::Observer;
 use crate::observe::{Event, MigrateReason, PreemptReason};
@@ -723,6 +723,16 @@ impl<O: Observer> Scheduler<O> {
         }
         self.rqs[cpu].need_resched = false;
         let prev = self.rqs[cpu].curr;
+        // `if (prev->state && !(preempt_count() & PREEMPT_ACTIVE))`
+        // (bce7f793 sched.c:4171): a task calling schedule() itself sleeps
+        // only if nothing has woken it since it set its state.
+        let how = match (how, prev) {
+            (Deschedule::Schedule, Some(p)) if self.t(p).current_state == CurrentState::Interruptible => {
+                Deschedule::Sleep
+            }
+            (Deschedule::Schedule, _) => Deschedule::Preempt,
+            (how, _) => how,
+        };
         if let Some(p) = prev {
             match how {
                 Deschedule::Yield => self.yield_task_fair(cpu),
@@ -733,9 +743,12 @@ impl<O: Observer> Scheduler<O> {
                     if how == Deschedule::Sleep {
                         self.update_stats_sleep_start(cpu, p);
                     }
-                    self.tm(p).state = if how == Deschedule::Exit { TaskState::Dead } else { TaskState::Sleeping };
+                    let t = self.tm(p);
+                    t.state = if how == Deschedule::Exit { TaskState::Dead } else { TaskState::Sleeping };
+                    t.current_state = CurrentState::Running;
                 }
-                Deschedule::Preempt => {}
+                // Involuntary preemption (PREEMPT_ACTIVE) keeps the state.
+                Deschedule::Preempt | Deschedule::Schedule => {}
             }
         }
         // An active-balance kick (load_balance on another CPU, bce7f793

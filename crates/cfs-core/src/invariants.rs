@@ -7,11 +7,12 @@
 //! load; the counts agree; every queued task is on a CPU its mask allows;
 //! min_vruntime never went backwards; every task is in exactly one
 //! state that matches where it is found; and only a queued task has a
-//! schedstat wait open, only a sleeping one a sleep. With `Config::check_invariants`
+//! schedstat wait open, only a sleeping one a sleep, and only a queued or
+//! running one a sleep state set by `set_current_state`. With `Config::check_invariants`
 //! on, every API call runs the check and a violation carries the last
 //! [`HISTORY_LEN`] calls.
 
-use crate::entity::{TaskId, TaskState};
+use crate::entity::{CurrentState, TaskId, TaskState};
 use crate::observe::Observer;
 use crate::patches::Patch;
 use crate::sched::{Deschedule, Scheduler};
@@ -35,6 +36,7 @@ pub enum ApiCall {
     Fork { now: u64, parent: TaskId, child: TaskId },
     Wake { now: u64, task: TaskId, waker_cpu: CpuId, sync: bool },
     Schedule { now: u64, cpu: CpuId, how: Deschedule },
+    SetCurrentState { cpu: CpuId, task: TaskId, state: CurrentState },
     Tick { now: u64, cpu: CpuId },
     Hrtick { now: u64, cpu: CpuId },
     SetNice { now: u64, task: TaskId, nice: i32 },
@@ -126,6 +128,11 @@ impl<O: Observer> Scheduler<O> {
             }
             if st.sleep_start != 0 && t.state != TaskState::Sleeping {
                 return fail(alloc::format!("{} is {:?} with a sleep open since {}", t.id, t.state, st.sleep_start));
+            }
+            // Only a queued or running task can be between set_current_state
+            // and schedule(): sleeping and exiting reset the state.
+            if t.current_state != CurrentState::Running && expect == 0 {
+                return fail(alloc::format!("{} is {:?} in state {:?}", t.id, t.state, t.current_state));
             }
             // migrate_live_tasks leaves nothing on a CPU that went down.
             if t.state != TaskState::Dead && !self.online.contains(t.cpu) {

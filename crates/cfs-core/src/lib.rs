@@ -115,7 +115,7 @@ pub mod weights;
 pub use balance::CpuIdleType;
 pub use cfs_topology::{CpuId, CpuMask, KernelVersion, SchedDomains};
 pub use config::{Config, ConfigError};
-pub use entity::{Task, TaskId, TaskParams, TaskState};
+pub use entity::{CurrentState, Task, TaskId, TaskParams, TaskState};
 pub use features::{Feature, FeatureTable, Features};
 pub use hotplug::{CpuDown, HotplugError};
 pub use invariants::{ApiCall, InvariantViolation};

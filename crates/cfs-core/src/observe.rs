@@ -21,8 +21,13 @@ pub enum WakeReason {
     IdleSibling,
     /// It stays on its previous CPU.
     Previous,
-    /// It was already queued (or still running): nothing to place.
+    /// It was still queued (or running) in a sleep state, between
+    /// set_current_state and schedule(): try_to_wake_up's `out_running`,
+    /// nothing to place.
     AlreadyQueued,
+    /// It was queued or running as TASK_RUNNING: try_to_wake_up returned
+    /// at its state test and did nothing.
+    AlreadyRunning,
     /// 2.6.32 balance-on-wake picked the idlest CPU.
     Balance,
 }

@@ -6,7 +6,7 @@
 //! decisions: there is no randomness and no hash-order iteration.
 
 use crate::config::{Config, ConfigError};
-use crate::entity::{SchedEntity, Task, TaskId, TaskParams, TaskState};
+use crate::entity::{CurrentState, SchedEntity, Task, TaskId, TaskParams, TaskState};
 use crate::hotplug::HotplugError;
 use crate::invariants::{ApiCall, History, InvariantViolation};
 use crate::nohz::Nohz;
@@ -101,6 +101,12 @@ pub enum Deschedule {
     Exit,
     /// sched_yield(): yield_task_fair, then schedule.
     Yield,
+    /// The task calls schedule() itself, as a wait loop does after
+    /// [`Scheduler::set_current_state`]: it is dequeued (as `Sleep`) if its
+    /// state is still TASK_INTERRUPTIBLE, and stays queued (a voluntary
+    /// switch, as `Preempt`) if a wakeup has made it TASK_RUNNING since
+    /// (sched.c:4171, `if (prev->state && ...) deactivate_task`).
+    Schedule,
 }
 
 /// The result of [`Scheduler::schedule`].
@@ -480,6 +486,7 @@ impl<O: Observer> Scheduler<O> {
             state: TaskState::Sleeping,
             nr_migrations: 0,
             need_resched: false,
+            current_state: CurrentState::Running,
         });
         Ok(id)
     }
@@ -603,6 +610,25 @@ impl<O: Observer> Scheduler<O> {
         let out = self.try_to_wake_up(now, task, cpu, sync, true);
         self.finish(ApiCall::Wake { now, task, waker_cpu: cpu, sync })?;
         Ok(out)
+    }
+
+    /// `set_current_state(state)` by the task running on `cpu`, as a wait
+    /// loop does before it tests its condition (do_select, sk_wait_data,
+    /// prepare_to_wait) and, with [`CurrentState::Running`], when it leaves
+    /// the loop without sleeping.
+    ///
+    /// While the task is TASK_INTERRUPTIBLE and still on its runqueue, a
+    /// [`Scheduler::wake_up`] takes try_to_wake_up's `out_running` path
+    /// (the preemption check on its CPU, which stamps the current task's
+    /// `last_wakeup` and makes it the next buddy, then TASK_RUNNING), and
+    /// [`Deschedule::Schedule`] dequeues it. A wakeup of a task left
+    /// TASK_RUNNING does nothing. [`Deschedule::Sleep`] sets the state
+    /// itself, so callers that never race a wakeup need not call this.
+    pub fn set_current_state(&mut self, cpu: CpuId, state: CurrentState) -> Result<(), SchedError> {
+        self.check_online(cpu)?;
+        let task = self.rqs[cpu].curr.ok_or(SchedError::IdleCpu(cpu))?;
+        self.tm(task).current_state = state;
+        self.finish(ApiCall::SetCurrentState { cpu, task, state })
     }
 
     /// `schedule()` on `cpu`: the current task leaves as `how` says, an

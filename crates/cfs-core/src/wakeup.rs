@@ -3,7 +3,7 @@
 //! `select_task_rq_fair`, `wake_affine`, `wake_idle`, the load figures they
 //! read, and `sched_balance_self` for fork.
 
-use crate::entity::{TaskId, TaskState};
+use crate::entity::{CurrentState, TaskId, TaskState};
 use crate::features::Feature;
 use crate::observe::{Event, MigrateReason, Observer, WakeReason};
 use crate::patches::Patch;
@@ -93,18 +93,27 @@ impl<O: Observer> Scheduler<O> {
             self.advance(now);
         }
         if self.t(p).state != TaskState::Sleeping {
-            // out_running: only the preemption check.
-            let before = self.rqs[orig_cpu].need_resched;
-            self.check_preempt_wakeup(orig_cpu, p, false, waker, sync);
-            self.emit(Event::Wake {
-                task: p,
-                waker_cpu: this_cpu,
-                prev_cpu: orig_cpu,
-                target: orig_cpu,
-                sync,
-                reason: WakeReason::AlreadyQueued,
-            });
-            return WakeOutcome { cpu: orig_cpu, woken: false, preempt: !before && self.rqs[orig_cpu].need_resched };
+            let mut preempt = false;
+            let reason = if self.t(p).current_state == CurrentState::Running {
+                // `if (!(old_state & state)) goto out;` (bce7f793
+                // sched.c:2091, e490517a :2423, 4b119e21 :1845; 22763c5c
+                // :2354, after its clock update above): a TASK_RUNNING task
+                // is left alone, no stamp, no buddy, no preemption check.
+                WakeReason::AlreadyRunning
+            } else {
+                // out_running (bce7f793 sched.c:2151): still queued in a
+                // sleep state, as a wait loop is between set_current_state
+                // and schedule(): only the preemption check, then
+                // TASK_RUNNING.
+                self.tm(p).current_state = CurrentState::Running;
+                let before = self.rqs[orig_cpu].need_resched;
+                self.check_preempt_wakeup(orig_cpu, p, false, waker, sync);
+                preempt = !before && self.rqs[orig_cpu].need_resched;
+                WakeReason::AlreadyQueued
+            };
+            let target = orig_cpu;
+            self.emit(Event::Wake { task: p, waker_cpu: this_cpu, prev_cpu: orig_cpu, target, sync, reason });
+            return WakeOutcome { cpu: orig_cpu, woken: false, preempt };
         }
         let (cpu, reason) = if self.rules.is_2_6_32() {
             self.select_task_rq_fair_32(p, this_cpu, true, sync)

@@ -17,7 +17,7 @@
 extern crate std;
 
 use crate::config::Config;
-use crate::entity::{TaskId, TaskParams, TaskState};
+use crate::entity::{CurrentState, TaskId, TaskParams, TaskState};
 use crate::features::Feature;
 use crate::observe::WakeReason;
 use crate::patches::Patch;
@@ -318,28 +318,107 @@ fn source_and_target_load_read_cpu_load_at_idx_minus_one() {
 // try_to_wake_up: the outcome of an already-queued wakee; 2.6.32's clocks
 // ---------------------------------------------------------------------
 
-#[test]
-fn waking_a_queued_task_reports_a_preemption_only_when_it_set_need_resched() {
-    // try_to_wake_up of a task already on a runqueue goes to out_running: only
-    // check_preempt_curr. The outcome's `preempt` is "need_resched was set by this
-    // wakeup", so a CPU already marked reports false.
-    // 2.6.26 on 4 CPUs: f = 1 + ilog2(4) = 3, sysctl_sched_wakeup_granularity = 30 ms,
-    // and for a nice-0 wakee wakeup_gran is 30 ms. Q is queued 100 ms of vruntime behind
-    // the running C: 100 ms > 30 ms -> preempt.
-    let mut s = on("q6600", V26);
+/// `v` on a Q6600: C runs on CPU 0 and Q is queued behind it, 100 ms of
+/// vruntime behind C (C is first moved 200 ms on, so that 2.6.25's unsigned
+/// compare does not wrap). Q has been preempted inside a wait loop, or is a
+/// plain runnable task, as `state` says.
+fn queued_behind(v: KernelVersion, state: CurrentState) -> (Scheduler<()>, TaskId, TaskId) {
+    let mut s = on("q6600", v);
     let c = running_on(&mut s, 0);
     let q = queued_on(&mut s, 0);
     s.rqs[0].need_resched = false;
+    s.tm(c).se.vruntime += 200 * MS;
     s.dequeue_tree(0, q);
     let cv = s.t(c).se.vruntime;
-    s.tm(q).se.vruntime = cv.wrapping_sub(100 * MS);
+    s.tm(q).se.vruntime = cv - 100 * MS;
+    s.tm(q).current_state = state;
     s.enqueue_tree(0, q);
+    (s, c, q)
+}
+
+#[test]
+fn waking_a_queued_task_reports_a_preemption_only_when_it_set_need_resched() {
+    // try_to_wake_up of a task still on a runqueue in a sleep state goes to
+    // out_running: only check_preempt_curr. The outcome's `preempt` is
+    // "need_resched was set by this wakeup", so a CPU already marked reports false.
+    // 2.6.26 on 4 CPUs: f = 1 + ilog2(4) = 3, sysctl_sched_wakeup_granularity = 30 ms,
+    // and for a nice-0 wakee wakeup_gran is 30 ms. Q is queued 100 ms of vruntime behind
+    // the running C: 100 ms > 30 ms -> preempt.
+    let (mut s, _, q) = queued_behind(V26, CurrentState::Interruptible);
     let out = s.try_to_wake_up(T0, q, 0, false, false);
     assert!(!out.woken);
     assert!(out.preempt && s.rqs[0].need_resched);
+    assert_eq!(s.t(q).current_state, CurrentState::Running, "out_running sets TASK_RUNNING");
+    // Preempted in its wait loop again, with C's reschedule still pending.
+    s.tm(q).current_state = CurrentState::Interruptible;
     let again = s.try_to_wake_up(T0, q, 0, false, false);
     assert!(!again.preempt, "need_resched was already set");
     assert!(s.rqs[0].need_resched);
+}
+
+#[test]
+fn a_wakeup_of_a_queued_task_running_as_task_running_does_nothing() {
+    // `if (!(old_state & state)) goto out;` (4b119e21 sched.c:1845, e490517a :2423,
+    // bce7f793 :2091; 22763c5c :2354): a task that is TASK_RUNNING, queued or
+    // current, is left alone. Q below would preempt C by 100 ms against a 30 ms
+    // granularity (6 ms in 2.6.32: 2 ms x 3) if the wakeup reached
+    // check_preempt_curr, and in 2.6.25/26 it would stamp C's last_wakeup and make
+    // Q the next buddy. As TASK_RUNNING it does none of these; in a sleep state
+    // (set_current_state(TASK_INTERRUPTIBLE), then preempted) it does all.
+    for v in [KernelVersion::V2_6_25, RC4, V26, V32RC1, V32] {
+        let (mut s, c, q) = queued_behind(v, CurrentState::Running);
+        s.tm(c).se.last_wakeup = 0;
+        let out = s.wake_up(T0, q, 0, true).unwrap();
+        assert!(!out.woken && !out.preempt && !s.rqs[0].need_resched, "{v}: {out:?}");
+        assert_eq!(s.t(c).se.last_wakeup, 0, "{v}: no stamp");
+        assert_eq!(s.rqs[0].cfs.next, None, "{v}: no next buddy");
+        assert_eq!(s.t(q).state, TaskState::Queued);
+
+        let (mut s, c, q) = queued_behind(v, CurrentState::Interruptible);
+        s.tm(c).se.last_wakeup = 0;
+        let out = s.wake_up(T0, q, 0, true).unwrap();
+        assert!(!out.woken && out.preempt && s.rqs[0].need_resched, "{v}: {out:?}");
+        assert_eq!(s.t(q).current_state, CurrentState::Running, "{v}");
+        if !v.is_2_6_32() {
+            assert_eq!(s.t(c).se.last_wakeup, s.t(c).se.sum_exec_runtime, "{v}: stamped");
+            assert_eq!(s.rqs[0].cfs.next, Some(q), "{v}: next buddy");
+        }
+    }
+}
+
+#[test]
+fn a_wait_loop_sleeps_in_schedule_unless_a_wakeup_came_after_it_set_its_state() {
+    // The kernel's sleep protocol: set_current_state(TASK_INTERRUPTIBLE), test the
+    // condition, schedule(). schedule() dequeues prev only `if (prev->state && ...)`
+    // (bce7f793 sched.c:4171), so a wakeup between the two (out_running, which sets
+    // TASK_RUNNING) turns the sleep into a voluntary switch and is not lost.
+    for v in [RC4, V26, V32] {
+        let mut s = on("q6600", v);
+        let a = running_on(&mut s, 0);
+        s.set_current_state(0, CurrentState::Interruptible).unwrap();
+        s.schedule(T0 + MS, 0, Deschedule::Schedule).unwrap();
+        assert_eq!(s.t(a).state, TaskState::Sleeping, "{v}: no wakeup came, it sleeps");
+        assert_eq!(s.t(a).current_state, CurrentState::Running, "{v}: a sleeper's state is reset");
+
+        let mut s = on("q6600", v);
+        let a = running_on(&mut s, 0);
+        s.set_current_state(0, CurrentState::Interruptible).unwrap();
+        let out = s.wake_up(T0 + MS, a, 1, true).unwrap();
+        assert!(!out.woken, "{v}: still on its runqueue");
+        s.schedule(T0 + MS, 0, Deschedule::Schedule).unwrap();
+        assert_eq!(s.t(a).state, TaskState::Running, "{v}: woken first, it stays");
+        // A second wakeup finds it TASK_RUNNING, and schedule() keeps it again.
+        let out = s.wake_up(T0 + 2 * MS, a, 1, true).unwrap();
+        assert!(!out.woken && !out.preempt);
+        s.schedule(T0 + 2 * MS, 0, Deschedule::Schedule).unwrap();
+        assert!(s.t(a).se.on_rq, "{v}");
+        // Sleep needs no set_current_state: it sets the state itself.
+        s.schedule(T0 + 3 * MS, 0, Deschedule::Sleep).unwrap();
+        assert_eq!(s.t(a).state, TaskState::Sleeping, "{v}");
+    }
+    // Only the running task sets its own state.
+    let mut s = on("q6600", V26);
+    assert!(s.set_current_state(1, CurrentState::Interruptible).is_err(), "CPU 1 is idle");
 }
 
 #[test]

@@ -151,9 +151,14 @@ impl SimObserver {
 
     fn wake(&mut self, waker_cpu: usize, target: usize, reason: WakeReason) {
         let c = &mut self.counters;
-        if reason == WakeReason::AlreadyQueued {
-            c.wake_running += 1;
-            return;
+        match reason {
+            WakeReason::AlreadyQueued => {
+                c.wake_running += 1;
+                return;
+            }
+            // try_to_wake_up's state test: nothing happened.
+            WakeReason::AlreadyRunning => return,
+            _ => {}
         }
         c.wakeups += 1;
         match reason {
@@ -164,7 +169,7 @@ impl SimObserver {
             }
             WakeReason::PassiveBalance => c.wake_passive += 1,
             WakeReason::IdleSibling => c.wake_idle_sibling += 1,
-            WakeReason::Previous | WakeReason::AlreadyQueued | WakeReason::Balance => {}
+            WakeReason::Previous | WakeReason::AlreadyQueued | WakeReason::AlreadyRunning | WakeReason::Balance => {}
         }
         if target != waker_cpu {
             c.wake_remote += 1;

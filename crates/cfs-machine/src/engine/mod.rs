@@ -73,7 +73,9 @@ use crate::program::{Action, ForkSpec, Msg, Program, Side, StepCx, Stream, TaskR
 use crate::queue::{EventQueue, Timed};
 use crate::trace::{Blocked, TraceBuf};
 use cache::{Caches, LastRun};
-use cfs_core::{Config, ConfigError, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState};
+use cfs_core::{
+    Config, ConfigError, CurrentState, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState,
+};
 use cfs_topology::builder::BuildOptions;
 use cfs_topology::{CpuMask, FlagOverride, Host};
 use poll::{Landing, PollPass};
@@ -2034,6 +2036,12 @@ impl<'a> Sim<'a> {
                     task.poll = Some(PollPass::new(fds, sys + lead, polled, exit, pending));
                     task.pending = sys + lead + polled;
                     task.deferred = Some(Deferred::Select { repoll_ns });
+                    if !self.polls_running() {
+                        // do_select's set_current_state(TASK_INTERRUPTIBLE)
+                        // (e490517a fs/select.c:208): a wakeup during the
+                        // pass takes try_to_wake_up's out_running path.
+                        self.sched.set_current_state(c, CurrentState::Interruptible)?;
+                    }
                 } else {
                     task.pending = sys + work;
                     task.deferred = Some(Deferred::Wait { all: true, repoll_ns, woken: false });
@@ -2162,6 +2170,9 @@ impl<'a> Sim<'a> {
                 };
                 let mailbox = &self.tasks[t].mailbox;
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
+                    // `__set_current_state(TASK_RUNNING)` on the way out
+                    // (e490517a fs/select.c:284).
+                    self.sched.set_current_state(c, CurrentState::Running)?;
                     self.tasks[t].pending += pass.exit();
                     self.deliver_found(c, t, &pass)?;
                 } else if pass.raced() || !mailbox.is_empty() {
@@ -2341,7 +2352,15 @@ impl<'a> Sim<'a> {
         let landing = if readable { pass.land(from, done) } else { pass.writable(from, done) };
         match landing {
             Landing::Wakes if !self.polls_running() => self.wake(c, to, sync),
-            Landing::Wakes | Landing::Found | Landing::Missed => Ok(0),
+            Landing::Wakes => {
+                // pollwake's try_to_wake_up still locks the task's runqueue
+                // and updates its clock before its state test turns it
+                // away (22763c5c sched.c:2352-2354). Its price is left out.
+                self.sched.wake_up(self.t(), TaskId(to as u32), c, sync)?;
+                self.after_call(c);
+                Ok(0)
+            }
+            Landing::Found | Landing::Missed => Ok(0),
         }
     }
 
