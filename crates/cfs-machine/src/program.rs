@@ -153,10 +153,12 @@ pub enum Action {
     /// select()/poll() over the task's sockets: a first pass (`entry_ns`,
     /// then `poll_ns` for each socket of `fds`), then take every message it
     /// found and return (`exit_ns`), or sleep until there is one, like
-    /// `Wait { all: true }`. A wakeup that finds nothing pending (a
-    /// write-space wakeup, see [`Action::Write`]) polls every socket again,
-    /// `repoll_ns` of CPU work (baseline), and sleeps again, as do_select's
-    /// loop does. All costs are baseline ns of CPU work.
+    /// `Wait { all: true }`. After a wakeup (or a voluntary switch) the
+    /// call polls every socket again (`repoll_ns`) and, if it finds
+    /// something, returns paying `slept_ns` (poll_freewait and the way
+    /// out); if not (a write-space wakeup, see [`Action::Write`]) it sleeps
+    /// again, as do_select's loop does. All costs are baseline ns of CPU
+    /// work.
     ///
     /// The pass is a window, as in do_select (e490517a fs/select.c:184-288):
     /// the task is TASK_INTERRUPTIBLE throughout and polls its sockets one
@@ -170,13 +172,16 @@ pub enum Action {
     /// nothing goes to schedule_timeout straight after its last poll (so
     /// `exit_ns` is not spent then); one made TASK_RUNNING calls schedule()
     /// as a runnable task, a voluntary switch, and polls again when it runs
-    /// next. (On the 2.6.32 profiles the pass runs TASK_RUNNING,
+    /// next. That next pass is a window too, with every socket registered
+    /// since the first: any message during it wakes the task (it is found
+    /// if its socket is still to be polled). (On the 2.6.32 profiles the pass runs TASK_RUNNING,
     /// 5f820f648c9: such a wakeup only marks the poll table `triggered`,
     /// and the pass polls again without schedule().) A message from a task
     /// not in `fds` is taken when the pass ends.
     /// [`crate::engine::Sockets::poll_window`] turns the window off: then
-    /// the whole call is one stretch of work, and every message present
-    /// when it ends is found.
+    /// the whole call is one stretch of work, every message present
+    /// when it ends is found, and a call that slept pays `repoll_ns +
+    /// slept_ns` when it is back in user space.
     Select {
         /// System call entry and copying the descriptor sets in.
         entry_ns: u64,
@@ -186,6 +191,10 @@ pub enum Action {
         exit_ns: u64,
         /// One poll pass over every socket after a wakeup.
         repoll_ns: u64,
+        /// What a call that slept or rescheduled pays besides its later
+        /// passes: poll_wait's registrations and poll_freewait's removals,
+        /// and the way out.
+        slept_ns: u64,
         /// The sockets polled, named by their peer task, in descriptor
         /// order.
         fds: std::sync::Arc<[TaskRef]>,

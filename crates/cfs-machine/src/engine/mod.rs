@@ -659,6 +659,16 @@ enum Block {
     SendBuf,
 }
 
+/// A select() call in progress: what its later passes poll and cost.
+#[derive(Clone, Debug)]
+struct SelectCall {
+    fds: std::sync::Arc<[TaskRef]>,
+    /// One pass over every socket, baseline ns.
+    repoll_ns: u64,
+    /// The rest of what a call that slept or rescheduled pays, baseline ns.
+    slept_ns: u64,
+}
+
 /// Work a task resumes with after its system call's time has passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Deferred {
@@ -675,9 +685,10 @@ enum Deferred {
     },
     /// The end of a select() pass ([`PollPass`]): take what it found, or
     /// reschedule if a wakeup raced it, or sleep.
-    Select {
-        repoll_ns: u64,
-    },
+    Select,
+    /// The next pass of the task's select() call ([`PollPass::again`]),
+    /// after a wakeup or a voluntary switch.
+    Repoll,
     /// Registered with a condition or barrier during the call: sleep,
     /// unless a signal has already come, then do `then`.
     Await(AfterWake),
@@ -737,6 +748,13 @@ struct Task {
     mailbox: VecDeque<Msg>,
     /// The select() pass in flight, if the task is in one.
     poll: Option<PollPass>,
+    /// The select() call the task is in, from its first pass until it
+    /// returns.
+    select: Option<SelectCall>,
+    /// CPU work (baseline ns) to do at the return to user space, before
+    /// the program's next action: a select() that slept, without the poll
+    /// window, pays its second pass and poll_freewait there.
+    charge_before_step: Option<u64>,
     /// Truesize of the pair-socket skbs in `mailbox`: a bound on what
     /// each of its connections holds, so that the common check needs no
     /// table lookup ([`Sim::pair_wmem`]).
@@ -772,6 +790,8 @@ impl Task {
             signalled: false,
             mailbox: VecDeque::new(),
             poll: None,
+            select: None,
+            charge_before_step: None,
             pair_bytes: 0,
             delivered: Vec::new(),
             forked: None,
@@ -1944,8 +1964,7 @@ impl<'a> Sim<'a> {
                 self.switch(c, Deschedule::Preempt)?;
                 if self.cpus[c].curr == Some(t) {
                     // Nobody better: carry on without looping back here.
-                    let a = self.step(t);
-                    self.exec(c, t, a)?;
+                    self.next_action(c, t)?;
                 }
                 continue;
             }
@@ -1955,9 +1974,19 @@ impl<'a> Sim<'a> {
                 self.tasks[t].pending = self.syscall_ns;
                 continue;
             }
-            let a = self.step(t);
-            self.exec(c, t, a)?;
+            self.next_action(c, t)?;
         }
+    }
+
+    /// Back in user space: work the return still owes
+    /// ([`Task::charge_before_step`]), else the program's next action.
+    fn next_action(&mut self, c: usize, t: TaskRef) -> Result<(), SimError> {
+        if let Some(ns) = self.tasks[t].charge_before_step.take() {
+            self.tasks[t].pending = self.work(ns);
+            return Ok(());
+        }
+        let a = self.step(t);
+        self.exec(c, t, a)
     }
 
     /// Asks task `t`'s program for its next action.
@@ -2022,12 +2051,13 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
-            Action::Select { entry_ns, poll_ns, exit_ns, repoll_ns, fds } => {
+            Action::Select { entry_ns, poll_ns, exit_ns, repoll_ns, slept_ns, fds } => {
                 // One draw of jitter for the whole call, shared out.
                 let polls = poll_ns.saturating_mul(fds.len() as u64);
                 let base = entry_ns.saturating_add(polls).saturating_add(exit_ns);
                 let work = self.work(base);
                 let task = &mut self.tasks[t];
+                task.select = Some(SelectCall { fds: fds.clone(), repoll_ns, slept_ns });
                 if self.sockets.poll_window && !fds.is_empty() {
                     let share = |part: u64| round_u64(work as f64 * part as f64 / base.max(1) as f64);
                     let (lead, polled) = (share(entry_ns), share(polls));
@@ -2035,7 +2065,7 @@ impl<'a> Sim<'a> {
                     let pending = task.mailbox.iter().map(|m| m.from);
                     task.poll = Some(PollPass::new(fds, sys + lead, polled, exit, pending));
                     task.pending = sys + lead + polled;
-                    task.deferred = Some(Deferred::Select { repoll_ns });
+                    task.deferred = Some(Deferred::Select);
                     if !self.polls_running() {
                         // do_select's set_current_state(TASK_INTERRUPTIBLE)
                         // (e490517a fs/select.c:208): a wakeup during the
@@ -2161,12 +2191,17 @@ impl<'a> Sim<'a> {
                     }
                     return self.block(c, t, Block::Wait, Deferred::Wait { all, repoll_ns, woken: true });
                 }
+                // A select() that slept polls every socket again and takes
+                // itself off their wait queues before it returns.
+                let task = &mut self.tasks[t];
+                if let Some(call) = task.select.take().filter(|_| task.was_blocked) {
+                    task.charge_before_step = Some(call.repoll_ns.saturating_add(call.slept_ns));
+                }
                 self.deliver(c, t, all)?;
             }
-            Deferred::Select { repoll_ns } => {
-                let woken = Deferred::Wait { all: true, repoll_ns, woken: true };
+            Deferred::Select => {
                 let Some(pass) = self.tasks[t].poll.take() else {
-                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns, woken: false });
+                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns: 0, woken: false });
                 };
                 let mailbox = &self.tasks[t].mailbox;
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
@@ -2174,6 +2209,7 @@ impl<'a> Sim<'a> {
                     // (e490517a fs/select.c:284).
                     self.sched.set_current_state(c, CurrentState::Running)?;
                     self.tasks[t].pending += pass.exit();
+                    self.tasks[t].select = None;
                     self.deliver_found(c, t, &pass)?;
                 } else if pass.raced() || !mailbox.is_empty() {
                     // (A pass that found nothing registered on every
@@ -2185,14 +2221,32 @@ impl<'a> Sim<'a> {
                     // 5f820f648c9 (2.6.29) poll_schedule_timeout sees
                     // `triggered` and polls again without schedule().
                     self.select_races += u64::from(pass.raced());
-                    let task = &mut self.tasks[t];
-                    task.deferred = Some(woken);
-                    task.was_blocked = true;
+                    self.tasks[t].deferred = Some(Deferred::Repoll);
                     if !self.polls_running() {
                         self.switch(c, Deschedule::Preempt)?;
                     }
                 } else {
-                    return self.block(c, t, Block::Wait, woken);
+                    return self.block(c, t, Block::Wait, Deferred::Repoll);
+                }
+            }
+            Deferred::Repoll => {
+                let Some(call) = self.tasks[t].select.clone() else {
+                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns: 0, woken: false });
+                };
+                // The loop's next iteration: TASK_INTERRUPTIBLE again
+                // (e490517a fs/select.c:208), every socket polled, nothing
+                // new registered; one draw of jitter for the polls and, if
+                // it finds something, the way out.
+                let base = call.repoll_ns.saturating_add(call.slept_ns);
+                let work = self.work(base);
+                let polled = round_u64(work as f64 * call.repoll_ns as f64 / base.max(1) as f64);
+                let task = &mut self.tasks[t];
+                let pending = task.mailbox.iter().map(|m| m.from);
+                task.poll = Some(PollPass::again(call.fds, polled, work.saturating_sub(polled), pending));
+                task.pending = polled;
+                task.deferred = Some(Deferred::Select);
+                if !self.polls_running() {
+                    self.sched.set_current_state(c, CurrentState::Interruptible)?;
                 }
             }
             Deferred::Sleep { ns, interruptible } => {
@@ -2351,8 +2405,8 @@ impl<'a> Sim<'a> {
         let Some(pass) = self.tasks[to].poll.as_mut() else { return Ok(0) };
         let landing = if readable { pass.land(from, done) } else { pass.writable(from, done) };
         match landing {
-            Landing::Wakes if !self.polls_running() => self.wake(c, to, sync),
-            Landing::Wakes => {
+            Landing::Wakes | Landing::FoundAndWakes if !self.polls_running() => self.wake(c, to, sync),
+            Landing::Wakes | Landing::FoundAndWakes => {
                 // pollwake's try_to_wake_up still locks the task's runqueue
                 // and updates its clock before its state test turns it
                 // away (22763c5c sched.c:2352-2354). Its price is left out.

@@ -38,6 +38,15 @@
 //! first ready descriptor, :460). The engine picks the behaviour by the
 //! profile (`Sim::polls_running`).
 //!
+//! The pass after a wakeup or a voluntary switch (the loop's second
+//! iteration) registers nothing new (`wait = NULL` after the first pass,
+//! :261), but every entry of the first pass stays until poll_freewait, and
+//! a first pass that found nothing registered on every socket. So during
+//! that pass any message, on a socket polled or not, reaches the task
+//! through its wait queue: `out_running` again on 2.6.25/26 (the loop set
+//! TASK_INTERRUPTIBLE again at its top), a no-op on 2.6.32. It is found if
+//! its socket has not been polled yet ([`PollPass::again`]).
+//!
 //! [`PollPass`] keeps the bookkeeping: which sockets were ready when
 //! polled, where the first ready one is, and whether a wakeup has made the
 //! task TASK_RUNNING. The engine says how far the pass has got when a
@@ -70,6 +79,9 @@ pub(super) struct PollPass {
     first_ready: usize,
     /// A wakeup made the task TASK_RUNNING during the pass.
     raced: bool,
+    /// Every socket holds the task on its wait queue from an earlier pass
+    /// of the same call ([`PollPass::again`]).
+    registered: bool,
 }
 
 /// What a message landing during a pass does.
@@ -84,6 +96,10 @@ pub(super) enum Landing {
     /// Its socket was polled and holds the task on its wait queue: missed,
     /// and the sender's wakeup takes try_to_wake_up's `out_running` path.
     Wakes,
+    /// Its socket is polled later, and holds the task on its wait queue
+    /// from an earlier pass: found, and the sender's wakeup takes
+    /// `out_running` too.
+    FoundAndWakes,
 }
 
 impl PollPass {
@@ -98,8 +114,17 @@ impl PollPass {
         pending: impl Iterator<Item = TaskRef>,
     ) -> PollPass {
         let n = fds.len();
-        let mut pass =
-            PollPass { ready: vec![false; n], fds, lead, work, exit, progress: 0, first_ready: n, raced: false };
+        let mut pass = PollPass {
+            ready: vec![false; n],
+            fds,
+            lead,
+            work,
+            exit,
+            progress: 0,
+            first_ready: n,
+            raced: false,
+            registered: false,
+        };
         for from in pending {
             if let Some(i) = pass.index(from) {
                 pass.ready[i] = true;
@@ -107,6 +132,14 @@ impl PollPass {
             }
         }
         pass
+    }
+
+    /// The next pass of the same select() call, after a first pass that
+    /// found nothing and a wakeup or a voluntary switch: no entry work,
+    /// `work` ns of polls, `exit` ns if it finds something, and every
+    /// socket registered by the first pass.
+    pub(super) fn again(fds: Arc<[TaskRef]>, work: u64, exit: u64, pending: impl Iterator<Item = TaskRef>) -> PollPass {
+        PollPass { registered: true, ..PollPass::new(fds, 0, work, exit, pending) }
     }
 
     /// The pass's work up to its last poll, ns: what the task has to do
@@ -148,6 +181,10 @@ impl PollPass {
         if done < self.polled_at(i) {
             self.ready[i] = true;
             self.first_ready = self.first_ready.min(i);
+            if self.registered && !self.raced {
+                self.raced = true;
+                return Landing::FoundAndWakes;
+            }
             return Landing::Found;
         }
         self.wake_polled(i)
@@ -160,7 +197,7 @@ impl PollPass {
     pub(super) fn writable(&mut self, from: TaskRef, done: u64) -> Landing {
         let done = self.advance(done);
         match self.index(from) {
-            Some(i) if done >= self.polled_at(i) => self.wake_polled(i),
+            Some(i) if self.registered || done >= self.polled_at(i) => self.wake_polled(i),
             _ => Landing::Missed,
         }
     }
@@ -171,7 +208,7 @@ impl PollPass {
         // (A socket found ready later is polled later, so `first_ready`
         // can only have moved past `i`, never below it.) The first ready
         // socket registered too.
-        if i <= self.first_ready && !self.raced {
+        if (self.registered || i <= self.first_ready) && !self.raced {
             self.raced = true;
             return Landing::Wakes;
         }
@@ -278,6 +315,27 @@ mod tests {
         let mut p = pass(&[]);
         assert_eq!(p.land(13, 2_600), Landing::Found);
         assert_eq!(p.land(10, 1_000), Landing::Wakes);
+    }
+
+    /// The pass after a wakeup: every socket registered in the first pass.
+    /// A message on socket 3 before its poll is found, and its sender's
+    /// wakeup reaches the task (TASK_INTERRUPTIBLE again); then one on
+    /// socket 0, behind its poll, is missed and finds it TASK_RUNNING;
+    /// write space anywhere wakes nobody once it is running.
+    #[test]
+    fn the_next_pass_is_registered_on_every_socket() {
+        let mut p = PollPass::again(Arc::from(vec![10, 11, 12, 13]), 4_000, 900, [11].into_iter());
+        assert_eq!(p.total(), 4_000);
+        assert_eq!(p.land(13, 3_000), Landing::FoundAndWakes);
+        assert!(p.raced());
+        assert_eq!(p.land(10, 3_100), Landing::Missed);
+        assert_eq!(p.writable(12, 3_200), Landing::Missed);
+        assert_eq!([10, 11, 12, 13].map(|f| p.finds(f)), [false, true, false, true]);
+        assert_eq!(p.exit(), 900);
+        // Write space on a socket not yet polled reaches it through the
+        // first pass's entry.
+        let mut p = PollPass::again(Arc::from(vec![10, 11]), 2_000, 0, std::iter::empty());
+        assert_eq!(p.writable(11, 100), Landing::Wakes);
     }
 
     /// A sender that is not one of the polled sockets, and a second

@@ -52,7 +52,7 @@ fn script(actions: Vec<Action>) -> Box<dyn Program> {
 
 /// select() with no pass of its own and no sockets named: no poll window.
 fn select(repoll_ns: u64) -> Action {
-    Action::Select { entry_ns: 0, poll_ns: 0, exit_ns: 0, repoll_ns, fds: Arc::from(Vec::new()) }
+    Action::Select { entry_ns: 0, poll_ns: 0, exit_ns: 0, repoll_ns, slept_ns: 0, fds: Arc::from(Vec::new()) }
 }
 
 /// A ping task on `a` and a pong task on `b` for `rounds` round trips
@@ -354,8 +354,6 @@ struct SelectWindow {
     races: u64,
     /// try_to_wake_up calls that found the selector on its runqueue.
     wake_running: u64,
-    /// Whether the selector went on as after a sleep (polling again).
-    blocked: bool,
     /// Whether the batch task ran before the selector read the message.
     yielded: bool,
 }
@@ -372,9 +370,16 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
             1 => Action::Run(30_000_000),
             2 => Action::Send { to: 3, sync: false, bytes: 8, tag: 0 },
             3 => Action::Send { to: 1, sync: false, bytes: 8, tag: 0 },
-            4 => Action::Select { entry_ns: 0, poll_ns: 50_000, exit_ns: 0, repoll_ns: 1_000, fds: fds.clone() },
+            4 => Action::Select {
+                entry_ns: 0,
+                poll_ns: 50_000,
+                exit_ns: 0,
+                repoll_ns: 1_000,
+                slept_ns: 0,
+                fds: fds.clone(),
+            },
             _ => {
-                record.set(Some((cx.received.len(), cx.blocked, batch_flag.get())));
+                record.set(Some((cx.received.len(), batch_flag.get())));
                 Action::Exit
             }
         }
@@ -406,9 +411,9 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
         batch,
     ];
     let out = run_to_exit_on(version, tasks, Sockets { poll_window, ..Sockets::default() });
-    let (received, blocked, yielded) = seen.get().expect("the selector ran again");
+    let (received, yielded) = seen.get().expect("the selector ran again");
     assert_eq!(received, 1, "the message is read in the end");
-    SelectWindow { races: out.select_races, wake_running: out.counters.wake_running, blocked, yielded }
+    SelectWindow { races: out.select_races, wake_running: out.counters.wake_running, yielded }
 }
 
 /// do_select polls its sockets in order through the pass (socket i at
@@ -426,13 +431,70 @@ fn select_window(version: KernelVersion, fds: &[TaskRef], poll_window: bool) -> 
 /// came: found, no race. Without the window, found at the pass's end.
 #[test]
 fn a_message_behind_select_s_poll_makes_it_reschedule_and_poll_again() {
-    let raced = |races, wake_running, yielded| SelectWindow { races, wake_running, blocked: true, yielded };
-    let found = SelectWindow { races: 0, wake_running: 0, blocked: false, yielded: false };
+    let raced = |races, wake_running, yielded| SelectWindow { races, wake_running, yielded };
+    let found = SelectWindow { races: 0, wake_running: 0, yielded: false };
     assert_eq!(select_window(KernelVersion::V2_6_26, &[1, 2], true), raced(1, 1, true));
     assert_eq!(select_window(KernelVersion::V2_6_26Rc4, &[1, 2], true), raced(1, 1, true));
     assert_eq!(select_window(KernelVersion::V2_6_32, &[1, 2], true), raced(1, 0, false));
     assert_eq!(select_window(KernelVersion::V2_6_26, &[2, 1], true), found);
     assert_eq!(select_window(KernelVersion::V2_6_26, &[1, 2], false), found);
+}
+
+/// The pass after a wakeup is a window too, registered on every socket
+/// since the first pass. The selector (CPU 0) polls peers 1 and 2 (50 µs
+/// a socket, so 100 µs a pass; in the pass after a wakeup peer 2's socket
+/// is polled 75 µs in), finds nothing and sleeps. Peer 1 (CPU 1) sends at
+/// 200 µs and wakes it; peer 2 (CPU 2) sends `late_us` later, while the
+/// selector makes its second pass: `(messages the call returned, wakeups
+/// that found the selector on its runqueue)`.
+fn second_pass(version: KernelVersion, late_us: u64, poll_window: bool) -> (usize, u64) {
+    let got = Rc::new(Cell::new(None));
+    let record = got.clone();
+    let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
+    let mut n = 0;
+    let selector = FnProgram(move |cx: &mut StepCx<'_>| {
+        n += 1;
+        if n == 1 {
+            return Action::Select {
+                entry_ns: 0,
+                poll_ns: 50_000,
+                exit_ns: 0,
+                repoll_ns: 100_000,
+                slept_ns: 0,
+                fds: fds.clone(),
+            };
+        }
+        record.set(Some(cx.received.len()));
+        Action::Exit
+    });
+    let peer = |sleep_us: u64| {
+        script(vec![
+            Action::Sleep { ns: sleep_us * 1_000, interruptible: false },
+            Action::Send { to: 0, sync: true, bytes: 100, tag: 0 },
+        ])
+    };
+    let tasks = vec![
+        pinned("selector", Box::new(selector), 0, 0),
+        pinned("peer1", peer(200), 1, 0),
+        pinned("peer2", peer(200 + late_us), 2, 0),
+    ];
+    let out = run_to_exit_on(version, tasks, Sockets { poll_window, ..Sockets::default() });
+    (got.get().expect("the selector returned"), out.counters.wake_running)
+}
+
+/// Peer 2's message lands ~50 µs into the second pass, before its
+/// socket's poll: found, and its wakeup reaches the selector through the
+/// first pass's registration (out_running on 2.6.26, a no-op on 2.6.32,
+/// where the pass runs TASK_RUNNING). At ~90 µs it is behind the poll:
+/// missed by this call, the wakeup the same. Without the window the call
+/// returns what was there when it woke.
+#[test]
+fn the_pass_after_a_wakeup_finds_what_lands_before_its_poll_and_is_woken_by_all() {
+    assert_eq!(second_pass(KernelVersion::V2_6_26, 50, true), (2, 1));
+    assert_eq!(second_pass(KernelVersion::V2_6_26, 90, true), (1, 1));
+    assert_eq!(second_pass(KernelVersion::V2_6_32, 50, true), (2, 0));
+    assert_eq!(second_pass(KernelVersion::V2_6_32, 90, true), (1, 0));
+    assert_eq!(second_pass(KernelVersion::V2_6_26, 50, false), (1, 0));
 }
 
 /// Write space races a select() pass too: the selector (CPU 0) writes a
@@ -449,7 +511,7 @@ fn write_space_race(version: KernelVersion, write_space_wakeups: bool) -> (u64, 
     let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
     let selector = script(vec![
         Action::Write { to: 1, stream: Stream::Pair, bytes: 100, tag: 0 },
-        Action::Select { entry_ns: 0, poll_ns: 50_000, exit_ns: 0, repoll_ns: 1_000, fds },
+        Action::Select { entry_ns: 0, poll_ns: 50_000, exit_ns: 0, repoll_ns: 1_000, slept_ns: 0, fds },
     ]);
     let reader = script(vec![
         Action::Sleep { ns: 40_000, interruptible: false },
