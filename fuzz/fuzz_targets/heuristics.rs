@@ -438,7 +438,14 @@ impl Program for GenProg {
                 }
             }
             GOp::Wait { all: true } if g.sockets => {
-                Action::Select { entry_ns: 500, poll_ns: 100, exit_ns: 500, repoll_ns: 2_000, fds: g.peers.clone() }
+                Action::Select {
+                    entry_ns: 500,
+                    poll_ns: 100,
+                    exit_ns: 500,
+                    repoll_ns: 2_000,
+                    slept_ns: 1_000,
+                    fds: g.peers.clone(),
+                }
             }
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait { cond, mutex } => {
