@@ -808,14 +808,22 @@ impl<O: Observer> Scheduler<O> {
             if raised {
                 self.resched_pending.clear(cpu);
             }
-            if let Some(p) = prev {
-                self.tm(p).need_resched = raised && how != Deschedule::Exit;
+            // The idle task's flag travels the same way: raised on it by a
+            // pull in its own schedule(), it sends it through schedule()
+            // again as soon as it is switched back in (cpu_idle never
+            // reaches its idle routine), so the CPU balances newly idle a
+            // second time.
+            match prev {
+                Some(p) => self.tm(p).need_resched = raised && how != Deschedule::Exit,
+                None => self.rqs[cpu].idle_need_resched = raised,
             }
-            if let Some(n) = next {
-                if core::mem::take(&mut self.tm(n).need_resched) {
-                    self.rqs[cpu].need_resched = true;
-                    self.resched_pending.set(cpu);
-                }
+            let pending = match next {
+                Some(n) => core::mem::take(&mut self.tm(n).need_resched),
+                None => core::mem::take(&mut self.rqs[cpu].idle_need_resched),
+            };
+            if pending {
+                self.rqs[cpu].need_resched = true;
+                self.resched_pending.set(cpu);
             }
         }
         if let Some(n) = next {

@@ -182,6 +182,7 @@ impl<O: Observer> Scheduler<O> {
         // request from a balancer that kicked the dead CPU survives.
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
+        rq.idle_need_resched = false;
         rq.tick_stopped = false;
         self.resched_pending.clear(cpu);
         self.online = online;

@@ -27,6 +27,11 @@ pub struct Rq {
     pub cpu_load: [u64; CPU_LOAD_IDX_MAX],
     /// TIF_NEED_RESCHED of the current task.
     pub need_resched: bool,
+    /// TIF_NEED_RESCHED of this CPU's idle task while another task runs:
+    /// set by a pull in a schedule() the idle task made (idle_balance's
+    /// check_preempt_curr finds the idle task current), and acted on when
+    /// the idle task is switched back in (see `do_schedule`).
+    pub idle_need_resched: bool,
     /// Armed hrtick expiry (absolute ns), if any.
     pub hrtick_expire: Option<u64>,
     /// `idle_at_tick`.
@@ -59,6 +64,7 @@ impl Rq {
             load: LoadWeight::lazy(0),
             cpu_load: [0; CPU_LOAD_IDX_MAX],
             need_resched: false,
+            idle_need_resched: false,
             hrtick_expire: None,
             idle_at_tick: true,
             next_balance: 0,

@@ -1871,9 +1871,25 @@ impl<'a> Sim<'a> {
             if let Some(tr) = &mut self.trace {
                 tr.idle(c, self.now);
             }
-            self.idle_loop(c)?;
+            if self.sched.need_resched(c) {
+                // The idle task's own reschedule, left by a pull in an
+                // earlier schedule() it made: it schedules again before
+                // it reaches its idle routine, so no C-state to leave.
+                self.resched_now(c);
+            } else {
+                self.idle_loop(c)?;
+            }
         }
         Ok(())
+    }
+
+    /// `cpu` reschedules at this instant (its own flag, no IPI).
+    fn resched_now(&mut self, cpu: usize) {
+        if self.cpus[cpu].resched_at.is_none() {
+            self.cpus[cpu].resched_at = Some(self.now);
+            self.resched_in_flight += 1;
+            self.push(self.now, Ev::Resched(cpu as u32));
+        }
     }
 
     /// `c` went busy or idle: on an SMT host its core's threads share the
