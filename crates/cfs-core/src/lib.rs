@@ -76,6 +76,26 @@
 //! wakeups pull every sleeper onto its CPU, the seed thread's pile-up
 //! (`cargo run -p cfs-core --example sync_wakeup`). cfs-machine's engine is
 //! the full driver: ticks, hrticks, IPIs and costs around these calls.
+//!
+//! A task that tests a condition before it sleeps (a wait loop, select())
+//! follows the kernel's protocol, so that a wakeup between the test and
+//! the sleep is not lost: [`Scheduler::set_current_state`] with
+//! [`CurrentState::Interruptible`], then [`Deschedule::Schedule`], which
+//! dequeues it only if no wakeup came in between (a wakeup of a task
+//! left TASK_RUNNING does nothing, as try_to_wake_up's state test):
+//!
+//! ```
+//! # use cfs_core::{Config, CurrentState, Deschedule, KernelVersion, Scheduler, TaskParams, TaskState};
+//! # use cfs_topology::SchedDomains;
+//! # let domains = SchedDomains { version: KernelVersion::V2_6_26, per_cpu: vec![vec![]] };
+//! # let mut s = Scheduler::new(Config::new(KernelVersion::V2_6_26, 1), domains).unwrap();
+//! let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+//! s.schedule(0, 0, Deschedule::Preempt).unwrap();
+//! s.set_current_state(0, CurrentState::Interruptible).unwrap();
+//! s.wake_up(1_000, a, 0, true).unwrap(); // the condition came true meanwhile
+//! s.schedule(2_000, 0, Deschedule::Schedule).unwrap();
+//! assert_eq!(s.task(a).unwrap().state, TaskState::Running);
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
