@@ -48,7 +48,7 @@ enum Op {
     /// A CPU comes back up.
     CpuUp { cpu: u8 },
     /// The running task enters or leaves a wait loop (set_current_state).
-    SetCurrentState { cpu: u8, interruptible: bool },
+    SetCurrentState { task: u8, interruptible: bool },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -167,9 +167,9 @@ fuzz_target!(|input: Input| {
                 let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
                 s.cpu_up(now, cpu, host.build_domains_with(version, &opts))
             }
-            Op::SetCurrentState { cpu, interruptible } => {
+            Op::SetCurrentState { task: t, interruptible } => {
                 let state = if interruptible { CurrentState::Interruptible } else { CurrentState::Running };
-                s.set_current_state(cpu as usize % n, state)
+                s.set_current_state(task(t, &s), state)
             }
         };
         if let Err(SchedError::Invariant(v)) = r {

@@ -404,16 +404,17 @@ fn a_hot_task_moves_once_the_failures_pass_cache_nice_tries() {
 #[test]
 fn a_pull_in_the_idle_task_s_own_schedule_sends_it_through_schedule_again() {
     // The idle task calls schedule() (it was kicked, and what it was kicked for is gone)
-    // with nothing queued, so idle_balance runs (bce7f793 sched.c:4178), and pull_task's
+    // with nothing queued, so idle_balance runs (bce7f793 sched.c:4184-4185), and pull_task's
     // check_preempt_curr finds the idle task current and sets its TIF_NEED_RESCHED after
     // schedule() cleared it (:4169). The pulled task runs; the flag stays on the idle
     // task, and when the CPU next goes idle the idle task, switched back in, sees it at
-    // the end of schedule() (:4213) and schedules again at once. 22763c5c the same.
+    // the end of schedule() (:4213) and schedules again at once. 4b119e21 (:3924, 3942,
+    // 3970) and 22763c5c the same.
     // CPU 0 runs A with B queued (B last ran at T0); CPU 1 goes idle at T0 (B is hot
     // then, so that schedule()'s newly idle pass leaves it) and its idle task schedules
     // at T0 + 1 ms: B, cold now, is pulled and runs. B then sleeps at T0 + 2 ms with
     // nothing left to pull (A runs alone on CPU 0): CPU 1 is idle with a reschedule due.
-    for v in [KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
         let mut s = on("q6600", v);
         running_with(&mut s, 0, TaskParams::normal());
         running_with(&mut s, 1, TaskParams::normal());
@@ -421,6 +422,8 @@ fn a_pull_in_the_idle_task_s_own_schedule_sends_it_through_schedule_again() {
         s.do_schedule(T0, 1, Deschedule::Sleep);
         assert_eq!((s.rqs[1].curr, s.t(b).cpu), (None, 0), "{v}");
         s.advance(T0 + MS);
+        // CPU 0's clock as its tick would leave it (2.6.25's balancer reads it as is).
+        s.set_clock(0, T0 + MS);
         let sw = s.do_schedule(T0 + MS, 1, Deschedule::Preempt);
         assert_eq!((sw.pulled, sw.next), (1, Some(b)), "{v}");
         assert!(!s.rqs[1].need_resched && s.rqs[1].idle_need_resched, "{v}: the flag is the idle task's");

@@ -36,7 +36,7 @@ pub enum ApiCall {
     Fork { now: u64, parent: TaskId, child: TaskId },
     Wake { now: u64, task: TaskId, waker_cpu: CpuId, sync: bool },
     Schedule { now: u64, cpu: CpuId, how: Deschedule },
-    SetCurrentState { cpu: CpuId, task: TaskId, state: CurrentState },
+    SetCurrentState { task: TaskId, state: CurrentState },
     Tick { now: u64, cpu: CpuId },
     Hrtick { now: u64, cpu: CpuId },
     SetNice { now: u64, task: TaskId, nice: i32 },

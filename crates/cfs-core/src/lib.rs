@@ -91,7 +91,7 @@
 //! # let mut s = Scheduler::new(Config::new(KernelVersion::V2_6_26, 1), domains).unwrap();
 //! let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
 //! s.schedule(0, 0, Deschedule::Preempt).unwrap();
-//! s.set_current_state(0, CurrentState::Interruptible).unwrap();
+//! s.set_current_state(a, CurrentState::Interruptible).unwrap();
 //! s.wake_up(1_000, a, 0, true).unwrap(); // the condition came true meanwhile
 //! s.schedule(2_000, 0, Deschedule::Schedule).unwrap();
 //! assert_eq!(s.task(a).unwrap().state, TaskState::Running);

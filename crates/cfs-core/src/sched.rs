@@ -105,7 +105,10 @@ pub enum Deschedule {
     /// [`Scheduler::set_current_state`]: it is dequeued (as `Sleep`) if its
     /// state is still TASK_INTERRUPTIBLE, and stays queued (a voluntary
     /// switch, as `Preempt`) if a wakeup has made it TASK_RUNNING since
-    /// (sched.c:4171, `if (prev->state && ...) deactivate_task`).
+    /// (sched.c:4171, `if (prev->state && ...) deactivate_task`). The
+    /// kernel also keeps a task with a signal already pending
+    /// (`signal_pending_state`, :4172); cfs-core knows no signals, so a
+    /// caller with one pending wakes the task or does not sleep it.
     Schedule,
 }
 
@@ -612,10 +615,10 @@ impl<O: Observer> Scheduler<O> {
         Ok(out)
     }
 
-    /// `set_current_state(state)` by the task running on `cpu`, as a wait
-    /// loop does before it tests its condition (do_select, sk_wait_data,
-    /// prepare_to_wait) and, with [`CurrentState::Running`], when it leaves
-    /// the loop without sleeping.
+    /// `set_current_state(state)` by `task`, which must be running (the
+    /// kernel's `current`): as a wait loop does before it tests its
+    /// condition (do_select, sk_wait_data, prepare_to_wait) and, with
+    /// [`CurrentState::Running`], when it leaves the loop without sleeping.
     ///
     /// While the task is TASK_INTERRUPTIBLE and still on its runqueue, a
     /// [`Scheduler::wake_up`] takes try_to_wake_up's `out_running` path
@@ -624,11 +627,13 @@ impl<O: Observer> Scheduler<O> {
     /// [`Deschedule::Schedule`] dequeues it. A wakeup of a task left
     /// TASK_RUNNING does nothing. [`Deschedule::Sleep`] sets the state
     /// itself, so callers that never race a wakeup need not call this.
-    pub fn set_current_state(&mut self, cpu: CpuId, state: CurrentState) -> Result<(), SchedError> {
-        self.check_online(cpu)?;
-        let task = self.rqs[cpu].curr.ok_or(SchedError::IdleCpu(cpu))?;
+    pub fn set_current_state(&mut self, task: TaskId, state: CurrentState) -> Result<(), SchedError> {
+        let st = self.check_task(task)?;
+        if st != TaskState::Running {
+            return Err(SchedError::WrongState { task, state: st, op: "set_current_state" });
+        }
         self.tm(task).current_state = state;
-        self.finish(ApiCall::SetCurrentState { cpu, task, state })
+        self.finish(ApiCall::SetCurrentState { task, state })
     }
 
     /// `schedule()` on `cpu`: the current task leaves as `how` says, an

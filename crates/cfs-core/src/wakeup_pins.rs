@@ -395,14 +395,14 @@ fn a_wait_loop_sleeps_in_schedule_unless_a_wakeup_came_after_it_set_its_state() 
     for v in [RC4, V26, V32] {
         let mut s = on("q6600", v);
         let a = running_on(&mut s, 0);
-        s.set_current_state(0, CurrentState::Interruptible).unwrap();
+        s.set_current_state(a, CurrentState::Interruptible).unwrap();
         s.schedule(T0 + MS, 0, Deschedule::Schedule).unwrap();
         assert_eq!(s.t(a).state, TaskState::Sleeping, "{v}: no wakeup came, it sleeps");
         assert_eq!(s.t(a).current_state, CurrentState::Running, "{v}: a sleeper's state is reset");
 
         let mut s = on("q6600", v);
         let a = running_on(&mut s, 0);
-        s.set_current_state(0, CurrentState::Interruptible).unwrap();
+        s.set_current_state(a, CurrentState::Interruptible).unwrap();
         let out = s.wake_up(T0 + MS, a, 1, true).unwrap();
         assert!(!out.woken, "{v}: still on its runqueue");
         s.schedule(T0 + MS, 0, Deschedule::Schedule).unwrap();
@@ -418,7 +418,10 @@ fn a_wait_loop_sleeps_in_schedule_unless_a_wakeup_came_after_it_set_its_state() 
     }
     // Only the running task sets its own state.
     let mut s = on("q6600", V26);
-    assert!(s.set_current_state(1, CurrentState::Interruptible).is_err(), "CPU 1 is idle");
+    running_on(&mut s, 0);
+    let q = queued_on(&mut s, 0);
+    assert!(s.set_current_state(q, CurrentState::Interruptible).is_err(), "queued, not running");
+    assert!(s.set_current_state(TaskId(99), CurrentState::Interruptible).is_err(), "no such task");
 }
 
 #[test]

@@ -173,8 +173,10 @@ pub enum Action {
     /// `exit_ns` is not spent then); one made TASK_RUNNING calls schedule()
     /// as a runnable task, a voluntary switch, and polls again when it runs
     /// next. That next pass is a window too, with every socket registered
-    /// since the first: any message during it wakes the task (it is found
-    /// if its socket is still to be polled). (On the 2.6.32 profiles the pass runs TASK_RUNNING,
+    /// since the first: the first message during it takes `out_running`
+    /// (later ones find the task TASK_RUNNING), and a message is found if
+    /// its socket is still to be polled or was readable already. (On the
+    /// 2.6.32 profiles the pass runs TASK_RUNNING,
     /// 5f820f648c9: such a wakeup only marks the poll table `triggered`,
     /// and the pass polls again without schedule().) A message from a task
     /// not in `fds` is taken when the pass ends.

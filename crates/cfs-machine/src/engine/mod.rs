@@ -1550,7 +1550,9 @@ impl<'a> Sim<'a> {
                         self.run_task(c)?;
                     }
                 }
-                Ev::Resched(c) => {
+                // (One overtaken by resched_now is stale: its CPU
+                // rescheduled earlier.)
+                Ev::Resched(c) if self.cpus[c as usize].resched_at == Some(self.now) => {
                     let c = c as usize;
                     self.cpus[c].resched_at = None;
                     self.resched_in_flight -= 1;
@@ -1558,6 +1560,7 @@ impl<'a> Sim<'a> {
                         self.preempt(c)?;
                     }
                 }
+                Ev::Resched(_) => {}
                 Ev::Hrtick(c, e) => self.on_hrtick(c as usize, e)?,
                 Ev::Timer(t, g) => self.on_timer(t as usize, g)?,
                 Ev::Change(i) => self.on_change(i as usize)?,
@@ -1883,13 +1886,13 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// `cpu` reschedules at this instant (its own flag, no IPI).
+    /// `cpu` reschedules at this instant (its own flag, no IPI), even if
+    /// an IPI for it is still in flight (that one is then stale).
     fn resched_now(&mut self, cpu: usize) {
-        if self.cpus[cpu].resched_at.is_none() {
-            self.cpus[cpu].resched_at = Some(self.now);
+        if self.cpus[cpu].resched_at.replace(self.now).is_none() {
             self.resched_in_flight += 1;
-            self.push(self.now, Ev::Resched(cpu as u32));
         }
+        self.push(self.now, Ev::Resched(cpu as u32));
     }
 
     /// `c` went busy or idle: on an SMT host its core's threads share the
@@ -2086,7 +2089,7 @@ impl<'a> Sim<'a> {
                         // do_select's set_current_state(TASK_INTERRUPTIBLE)
                         // (e490517a fs/select.c:208): a wakeup during the
                         // pass takes try_to_wake_up's out_running path.
-                        self.sched.set_current_state(c, CurrentState::Interruptible)?;
+                        self.sched.set_current_state(TaskId(t as u32), CurrentState::Interruptible)?;
                     }
                 } else {
                     task.pending = sys + work;
@@ -2223,7 +2226,7 @@ impl<'a> Sim<'a> {
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
                     // `__set_current_state(TASK_RUNNING)` on the way out
                     // (e490517a fs/select.c:284).
-                    self.sched.set_current_state(c, CurrentState::Running)?;
+                    self.sched.set_current_state(TaskId(t as u32), CurrentState::Running)?;
                     self.tasks[t].pending += pass.exit();
                     self.tasks[t].select = None;
                     self.deliver_found(c, t, &pass)?;
@@ -2262,7 +2265,7 @@ impl<'a> Sim<'a> {
                 task.pending = polled;
                 task.deferred = Some(Deferred::Select);
                 if !self.polls_running() {
-                    self.sched.set_current_state(c, CurrentState::Interruptible)?;
+                    self.sched.set_current_state(TaskId(t as u32), CurrentState::Interruptible)?;
                 }
             }
             Deferred::Sleep { ns, interruptible } => {

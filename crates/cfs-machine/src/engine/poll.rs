@@ -44,8 +44,11 @@
 //! a first pass that found nothing registered on every socket. So during
 //! that pass any message, on a socket polled or not, reaches the task
 //! through its wait queue: `out_running` again on 2.6.25/26 (the loop set
-//! TASK_INTERRUPTIBLE again at its top), a no-op on 2.6.32. It is found if
-//! its socket has not been polled yet ([`PollPass::again`]).
+//! TASK_INTERRUPTIBLE again at its top), on 2.6.32 only try_to_wake_up's
+//! clock update before its state test. It is found if its socket has not
+//! been polled yet, or was readable already ([`PollPass::again`]). The
+//! engine makes the first such wakeup of a pass; later ones find the task
+//! TASK_RUNNING, which on 2.6.32 loses their clock updates.
 //!
 //! [`PollPass`] keeps the bookkeeping: which sockets were ready when
 //! polled, where the first ready one is, and whether a wakeup has made the
@@ -96,8 +99,9 @@ pub(super) enum Landing {
     /// Its socket was polled and holds the task on its wait queue: missed,
     /// and the sender's wakeup takes try_to_wake_up's `out_running` path.
     Wakes,
-    /// Its socket is polled later, and holds the task on its wait queue
-    /// from an earlier pass: found, and the sender's wakeup takes
+    /// Found (its socket is polled later, or was readable already), and
+    /// the socket holds the task on its wait queue (from an earlier pass,
+    /// or as the first ready one, polled): the sender's wakeup takes
     /// `out_running` too.
     FoundAndWakes,
 }
@@ -176,6 +180,14 @@ impl PollPass {
         let done = self.advance(done);
         let Some(i) = self.index(from) else { return Landing::Found };
         if self.ready[i] {
+            // Readable already, so found; but sock_def_readable wakes the
+            // socket's wait queue all the same, which holds the task if
+            // the socket registered it (e490517a net/core/sock.c:1633).
+            let holds = self.registered || (i <= self.first_ready && done >= self.polled_at(i));
+            if holds && !self.raced {
+                self.raced = true;
+                return Landing::FoundAndWakes;
+            }
             return Landing::Found;
         }
         if done < self.polled_at(i) {
@@ -338,13 +350,28 @@ mod tests {
         assert_eq!(p.writable(11, 100), Landing::Wakes);
     }
 
+    /// A second message on a socket already readable is found, and reaches
+    /// the task if that socket registered it: in the first pass only the
+    /// first ready one does, once polled (socket 1, polled at 2,500; socket
+    /// 2, after it, never registers); in a later pass every one does.
+    #[test]
+    fn a_second_message_on_a_ready_socket_wakes_through_a_registration() {
+        let mut p = pass(&[11, 12]);
+        assert_eq!(p.land(11, 2_000), Landing::Found, "socket 1 not polled yet");
+        assert_eq!(p.land(12, 2_200), Landing::Found, "socket 2 does not register");
+        assert_eq!(p.land(11, 2_600), Landing::FoundAndWakes);
+        assert_eq!(p.land(11, 2_700), Landing::Found, "TASK_RUNNING already");
+        let mut p = PollPass::again(Arc::from(vec![10, 11]), 2_000, 0, [11].into_iter());
+        assert_eq!(p.land(11, 100), Landing::FoundAndWakes);
+    }
+
     /// A sender that is not one of the polled sockets, and a second
     /// message on a socket already found ready, are simply found.
     #[test]
     fn other_senders_and_ready_sockets_are_found() {
         let mut p = pass(&[12]);
+        assert_eq!(p.land(12, 3_000), Landing::Found, "before its poll: not registered yet");
         assert_eq!(p.land(99, 4_900), Landing::Found);
-        assert_eq!(p.land(12, 4_900), Landing::Found);
         assert!(p.finds(99) && p.finds(12));
     }
 }
