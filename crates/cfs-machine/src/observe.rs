@@ -152,16 +152,13 @@ impl SimObserver {
     fn wake(&mut self, waker_cpu: usize, target: usize, reason: WakeReason) {
         let c = &mut self.counters;
         match reason {
+            // out_running: the task was still queued, nothing to place.
             WakeReason::AlreadyQueued => {
                 c.wake_running += 1;
                 return;
             }
             // try_to_wake_up's state test: nothing happened.
             WakeReason::AlreadyRunning => return,
-            _ => {}
-        }
-        c.wakeups += 1;
-        match reason {
             WakeReason::Affine => c.wake_affine += 1,
             WakeReason::AffineSync => {
                 c.wake_affine += 1;
@@ -169,8 +166,9 @@ impl SimObserver {
             }
             WakeReason::PassiveBalance => c.wake_passive += 1,
             WakeReason::IdleSibling => c.wake_idle_sibling += 1,
-            WakeReason::Previous | WakeReason::AlreadyQueued | WakeReason::AlreadyRunning | WakeReason::Balance => {}
+            WakeReason::Previous | WakeReason::Balance => {}
         }
+        c.wakeups += 1;
         if target != waker_cpu {
             c.wake_remote += 1;
         }

@@ -659,6 +659,12 @@ enum Block {
     SendBuf,
 }
 
+/// The part of `work` (one jitter draw over a call of `base` baseline ns)
+/// that falls to `part` baseline ns of it.
+fn share_of(work: u64, part: u64, base: u64) -> u64 {
+    round_u64(work as f64 * part as f64 / base.max(1) as f64)
+}
+
 /// A select() call in progress: what its later passes poll and cost.
 #[derive(Clone, Debug)]
 struct SelectCall {
@@ -673,10 +679,10 @@ struct SelectCall {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Deferred {
     /// Take one or all pending messages, else sleep. `woken`: this is the
-    /// re-check after a wakeup, which costs `repoll_ns` if it finds nothing.
+    /// re-check after a wakeup, which for a select() without the poll
+    /// window costs its [`SelectCall::repoll_ns`] if it finds nothing.
     Wait {
         all: bool,
-        repoll_ns: u64,
         woken: bool,
     },
     Sleep {
@@ -2069,7 +2075,7 @@ impl<'a> Sim<'a> {
                     self.tasks[t].pending = sys + cost;
                 }
             }
-            Action::Wait { all } => defer(self, Deferred::Wait { all, repoll_ns: 0, woken: false }),
+            Action::Wait { all } => defer(self, Deferred::Wait { all, woken: false }),
             Action::Select { entry_ns, poll_ns, exit_ns, repoll_ns, slept_ns, fds } => {
                 // One draw of jitter for the whole call, shared out.
                 let polls = poll_ns.saturating_mul(fds.len() as u64);
@@ -2078,8 +2084,7 @@ impl<'a> Sim<'a> {
                 let task = &mut self.tasks[t];
                 task.select = Some(SelectCall { fds: fds.clone(), repoll_ns, slept_ns });
                 if self.sockets.poll_window && !fds.is_empty() {
-                    let share = |part: u64| round_u64(work as f64 * part as f64 / base.max(1) as f64);
-                    let (lead, polled) = (share(entry_ns), share(polls));
+                    let (lead, polled) = (share_of(work, entry_ns, base), share_of(work, polls, base));
                     let exit = work.saturating_sub(lead + polled);
                     let pending = task.mailbox.iter().map(|m| m.from);
                     task.poll = Some(PollPass::new(fds, sys + lead, polled, exit, pending));
@@ -2093,7 +2098,7 @@ impl<'a> Sim<'a> {
                     }
                 } else {
                     task.pending = sys + work;
-                    task.deferred = Some(Deferred::Wait { all: true, repoll_ns, woken: false });
+                    task.deferred = Some(Deferred::Wait { all: true, woken: false });
                 }
             }
             Action::Sleep { ns, interruptible } => defer(self, Deferred::Sleep { ns, interruptible }),
@@ -2199,16 +2204,17 @@ impl<'a> Sim<'a> {
     fn resume(&mut self, c: usize, t: TaskRef, d: Deferred) -> Result<(), SimError> {
         match d {
             Deferred::Resume => {}
-            Deferred::Wait { all, repoll_ns, woken } => {
+            Deferred::Wait { all, woken } => {
                 if self.tasks[t].mailbox.is_empty() {
+                    let repoll_ns = self.tasks[t].select.as_ref().map_or(0, |call| call.repoll_ns);
                     if woken && repoll_ns > 0 {
-                        // Woken with nothing to read: poll every socket
-                        // again, then look once more.
+                        // A select() woken with nothing to read: poll every
+                        // socket again, then look once more.
                         self.tasks[t].pending = self.work(repoll_ns);
-                        self.tasks[t].deferred = Some(Deferred::Wait { all, repoll_ns, woken: false });
+                        self.tasks[t].deferred = Some(Deferred::Wait { all, woken: false });
                         return Ok(());
                     }
-                    return self.block(c, t, Block::Wait, Deferred::Wait { all, repoll_ns, woken: true });
+                    return self.block(c, t, Block::Wait, Deferred::Wait { all, woken: true });
                 }
                 // A select() that slept polls every socket again and takes
                 // itself off their wait queues before it returns.
@@ -2220,7 +2226,7 @@ impl<'a> Sim<'a> {
             }
             Deferred::Select => {
                 let Some(pass) = self.tasks[t].poll.take() else {
-                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns: 0, woken: false });
+                    return self.resume(c, t, Deferred::Wait { all: true, woken: false });
                 };
                 let mailbox = &self.tasks[t].mailbox;
                 if mailbox.iter().any(|m| pass.finds(m.from)) {
@@ -2250,7 +2256,7 @@ impl<'a> Sim<'a> {
             }
             Deferred::Repoll => {
                 let Some(call) = self.tasks[t].select.clone() else {
-                    return self.resume(c, t, Deferred::Wait { all: true, repoll_ns: 0, woken: false });
+                    return self.resume(c, t, Deferred::Wait { all: true, woken: false });
                 };
                 // The loop's next iteration: TASK_INTERRUPTIBLE again
                 // (e490517a fs/select.c:208), every socket polled, nothing
@@ -2258,7 +2264,7 @@ impl<'a> Sim<'a> {
                 // it finds something, the way out.
                 let base = call.repoll_ns.saturating_add(call.slept_ns);
                 let work = self.work(base);
-                let polled = round_u64(work as f64 * call.repoll_ns as f64 / base.max(1) as f64);
+                let polled = share_of(work, call.repoll_ns, base);
                 let task = &mut self.tasks[t];
                 let pending = task.mailbox.iter().map(|m| m.from);
                 task.poll = Some(PollPass::again(call.fds, polled, work.saturating_sub(polled), pending));
@@ -2617,7 +2623,7 @@ impl<'a> Sim<'a> {
             Block::Sleep { interruptible: true } => {
                 // A signal interrupts the sleep: cancel its timer.
                 task.timer_gen += 1;
-                task.deferred = Some(Deferred::Wait { all: true, repoll_ns: 0, woken: false });
+                task.deferred = Some(Deferred::Wait { all: true, woken: false });
                 self.armed_timers -= 1;
             }
             _ => return Ok(0),

@@ -179,52 +179,46 @@ impl PollPass {
     pub(super) fn land(&mut self, from: TaskRef, done: u64) -> Landing {
         let done = self.advance(done);
         let Some(i) = self.index(from) else { return Landing::Found };
-        if self.ready[i] {
-            // Readable already, so found; but sock_def_readable wakes the
-            // socket's wait queue all the same, which holds the task if
-            // the socket registered it (e490517a net/core/sock.c:1633).
-            let holds = self.registered || (i <= self.first_ready && done >= self.polled_at(i));
-            if holds && !self.raced {
-                self.raced = true;
-                return Landing::FoundAndWakes;
-            }
-            return Landing::Found;
-        }
-        if done < self.polled_at(i) {
+        if !self.ready[i] && done < self.polled_at(i) {
             self.ready[i] = true;
             self.first_ready = self.first_ready.min(i);
-            if self.registered && !self.raced {
-                self.raced = true;
-                return Landing::FoundAndWakes;
-            }
-            return Landing::Found;
         }
-        self.wake_polled(i)
+        // Every message wakes the socket's wait queue (sock_def_readable,
+        // e490517a net/core/sock.c:1633), found or not.
+        match (self.ready[i], self.wakes_through(i, done)) {
+            (true, true) => Landing::FoundAndWakes,
+            (true, false) => Landing::Found,
+            (false, true) => Landing::Wakes,
+            (false, false) => Landing::Missed,
+        }
     }
 
     /// The socket to `from` wakes its wait queue without becoming
     /// readable (`unix_write_space`: the task selects for reading only)
     /// when `done` ns of the pass are done: that reaches the task only if
-    /// the socket has been polled and registered it.
+    /// the socket has registered it.
     pub(super) fn writable(&mut self, from: TaskRef, done: u64) -> Landing {
         let done = self.advance(done);
         match self.index(from) {
-            Some(i) if self.registered || done >= self.polled_at(i) => self.wake_polled(i),
+            Some(i) if self.wakes_through(i, done) => Landing::Wakes,
             _ => Landing::Missed,
         }
     }
 
-    /// A wakeup on socket `i`, which has been polled.
-    fn wake_polled(&mut self, i: usize) -> Landing {
-        // Polled already: registered if no socket before it was ready.
-        // (A socket found ready later is polled later, so `first_ready`
-        // can only have moved past `i`, never below it.) The first ready
-        // socket registered too.
-        if (self.registered || i <= self.first_ready) && !self.raced {
+    /// Whether a wakeup on socket `i` at `done` reaches the task and makes
+    /// it TASK_RUNNING, the first to do so in this pass: the socket holds
+    /// the task on its wait queue if an earlier pass registered it, or if
+    /// this pass has polled it with no socket before it ready (the first
+    /// ready one registers too, since unix_poll calls poll_wait before it
+    /// tests; a socket found ready later is polled later, so `first_ready`
+    /// only moves past a polled `i`, never below it).
+    fn wakes_through(&mut self, i: usize, done: u64) -> bool {
+        let holds = self.registered || (i <= self.first_ready && done >= self.polled_at(i));
+        if holds && !self.raced {
             self.raced = true;
-            return Landing::Wakes;
+            return true;
         }
-        Landing::Missed
+        false
     }
 
     /// Whether the pass finds what `from` sent.
