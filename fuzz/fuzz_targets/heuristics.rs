@@ -433,6 +433,9 @@ impl Program for GenProg {
                         };
                         Action::Write { to: t, stream, bytes: bytes as u32 * 16, tag: 0 }
                     }
+                    // Half the plain sends go over loopback TCP, whose
+                    // wakeups come from the receive softirq.
+                    Some(t) if !sync && bytes % 2 == 1 => Action::TcpSend { to: t, bytes: bytes as u32 * 16, tag: 0 },
                     Some(t) => Action::Send { to: t, sync, bytes: bytes as u32 * 16, tag: 0 },
                     None => Action::Progress(0),
                 }

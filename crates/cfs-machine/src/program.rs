@@ -112,6 +112,21 @@ pub enum Action {
         /// Program-defined tag.
         tag: u32,
     },
+    /// A write on a loopback TCP connection (tbench): a message to `to`
+    /// whose receive path runs as the NET_RX softirq on the sender's CPU
+    /// before the write returns, so its wakeup is an interrupt-time one
+    /// (in 2.6.32 the sender's wakeup statistics are not updated,
+    /// try_to_wake_up's `in_interrupt()` test). A reader blocked in recv
+    /// is woken through tcp_prequeue, without the sync hint; a reader in
+    /// select() or poll() through sock_def_readable, with it.
+    TcpSend {
+        /// Receiver.
+        to: TaskRef,
+        /// Payload bytes.
+        bytes: u32,
+        /// Program-defined tag.
+        tag: u32,
+    },
     /// One system call that wakes several tasks: a write on a socket or
     /// pipe that all of them poll (hackbench's kick-off on `wakefd`), a
     /// semop that releases every waiter. Each of `to` gets the message and

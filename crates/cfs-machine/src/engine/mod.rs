@@ -872,6 +872,10 @@ struct Sim<'a> {
     /// Re-read every CPU's hrtick after the next scheduler call, not only
     /// those its decisions named (see [`Sim::sync_hrticks`]).
     full_sync: bool,
+    /// The current action runs a receive softirq on the sending CPU
+    /// ([`Action::TcpSend`]): its wakeups are interrupt-time ones, the
+    /// kernel's `in_interrupt()`.
+    in_softirq: bool,
     /// CPUs whose `curr` is a task.
     busy_cpus: usize,
     /// Resched events in flight.
@@ -1041,6 +1045,7 @@ impl<'a> Sim<'a> {
             ins: setup.instruments.clone(),
             probe: ProbeState::default(),
             full_sync: true,
+            in_softirq: false,
             busy_cpus: 0,
             resched_in_flight: 0,
             live: 0,
@@ -2057,6 +2062,21 @@ impl<'a> Sim<'a> {
                 let cost = self.send(c, to, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
                 self.tasks[t].pending = sys + cost;
             }
+            // Loopback TCP: the receive path runs as NET_RX softirq on this
+            // CPU before the send returns. A reader blocked in tcp_recvmsg
+            // has set tp->ucopy.task, so tcp_prequeue queues the segment
+            // and wakes it with wake_up_interruptible(_poll), not sync
+            // (bce7f793 include/net/tcp.h:902, 22763c5c :941-942); any
+            // other reader (one in select/poll) is woken by
+            // sock_def_readable, sync (bce7f793 net/core/sock.c:1637,
+            // 22763c5c :1778).
+            Action::TcpSend { to, bytes, tag } => {
+                let in_recv = self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none());
+                self.in_softirq = true;
+                let sent = self.send(c, to, !in_recv, Msg { from: t, cpu: c, bytes, tag, stream: None });
+                self.in_softirq = false;
+                self.tasks[t].pending = sys + sent?;
+            }
             Action::SendAll { to, sync, bytes, tag } => {
                 let mut cost = 0;
                 for &r in to.iter() {
@@ -2631,10 +2651,16 @@ impl<'a> Sim<'a> {
         self.wake(c, to, sync)
     }
 
-    /// try_to_wake_up of a blocked task from `c`; returns the waker's cost.
+    /// try_to_wake_up of a blocked task from `c` (from interrupt context
+    /// while [`Sim::in_softirq`]); returns the waker's cost.
     fn wake(&mut self, c: usize, to: TaskRef, sync: bool) -> Result<u64, SimError> {
         self.tasks[to].block = Block::None;
-        let out = self.sched.wake_up(self.t(), TaskId(to as u32), c, sync)?;
+        let (now, task) = (self.t(), TaskId(to as u32));
+        let out = if self.in_softirq {
+            self.sched.wake_up_irq(now, task, c, sync)?
+        } else {
+            self.sched.wake_up(now, task, c, sync)?
+        };
         self.after_call(c);
         if out.woken {
             self.probe_runnable(to);

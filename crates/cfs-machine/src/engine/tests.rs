@@ -2645,3 +2645,65 @@ fn a_task_resuming_from_schedule_reschedules_first_if_flagged() {
     assert_ne!(sim.cpus[0].curr, Some(a), "switched before resuming");
     assert_eq!(sim.tasks[a].deferred, Some(Deferred::Resume), "its continuation waits for its next run");
 }
+
+/// Where one wakeup by a running sender on CPU 0 puts a reader that waits
+/// on idle CPU 1 (2.6.26 final): how many wakeups wake_affine placed on the
+/// sender's CPU.
+fn wakeup_of_a_waiting_reader(send: Action, waits_in_select: bool) -> u64 {
+    let wait = if waits_in_select { select(0) } else { Action::Wait { all: true } };
+    let reader = script(vec![wait]);
+    let sender = script(vec![Action::Run(1_000_000), send, Action::Run(1_000_000)]);
+    let tasks = vec![free("sender", sender, 0), free("reader", reader, 1)];
+    let out = run_to_exit(tasks, Sockets::default());
+    assert_eq!(out.counters.wakeups, 1);
+    out.counters.wake_affine
+}
+
+/// A loopback TCP write wakes a reader blocked in recv from the receive
+/// softirq through tcp_prequeue, without the sync hint (bce7f793
+/// include/net/tcp.h:902), and one in select() through sock_def_readable,
+/// with it (net/core/sock.c:1637). On 2.6.26 final the hint decides
+/// wake_affine here: with it, the waker's weight comes off this CPU's load
+/// (tl = 1024 - 1024 = 0 <= load(CPU 1) = 0, and 0 + 0 <= 1024 per task),
+/// so the reader is pulled to the sender's CPU; without it tl = 1024 > 0,
+/// `balanced` is 100 x 2048 > 112 x 0, and the reader stays where it slept.
+#[test]
+fn a_tcp_write_wakes_a_reader_in_recv_without_the_sync_hint() {
+    let tcp = || Action::TcpSend { to: 1, bytes: 100, tag: 0 };
+    let unix = Action::Send { to: 1, sync: true, bytes: 100, tag: 0 };
+    assert_eq!(wakeup_of_a_waiting_reader(unix, false), 1, "a unix socket's sync wakeup is affine");
+    assert_eq!(wakeup_of_a_waiting_reader(tcp(), false), 0, "tcp_prequeue's wakeup is not sync");
+    assert_eq!(wakeup_of_a_waiting_reader(tcp(), true), 1, "sock_def_readable's is");
+}
+
+/// The sender's `last_wakeup` after it woke a reader blocked in recv, on
+/// 2.6.32, 6 ms into a run where it computes for 5 ms, sends, and
+/// computes on.
+fn senders_last_wakeup_on_2_6_32(send: Action) -> u64 {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    let mut s = setup(&host, &costs, limits(Some(6), 1_000));
+    s.config = Config::new(KernelVersion::V2_6_32, host.nr_cpus());
+    s.domains = host.build_domains(KernelVersion::V2_6_32);
+    let sender = script(vec![Action::Run(5_000_000), send, Action::Run(50_000_000)]);
+    let reader = script(vec![Action::Wait { all: true }]);
+    let tasks = vec![free("sender", sender, 0), free("reader", reader, 1)];
+    let mut sim = Sim::new(&s, Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }).unwrap();
+    sim.main_loop().unwrap();
+    sim.sched.task(TaskId(0)).unwrap().se.last_wakeup
+}
+
+/// The TCP receive path runs in the sender's softirq, so on 2.6.32
+/// try_to_wake_up sees in_interrupt() and leaves the sender's wakeup
+/// statistics alone (22763c5c sched.c:2422-2433): `last_wakeup` stays 0.
+/// A plain wakeup from the sender's own system call (non-sync too, so the
+/// reader is placed the same way, on its own idle CPU) stamps it with the
+/// sender's runtime as last accounted: by CPU 0's tick at 4 ms (HZ=250,
+/// phase 0), so 4 ms less the time the task started after boot.
+#[test]
+fn a_tcp_write_s_wakeup_is_not_the_senders_on_2_6_32() {
+    assert_eq!(senders_last_wakeup_on_2_6_32(Action::TcpSend { to: 1, bytes: 100, tag: 0 }), 0);
+    let stamped = senders_last_wakeup_on_2_6_32(Action::Send { to: 1, sync: false, bytes: 100, tag: 0 });
+    assert!((3_000_000..=4_000_000).contains(&stamped), "{stamped}");
+}

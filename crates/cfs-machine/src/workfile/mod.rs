@@ -53,7 +53,10 @@
 //! senders share each receiver's) or `stream = "pipe"` (one pipe per
 //! receiver, hackbench's `-pipe`) is a write: always sync, and blocked
 //! while the socket's send buffer or the pipe's 16 pages are full
-//! ([`crate::program::Stream`]),
+//! ([`crate::program::Stream`]); with `stream = "tcp"` it is a write on a
+//! loopback TCP connection, whose receive softirq wakes a reader blocked
+//! in a read without the sync hint and one in select() with it
+//! ([`Action::TcpSend`]; no send buffer is modelled),
 //! `cond_wait` / `signal` / `broad` (named pthread condition variables:
 //! `{ cond_wait = "q", mutex = "m" }` releases mutex `m` while it waits and
 //! takes it back before it goes on; a signal wakes the first waiter and
@@ -345,6 +348,9 @@ enum Via {
     /// A write on the receiver's one pipe, shared by every writer to it
     /// (`stream = "pipe"`).
     Pipe,
+    /// A write on a loopback TCP connection (`stream = "tcp"`): the
+    /// receive softirq wakes the reader ([`Action::TcpSend`]).
+    Tcp,
 }
 
 /// One instruction of a task's flattened op list.

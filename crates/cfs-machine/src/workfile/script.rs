@@ -103,6 +103,7 @@ impl Script {
             // Named by the receiver, whose socket or pipe it is.
             Via::Shared => Action::Write { to: t, stream: Stream::Shared(t as u32), bytes, tag },
             Via::Pipe => Action::Write { to: t, stream: Stream::Pipe(t as u32), bytes, tag },
+            Via::Tcp => Action::TcpSend { to: t, bytes, tag },
         };
         match to {
             Target::Parent => cx.parent.map_or(Action::Progress(0), one),

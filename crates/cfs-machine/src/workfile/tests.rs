@@ -1004,12 +1004,13 @@ mod script_tests {
 
     /// `stream` makes a send a write: on the writer's own socket
     /// connection (`pair`), or on the receiver's one socket or pipe, named
-    /// by the receiver's task id (`shared`, `pipe`), for a send, a reply
-    /// and each target of a broadcast.
+    /// by the receiver's task id (`shared`, `pipe`), or on a loopback TCP
+    /// connection (`tcp`), for a send, a reply and each target of a
+    /// broadcast.
     #[test]
     fn stream_sends_are_socket_or_pipe_writes() {
         let text = "duration = \"1s\"\n\
-            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", stream = \"pair\", bytes = 100 }, { send = \"b\", stream = \"shared\" }, { wait = \"one\" }, { reply = true, stream = \"pipe\", sync = true }, { broadcast = \"b\", stream = \"pair\" } ]\n\
+            [[task]]\nname = \"a\"\nops = [ { send = \"b#1\", stream = \"pair\", bytes = 100 }, { send = \"b\", stream = \"shared\" }, { wait = \"one\" }, { reply = true, stream = \"pipe\", sync = true }, { broadcast = \"b\", stream = \"pair\" }, { send = \"b\", stream = \"tcp\", bytes = 8 } ]\n\
             [[task]]\nname = \"b\"\ninstances = 2\nops = [ \"exit\" ]";
         // Task ids: a = 0, b = 1, 2.
         let mut tasks = load(text, 3, &WorkloadOpts::default());
@@ -1032,16 +1033,16 @@ mod script_tests {
                 "Write { to: 2, stream: Pair, bytes: 64, tag: 0 }",
             ]
         );
+        assert_eq!(run(p, 1, 0, &[], None), ["TcpSend { to: 1, bytes: 8, tag: 0 }"]);
         let bad = |op: &str| {
             let text = format!("duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ {op} ]");
             parse_workload(&text).unwrap_err().to_string()
         };
-        let expected = "at task[0].ops[0].stream: expected \"pair\", \"shared\" or \"pipe\"";
-        assert_eq!(bad("{ send = \"a\", stream = \"tcp\" }"), expected);
+        let expected = "at task[0].ops[0].stream: expected \"pair\", \"shared\", \"pipe\" or \"tcp\"";
+        assert_eq!(bad("{ send = \"a\", stream = \"udp\" }"), expected);
         assert_eq!(bad("{ send = \"a\", stream = 1 }"), expected);
         assert!(
-            bad("{ send = \"a\", stream = \"pipe\", sync = false }")
-                .contains("always wakes its reader with the sync hint")
+            bad("{ send = \"a\", stream = \"pipe\", sync = false }").contains("wakes its reader as the kernel does")
         );
         assert!(bad("{ wait = \"one\", stream = \"pair\" }").contains("unknown key \"stream\""));
     }

@@ -178,14 +178,15 @@ impl TomlFile {
                 if !sync {
                     return err(
                         &sp,
-                        "a socket or pipe write always wakes its reader with the sync hint (drop `sync = false`)",
+                        "a socket or pipe write wakes its reader as the kernel does, with the sync hint or (tcp) as the reader waits (drop `sync = false`)",
                     );
                 }
                 match s {
                     V::Str(x) if x == "pair" => Via::Pair,
                     V::Str(x) if x == "shared" => Via::Shared,
                     V::Str(x) if x == "pipe" => Via::Pipe,
-                    _ => return err(&sp, "expected \"pair\", \"shared\" or \"pipe\""),
+                    V::Str(x) if x == "tcp" => Via::Tcp,
+                    _ => return err(&sp, "expected \"pair\", \"shared\", \"pipe\" or \"tcp\""),
                 }
             }
         };

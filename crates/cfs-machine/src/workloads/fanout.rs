@@ -120,7 +120,9 @@ pub fn messaging(groups: u32, opts: &WorkloadOpts, costs: MessagingCosts) -> (Ve
 /// sends `loops` (default 100) messages, one at a time, waiting for the
 /// server's acknowledgement; the server receiver wakes the server senders
 /// of the 19 other users (Java notify: plain, non-sync wakeups), each of
-/// which writes to its client receiver (TCP: sync).
+/// which writes to its client receiver. Clients and server talk over
+/// loopback TCP ([`Action::TcpSend`]: the receive softirq wakes a thread
+/// blocked in its socket read without the sync hint).
 pub fn volanomark(rooms: u32, opts: &WorkloadOpts, costs: VolanoCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Parent { kind: Kind::Volanomark, vm: costs, ..Parent::default() }, rooms, opts)
 }
@@ -450,7 +452,7 @@ impl Planner for VmSender {
         }
         self.left -= 1;
         q.push_back(Action::Run(ns(self.send_ns)));
-        q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
+        q.push_back(Action::TcpSend { to: self.to, bytes: 100, tag: Tag::Data as u32 });
         q.push_back(Action::Wait { all: false });
     }
 }
@@ -471,7 +473,7 @@ impl Planner for FanOut {
                 q.push_back(Action::Run(ns(self.notify_ns)));
                 q.push_back(Action::Send { to: p, sync: false, bytes: 100, tag: Tag::Data as u32 });
             }
-            q.push_back(Action::Send { to: m.from, sync: true, bytes: 16, tag: Tag::Ack as u32 });
+            q.push_back(Action::TcpSend { to: m.from, bytes: 16, tag: Tag::Ack as u32 });
         }
         q.push_back(Action::Wait { all: true });
     }
@@ -487,7 +489,7 @@ impl Planner for Relay {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         for _ in cx.received.iter().filter(|m| m.tag == Tag::Data as u32) {
             q.push_back(Action::Run(ns(self.send_ns)));
-            q.push_back(Action::Send { to: self.to, sync: true, bytes: 100, tag: Tag::Data as u32 });
+            q.push_back(Action::TcpSend { to: self.to, bytes: 100, tag: Tag::Data as u32 });
         }
         q.push_back(Action::Wait { all: true });
     }
@@ -758,14 +760,14 @@ mod tests {
         assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
         let id = |k: usize| FIRST_CHILD + k as TaskRef;
 
-        // Client sender 3: 8 µs, a sync write to server receiver 3 (id 143),
+        // Client sender 3: 8 µs, a TCP write to server receiver 3 (id 143),
         // then a wait for the ack; twice, then exit.
         let csend = children[63].1.as_mut();
         let mut to = Vec::new();
         for _ in 0..=3 * 2 {
             match step(csend, id(63), &[], None) {
                 Action::Run(ns) => assert_eq!(ns, 8_000),
-                Action::Send { to: t, sync: true, .. } => to.push(t),
+                Action::TcpSend { to: t, .. } => to.push(t),
                 Action::Wait { all: false } => {}
                 Action::Exit => break,
                 a => panic!("client sender: {a:?}"),
@@ -774,7 +776,7 @@ mod tests {
         assert_eq!(to, [id(43), id(43)]);
 
         // Server receiver 3: one message wakes server senders 0-2 and 4-19
-        // (ids 120-139 but 123), plainly, then acks the client sender.
+        // (ids 120-139 but 123), plainly, then acks the client sender over TCP.
         let srecv = children[43].1.as_mut();
         let mut woken = Vec::new();
         let mut ack = None;
@@ -783,7 +785,7 @@ mod tests {
             match step(srecv, id(43), &std::mem::take(&mut inbox), None) {
                 Action::Run(_) => {}
                 Action::Send { to, sync: false, .. } => woken.push(to),
-                Action::Send { to, sync: true, tag, .. } if tag == Tag::Ack as u32 => ack = Some(to),
+                Action::TcpSend { to, tag, .. } if tag == Tag::Ack as u32 => ack = Some(to),
                 Action::Wait { all: true } => break,
                 a => panic!("server receiver: {a:?}"),
             }
@@ -799,7 +801,7 @@ mod tests {
         loop {
             match step(relay, id(25), &std::mem::take(&mut inbox), None) {
                 Action::Run(ns) => assert_eq!(ns, 6_000),
-                Action::Send { to, sync: true, .. } => relayed.push(to),
+                Action::TcpSend { to, .. } => relayed.push(to),
                 Action::Wait { all: true } => break,
                 a => panic!("server sender: {a:?}"),
             }

@@ -8,7 +8,9 @@
 //! - [`pgbench`]: `pgbench -S`, one client process multiplexing N
 //!   connections to N PostgreSQL backends (sync wakeups both ways).
 //! - [`pairs`]: `tbench` and `sysbench-oltp`, N independent 1:1
-//!   client/server ping-pong pairs.
+//!   client/server ping-pong pairs (tbench over loopback TCP, whose
+//!   receive softirq wakes a blocked reader without the sync hint;
+//!   sysbench over a unix socket, sync).
 //! - [`fanout`]: `messaging` (hackbench groups) and `volanomark` (chat
 //!   rooms where one message wakes 19 tasks).
 //! - [`simple`]: `hogs` (CPU-bound tasks at nice levels) and `starve`

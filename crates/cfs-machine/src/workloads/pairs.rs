@@ -4,9 +4,10 @@
 //! client for N servers): a listener (task 0) creates one server per
 //! connection (tbench_srv forks, mysqld creates a thread; both go through
 //! the kernel's fork placement), and a launcher (task 1) forks the N
-//! clients. Every request and reply is a sync wakeup issued from the
-//! sender's CPU (loopback TCP runs the receive softirq there, unix sockets
-//! wake directly).
+//! clients. Every request and reply wakes its reader from the sender's
+//! CPU: tbench's over loopback TCP, whose receive softirq runs there and
+//! wakes a reader blocked in recv without the sync hint
+//! ([`Action::TcpSend`]); sysbench's over a unix socket, a sync wakeup.
 
 use super::{CostField, Launcher, Listener, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
 use crate::program::{Action, ForkSpec, Planner, Queued, StepCx, TaskRef, TaskSpec};
@@ -17,6 +18,19 @@ use std::collections::VecDeque;
 enum Kind {
     Tbench(TbenchCosts),
     Sysbench(SysbenchCosts),
+}
+
+impl Kind {
+    /// A request or reply on the pair's connection: loopback TCP for
+    /// tbench (the receive softirq wakes a reader blocked in recv without
+    /// the sync hint), a unix socket for sysbench's `localhost` MySQL
+    /// connection (sock_def_readable, sync).
+    fn send(self, to: TaskRef, bytes: u32, tag: u32) -> Action {
+        match self {
+            Kind::Tbench(_) => Action::TcpSend { to, bytes, tag },
+            Kind::Sysbench(_) => Action::Send { to, sync: true, bytes, tag },
+        }
+    }
 }
 
 /// One tbench operation: request and reply bytes on the wire, and the
@@ -257,7 +271,7 @@ impl Planner for Server {
                 }
             };
             q.push_back(Action::Run(ns(cost)));
-            q.push_back(Action::Send { to: self.client, sync: true, bytes: reply, tag: Tag::Reply as u32 });
+            q.push_back(self.kind.send(self.client, reply, Tag::Reply as u32));
         }
         q.push_back(Action::Wait { all: true });
     }
@@ -300,13 +314,11 @@ impl PairClient {
             Kind::Tbench(c) => {
                 let op = TB_OPS[self.op];
                 q.push_back(Action::Run(ns(c.side(op))));
-                let tag = OP_TAG | self.op as u32;
-                q.push_back(Action::Send { to: server, sync: true, bytes: op.req, tag });
+                q.push_back(self.kind.send(server, op.req, OP_TAG | self.op as u32));
             }
             Kind::Sysbench(c) => {
                 q.push_back(Action::Run(ns(c.client_ns)));
-                let tag = OP_TAG | self.op as u32;
-                q.push_back(Action::Send { to: server, sync: true, bytes: c.request_bytes, tag });
+                q.push_back(self.kind.send(server, c.request_bytes, OP_TAG | self.op as u32));
             }
         }
         q.push_back(Action::Wait { all: true });
@@ -413,6 +425,17 @@ mod tests {
         Msg { from, cpu: 0, bytes, tag, stream: None }
     }
 
+    /// A request or reply as `kind` sends it: (receiver, bytes, tag). tbench
+    /// writes on loopback TCP, sysbench on a unix socket (sync); the other
+    /// kind's send is not one.
+    fn on_the_wire(kind: Kind, a: &Action) -> Option<(TaskRef, u32, u32)> {
+        match (kind, a) {
+            (Kind::Tbench(_), &Action::TcpSend { to, bytes, tag }) => Some((to, bytes, tag)),
+            (Kind::Sysbench(_), &Action::Send { to, sync: true, bytes, tag }) => Some((to, bytes, tag)),
+            _ => None,
+        }
+    }
+
     /// What `n` request/reply exchanges between a connected client (task 9)
     /// and its server (task 5) cost: (client ns, server ns, progress units,
     /// request bytes, each reply's bytes).
@@ -429,8 +452,10 @@ mod tests {
                 match step(&mut client, &std::mem::take(&mut inbox)) {
                     Action::Run(ns) => c_ns += ns,
                     Action::Progress(u) => units += u,
-                    Action::Send { to: 5, bytes, tag, .. } => break msg(9, bytes, tag),
-                    a => panic!("client: {a:?}"),
+                    a => match on_the_wire(kind, &a) {
+                        Some((5, bytes, tag)) => break msg(9, bytes, tag),
+                        _ => panic!("client: {a:?}"),
+                    },
                 }
             };
             assert!(matches!(step(&mut client, &[]), Action::Wait { all: true }));
@@ -440,8 +465,10 @@ mod tests {
             let reply = loop {
                 match step(&mut server, &std::mem::take(&mut got)) {
                     Action::Run(ns) => s_ns += ns,
-                    Action::Send { to: 9, bytes, tag, .. } => break msg(5, bytes, tag),
-                    a => panic!("server: {a:?}"),
+                    a => match on_the_wire(kind, &a) {
+                        Some((9, bytes, tag)) => break msg(5, bytes, tag),
+                        _ => panic!("server: {a:?}"),
+                    },
                 }
             };
             assert!(matches!(step(&mut server, &[]), Action::Wait { all: true }));
@@ -506,7 +533,7 @@ mod tests {
             while !matches!(step(worker.as_mut(), &[]), Action::Wait { .. }) {}
             assert!(matches!(step(worker.as_mut(), &[msg(5, 64, Tag::Ready as u32)]), Action::Wait { all: false }));
             assert!(matches!(step(worker.as_mut(), &[msg(1, 0, Tag::Go as u32)]), Action::Run(_)));
-            let Action::Send { tag, .. } = step(worker.as_mut(), &[]) else { panic!("no request") };
+            let Action::TcpSend { tag, .. } = step(worker.as_mut(), &[]) else { panic!("no request") };
             assert_eq!(tag & OP_TAG, OP_TAG);
             first_ops.push(tag & !OP_TAG);
         }
@@ -591,9 +618,8 @@ mod tests {
                     }
                 };
                 assert!(order.next().is_none(), "{kind:?}: started before both messages");
-                let Action::Send { to: 5, tag, sync: true, .. } = step_as(&mut w, &[], Some(1), None) else {
-                    panic!("no request")
-                };
+                let request = step_as(&mut w, &[], Some(1), None);
+                let Some((5, _, tag)) = on_the_wire(kind, &request) else { panic!("no request: {request:?}") };
                 assert_eq!(tag, OP_TAG);
                 // tbench's first op costs 5 µs + 0.4 ns x (114 + 87) bytes; sysbench's BEGIN 5 µs.
                 assert_eq!(first_work, if kind == TBENCH { 5_080 } else { 5_000 });
