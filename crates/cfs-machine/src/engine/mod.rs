@@ -2449,17 +2449,21 @@ impl<'a> Sim<'a> {
         let done = self.pass_done(to);
         let Some(pass) = self.tasks[to].poll.as_mut() else { return Ok(0) };
         let landing = if readable { pass.land(from, done) } else { pass.writable(from, done) };
+        let held = pass.holds(from);
         match landing {
             Landing::Wakes | Landing::FoundAndWakes if !self.polls_running() => self.wake(c, to, sync),
-            Landing::Wakes | Landing::FoundAndWakes => {
-                // pollwake's try_to_wake_up still locks the task's runqueue
-                // and updates its clock before its state test turns it
-                // away (22763c5c sched.c:2352-2354). Its price is left out.
+            // On 2.6.32 the task polls TASK_RUNNING, and every wakeup
+            // through a wait queue it is on, the first of the pass or a
+            // later one, reaches try_to_wake_up, which locks the task's
+            // runqueue and updates its clock before its state test turns
+            // it away (22763c5c fs/select.c:192-201, sched.c:2352-2354).
+            // Its price is left out.
+            _ if held && self.polls_running() => {
                 self.sched.wake_up(self.t(), TaskId(to as u32), c, sync)?;
                 self.after_call(c);
                 Ok(0)
             }
-            Landing::Found | Landing::Missed => Ok(0),
+            _ => Ok(0),
         }
     }
 

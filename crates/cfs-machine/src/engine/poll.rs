@@ -47,8 +47,10 @@
 //! TASK_INTERRUPTIBLE again at its top), on 2.6.32 only try_to_wake_up's
 //! clock update before its state test. It is found if its socket has not
 //! been polled yet, or was readable already ([`PollPass::again`]). The
-//! engine makes the first such wakeup of a pass; later ones find the task
-//! TASK_RUNNING, which on 2.6.32 loses their clock updates.
+//! first such wakeup of a pass makes the task TASK_RUNNING; later ones
+//! find it so, which on 2.6.25/26 stops try_to_wake_up before it touches
+//! anything, and on 2.6.32 after its clock update, which the engine makes
+//! for each of them ([`PollPass::holds`]).
 //!
 //! [`PollPass`] keeps the bookkeeping: which sockets were ready when
 //! polled, where the first ready one is, and whether a wakeup has made the
@@ -213,12 +215,25 @@ impl PollPass {
     /// tests; a socket found ready later is polled later, so `first_ready`
     /// only moves past a polled `i`, never below it).
     fn wakes_through(&mut self, i: usize, done: u64) -> bool {
-        let holds = self.registered || (i <= self.first_ready && done >= self.polled_at(i));
-        if holds && !self.raced {
+        if self.holds_at(i, done) && !self.raced {
             self.raced = true;
             return true;
         }
         false
+    }
+
+    /// Whether socket `i` holds the task on its wait queue when `done` ns
+    /// of the pass are done (see [`PollPass::wakes_through`]).
+    fn holds_at(&self, i: usize, done: u64) -> bool {
+        self.registered || (i <= self.first_ready && done >= self.polled_at(i))
+    }
+
+    /// Whether the socket to `from` holds the task on its wait queue, as
+    /// far as the pass has got: a wakeup on it reaches try_to_wake_up
+    /// (pollwake), whether or not it is the one that makes the task
+    /// TASK_RUNNING.
+    pub(super) fn holds(&self, from: TaskRef) -> bool {
+        self.index(from).is_some_and(|i| self.holds_at(i, self.progress))
     }
 
     /// Whether the pass finds what `from` sent.
@@ -252,15 +267,19 @@ mod tests {
 
     /// Nothing ready at the start: every socket polled so far holds the
     /// task. A message on socket 1 after its poll (2,600 > 2,500) wakes
-    /// it; a second one (socket 0) finds it TASK_RUNNING already; one on
-    /// socket 3 before its poll is found. Only socket 3's counts as found.
+    /// it; a second one (socket 0) finds it TASK_RUNNING already, though
+    /// its wakeup still reaches the task through socket 0's wait queue; one
+    /// on socket 3 before its poll is found, and socket 3 holds nobody yet.
+    /// Only socket 3's counts as found.
     #[test]
     fn a_message_behind_the_poll_wakes_the_task_once() {
         let mut p = pass(&[]);
         assert_eq!(p.land(11, 2_600), Landing::Wakes);
         assert!(p.raced());
         assert_eq!(p.land(10, 2_700), Landing::Missed);
+        assert!(p.holds(10));
         assert_eq!(p.land(13, 4_400), Landing::Found);
+        assert!(!p.holds(13));
         assert_eq!([10, 11, 12, 13].map(|f| p.finds(f)), [false, false, false, true]);
     }
 
@@ -272,7 +291,7 @@ mod tests {
     fn sockets_after_the_first_ready_one_do_not_register() {
         let mut p = pass(&[11]);
         assert_eq!(p.land(12, 3_600), Landing::Missed);
-        assert!(!p.raced());
+        assert!(!p.raced() && !p.holds(12));
         assert_eq!(p.land(10, 3_700), Landing::Wakes);
         assert_eq!([10, 11, 12, 13].map(|f| p.finds(f)), [false, true, false, false]);
     }

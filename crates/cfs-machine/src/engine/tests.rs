@@ -2707,3 +2707,42 @@ fn a_tcp_write_s_wakeup_is_not_the_senders_on_2_6_32() {
     let stamped = senders_last_wakeup_on_2_6_32(Action::Send { to: 1, sync: false, bytes: 100, tag: 0 });
     assert!((3_000_000..=4_000_000).contains(&stamped), "{stamped}");
 }
+
+/// The clock of CPU 0's runqueue 82 ms into a 2.6.32 run where a selector
+/// there polls two sockets for 100 ms (peer 1's at 25 ms, peer 2's at 75
+/// ms, both registering, nothing ready), peer 1 writes at 30 ms and peer 2
+/// at `second_ms`.
+fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    let mut s = setup(&host, &costs, limits(Some(82), 1_000));
+    s.config = Config::new(KernelVersion::V2_6_32, host.nr_cpus());
+    s.domains = host.build_domains(KernelVersion::V2_6_32);
+    let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
+    let select = Action::Select { entry_ns: 0, poll_ns: 50_000_000, exit_ns: 0, repoll_ns: 0, slept_ns: 0, fds };
+    let send = || Action::Send { to: 0, sync: true, bytes: 8, tag: 0 };
+    let tasks = vec![
+        pinned("selector", script(vec![select]), 0, 0),
+        pinned("first", script(vec![Action::Run(30_000_000), send()]), 1, 0),
+        pinned("second", script(vec![Action::Run(second_ms * 1_000_000), send()]), 2, 0),
+    ];
+    let mut sim = Sim::new(&s, Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }).unwrap();
+    sim.main_loop().unwrap();
+    sim.sched.rq(0).unwrap().clock
+}
+
+/// On 2.6.32 select() polls TASK_RUNNING, and every wakeup through a wait
+/// queue the task is on reaches try_to_wake_up, which updates the task's
+/// runqueue clock before its state test turns it away (22763c5c
+/// fs/select.c:205-213, sched.c:2352-2354): the later of two as well as
+/// the first. CPU 0's tick last updated the clock at 80 ms (HZ=250, phase
+/// 0); peer 2's write at 81 ms, behind its socket's poll, updates it again
+/// (to 81 ms and the write's system call), one at 90 ms comes after the run.
+#[test]
+fn every_wakeup_through_select_s_wait_queues_updates_the_clock_on_2_6_32() {
+    let tick = 80_000_000;
+    assert_eq!(selectors_clock_on_2_6_32(90), tick);
+    let clock = selectors_clock_on_2_6_32(81);
+    assert!((81_000_000..81_010_000).contains(&clock), "{clock}");
+}
