@@ -2676,22 +2676,28 @@ fn a_tcp_write_wakes_a_reader_in_recv_without_the_sync_hint() {
     assert_eq!(wakeup_of_a_waiting_reader(tcp(), true), 1, "sock_def_readable's is");
 }
 
+/// Runs `tasks` on the Q6600 under 2.6.32, without jitter, for `ms` ms
+/// of simulated time, and reads the scheduler's state with `look`.
+fn on_2_6_32_after(ms: u64, tasks: Vec<TaskSpec>, look: impl FnOnce(&Scheduler<SimObserver>) -> u64) -> u64 {
+    let host = Host::preset("q6600").unwrap();
+    let mut costs = CostModel::preset("q6600").unwrap();
+    costs.jitter_cv = 0.0;
+    let mut s = setup(&host, &costs, limits(Some(ms), 1_000));
+    s.config = Config::new(KernelVersion::V2_6_32, host.nr_cpus());
+    s.domains = host.build_domains(KernelVersion::V2_6_32);
+    let mut sim = Sim::new(&s, Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }).unwrap();
+    sim.main_loop().unwrap();
+    look(&sim.sched)
+}
+
 /// The sender's `last_wakeup` after it woke a reader blocked in recv, on
 /// 2.6.32, 6 ms into a run where it computes for 5 ms, sends, and
 /// computes on.
 fn senders_last_wakeup_on_2_6_32(send: Action) -> u64 {
-    let host = Host::preset("q6600").unwrap();
-    let mut costs = CostModel::preset("q6600").unwrap();
-    costs.jitter_cv = 0.0;
-    let mut s = setup(&host, &costs, limits(Some(6), 1_000));
-    s.config = Config::new(KernelVersion::V2_6_32, host.nr_cpus());
-    s.domains = host.build_domains(KernelVersion::V2_6_32);
     let sender = script(vec![Action::Run(5_000_000), send, Action::Run(50_000_000)]);
     let reader = script(vec![Action::Wait { all: true }]);
     let tasks = vec![free("sender", sender, 0), free("reader", reader, 1)];
-    let mut sim = Sim::new(&s, Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }).unwrap();
-    sim.main_loop().unwrap();
-    sim.sched.task(TaskId(0)).unwrap().se.last_wakeup
+    on_2_6_32_after(6, tasks, |s| s.task(TaskId(0)).unwrap().se.last_wakeup)
 }
 
 /// The TCP receive path runs in the sender's softirq, so on 2.6.32
@@ -2713,12 +2719,6 @@ fn a_tcp_write_s_wakeup_is_not_the_senders_on_2_6_32() {
 /// ms, both registering, nothing ready), peer 1 writes at 30 ms and peer 2
 /// at `second_ms`.
 fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
-    let host = Host::preset("q6600").unwrap();
-    let mut costs = CostModel::preset("q6600").unwrap();
-    costs.jitter_cv = 0.0;
-    let mut s = setup(&host, &costs, limits(Some(82), 1_000));
-    s.config = Config::new(KernelVersion::V2_6_32, host.nr_cpus());
-    s.domains = host.build_domains(KernelVersion::V2_6_32);
     let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
     let select = Action::Select { entry_ns: 0, poll_ns: 50_000_000, exit_ns: 0, repoll_ns: 0, slept_ns: 0, fds };
     let send = || Action::Send { to: 0, sync: true, bytes: 8, tag: 0 };
@@ -2727,9 +2727,7 @@ fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
         pinned("first", script(vec![Action::Run(30_000_000), send()]), 1, 0),
         pinned("second", script(vec![Action::Run(second_ms * 1_000_000), send()]), 2, 0),
     ];
-    let mut sim = Sim::new(&s, Instance { tasks, finish: vec![0], sync: SyncObjects::NONE }).unwrap();
-    sim.main_loop().unwrap();
-    sim.sched.rq(0).unwrap().clock
+    on_2_6_32_after(82, tasks, |s| s.rq(0).unwrap().clock)
 }
 
 /// On 2.6.32 select() polls TASK_RUNNING, and every wakeup through a wait
