@@ -47,17 +47,17 @@ pub enum Cmd {
     Seed(SeedArgs),
     /// pgbench -S: one client process, N backends over unix sockets.
     Pgbench(BenchArgs),
-    /// tbench: N client/server pairs over loopback (MB/s).
+    /// tbench: N client/server pairs over loopback TCP (MB/s).
     Tbench(BenchArgs),
     /// N CPU-bound tasks (nice levels with --nice).
     Hogs(BenchArgs),
     /// hackbench-style groups of 20 senders and 20 receivers, timed from the kick-off once all are ready
     Messaging(BenchArgs),
-    /// VolanoMark-style chat rooms (one receiver wakes 19 senders).
+    /// VolanoMark-style chat rooms over loopback TCP (one receiver wakes 19 senders).
     Volanomark(BenchArgs),
     /// starve.c: a child signalling its sleeping parent on one CPU.
     Starve(BenchArgs),
-    /// sysbench OLTP read-only: N client/server pairs, 16 round trips per transaction.
+    /// sysbench OLTP read-only: N client/server pairs over unix sockets, 16 round trips per transaction.
     #[command(name = "sysbench-oltp")]
     SysbenchOltp(BenchArgs),
     /// Run a workload file (TOML or rt-app JSON).
