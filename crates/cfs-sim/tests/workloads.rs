@@ -119,11 +119,35 @@ ops = [ { wait = "one" }, { run = { mean = "30us", dist = "exp" } }, { reply = t
 #[test]
 fn shipped_example_files_parse_and_run() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads");
-    for f in ["pingpong.toml", "rtapp-periodic.json", "rtapp-sync.json", "hackbench-group.toml"] {
+    for f in ["pingpong.toml", "rtapp-periodic.json", "rtapp-sync.json", "hackbench-group.toml", "tcp-pair.toml"] {
         let text = std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
         let w = cfs_sim::parse_workload(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(value(Workload::File(Arc::new(w)), &["--duration", "30ms"]) > 100.0, "{f}");
     }
+}
+
+/// The shipped TCP pair against the same pair over a unix socket, on
+/// Stoakley under 2.6.32. The unix socket's sync wakeup lets wake_affine
+/// pull the reader to the writer's CPU (the writer's weight comes off its
+/// load), so the pair runs on one CPU: a round trip is two sides of 5 µs
+/// at Stoakley's clock plus two system calls, local wakeups and context
+/// switches, ~16 µs. Over TCP tcp_prequeue's wakeup is not sync, the writer
+/// still counts on its CPU (1024 against an idle 0), and the pair stays on
+/// the two CPUs fork placed it on: each of the two wakeups adds the IPI
+/// (0.7 µs to send, 1 µs in flight within a package) and the idle CPU's
+/// 5 µs exit, ~13 µs a round trip, so at most ~16 / 29 = 0.55 of the unix
+/// pair's rate.
+#[test]
+fn a_tcp_pair_ping_pongs_across_cpus_on_2_6_32() {
+    let tcp = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/tcp-pair.toml")).unwrap();
+    let unix = tcp.replace(r#"stream = "tcp""#, "sync = true");
+    assert_ne!(tcp, unix);
+    let rate = |text: &str| {
+        let w = cfs_sim::parse_workload(text).unwrap();
+        value(Workload::File(Arc::new(w)), &["--host", "stoakley", "--profile", "2.6.32", "--duration", "50ms"])
+    };
+    let (tcp, unix) = (rate(&tcp), rate(&unix));
+    assert!(tcp < 0.6 * unix, "tcp {tcp:.0} against unix {unix:.0} round trips a second");
 }
 
 #[test]
