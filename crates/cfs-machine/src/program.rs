@@ -118,7 +118,9 @@ pub enum Action {
     /// (in 2.6.32 the sender's wakeup statistics are not updated,
     /// try_to_wake_up's `in_interrupt()` test). A reader blocked in recv
     /// is woken through tcp_prequeue, without the sync hint; a reader in
-    /// select() or poll() through sock_def_readable, with it.
+    /// select() or poll() through sock_def_readable, with it. Unlike
+    /// [`Action::Send`], it does not end an interruptible
+    /// [`Action::Sleep`]: data is no signal.
     TcpSend {
         /// Receiver.
         to: TaskRef,

@@ -2744,3 +2744,21 @@ fn every_wakeup_through_select_s_wait_queues_updates_the_clock_on_2_6_32() {
     let clock = selectors_clock_on_2_6_32(81);
     assert!((81_000_000..81_010_000).contains(&clock), "{clock}");
 }
+
+/// When a task that sleeps 10 ms, interruptibly, ends, after another task
+/// sends it `send` at 1 ms.
+fn interruptible_sleep_ends_ms(send: Action) -> u64 {
+    let sleeper = script(vec![Action::Sleep { ns: 10_000_000, interruptible: true }]);
+    let sender = script(vec![Action::Run(1_000_000), send]);
+    let out = run_to_exit(vec![free("sleeper", sleeper, 0), free("sender", sender, 1)], Sockets::default());
+    out.end_ns / 1_000_000
+}
+
+/// A signal ends an interruptible sleep (starve.c's kill of a parent in
+/// nanosleep); data on a TCP socket does not, since nothing but a signal
+/// wakes nanosleep.
+#[test]
+fn tcp_data_does_not_end_an_interruptible_sleep() {
+    assert_eq!(interruptible_sleep_ends_ms(Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }), 1);
+    assert_eq!(interruptible_sleep_ends_ms(Action::TcpSend { to: 0, bytes: 8, tag: 0 }), 10);
+}
