@@ -2071,10 +2071,9 @@ impl<'a> Sim<'a> {
             // sock_def_readable, sync (bce7f793 net/core/sock.c:1637,
             // 22763c5c :1778).
             Action::TcpSend { to, bytes, tag } => {
-                // Data on a socket does not end a nanosleep.
                 let in_recv = self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none());
                 self.in_softirq = true;
-                let sent = self.post(c, to, !in_recv, Msg { from: t, cpu: c, bytes, tag, stream: None }, false);
+                let sent = self.send(c, to, !in_recv, Msg { from: t, cpu: c, bytes, tag, stream: None });
                 self.in_softirq = false;
                 self.tasks[t].pending = sys + sent?;
             }
@@ -2618,13 +2617,6 @@ impl<'a> Sim<'a> {
     /// Posts a message; wakes the receiver if it waits. Returns the waker's
     /// cost, ns.
     fn send(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg) -> Result<u64, SimError> {
-        self.post(c, to, sync, msg, true)
-    }
-
-    /// [`Sim::send`], where `interrupts` says whether the message also ends
-    /// an interruptible sleep, as a signal does and data on a socket does
-    /// not.
-    fn post(&mut self, c: usize, to: TaskRef, sync: bool, msg: Msg, interrupts: bool) -> Result<u64, SimError> {
         let Some(task) = self.tasks.get_mut(to) else { return Ok(0) };
         if !task.alive {
             return Ok(0); // EPIPE: the peer is gone
@@ -2652,8 +2644,10 @@ impl<'a> Sim<'a> {
         match task.block {
             Block::Wait => {}
             Block::None if task.poll.is_some() => return self.poll_landing(c, to, sync, msg.from, true),
-            Block::Sleep { interruptible: true } if interrupts => {
-                // A signal interrupts the sleep: cancel its timer.
+            // A signal interrupts the sleep: cancel its timer. Data from a
+            // receive softirq is no signal, and nothing else ends a
+            // nanosleep.
+            Block::Sleep { interruptible: true } if !self.in_softirq => {
                 task.timer_gen += 1;
                 task.deferred = Some(Deferred::Wait { all: true, woken: false });
                 self.armed_timers -= 1;

@@ -178,7 +178,7 @@ impl TomlFile {
                 if !sync {
                     return err(
                         &sp,
-                        "a socket or pipe write wakes its reader as the kernel does, with the sync hint or (tcp) as the reader waits (drop `sync = false`)",
+                        "a socket or pipe write wakes its reader as the kernel does (drop `sync = false`)",
                     );
                 }
                 match s {
