@@ -346,7 +346,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -358,6 +358,7 @@ pub struct BenchArgs {
     /// Write settings into the running scheduler at a simulated time, as
     /// echo > /proc/sys/kernel/sched_* would (repeatable; every column):
     /// 2s:features=863, 1s:set=sched_wakeup_granularity_ns=5000000,
+    /// 1s:set=tcp_low_latency=1 (as echo > /proc/sys/net/ipv4/...),
     /// 1s:sd-flags=MC:-WAKE_AFFINE, 1s:patch=waker, 1s:no-patch=waker, or as
     /// chrt -p, taskset -p and renice would on the running tasks:
     /// 1s:policy=batch (every task), 1s:server-policy=batch,

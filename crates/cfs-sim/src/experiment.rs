@@ -48,7 +48,8 @@ pub struct SchedSpec {
     /// backend it forks, under `nice -n`).
     pub server_nice: Option<String>,
     /// Tunables and engine settings, `name=value` (`hz`, `hres_timers`,
-    /// `nohz`, `write_space_wakeups`, `sndbuf`, and every `sched_*` tunable).
+    /// `nohz`, `write_space_wakeups`, `sndbuf`, `tcp_low_latency`, and every
+    /// `sched_*` tunable).
     pub sets: Vec<(String, String)>,
     /// Domain flag overrides (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL`).
     pub sd_flags: Option<String>,
@@ -397,6 +398,9 @@ fn apply_set(
         "preempt" => cfg.preempt = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
+        // net.ipv4.tcp_low_latency (engine::Sockets): no TCP prequeue, so
+        // a reader blocked in recv gets a sync wakeup too.
+        "tcp_low_latency" => sockets.tcp_low_latency = as_bool()?,
         // select()'s pass as a window wakeups can race (engine::Sockets).
         "poll_window" => sockets.poll_window = as_bool()?,
         // The isolcpus= boot parameter: those CPUs get no sched domain, and
@@ -423,7 +427,7 @@ fn apply_set(
                 Ok(false) => {
                     return Err(format!(
                         "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, check_invariants, write_space_wakeups, \
-                         poll_window, sndbuf, sched_latency_ns, \
+                         poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
                     ));
@@ -502,7 +506,7 @@ const FAULT_HINT: &str = " (inside --switch, an irq= or slow= fault separates it
 /// `500ms`) write each of `SETTINGS` in order, as `echo … >
 /// /proc/sys/kernel/sched_*` would on the running kernel:
 /// `features=MASK` or `features=NAMES` (applied to the mask of that
-/// moment), `set=NAME=VALUE` (a `sched_*` tunable), `sd-flags=LEVEL:±FLAG,…`,
+/// moment), `set=NAME=VALUE` (a `sched_*` tunable, or `tcp_low_latency`), `sd-flags=LEVEL:±FLAG,…`,
 /// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
 /// running kernel can do); and, as `chrt -p` would on the running tasks,
 /// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
@@ -548,7 +552,17 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                     return Err(format!("--switch {s:?}: {n} is fixed at boot; give it with --set instead"));
                 }
                 let value = x.trim().parse::<i64>().map_err(|_| format!("--switch {s:?}: {x:?} is not an integer"))?;
-                push(Setting::Tunable(n.to_string(), value));
+                // A net sysctl the engine holds, not a sched_* tunable.
+                if n == "tcp_low_latency" {
+                    let on = match value {
+                        0 => false,
+                        1 => true,
+                        _ => return Err(format!("--switch {s:?}: tcp_low_latency is 0 or 1, not {value}")),
+                    };
+                    push(Setting::TcpLowLatency(on));
+                } else {
+                    push(Setting::Tunable(n.to_string(), value));
+                }
             }
             "sd-flags" | "sd_flags" | "sd" => {
                 for o in parse_flag_overrides(v).map_err(|e| format!("--switch {s:?}: {e}"))? {

@@ -472,6 +472,7 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "write_space_wakeups": c.sockets.write_space_wakeups,
                 "poll_window": c.sockets.poll_window,
                 "sndbuf": c.sockets.sndbuf,
+                "tcp_low_latency": c.sockets.tcp_low_latency,
                 "sd_flags": c.spec.sd_flags,
                 // The column's own cost settings; the top level's `costs`
                 // is the set every column starts from.

@@ -141,6 +141,7 @@ fn switch_specs_parse_in_order() {
             Setting::Nice(..) => "nice",
             Setting::Irq(_) | Setting::NoIrq | Setting::Slow(_) => "fault",
             Setting::Offline(_) | Setting::Online(_) => "hotplug",
+            Setting::TcpLowLatency(_) => "tcp_low_latency",
         })
         .collect();
     assert_eq!(
@@ -169,6 +170,18 @@ fn switch_specs_parse_in_order() {
 
 /// Faults as `--switch` items: a load's own keys go with `;` (the items
 /// split at commas), and the text written back parses to the same change.
+/// tcp_low_latency is a net sysctl the engine holds: `set=` writes it
+/// mid-run like a sched_* tunable, and it reads back in the same form.
+#[test]
+fn tcp_low_latency_switches_as_a_setting_of_its_own() {
+    let c = parse_switch("1s:set=tcp_low_latency=1,set=tcp_low_latency=0").unwrap();
+    assert_eq!(c[0].setting, Setting::TcpLowLatency(true));
+    assert_eq!(c[1].setting, Setting::TcpLowLatency(false));
+    assert_eq!(c[0].setting.to_string(), "set=tcp_low_latency=1");
+    assert_eq!(c[0].to_json(), serde_json::json!({"at_s": 1.0, "tunable": "tcp_low_latency", "value": 1}));
+    assert_eq!(parse_switch(&format!("1s:{}", c[1].setting)).unwrap(), c[1..]);
+}
+
 #[test]
 fn switch_faults_parse_and_write_back() {
     let c = parse_switch("1s:irq=cpus=0,2;every=1ms;takes=50us,slow=cpus=1;speed=50%,irq=off").unwrap();

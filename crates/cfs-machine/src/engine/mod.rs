@@ -1262,6 +1262,7 @@ impl<'a> Sim<'a> {
                 self.arm_irqs(self.irqs.len() - 1);
             }
             Setting::NoIrq => self.irqs_stopped = self.irqs.len(),
+            &Setting::TcpLowLatency(on) => self.sockets.tcp_low_latency = on,
             Setting::Slow(x) => self.slow_down(x)?,
             &Setting::Policy(side, policy) => self.on_side(side, |s, t| s.sched.set_policy(s.t(), t, policy))?,
             &Setting::Affinity(side, mask) => self.on_side(side, |s, t| s.sched.set_affinity(s.t(), t, mask))?,
@@ -2067,13 +2068,14 @@ impl<'a> Sim<'a> {
             // has set tp->ucopy.task, so tcp_prequeue queues the segment
             // and wakes it with wake_up_interruptible(_poll), not sync
             // (bce7f793 include/net/tcp.h:902, 22763c5c :941-942); any
-            // other reader (one in select/poll) is woken by
-            // sock_def_readable, sync (bce7f793 net/core/sock.c:1637,
-            // 22763c5c :1778).
+            // other reader (one in select/poll), and every reader under
+            // tcp_low_latency (no prequeue), is woken by sock_def_readable,
+            // sync (bce7f793 net/core/sock.c:1637, 22763c5c :1778).
             Action::TcpSend { to, bytes, tag } => {
                 let in_recv = self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none());
+                let prequeued = in_recv && !self.sockets.tcp_low_latency;
                 self.in_softirq = true;
-                let sent = self.send(c, to, !in_recv, Msg { from: t, cpu: c, bytes, tag, stream: None });
+                let sent = self.send(c, to, !prequeued, Msg { from: t, cpu: c, bytes, tag, stream: None });
                 self.in_softirq = false;
                 self.tasks[t].pending = sys + sent?;
             }

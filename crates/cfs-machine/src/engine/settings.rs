@@ -59,6 +59,11 @@ pub enum Setting {
     /// The CPU comes back up, idle, and the domains are rebuilt with it.
     /// Written by the engine.
     Online(usize),
+    /// `echo N > /proc/sys/net/ipv4/tcp_low_latency`
+    /// ([`super::Sockets::tcp_low_latency`]): loopback TCP wakeups of a
+    /// reader blocked in recv become sync from the next write on. Written
+    /// by the engine.
+    TcpLowLatency(bool),
 }
 
 /// A [`Setting`] written at a simulated time.
@@ -95,7 +100,8 @@ impl Setting {
             | Setting::NoIrq
             | Setting::Slow(_)
             | Setting::Offline(_)
-            | Setting::Online(_) => Ok(()),
+            | Setting::Online(_)
+            | Setting::TcpLowLatency(_) => Ok(()),
         }
     }
 }
@@ -158,6 +164,7 @@ impl fmt::Display for Setting {
             Setting::Slow(x) => write!(f, "slow={}", x.to_string().replace(',', ";")),
             Setting::Offline(c) => write!(f, "offline={c}"),
             Setting::Online(c) => write!(f, "online={c}"),
+            Setting::TcpLowLatency(on) => write!(f, "set=tcp_low_latency={}", u8::from(*on)),
         }
     }
 }
@@ -196,6 +203,7 @@ impl Change {
             Setting::Slow(x) => json!({"at_s": at_s, "slow": x.to_string()}),
             Setting::Offline(c) => json!({"at_s": at_s, "offline": c}),
             Setting::Online(c) => json!({"at_s": at_s, "online": c}),
+            Setting::TcpLowLatency(on) => json!({"at_s": at_s, "tunable": "tcp_low_latency", "value": u8::from(*on)}),
         }
     }
 }

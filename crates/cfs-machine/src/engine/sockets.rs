@@ -108,11 +108,25 @@ pub struct Sockets {
     ///
     /// [`Action::Select`]: crate::program::Action::Select
     pub poll_window: bool,
+    /// `net.ipv4.tcp_low_latency` (default 0, as in every modelled
+    /// kernel): when set, `tcp_prequeue` declines every segment
+    /// (4b119e21 and bce7f793 include/net/tcp.h:875 and :887, 22763c5c
+    /// :924), so the receive softirq runs `tcp_v4_do_rcv` itself and
+    /// `tcp_rcv_established` ends in `sk_data_ready` (bce7f793
+    /// net/ipv4/tcp_input.c:4834, 22763c5c :5320): `sock_def_readable`'s
+    /// sync wakeup, even for a reader blocked in recv, which with the
+    /// prequeue gets a plain one. The wakeup still comes from the
+    /// softirq on the sender's CPU ([`Action::TcpSend`]). A sysctl, so
+    /// `--switch` can write it mid-run ([`Setting::TcpLowLatency`]).
+    ///
+    /// [`Action::TcpSend`]: crate::program::Action::TcpSend
+    /// [`Setting::TcpLowLatency`]: super::Setting::TcpLowLatency
+    pub tcp_low_latency: bool,
 }
 
 impl Default for Sockets {
     fn default() -> Sockets {
-        Sockets { write_space_wakeups: false, sndbuf: SK_WMEM_MAX, poll_window: true }
+        Sockets { write_space_wakeups: false, sndbuf: SK_WMEM_MAX, poll_window: true, tcp_low_latency: false }
     }
 }
 

@@ -2676,6 +2676,50 @@ fn a_tcp_write_wakes_a_reader_in_recv_without_the_sync_hint() {
     assert_eq!(wakeup_of_a_waiting_reader(tcp(), true), 1, "sock_def_readable's is");
 }
 
+/// Two loopback TCP writes, at 1 ms and 4 ms, from a sender that keeps
+/// CPU 0 busy to a reader blocked in recv on idle CPU 1, under 2.6.26
+/// final with `sockets` and `changes`: how many wakeups there were, and
+/// how many of them wake_affine placed on the sender's CPU.
+fn tcp_wakeups(sockets: Sockets, changes: Vec<Change>) -> (u64, u64) {
+    // One message a wait: a reader still queued when the second lands
+    // must not take both at its first.
+    let reader = script(vec![Action::Wait { all: false }, Action::Wait { all: false }]);
+    let tcp = || Action::TcpSend { to: 1, bytes: 100, tag: 0 };
+    let sender = script(vec![Action::Run(1_000_000), tcp(), Action::Run(3_000_000), tcp(), Action::Run(1_000_000)]);
+    let tasks = vec![free("sender", sender, 0), free("reader", reader, 1)];
+    let out = q6600_run(Instance { tasks, finish: vec![0, 1], sync: SyncObjects::NONE }, limits(None, 1_000), |s| {
+        s.sockets = sockets;
+        s.changes = changes;
+    })
+    .unwrap();
+    (out.counters.wakeups, out.counters.wake_affine)
+}
+
+/// net.ipv4.tcp_low_latency: tcp_prequeue declines the segment (bce7f793
+/// include/net/tcp.h:887), so the receive softirq's tcp_rcv_established
+/// wakes even a reader blocked in recv through sock_def_readable, with the
+/// sync hint (net/ipv4/tcp_input.c:4834, net/core/sock.c:1637), and
+/// wake_affine pulls it as it pulls a unix socket's reader (the
+/// arithmetic of `a_tcp_write_wakes_a_reader_in_recv_without_the_sync_hint`:
+/// with the hint tl = 1024 - 1024 = 0 fits CPU 1's empty load; without it
+/// tl = 1024 does not).
+/// - Prequeue (the default): two plain wakeups, the reader stays on CPU 1.
+/// - tcp_low_latency=1 at boot: the first wakeup pulls the reader beside
+///   the sender, where it waits (its vruntime, carried over from CPU 1,
+///   does not trail the sender's by a wakeup granularity, so no
+///   preemption) until the sender's slice ends; the second write finds it
+///   still queued, which is no wakeup.
+/// - Written at 2 ms (`--switch 2ms:set=tcp_low_latency=1`): the first
+///   wakeup is plain, the second sync and pulled.
+#[test]
+fn tcp_low_latency_makes_a_tcp_write_s_wakeup_sync() {
+    let low = Sockets { tcp_low_latency: true, ..Sockets::default() };
+    assert_eq!(tcp_wakeups(Sockets::default(), vec![]), (2, 0), "prequeue: two plain wakeups");
+    assert_eq!(tcp_wakeups(low, vec![]), (1, 1), "no prequeue: sync, pulled at the first");
+    let switched = vec![Change { at_ns: 2_000_000, setting: Setting::TcpLowLatency(true) }];
+    assert_eq!(tcp_wakeups(Sockets::default(), switched), (2, 1), "sync from the switch on");
+}
+
 /// Runs `tasks` on the Q6600 under 2.6.32, without jitter, for `ms` ms
 /// of simulated time, and reads the scheduler's state with `look`.
 fn on_2_6_32_after(ms: u64, tasks: Vec<TaskSpec>, look: impl FnOnce(&Scheduler<SimObserver>) -> u64) -> u64 {
