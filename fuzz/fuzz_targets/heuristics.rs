@@ -283,6 +283,8 @@ fn changes(
                     let cpu = c.a as usize % domains.nr_cpus();
                     if c.b % 2 == 0 { Setting::Offline(cpu) } else { Setting::Online(cpu) }
                 }
+                // net.ipv4.tcp_low_latency written mid-run (one b in 16).
+                1 if c.b % 16 == 15 => Setting::TcpLowLatency(c.a & 1 != 0),
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),
@@ -440,16 +442,14 @@ impl Program for GenProg {
                     None => Action::Progress(0),
                 }
             }
-            GOp::Wait { all: true } if g.sockets => {
-                Action::Select {
-                    entry_ns: 500,
-                    poll_ns: 100,
-                    exit_ns: 500,
-                    repoll_ns: 2_000,
-                    slept_ns: 1_000,
-                    fds: g.peers.clone(),
-                }
-            }
+            GOp::Wait { all: true } if g.sockets => Action::Select {
+                entry_ns: 500,
+                poll_ns: 100,
+                exit_ns: 500,
+                repoll_ns: 2_000,
+                slept_ns: 1_000,
+                fds: g.peers.clone(),
+            },
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait { cond, mutex } => {
                 let mutex =
@@ -649,7 +649,8 @@ fuzz_target!(|input: Input| {
         },
         // With sockets, the smallest send buffer (SOCK_MIN_SNDBUF: five
         // 100-byte skbs) or unbounded ones, so that writers block often;
-        // select()'s pass a window wakeups can race, or not (a seed bit).
+        // select()'s pass a window wakeups can race, or not (a seed bit);
+        // TCP readers in recv woken from the prequeue, or sync (another).
         sockets: Sockets {
             write_space_wakeups: input.clock & 32 != 0,
             sndbuf: if input.clock & 64 != 0 {
@@ -660,6 +661,7 @@ fuzz_target!(|input: Input| {
                 engine::SK_WMEM_MAX
             },
             poll_window: (input.seed >> 7) & 1 == 0,
+            tcp_low_latency: (input.seed >> 8) & 1 != 0,
         },
         changes,
         irqs,
