@@ -86,7 +86,6 @@ use std::cmp::Ordering;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::BuildHasherDefault;
 
 mod cache;
 mod poll;
@@ -96,7 +95,7 @@ pub mod sync;
 
 pub use crate::faults::check_hotplug;
 pub use settings::{Change, Phase, Setting, features_from_text};
-use sockets::{KeyHasher, SendBuf, SockKey};
+use sockets::{SendBuf, SockKey};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
     skb_truesize,
@@ -885,8 +884,10 @@ struct Sim<'a> {
     /// Messages in all mailboxes.
     unread: usize,
     /// The send buffers of AF_UNIX stream sockets with skbs not yet taken
-    /// or writers waiting.
-    socks: HashMap<SockKey, SendBuf, BuildHasherDefault<KeyHasher>>,
+    /// or writers waiting. Looked up on every socket write and read, so
+    /// with rustc-hash's FxHash rather than SipHash: it has no random
+    /// state, and the table is never iterated, so runs stay deterministic.
+    socks: HashMap<SockKey, SendBuf, rustc_hash::FxBuildHasher>,
     /// Writes that blocked on a full send buffer.
     send_blocks: u64,
     /// select() passes raced by a wakeup that found nothing.

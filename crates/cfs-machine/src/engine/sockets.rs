@@ -5,7 +5,6 @@
 
 use crate::program::{Stream, TaskRef};
 use std::collections::VecDeque;
-use std::hash::Hasher;
 
 /// `sizeof(struct sk_buff)` on x86_64, bytes: counted from 2.6.26's
 /// struct (e490517a include/linux/skbuff.h) with a distribution's config
@@ -148,42 +147,6 @@ impl SockKey {
             Stream::Shared(id) => SockKey::Shared(id),
             Stream::Pipe(id) => SockKey::Pipe(id),
         }
-    }
-}
-
-/// A fixed, fast hash for [`SockKey`]s (a multiply-rotate over the key's
-/// words, as rustc's FxHash): the stream table is looked up on every
-/// socket write and read, so SipHash's cost would show in every pgbench
-/// run. It has no random state, and the table is never iterated, so runs
-/// stay deterministic.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_isize(&mut self, x: isize) {
-        self.write_u64(x as u64);
     }
 }
 
