@@ -531,15 +531,27 @@ impl<O: Observer> Scheduler<O> {
     /// `fork()` by the running task `parent`: sched_fork (placement by
     /// sched_balance_self on SD_BALANCE_FORK), then wake_up_new_task
     /// (task_new_fair: START_DEBIT placement, child-runs-first) and a
-    /// preemption check. `params` = None inherits the parent's.
+    /// preemption check. `params` = None inherits the parent's; given, they
+    /// are the child's own setpriority/sched_setscheduler/sched_setaffinity
+    /// before it first runs. A mask whose CPUs this machine has but which
+    /// are all down at the fork is refused as sched_setaffinity refuses it
+    /// (`set_cpus_allowed_ptr`'s `-EINVAL`), and the child keeps the mask it
+    /// inherited; a mask naming no CPU of this machine is the caller's
+    /// error ([`SchedError::EmptyAffinity`]).
     pub fn fork(&mut self, now: u64, parent: TaskId, params: Option<TaskParams>) -> Result<ForkOutcome, SchedError> {
         let st = self.check_task(parent)?;
         if st != TaskState::Running {
             return Err(SchedError::WrongState { task: parent, state: st, op: "fork" });
         }
         let p = self.t(parent).clone();
-        let inherited = params.is_none();
-        let params = params.unwrap_or(TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed });
+        let machine = CpuMask::first_n(self.rqs.len());
+        let refused = params.is_some_and(|q| q.allowed.intersects(&machine) && !q.allowed.intersects(&self.online));
+        let inherited = params.is_none() || refused;
+        let params = match params {
+            Some(q) if refused => TaskParams { allowed: p.allowed, ..q },
+            Some(q) => q,
+            None => TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed },
+        };
         let this_cpu = p.cpu;
         let child = self.new_task(&params, this_cpu, inherited)?;
         // sched_fork touches no runqueue clock in any profile;

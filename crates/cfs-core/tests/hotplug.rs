@@ -390,3 +390,29 @@ fn a_stranded_parents_child_stays_beside_it_when_its_cpus_come_back() {
         assert_eq!(s.fork(T0 + 4 * MS, t, Some(p)).unwrap().cpu, 3, "{v:?}");
     }
 }
+
+/// A fork that gives its child a mask (the child's own sched_setaffinity
+/// before it first runs) while every CPU of that mask is down: the kernel's
+/// set_cpus_allowed_ptr refuses it with -EINVAL (bce7f793 sched.c:5569-5570,
+/// `!cpus_intersects(*new_mask, cpu_online_map)`), and the child keeps the
+/// mask dup_task_struct copied from its parent, starting beside it, with
+/// the nice level it asked for. A mask naming no CPU of the machine is the
+/// caller's error. (A launcher pinned to CPU 3 of a Q6600 forking hogs
+/// pinned there after CPU 3 went down failed the whole run until the
+/// thirteenth session; the heuristics fuzzer found it.)
+#[test]
+fn a_fork_into_cpus_that_are_all_down_keeps_the_parents_mask() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
+    s.schedule(T0, 1, Deschedule::Preempt).unwrap();
+    s.set_affinity(T0, t, CpuMask::from_cpus([1, 3])).unwrap();
+    s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    let mut p = TaskParams::normal().nice(5);
+    p.allowed = CpuMask::single(3);
+    let child = s.fork(T0 + MS, t, Some(p)).unwrap();
+    let c = s.task(child.child).unwrap();
+    assert_eq!((child.cpu, c.allowed, c.nice), (1, CpuMask::from_cpus([1, 3]), 5));
+    p.allowed = CpuMask::single(9);
+    assert_eq!(s.fork(T0 + MS, t, Some(p)).map(|_| ()), Err(SchedError::EmptyAffinity));
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use cfs_sim::engine::{Change, Setting};
-use cfs_sim::experiment::{Plan, parse_switch};
+use cfs_sim::experiment::{Plan, SchedSpec, parse_switch};
 use cfs_sim::report;
 use common::{pgbench_plan, run};
 
@@ -337,4 +337,26 @@ fn cpus_taken_down_and_brought_back_mid_run() {
     assert_eq!(text, ["offline=2", "offline=3", "online=2"]);
     assert_eq!(c[2].to_json(), serde_json::json!({"at_s": 1.0, "online": 2}));
     assert_eq!(parse_switch("1s:offline=").unwrap_err(), "--switch \"1s:offline=\": offline names no CPU");
+}
+
+/// `cfs-sim hogs --host x2 --pin-client 1 --switch 0s:offline=1`: the
+/// launcher, pinned to CPU 1, is stranded on CPU 0 when CPU 1 goes down,
+/// and each hog it forks with its own pin to CPU 1 is refused that mask as
+/// sched_setaffinity refuses it (EINVAL: no CPU of it online) and keeps the
+/// launcher's, beside it. All four run on CPU 0: 1 ms loops, at most 1,000
+/// a second on one CPU, less the context switches and ticks. Until the
+/// thirteenth session the first fork failed the run.
+#[test]
+fn hogs_pinned_to_a_cpu_taken_down_run_beside_their_stranded_launcher() {
+    let mut plan = pgbench_plan(&["name=2.6.26"], &[4], 1, 1, 3);
+    plan.host = cfs_topology::Host::preset("x2").unwrap();
+    plan.costs = cfs_sim::costs::CostModel::preset("x2").unwrap();
+    plan.columns = vec![SchedSpec::profile("2.6.26").resolve(&plan.host).unwrap()];
+    plan.workload = cfs_sim::workloads::Workload::builtin("hogs").unwrap();
+    plan.opts.transactions = None;
+    plan.opts.duration_ns = Some(100_000_000);
+    plan.opts.pin_client = Some(cfs_core::CpuMask::single(1));
+    plan.changes = parse_switch("0s:offline=1").unwrap();
+    let loops_s = run(&plan).runs[0].value;
+    assert!((800.0..=1_000.0).contains(&loops_s), "{loops_s}");
 }
