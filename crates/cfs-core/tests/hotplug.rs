@@ -335,12 +335,7 @@ fn with_nohz_a_dead_cpu_still_counts_as_tickless() {
 /// and once CPU 3 is back up T can be sent there again.
 #[test]
 fn a_move_to_a_cpu_that_went_down_first_strands_its_task() {
-    let h = host("q6600");
-    let mut s = scheduler(&h, false);
-    let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
-    s.schedule(T0, 1, Deschedule::Preempt).unwrap();
-    s.set_affinity(T0, t, CpuMask::single(3)).unwrap();
-    s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    let (h, mut s, t) = running_on_1_with_cpu_3_down(CpuMask::single(3));
     assert_eq!(s.schedule(T0 + MS, 1, Deschedule::Preempt).unwrap().next, Some(t));
     assert_eq!((s.task(t).unwrap().cpu, s.task(t).unwrap().allowed), (1, CpuMask::single(3)));
     let child = s.fork(T0 + MS, t, None).unwrap();
@@ -348,6 +343,18 @@ fn a_move_to_a_cpu_that_went_down_first_strands_its_task() {
     s.cpu_up(T0 + 2 * MS, 3, h.build_domains(V)).unwrap();
     s.set_affinity(T0 + 2 * MS, child.child, CpuMask::single(3)).unwrap();
     assert_eq!(s.task(child.child).unwrap().cpu, 3);
+}
+
+/// A Q6600 with one task T running on CPU 1, its mask set to `mask`, and
+/// then CPU 3 taken down.
+fn running_on_1_with_cpu_3_down(mask: CpuMask) -> (Host, S, TaskId) {
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
+    s.schedule(T0, 1, Deschedule::Preempt).unwrap();
+    s.set_affinity(T0, t, mask).unwrap();
+    s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    (h, s, t)
 }
 
 /// A stranded parent's child stays beside it even once a CPU of its mask
@@ -402,12 +409,7 @@ fn a_stranded_parents_child_stays_beside_it_when_its_cpus_come_back() {
 /// thirteenth session; the heuristics fuzzer found it.)
 #[test]
 fn a_fork_into_cpus_that_are_all_down_keeps_the_parents_mask() {
-    let h = host("q6600");
-    let mut s = scheduler(&h, false);
-    let t = s.spawn(T0, 1, TaskParams::normal()).unwrap();
-    s.schedule(T0, 1, Deschedule::Preempt).unwrap();
-    s.set_affinity(T0, t, CpuMask::from_cpus([1, 3])).unwrap();
-    s.cpu_down(T0, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    let (_, mut s, t) = running_on_1_with_cpu_3_down(CpuMask::from_cpus([1, 3]));
     let mut p = TaskParams::normal().nice(5);
     p.allowed = CpuMask::single(3);
     let child = s.fork(T0 + MS, t, Some(p)).unwrap();
