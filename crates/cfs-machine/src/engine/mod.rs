@@ -95,11 +95,11 @@ pub mod sync;
 
 pub use crate::faults::check_hotplug;
 pub use settings::{Change, Phase, Setting, features_from_text};
-use sockets::{SendBuf, SockKey};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
     skb_truesize,
 };
+use sockets::{SendBuf, SockKey};
 pub use sync::SyncObjects;
 use sync::{Arrival, Barrier, Cond, Mutex, Sem};
 

@@ -2758,11 +2758,31 @@ fn a_tcp_write_s_wakeup_is_not_the_senders_on_2_6_32() {
     assert!((3_000_000..=4_000_000).contains(&stamped), "{stamped}");
 }
 
-/// The clock of CPU 0's runqueue 82 ms into a 2.6.32 run where a selector
-/// there polls two sockets for 100 ms (peer 1's at 25 ms, peer 2's at 75
-/// ms, both registering, nothing ready), peer 1 writes at 30 ms and peer 2
-/// at `second_ms`.
-fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
+/// The sender's CPU time when it computes 1 ms, writes `send` to a reader
+/// blocked on idle CPU 1 (2.6.26 final), and computes 1 ms more.
+fn senders_runtime(send: Action) -> u64 {
+    let reader = script(vec![Action::Wait { all: true }]);
+    let sender = script(vec![Action::Run(1_000_000), send, Action::Run(1_000_000)]);
+    let out = run_to_exit(vec![free("sender", sender, 0), free("reader", reader, 1)], Sockets::default());
+    out.tasks[0].runtime_ns
+}
+
+/// A TCP write costs its sender what a plain (non-sync) write does: the
+/// system call plus the wakeup, priced by the reach from the sender's CPU
+/// to the reader's (CPU 1: the other core of the die), which both leave
+/// where it slept. Only the wakeup's context differs.
+#[test]
+fn a_tcp_write_costs_its_sender_what_a_plain_write_does() {
+    let plain = senders_runtime(Action::Send { to: 1, sync: false, bytes: 100, tag: 0 });
+    assert!(plain > 2_000_000, "{plain}");
+    assert_eq!(senders_runtime(Action::TcpSend { to: 1, bytes: 100, tag: 0 }), plain);
+}
+
+/// The clock of CPU 0's runqueue `at_ms` into a 2.6.32 run where a
+/// selector there polls two sockets for 100 ms (peer 1's at 25 ms, peer
+/// 2's at 75 ms, both registering, nothing ready), peer 1 writes at 30 ms
+/// and peer 2 at `second_ms`.
+fn selectors_clock_on_2_6_32(second_ms: u64, at_ms: u64) -> u64 {
     let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
     let select = Action::Select { entry_ns: 0, poll_ns: 50_000_000, exit_ns: 0, repoll_ns: 0, slept_ns: 0, fds };
     let send = || Action::Send { to: 0, sync: true, bytes: 8, tag: 0 };
@@ -2771,7 +2791,7 @@ fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
         pinned("first", script(vec![Action::Run(30_000_000), send()]), 1, 0),
         pinned("second", script(vec![Action::Run(second_ms * 1_000_000), send()]), 2, 0),
     ];
-    on_2_6_32_after(82, tasks, |s| s.rq(0).unwrap().clock)
+    on_2_6_32_after(at_ms, tasks, |s| s.rq(0).unwrap().clock)
 }
 
 /// On 2.6.32 select() polls TASK_RUNNING, and every wakeup through a wait
@@ -2781,12 +2801,16 @@ fn selectors_clock_on_2_6_32(second_ms: u64) -> u64 {
 /// the first. CPU 0's tick last updated the clock at 80 ms (HZ=250, phase
 /// 0); peer 2's write at 81 ms, behind its socket's poll, updates it again
 /// (to 81 ms and the write's system call), one at 90 ms comes after the run.
+/// A write at 50 ms lands on peer 2's socket before its poll, where the
+/// selector is on no wait queue yet: sock_def_readable finds the queue
+/// empty and wakes nobody, so at 51 ms the clock is still the 48 ms tick's.
 #[test]
 fn every_wakeup_through_select_s_wait_queues_updates_the_clock_on_2_6_32() {
     let tick = 80_000_000;
-    assert_eq!(selectors_clock_on_2_6_32(90), tick);
-    let clock = selectors_clock_on_2_6_32(81);
+    assert_eq!(selectors_clock_on_2_6_32(90, 82), tick);
+    let clock = selectors_clock_on_2_6_32(81, 82);
     assert!((81_000_000..81_010_000).contains(&clock), "{clock}");
+    assert_eq!(selectors_clock_on_2_6_32(50, 51), 48_000_000);
 }
 
 /// When a task that sleeps 10 ms, interruptibly, ends, after another task
