@@ -2783,15 +2783,43 @@ fn a_tcp_write_costs_its_sender_what_a_plain_write_does() {
 /// 2's at 75 ms, both registering, nothing ready), peer 1 writes at 30 ms
 /// and peer 2 at `second_ms`.
 fn selectors_clock_on_2_6_32(second_ms: u64, at_ms: u64) -> u64 {
+    on_2_6_32_after(at_ms, two_writers_to_a_selector(30, second_ms), |s| s.rq(0).unwrap().clock)
+}
+
+/// The tasks of [`selectors_clock_on_2_6_32`], peer 1 writing at
+/// `first_ms`.
+fn two_writers_to_a_selector(first_ms: u64, second_ms: u64) -> Vec<TaskSpec> {
     let fds: Arc<[TaskRef]> = Arc::from(vec![1, 2]);
     let select = Action::Select { entry_ns: 0, poll_ns: 50_000_000, exit_ns: 0, repoll_ns: 0, slept_ns: 0, fds };
     let send = || Action::Send { to: 0, sync: true, bytes: 8, tag: 0 };
-    let tasks = vec![
+    vec![
         pinned("selector", script(vec![select]), 0, 0),
-        pinned("first", script(vec![Action::Run(30_000_000), send()]), 1, 0),
+        pinned("first", script(vec![Action::Run(first_ms * 1_000_000), send()]), 1, 0),
         pinned("second", script(vec![Action::Run(second_ms * 1_000_000), send()]), 2, 0),
-    ];
-    on_2_6_32_after(at_ms, tasks, |s| s.rq(0).unwrap().clock)
+    ]
+}
+
+/// What peer 2's write at 81 ms costs it beyond its work, at 82 ms
+/// (2.6.32, [`selectors_clock_on_2_6_32`]'s scene with peer 1 writing
+/// after it: the first write to race the pass), with the selector in its
+/// pass or, with `busy`, CPU 0's task computing instead.
+fn second_writers_overhead_on_2_6_32(busy: bool) -> u64 {
+    let mut tasks = two_writers_to_a_selector(90, 81);
+    if busy {
+        tasks[0] = pinned("busy", script(vec![Action::Run(100_000_000)]), 0, 0);
+    }
+    let run = on_2_6_32_after(82, tasks, |s| s.task(TaskId(2)).unwrap().se.sum_exec_runtime);
+    run - 81_000_000
+}
+
+/// On 2.6.32 a write that races select()'s pass meets a task already
+/// TASK_RUNNING: try_to_wake_up updates the clock and returns (below),
+/// and the engine leaves that call's price out, so the writer pays no
+/// wakeup: its write costs it what a write to a task busy computing (no
+/// waiter at all) does. The same ticks land on both writers' runs.
+#[test]
+fn a_write_racing_select_on_2_6_32_costs_its_writer_no_wakeup() {
+    assert_eq!(second_writers_overhead_on_2_6_32(false), second_writers_overhead_on_2_6_32(true));
 }
 
 /// On 2.6.32 select() polls TASK_RUNNING, and every wakeup through a wait
