@@ -544,8 +544,13 @@ impl<O: Observer> Scheduler<O> {
             return Err(SchedError::WrongState { task: parent, state: st, op: "fork" });
         }
         let p = self.t(parent).clone();
-        let machine = CpuMask::first_n(self.rqs.len());
-        let refused = params.is_some_and(|q| q.allowed.intersects(&machine) && !q.allowed.intersects(&self.online));
+        // Its lowest CPU tells whether the mask names one of this machine's
+        // (an empty mask means every CPU, which some CPU online always is).
+        let refused = params.is_some_and(|q| {
+            !q.allowed.is_empty()
+                && !q.allowed.intersects(&self.online)
+                && q.allowed.first().is_some_and(|c| c < self.rqs.len())
+        });
         let inherited = params.is_none() || refused;
         let params = match params {
             Some(q) if refused => TaskParams { allowed: p.allowed, ..q },
