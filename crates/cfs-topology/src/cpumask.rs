@@ -34,11 +34,16 @@ impl CpuMask {
         CpuMask { words: [0; WORDS] }
     }
 
-    /// CPUs `0..n` (clamped to [`MAX_CPUS`]).
+    /// CPUs `0..n` (clamped to [`MAX_CPUS`]), a word at a time.
     pub fn first_n(n: usize) -> Self {
+        let n = n.min(MAX_CPUS);
         let mut m = Self::empty();
-        for cpu in 0..n.min(MAX_CPUS) {
-            m.set(cpu);
+        let (full, rest) = (n / 64, n % 64);
+        for w in &mut m.words[..full] {
+            *w = u64::MAX;
+        }
+        if rest > 0 {
+            m.words[full] = (1u64 << rest) - 1;
         }
         m
     }
@@ -348,6 +353,17 @@ mod tests {
         assert_eq!(m, CpuMask::single(MAX_CPUS - 1));
         assert!(m.contains(MAX_CPUS - 1) && !m.contains(MAX_CPUS) && !m.contains(usize::MAX));
         assert_eq!(CpuMask::first_n(MAX_CPUS + 5).weight(), MAX_CPUS);
+    }
+
+    /// `first_n` fills whole words and then the low bits of the next: the
+    /// same set as CPUs 0..n one at a time, at every word edge and between.
+    #[test]
+    fn first_n_is_cpus_zero_to_n() {
+        for n in [0, 1, 2, 63, 64, 65, 127, 128, 129, 500, MAX_CPUS - 1, MAX_CPUS, MAX_CPUS + 1] {
+            let m = CpuMask::first_n(n);
+            assert_eq!(m, CpuMask::from_cpus(0..n), "n = {n}");
+            assert_eq!(m.weight(), n.min(MAX_CPUS), "n = {n}");
+        }
     }
 
     #[test]
