@@ -404,9 +404,10 @@ fn a_stranded_parents_child_stays_beside_it_when_its_cpus_come_back() {
 /// `!cpus_intersects(*new_mask, cpu_online_map)`), and the child keeps the
 /// mask dup_task_struct copied from its parent, starting beside it, with
 /// the nice level it asked for. A mask naming no CPU of the machine is the
-/// caller's error. (A launcher pinned to CPU 3 of a Q6600 forking hogs
-/// pinned there after CPU 3 went down failed the whole run until the
-/// thirteenth session; the heuristics fuzzer found it.)
+/// caller's error (a deliberate deviation: the kernel's answer is -EINVAL
+/// there too, but such a mask is a mistake to report). Hogs forked with a
+/// pin to a CPU already taken down failed the whole run until the
+/// thirteenth session; the heuristics fuzzer found it.
 #[test]
 fn a_fork_into_cpus_that_are_all_down_keeps_the_parents_mask() {
     let (_, mut s, t) = running_on_1_with_cpu_3_down(CpuMask::from_cpus([1, 3]));

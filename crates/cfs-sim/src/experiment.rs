@@ -399,8 +399,9 @@ fn apply_set(
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         // net.ipv4.tcp_low_latency (engine::Sockets): no TCP prequeue, so
-        // a reader blocked in recv gets a sync wakeup too.
-        "tcp_low_latency" => sockets.tcp_low_latency = as_bool()?,
+        // a reader blocked in recv gets a sync wakeup too. An int sysctl
+        // (proc_dointvec): any non-zero value is on.
+        "tcp_low_latency" => sockets.tcp_low_latency = v.parse::<i64>().map_or_else(|_| as_bool(), |n| Ok(n != 0))?,
         // select()'s pass as a window wakeups can race (engine::Sockets).
         "poll_window" => sockets.poll_window = as_bool()?,
         // The isolcpus= boot parameter: those CPUs get no sched domain, and
@@ -552,14 +553,10 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                     return Err(format!("--switch {s:?}: {n} is fixed at boot; give it with --set instead"));
                 }
                 let value = x.trim().parse::<i64>().map_err(|_| format!("--switch {s:?}: {x:?} is not an integer"))?;
-                // A net sysctl the engine holds, not a sched_* tunable.
+                // A net sysctl the engine holds, not a sched_* tunable; an
+                // int (proc_dointvec), on when not 0.
                 if n == "tcp_low_latency" {
-                    let on = match value {
-                        0 => false,
-                        1 => true,
-                        _ => return Err(format!("--switch {s:?}: tcp_low_latency is 0 or 1, not {value}")),
-                    };
-                    push(Setting::TcpLowLatency(on));
+                    push(Setting::TcpLowLatency(value != 0));
                 } else {
                     push(Setting::Tunable(n.to_string(), value));
                 }

@@ -747,6 +747,11 @@ struct Task {
     deferred: Option<Deferred>,
     block: Block,
     was_blocked: bool,
+    /// Blocked with `tp->ucopy.task` installed: tcp_recvmsg installs it
+    /// before it sleeps only while tcp_low_latency is 0 (bce7f793
+    /// net/ipv4/tcp.c:1418), and a later write of the sysctl does not
+    /// change a reader already asleep. Set at each block in [`Block::Wait`].
+    ucopy: bool,
     /// Signalled by a condition or barrier it registered with before it
     /// went to sleep: its sleep returns at once.
     signalled: bool,
@@ -792,6 +797,7 @@ impl Task {
             deferred: None,
             block: Block::None,
             was_blocked: false,
+            ucopy: false,
             signalled: false,
             mailbox: VecDeque::new(),
             poll: None,
@@ -2071,9 +2077,13 @@ impl<'a> Sim<'a> {
             // (bce7f793 include/net/tcp.h:902, 22763c5c :941-942); any
             // other reader (one in select/poll), and every reader under
             // tcp_low_latency (no prequeue), is woken by sock_def_readable,
-            // sync (bce7f793 net/core/sock.c:1637, 22763c5c :1778).
+            // sync (bce7f793 net/core/sock.c:1637, 22763c5c :1778). The
+            // prequeue needs both the sysctl at 0 now (tcp_prequeue reads
+            // it per segment) and ucopy.task, which the reader installed
+            // only if it was 0 when it went to sleep.
             Action::TcpSend { to, bytes, tag } => {
-                let in_recv = self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none());
+                let in_recv =
+                    self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none() && r.ucopy);
                 let prequeued = in_recv && !self.sockets.tcp_low_latency;
                 self.in_softirq = true;
                 let sent = self.send(c, to, !prequeued, Msg { from: t, cpu: c, bytes, tag, stream: None });
@@ -2375,7 +2385,9 @@ impl<'a> Sim<'a> {
 
     /// `t` goes to sleep; `then` is what it does when it runs again.
     fn block(&mut self, c: usize, t: TaskRef, how: Block, then: Deferred) -> Result<(), SimError> {
+        let low_latency = self.sockets.tcp_low_latency;
         let task = &mut self.tasks[t];
+        task.ucopy = how == Block::Wait && !low_latency;
         task.block = how;
         task.deferred = Some(then);
         task.was_blocked = true;

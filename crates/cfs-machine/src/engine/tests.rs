@@ -2710,7 +2710,12 @@ fn tcp_wakeups(sockets: Sockets, changes: Vec<Change>) -> (u64, u64) {
 ///   preemption) until the sender's slice ends; the second write finds it
 ///   still queued, which is no wakeup.
 /// - Written at 2 ms (`--switch 2ms:set=tcp_low_latency=1`): the first
-///   wakeup is plain, the second sync and pulled.
+///   wakeup is plain, the second sync and pulled (tcp_prequeue reads the
+///   sysctl at each segment).
+/// - 1 at boot, written back to 0 at 0.5 ms: the reader went to sleep at
+///   boot without installing `ucopy.task` (tcp_recvmsg does only while the
+///   sysctl is 0, bce7f793 net/ipv4/tcp.c:1418), so nothing is prequeued
+///   for it and its first wakeup is still sync: as at boot.
 #[test]
 fn tcp_low_latency_makes_a_tcp_write_s_wakeup_sync() {
     let low = Sockets { tcp_low_latency: true, ..Sockets::default() };
@@ -2718,6 +2723,8 @@ fn tcp_low_latency_makes_a_tcp_write_s_wakeup_sync() {
     assert_eq!(tcp_wakeups(low, vec![]), (1, 1), "no prequeue: sync, pulled at the first");
     let switched = vec![Change { at_ns: 2_000_000, setting: Setting::TcpLowLatency(true) }];
     assert_eq!(tcp_wakeups(Sockets::default(), switched), (2, 1), "sync from the switch on");
+    let back = vec![Change { at_ns: 500_000, setting: Setting::TcpLowLatency(false) }];
+    assert_eq!(tcp_wakeups(low, back), (1, 1), "asleep since before the switch: no ucopy.task");
 }
 
 /// Runs `tasks` on the Q6600 under 2.6.32, without jitter, for `ms` ms
