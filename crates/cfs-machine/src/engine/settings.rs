@@ -60,9 +60,10 @@ pub enum Setting {
     /// Written by the engine.
     Online(usize),
     /// `echo N > /proc/sys/net/ipv4/tcp_low_latency`
-    /// ([`super::Sockets::tcp_low_latency`]): loopback TCP wakeups of a
-    /// reader blocked in recv become sync from the next write on. Written
-    /// by the engine.
+    /// ([`super::Sockets::tcp_low_latency`]): on, loopback TCP wakeups of
+    /// a reader blocked in recv are sync from the next write on; off, for
+    /// readers that block after it (one asleep since before installed no
+    /// `ucopy.task`). Written by the engine.
     TcpLowLatency(bool),
 }
 
