@@ -4,9 +4,9 @@
 mod common;
 
 use cfs_sim::engine::{Change, Setting};
-use cfs_sim::experiment::{Plan, SchedSpec, parse_switch};
+use cfs_sim::experiment::{Plan, parse_switch};
 use cfs_sim::report;
-use common::{pgbench_plan, run};
+use common::{pgbench_plan, plan_on, run};
 
 /// A pgbench plan over a fixed simulated duration (so phases have a known
 /// length) with the given changes.
@@ -168,8 +168,6 @@ fn switch_specs_parse_in_order() {
     assert_eq!(c[1].to_json(), serde_json::json!({"at_s": 0.5, "nice": -5, "side": "client"}));
 }
 
-/// Faults as `--switch` items: a load's own keys go with `;` (the items
-/// split at commas), and the text written back parses to the same change.
 /// tcp_low_latency is a net sysctl the engine holds: `set=` writes it
 /// mid-run like a sched_* tunable, and it reads back in the same form.
 #[test]
@@ -184,6 +182,8 @@ fn tcp_low_latency_switches_as_a_setting_of_its_own() {
     assert_eq!(parse_switch(&format!("1s:{}", c[1].setting)).unwrap(), c[1..2]);
 }
 
+/// Faults as `--switch` items: a load's own keys go with `;` (the items
+/// split at commas), and the text written back parses to the same change.
 #[test]
 fn switch_faults_parse_and_write_back() {
     let c = parse_switch("1s:irq=cpus=0,2;every=1ms;takes=50us,slow=cpus=1;speed=50%,irq=off").unwrap();
@@ -219,28 +219,12 @@ fn switch_faults_parse_and_write_back() {
 /// list gives the runs of the column built with it.
 #[test]
 fn sd_flags_for_a_level_the_host_lacks_are_skipped_like_at_boot() {
-    use cfs_sim::costs::CostModel;
-    use cfs_sim::experiment::{SchedSpec, Seeds};
-    use cfs_sim::workloads::{Workload, WorkloadOpts};
-    use cfs_topology::Host;
     let list = "MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL";
     let plan = |item: &str, changes: Vec<Change>| {
-        let host = Host::preset("nehalem-ep").unwrap();
-        let col = SchedSpec::profile("2.6.32-rc1").with_items(item).unwrap().resolve(&host).unwrap();
-        Plan {
-            costs: CostModel::preset("nehalem-ep").unwrap(),
-            host,
-            workload: Workload::builtin("tbench").unwrap(),
-            opts: WorkloadOpts { duration_ns: Some(60_000_000), ..WorkloadOpts::default() },
-            columns: vec![col],
-            clients: vec![8],
-            runs: 2,
-            seeds: Seeds::Derived(9),
-            trace: false,
-            changes,
-            irqs: Vec::new(),
-            slow: Vec::new(),
-        }
+        let mut plan = plan_on("nehalem-ep", "tbench", "2.6.32-rc1", &[item], &[8], 2, 9);
+        plan.opts.duration_ns = Some(60_000_000);
+        plan.changes = changes;
+        plan
     };
     let at_boot = run(&plan(&format!("sd-flags={list}"), Vec::new()));
     let switched = run(&plan("name=x", parse_switch(&format!("0s:sd-flags={list}")).unwrap()));
@@ -351,12 +335,7 @@ fn cpus_taken_down_and_brought_back_mid_run() {
 /// thirteenth session the first fork failed the run.
 #[test]
 fn hogs_pinned_to_a_cpu_taken_down_run_on_the_cpu_left() {
-    let mut plan = pgbench_plan(&["name=2.6.26"], &[4], 1, 1, 3);
-    plan.host = cfs_topology::Host::preset("x2").unwrap();
-    plan.costs = cfs_sim::costs::CostModel::preset("x2").unwrap();
-    plan.columns = vec![SchedSpec::profile("2.6.26").resolve(&plan.host).unwrap()];
-    plan.workload = cfs_sim::workloads::Workload::builtin("hogs").unwrap();
-    plan.opts.transactions = None;
+    let mut plan = plan_on("x2", "hogs", "2.6.26", &["name=2.6.26"], &[4], 1, 3);
     plan.opts.duration_ns = Some(100_000_000);
     plan.opts.pin_client = Some(cfs_core::CpuMask::single(1));
     plan.changes = parse_switch("0s:offline=1").unwrap();

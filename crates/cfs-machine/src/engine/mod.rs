@@ -2082,9 +2082,8 @@ impl<'a> Sim<'a> {
             // it per segment) and ucopy.task, which the reader installed
             // only if it was 0 when it went to sleep.
             Action::TcpSend { to, bytes, tag } => {
-                let in_recv =
-                    self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none() && r.ucopy);
-                let prequeued = in_recv && !self.sockets.tcp_low_latency;
+                let prequeued = !self.sockets.tcp_low_latency
+                    && self.tasks.get(to).is_some_and(|r| r.block == Block::Wait && r.select.is_none() && r.ucopy);
                 self.in_softirq = true;
                 let sent = self.send(c, to, !prequeued, Msg { from: t, cpu: c, bytes, tag, stream: None });
                 self.in_softirq = false;

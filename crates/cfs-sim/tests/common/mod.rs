@@ -8,16 +8,30 @@ use cfs_topology::Host;
 
 /// A pgbench plan on the Q6600 over `configs` (`--config` syntax on 2.6.26-rc4).
 pub fn pgbench_plan(configs: &[&str], clients: &[u32], transactions: u64, runs: u32, seed: u64) -> Plan {
-    let host = Host::preset("q6600").unwrap();
-    let columns = configs
-        .iter()
-        .map(|c| SchedSpec::profile("2.6.26-rc4").with_items(c).unwrap().resolve(&host).unwrap())
-        .collect();
+    let mut plan = plan_on("q6600", "pgbench", "2.6.26-rc4", configs, clients, runs, seed);
+    plan.opts.transactions = Some(transactions);
+    plan
+}
+
+/// A plan of built-in `workload` on preset `host` over `configs`
+/// (`--config` syntax on `profile`), with the workload's default options.
+pub fn plan_on(
+    host: &str,
+    workload: &str,
+    profile: &str,
+    configs: &[&str],
+    clients: &[u32],
+    runs: u32,
+    seed: u64,
+) -> Plan {
+    let h = Host::preset(host).unwrap();
+    let columns =
+        configs.iter().map(|c| SchedSpec::profile(profile).with_items(c).unwrap().resolve(&h).unwrap()).collect();
     Plan {
-        costs: CostModel::preset("q6600").unwrap(),
-        host,
-        workload: Workload::builtin("pgbench").unwrap(),
-        opts: WorkloadOpts { transactions: Some(transactions), ..WorkloadOpts::default() },
+        costs: CostModel::preset(host).unwrap(),
+        host: h,
+        workload: Workload::builtin(workload).unwrap(),
+        opts: WorkloadOpts::default(),
         columns,
         clients: clients.to_vec(),
         runs,
