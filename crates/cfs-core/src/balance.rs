@@ -404,6 +404,10 @@ impl<O: Observer> Scheduler<O> {
         all_pinned: &mut bool,
     ) -> u32 {
         let mut best_prio = self.prio_of(self.rqs[this_cpu].curr);
+        // task_hot's this_rq() is the CPU running this code: this_cpu
+        // itself, or the NO_HZ idle load balancer when it balances for
+        // this_cpu (run_rebalance_domains, 22763c5c sched.c:4839).
+        let exec_cpu = self.power.executing.unwrap_or(this_cpu);
         let mut rem = max_load_move as i64;
         let mut pinned = true;
         let mut pulled = 0;
@@ -424,7 +428,7 @@ impl<O: Observer> Scheduler<O> {
             } else {
                 (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= best_prio
             };
-            if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned, this_cpu) {
+            if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned, exec_cpu) {
                 continue;
             }
             self.move_queued_task(p, busiest, this_cpu, reason);

@@ -312,6 +312,29 @@ fn can_migrate_task_weighs_the_buddy_rule_and_the_failure_count() {
     assert!(!pull(&s, c, 1));
 }
 
+#[test]
+fn the_idle_load_balancer_s_own_empty_queue_keeps_2_6_32_buddies_cold() {
+    // 2.6.32's task_hot (22763c5c sched.c:2033-2043) counts a buddy hot only while
+    // this_rq()->nr_running is non-zero, this_rq() being the CPU running the code.
+    // CPU 0 runs A with B and then C queued (C, the newer, is examined first); B is
+    // the next buddy; both last ran 10 ms ago, cold by the clock. CPU 1 is idle and
+    // room is left for both. Balanced by CPU 1 itself, C moves, CPU 1 then has a
+    // task, and B is hot: one pulled. Balanced for CPU 1 by the NO_HZ idle load
+    // balancer on idle CPU 2 (run_rebalance_domains, :4839), this_rq() stays CPU 2's
+    // empty queue and B is cold: both pulled.
+    for (executing, want) in [(None, 1), (Some(2), 2)] {
+        let mut s = on("q6600", KernelVersion::V2_6_32);
+        running_with(&mut s, 0, TaskParams::normal());
+        let b = queue(&mut s, 0, 1, TaskParams::normal(), T0 - 10 * MS)[0];
+        queue(&mut s, 0, 1, TaskParams::normal(), T0 - 10 * MS);
+        s.rqs[0].cfs.next = Some(b);
+        assert_eq!(s.rqs[1].nr_running, 0);
+        s.power.executing = executing;
+        assert_eq!(pull(&mut s, 100_000), want, "balancer on {executing:?}");
+        assert_eq!(s.t(b).cpu == 1, want == 2);
+    }
+}
+
 // ---------------------------------------------------------------------
 // balance_tasks: how many tasks one pass pulls
 // ---------------------------------------------------------------------

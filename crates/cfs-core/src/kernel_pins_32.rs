@@ -23,7 +23,7 @@ extern crate std;
 
 use crate::balance::CpuIdleType;
 use crate::config::Config;
-use crate::entity::{TaskId, TaskParams, TaskState};
+use crate::entity::{CurrentState, TaskId, TaskParams, TaskState};
 use crate::observe::{Event, MigrateReason, Observer};
 use crate::sched::{Deschedule, Scheduler};
 use crate::tunables::Tunables;
@@ -286,6 +286,30 @@ fn preemption_grows_avg_overlap_by_the_stint_capped_at_twice_the_cost() {
         let se = &s.t(a).se;
         assert_eq!(se.avg_overlap, want_overlap, "cost {cost} stint {stint}");
         assert_eq!(se.avg_running, stint >> 3);
+    }
+}
+
+#[test]
+fn a_task_preempted_after_setting_its_sleep_state_is_not_running_to_put_prev_task() {
+    // put_prev_task (22763c5c sched.c:5357-5375) tests p->state == TASK_RUNNING. A
+    // task that set TASK_INTERRUPTIBLE (set_current_state) and is preempted before it
+    // calls schedule() itself stays queued (PREEMPT_ACTIVE skips the dequeue) but is
+    // not TASK_RUNNING: its 3 ms stint goes into avg_running, then a 0, and
+    // avg_overlap is left alone: 3e6 >> 3 = 375_000, 375_000 - (375_000 >> 3) =
+    // 328_125. Left TASK_RUNNING, the same preemption grows avg_overlap by
+    // min(3 ms, 2 x 0.5 ms) >> 3 = 125_000 and avg_running stays at 375_000.
+    for (state, want_running, want_overlap) in
+        [(CurrentState::Interruptible, 328_125, 0), (CurrentState::Running, 375_000, 125_000)]
+    {
+        let mut s = sched(V32, 1, DEF);
+        let a = running(&mut s, 0, 0, 0);
+        let _b = queued(&mut s, 0, 0, Policy::Normal, 0);
+        s.scheduler_tick(T0 + 3 * MS, 0);
+        s.set_current_state(a, state).unwrap();
+        s.do_schedule(T0 + 3 * MS, 0, Deschedule::Preempt);
+        let se = &s.t(a).se;
+        assert!(se.on_rq, "{state:?}: a preempted task stays queued");
+        assert_eq!((se.avg_running, se.avg_overlap), (want_running, want_overlap), "{state:?}");
     }
 }
 

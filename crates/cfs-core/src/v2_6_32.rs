@@ -44,7 +44,7 @@
 //!   idle_balance's walk starts from 0.
 
 use crate::cfs_rq::{max_vruntime, min_vruntime};
-use crate::entity::{TaskId, TaskState, update_avg};
+use crate::entity::{CurrentState, TaskId, update_avg};
 use crate::fair::sched_period;
 use crate::features::Feature;
 use crate::observe::{Event, Observer, PreemptReason, WakeReason};
@@ -397,7 +397,11 @@ impl<O: Observer> Scheduler<O> {
         // `2*sysctl_sched_migration_cost` is computed in unsigned int
         // (sched.c:5369): it wraps for costs of 2^31 and more.
         let cost2 = u64::from(self.cfg.tunables.migration_cost.wrapping_mul(2));
-        let still_runnable = self.t(id).state == TaskState::Running && self.t(id).se.on_rq;
+        // `p->state == TASK_RUNNING` (sched.c:5361): not a task that went to
+        // sleep here (dequeued), nor one preempted after it set its sleep
+        // state (still queued, but TASK_INTERRUPTIBLE).
+        let t = self.t(id);
+        let still_runnable = t.se.on_rq && t.current_state == CurrentState::Running;
         let se = &mut self.tm(id).se;
         let runtime = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
         update_avg(&mut se.avg_running, runtime);
