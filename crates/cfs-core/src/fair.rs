@@ -16,6 +16,7 @@ use crate::profile::Rules;
 use crate::sched::{Deschedule, Scheduler, Switch};
 use crate::tunables::Tunables;
 use crate::weights::{LoadWeight, NICE_0_LOAD, Policy, calc_delta_fair, calc_delta_mine, set_load_weight};
+use alloc::vec::Vec;
 use cfs_topology::CpuId;
 
 // ----- pure arithmetic ---------------------------------------------------
@@ -429,10 +430,21 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `hrtick_start_fair(rq, p)` for the current task: arm the hrtick at
-    /// the end of its slice when there is competition. From the pick path
-    /// (`requeue = false`) slices shorter than 10 µs are stretched to 10 µs;
-    /// after an enqueue/dequeue (`requeue = true`) an overrun reschedules.
+    /// the end of its slice when there is competition. After an
+    /// enqueue/dequeue (`requeue = true`, p = rq->curr) an overrun
+    /// reschedules. From the pick path (`requeue = false`) a slice shorter
+    /// than 10 µs is stretched to 10 µs unless the task picked is the one
+    /// schedule() is switching out (`picked_again`): rq->curr is still prev
+    /// while pick_next_task runs, and the kernel stretches only `if
+    /// (!requeue)`, requeue being `rq->curr == p` (bce7f793
+    /// sched_fair.c:811, 832-833; 22763c5c :974, `if (rq->curr != p)`).
     pub(crate) fn hrtick_start_fair(&mut self, cpu: CpuId, requeue: bool) {
+        self.hrtick_start_fair_for(cpu, requeue, requeue);
+    }
+
+    /// [`Self::hrtick_start_fair`] with the stretch decided apart:
+    /// `is_rq_curr` says whether the task armed for is rq->curr.
+    pub(crate) fn hrtick_start_fair_for(&mut self, cpu: CpuId, requeue: bool, is_rq_curr: bool) {
         if !self.hrtick_enabled() {
             return;
         }
@@ -460,7 +472,7 @@ impl<O: Observer> Scheduler<O> {
             self.resched_cpu(cpu);
             return;
         }
-        if !requeue {
+        if !is_rq_curr {
             delta = delta.max(10_000);
         }
         // hrtick_start arms a relative hrtimer on real time; in 2.6.32-rc1
@@ -697,14 +709,15 @@ impl<O: Observer> Scheduler<O> {
         }
     }
 
-    /// `pick_next_task_fair` + the context switch bookkeeping.
-    fn pick_next_task(&mut self, cpu: CpuId) -> (Option<TaskId>, bool) {
+    /// `pick_next_task_fair` + the context switch bookkeeping; `prev` is
+    /// the task schedule() is switching out (still rq->curr to the kernel).
+    fn pick_next_task(&mut self, cpu: CpuId, prev: Option<TaskId>) -> (Option<TaskId>, bool) {
         if self.rqs[cpu].cfs.nr_running == 0 {
             return (None, false);
         }
         match self.pick_next_entity(cpu) {
             Some((id, buddy)) => {
-                self.hrtick_start_fair(cpu, false);
+                self.hrtick_start_fair_for(cpu, false, prev == Some(id));
                 (Some(id), buddy)
             }
             None => (None, false),
@@ -758,8 +771,14 @@ impl<O: Observer> Scheduler<O> {
         // balancing comes in the schedule() the thread makes when it sleeps
         // again.
         let kicked = self.rqs[cpu].active_balance;
+        // So has set_cpus_allowed for a task that was running here
+        // (migrate_task -> wake_up_process, bce7f793 sched.c:1760, 5585-5588):
+        // the thread moves it, then sleeps, and balances newly idle in that
+        // schedule() if the move left the queue empty (:5678-5681, 4184-4185).
+        let migrating = prev.is_some_and(|p| self.pending_move.iter().any(|&(t, _)| t == p));
+        let thread = kicked || migrating;
         let mut pulled = 0;
-        if !kicked && self.rqs[cpu].nr_running == 0 {
+        if !thread && self.rqs[cpu].nr_running == 0 {
             pulled = self.idle_balance(cpu);
         }
         if let Some(p) = prev {
@@ -778,7 +797,7 @@ impl<O: Observer> Scheduler<O> {
         if let Some(p) = prev {
             self.apply_pending_move(cpu, p);
         }
-        if kicked && self.rqs[cpu].nr_running == 0 {
+        if thread && self.rqs[cpu].nr_running == 0 {
             // The migration thread's own schedule(): prev is the RT thread,
             // so a pulled fair task's check_preempt_curr (the RT class's)
             // raises nothing.
@@ -789,7 +808,7 @@ impl<O: Observer> Scheduler<O> {
                 self.resched_pending.clear(cpu);
             }
         }
-        let (next, buddy) = self.pick_next_task(cpu);
+        let (next, buddy) = self.pick_next_task(cpu, prev);
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         if next != prev {
@@ -834,41 +853,46 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// The migration thread's half of set_cpus_allowed for a task that was
-    /// running when its affinity changed.
+    /// running when its affinity changed: each request queued for it, newest
+    /// first (list_add at the queue's head, bce7f793 sched.c:1760, taken from
+    /// the head at :5684), through `__migrate_task(p, cpu, dest)`
+    /// (:5611-5644).
     fn apply_pending_move(&mut self, cpu: CpuId, p: TaskId) {
-        let Some(i) = self.pending_move.iter().position(|&t| t == p) else { return };
-        let (state, allowed) = (self.t(p).state, self.t(p).allowed);
-        if self.t(p).cpu != cpu {
-            // __migrate_task: "Already moved." (task_cpu(p) != src_cpu; 2.6.26
-            // sched.c:5623-5625): active balancing in this same schedule() pushed
-            // it, to a CPU its mask allows. The request is done.
-            self.pending_move.swap_remove(i);
+        if !self.pending_move.iter().any(|&(t, _)| t == p) {
             return;
         }
-        let Some(dest) = self.any_online_cpu(&allowed) else {
-            // Every CPU it allows went down since: __migrate_task refuses an
-            // offline destination and the request is dropped (2.6.26
-            // sched.c:5616); the task stays where it is.
-            self.pending_move.swap_remove(i);
-            if !allowed.contains(cpu) {
-                self.stranded.push(p);
+        let mut dests: Vec<CpuId> = self.pending_move.iter().filter(|&&(t, _)| t == p).map(|&(_, d)| d).collect();
+        self.pending_move.retain(|&(t, _)| t != p);
+        dests.reverse();
+        for dest in dests {
+            // An offline destination is refused before the runqueues are
+            // locked (:5616).
+            if !self.online.contains(dest) {
+                continue;
             }
-            return;
-        };
-        if state == TaskState::Queued && !allowed.contains(cpu) {
-            self.pending_move.swap_remove(i);
-            // double_rq_lock(rq_src, rq_dest) on the migration thread of
-            // `cpu` (2.6.26 sched.c:5622): dest's clock as of now, except
+            // double_rq_lock(rq_src, rq_dest): dest's clock as of now, except
             // under 2.6.25's local-only rule.
             self.update_rq_clock_on(cpu, dest, self.now);
-            self.move_queued_task(p, cpu, dest, MigrateReason::Affinity);
-        } else if state != TaskState::Running {
-            self.pending_move.swap_remove(i);
-            // It blocked first: __migrate_task finds it !on_rq and still does
-            // set_task_cpu(p, dest_cpu) (2.6.26 sched.c:5611-5641).
-            if state == TaskState::Sleeping && !allowed.contains(cpu) {
-                self.set_task_cpu(p, dest);
+            let (state, allowed, at) = (self.t(p).state, self.t(p).allowed, self.t(p).cpu);
+            // "Already moved" (active balancing in this same schedule(), or a
+            // newer request), or "Affinity changed (again)" away from dest.
+            if at != cpu || !allowed.contains(dest) {
+                continue;
             }
+            match state {
+                TaskState::Queued => self.move_queued_task(p, cpu, dest, MigrateReason::Affinity),
+                // It blocked first: __migrate_task finds it !on_rq and still
+                // does set_task_cpu(p, dest_cpu), so the sleep stamp is
+                // translated between two clocks that both read now.
+                TaskState::Sleeping => self.set_task_cpu(p, dest),
+                TaskState::Running | TaskState::Dead => {}
+            }
+        }
+        // Every request failed on an offline destination: the task stays
+        // where it is, outside its mask, as the kernel leaves it.
+        let t = self.t(p);
+        if t.cpu == cpu && t.state != TaskState::Dead && !t.allowed.contains(cpu) && !self.stranded.contains(&p) {
+            self.stranded.push(p);
         }
     }
 

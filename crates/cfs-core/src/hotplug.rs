@@ -27,7 +27,11 @@
 //!    online one, with "process P (comm) no longer affine to cpuN" in the
 //!    log. `__migrate_task` dequeues a queued task, renormalises its vruntime
 //!    to the new queue (`set_task_cpu`), enqueues it and runs the preemption
-//!    check there; it updates neither runqueue's clock.
+//!    check there. Its `double_rq_lock` refreshes both runqueues' clocks
+//!    first (bce7f793 sched.c:5622, 2621-2622); in 2.6.25 update_rq_clock
+//!    refreshes only the running CPU's own queue (4b119e21 sched.c:543-547),
+//!    and neither the dead CPU nor, as modelled, the destination is the one
+//!    running the CPU_DEAD notifier, so there nothing is refreshed.
 //! 5. `migrate_dead_tasks` then finds nothing left (nothing can wake onto a
 //!    CPU that is not online), and the dead runqueue is empty.
 //! 6. `CPU_DEAD` again: `update_sched_domains` rebuilds the domains over
@@ -280,15 +284,20 @@ impl<O: Observer> Scheduler<O> {
                 }
             };
             self.migrate_task_off(id, src, dest);
-            self.pending_move.retain(|&p| p != id);
+            self.pending_move.retain(|&(p, _)| p != id);
             moved.push((id, dest));
         }
         (moved, broken)
     }
 
-    /// `__migrate_task(p, src, dest)` (2.6.26 sched.c:5611-5644), without
-    /// a clock update on either runqueue.
+    /// `__migrate_task(p, src, dest)` (2.6.26 sched.c:5611-5644), whose
+    /// double_rq_lock brings both clocks to now (not in 2.6.25: module text).
     fn migrate_task_off(&mut self, id: TaskId, src: CpuId, dest: CpuId) {
+        if self.rules.remote_clock_update() {
+            let now = self.now;
+            self.set_clock(src, now);
+            self.set_clock(dest, now);
+        }
         if self.t(id).se.on_rq {
             self.move_queued_task(id, src, dest, MigrateReason::Hotplug);
         } else {

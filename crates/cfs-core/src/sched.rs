@@ -166,9 +166,12 @@ pub struct Scheduler<O: Observer = ()> {
     pub(crate) resched_pending: CpuMask,
     pub(crate) observer: O,
     pub(crate) history: History,
-    /// Tasks whose affinity no longer allows their CPU while running: moved
-    /// at their next preemption, as the migration thread would.
-    pub(crate) pending_move: Vec<TaskId>,
+    /// The migration-thread requests of set_cpus_allowed for running tasks,
+    /// oldest first: the task and the destination chosen when the mask was
+    /// written (`req->dest_cpu = any_online_cpu(*new_mask)`). Carried out at
+    /// the task's next schedule(), newest first, as the migration thread
+    /// would.
+    pub(crate) pending_move: Vec<(TaskId, CpuId)>,
     /// Tasks left on a CPU their mask does not hold, as the kernel leaves
     /// them: a move whose every allowed CPU went down before it ran (see
     /// [`crate::hotplug`]), and what such a task forks. Only the invariant
@@ -716,17 +719,34 @@ impl<O: Observer> Scheduler<O> {
         let nice = self.t(task).nice;
         let (cpu, on_rq) = (self.t(task).cpu, self.t(task).se.on_rq);
         let running = self.rqs[cpu].curr == Some(task);
-        self.change_weight(now, task, policy, nice);
-        // sched_setscheduler (2.6.26 sched.c:4850-4864): a running task goes
-        // through put_prev_task + set_curr_task, which starts a new slice
-        // (set_next_entity: prev_sum_exec_runtime = sum_exec_runtime); a queued
-        // one gets check_class_changed -> prio_changed_fair -> check_preempt_curr
-        // (the fair policies share prio, so a running one is not rescheduled).
+        // sched_setscheduler (2.6.26 sched.c:4848-4864; 4b119e21
+        // :4629-4645, 22763c5c :6324-6339): dequeue; a running task goes
+        // through the class's put_prev_task; __setscheduler's
+        // set_load_weight; set_curr_task (set_next_entity: the slice_max
+        // schedstat, then a new slice, prev_sum_exec_runtime =
+        // sum_exec_runtime) *before* the enqueue, whose hrtick_start_fair
+        // then arms a whole slice; then check_class_changed ->
+        // prio_changed_fair: check_preempt_curr for a queued task (the fair
+        // policies share prio, so a running one is not rescheduled).
+        self.set_clock(cpu, now);
+        if on_rq {
+            self.deactivate_task(cpu, task, false);
+        }
         if running {
-            let se = &mut self.tm(task).se;
-            se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        } else if on_rq {
-            self.check_preempt_curr(cpu, task, false);
+            self.put_prev_entity(cpu, task);
+        }
+        let lw = crate::weights::set_load_weight(policy, nice, self.cfg.version);
+        let t = self.tm(task);
+        t.policy = policy;
+        t.se.load = lw;
+        if running {
+            self.set_next_entity(cpu, task);
+        }
+        if on_rq {
+            self.activate_task(cpu, task, false);
+            if !running {
+                self.check_preempt_curr(cpu, task, false);
+            }
         }
         self.finish(ApiCall::SetPolicy { now, task, policy })
     }
@@ -766,9 +786,9 @@ impl<O: Observer> Scheduler<O> {
                     self.resched_cpu(cpu);
                 }
                 TaskState::Running => {
-                    if !self.pending_move.contains(&task) {
-                        self.pending_move.push(task);
-                    }
+                    // migrate_task queues a request for every such write
+                    // (bce7f793 sched.c:1757-1760).
+                    self.pending_move.push((task, dest));
                     self.resched_cpu(cpu);
                 }
                 TaskState::Sleeping => self.set_task_cpu(task, dest),

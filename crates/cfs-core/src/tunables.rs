@@ -161,7 +161,7 @@ impl Tunables {
     }
 
     /// The `/proc/sys/kernel` names [`Tunables::set_by_name`] takes.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 7] = [
         "sched_latency_ns",
         "sched_min_granularity_ns",
         "sched_wakeup_granularity_ns",
@@ -169,11 +169,14 @@ impl Tunables {
         "sched_nr_migrate",
         "sched_child_runs_first",
         "sched_compat_yield",
-        "sched_nr_latency",
     ];
 
     /// Sets a tunable by its `/proc` name (`sched_latency_ns`, `latency`,
     /// `sched_nr_migrate`, ...). Returns `Ok(false)` for an unknown name.
+    /// `sched_nr_latency` is one: every profile keeps it in a static of
+    /// sched_fair.c that only the latency and min_granularity handler
+    /// writes (bce7f793 sched_fair.c:48, 320-333), with no file of its own
+    /// in /proc/sys/kernel. A library caller can still set the field.
     ///
     /// The three granularities are `proc_dointvec_minmax` knobs (2.6.26
     /// kernel/sysctl.c:226-265): a value below the minimum, a negative one
@@ -197,12 +200,6 @@ impl Tunables {
             }
             "child_runs_first" => self.child_runs_first = value != 0,
             "compat_yield" => self.compat_yield = value != 0,
-            "nr_latency" => {
-                if value < 1 {
-                    return Err(TunableError { name: "sched_nr_latency", value, range: (1, i64::MAX) });
-                }
-                self.nr_latency = value as u64;
-            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -324,11 +321,11 @@ mod tests {
         assert!(t.compat_yield);
         assert!(t.set_by_name("sched_compat_yield", 0).unwrap());
         assert!(!t.compat_yield);
-        assert!(t.set_by_name("sched_nr_latency", 3).unwrap());
-        assert_eq!(t.nr_latency, 3);
-        assert!(t.set_by_name("sched_nr_latency", 1).unwrap());
-        assert_eq!(t.nr_latency, 1);
-        assert!(t.set_by_name("sched_nr_latency", 0).is_err());
+        // No kernel has a sched_nr_latency file: the name is unknown, and the
+        // value stays what the latency handler last computed.
+        let nr = t.nr_latency;
+        assert_eq!(t.set_by_name("sched_nr_latency", 3), Ok(false));
+        assert_eq!(t.nr_latency, nr);
         assert!(t.set_by_name(" sched_migration_cost ", 250_000).unwrap());
         assert_eq!(t.migration_cost, 250_000);
     }

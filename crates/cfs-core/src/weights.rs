@@ -146,15 +146,18 @@ pub const fn srr(x: u64, y: u32) -> u64 {
 /// The lazy inverse of a queue weight.
 ///
 /// 2.6.26 (and 2.6.32): `inv = 1 + (2^32 - w/2) / (w + 1)`, with `inv = 1`
-/// when `w >= 2^32`. 2.6.25 lacks both the `1 +` and the guard; the `+ 1`
-/// came with 2.6.26-rc1's reworked calc_delta_mine.
+/// when `w >= 2^32` (bce7f793 sched.c:1345-1350). 2.6.25 lacks both the
+/// `1 +` and the guard; the `1 +` came with 2.6.26-rc1's reworked
+/// calc_delta_mine, and rc4 has it without the guard (e490517a
+/// sched.c:1380-1381), so there a weight past 2^33 wraps the numerator.
 pub fn lazy_inverse(weight: u64, version: KernelVersion) -> u64 {
-    if version == KernelVersion::V2_6_25 {
-        WMULT_CONST.wrapping_sub(weight / 2) / weight.wrapping_add(1).max(1)
-    } else if weight >= WMULT_CONST {
-        1
-    } else {
-        1 + (WMULT_CONST - weight / 2) / (weight + 1)
+    match version {
+        KernelVersion::V2_6_25 => WMULT_CONST.wrapping_sub(weight / 2) / weight.wrapping_add(1).max(1),
+        KernelVersion::V2_6_26Rc4 => {
+            1u64.wrapping_add(WMULT_CONST.wrapping_sub(weight / 2) / weight.wrapping_add(1).max(1))
+        }
+        _ if weight >= WMULT_CONST => 1,
+        _ => 1 + (WMULT_CONST - weight / 2) / (weight + 1),
     }
 }
 
@@ -230,6 +233,14 @@ mod tests {
         assert_eq!(lazy_inverse(1 << 32, V26), 1);
         // w = 0: 1 + 2^32 / 1.
         assert_eq!(lazy_inverse(0, V26), (1 << 32) + 1);
+        // rc4 has the "+1" but no guard (e490517a sched.c:1380-1381): up to
+        // w = 2^33 + 1 the quotient is 0 and the inverse 1, as with the guard;
+        // at w = 2^33 + 2, 2^32 - w/2 wraps to 2^64 - 1, and
+        // 1 + (2^64 - 1) / (2^33 + 3) = 1 + 2147483647 = 2147483648.
+        assert_eq!(lazy_inverse(1 << 32, KernelVersion::V2_6_26Rc4), 1);
+        assert_eq!(lazy_inverse((1 << 33) + 1, KernelVersion::V2_6_26Rc4), 1);
+        assert_eq!(lazy_inverse((1 << 33) + 2, KernelVersion::V2_6_26Rc4), 2_147_483_648);
+        assert_eq!(lazy_inverse((1 << 33) + 2, V26), 1);
     }
 
     #[test]

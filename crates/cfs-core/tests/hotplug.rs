@@ -419,3 +419,31 @@ fn a_fork_into_cpus_that_are_all_down_keeps_the_parents_mask() {
     p.allowed = CpuMask::single(9);
     assert_eq!(s.fork(T0 + MS, t, Some(p)).map(|_| ()), Err(SchedError::EmptyAffinity));
 }
+
+/// `__migrate_task` takes `double_rq_lock(rq_src, rq_dest)`, which ends in
+/// `update_rq_clock` of both (bce7f793 sched.c:5622, 2621-2622), before the
+/// moved task is enqueued. A runs on CPU 0 from T0 and B on CPU 1; CPU 1 goes
+/// down 8 ms later and B moves to CPU 0: the enqueue's update_curr charges A
+/// the 8 ms, and B's wait starts at T0 + 8 ms. In 2.6.25 update_rq_clock
+/// refreshes only the running CPU's own queue (4b119e21 sched.c:543-547) and
+/// the CPU_DEAD notifier runs on neither: CPU 0's clock stays at T0, so A is
+/// charged nothing yet and B's wait starts at T0.
+#[test]
+fn a_move_off_a_dead_cpu_brings_both_clocks_to_now() {
+    for (v, charged) in [(V, 8 * MS), (KernelVersion::V2_6_25, 0)] {
+        let h = host("q6600");
+        let mut c = Config::new(v, h.nr_cpus());
+        c.check_invariants = true;
+        let mut s = Scheduler::new(c, h.build_domains(v)).unwrap();
+        let a = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.schedule(T0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+        let b = s.spawn(T0, 1, TaskParams::normal()).unwrap();
+        assert_eq!(s.schedule(T0, 1, Deschedule::Preempt).unwrap().next, Some(b));
+        let online = without(&h, &[1]);
+        let rebuilt = h.build_domains_with(v, &BuildOptions { online: Some(online), ..BuildOptions::default() });
+        let down = s.cpu_down(T0 + 8 * MS, 1, h.all_cpus(), rebuilt).unwrap();
+        assert_eq!(down.moved, vec![(b, 0)], "{v}");
+        assert_eq!(s.task(a).unwrap().se.sum_exec_runtime, charged, "{v}");
+        assert_eq!(s.task(b).unwrap().se.stats.wait_start, T0 + charged, "{v}");
+    }
+}

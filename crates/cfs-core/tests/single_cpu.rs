@@ -533,3 +533,73 @@ fn task_sched_runtime_adds_the_time_since_the_last_update() {
         assert_eq!(s.task_sched_runtime(8 * MS, TaskId(9)), None);
     }
 }
+
+// ---------------------------------------------------------------------
+// sched_setscheduler and the pick path's hrtick
+// ---------------------------------------------------------------------
+
+fn hres(v: KernelVersion) -> cfs_core::Scheduler<()> {
+    let mut c = cfg(v, 1);
+    c.hres_timers = true;
+    cfs_core::Scheduler::new(c, up(v)).unwrap()
+}
+
+#[test]
+fn sched_setscheduler_on_the_running_task_starts_its_slice_before_the_enqueue() {
+    // sched_setscheduler (bce7f793 sched.c:4848-4864): dequeue, put_prev_task,
+    // __setscheduler, set_curr_task (set_next_entity: slice_max, then
+    // prev_sum_exec_runtime = sum_exec_runtime), then the enqueue, whose
+    // hrtick_start_fair sees ran = 0. A and B nice 0 on one CPU (latency 20 ms at
+    // f = 1): A's slice is 20 ms x 1024 / 2048 = 10 ms. A picked at 0, switched to
+    // SCHED_BATCH at 4 ms: the hrtick is armed a whole slice on, at 14 ms (not at
+    // 10 ms, which would be the old slice's 10 - 4 ms left).
+    let mut s = hres(V26);
+    let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+    s.spawn(0, 0, TaskParams::normal()).unwrap();
+    s.set_policy(4 * MS, a, cfs_core::Policy::Batch).unwrap();
+    assert_eq!(s.hrtick_expiry(0), Some(14 * MS));
+    // set_next_entity's schedstat: with rq->load (A already dequeued: B and C,
+    // 2048) >= 2 x A's 1024, slice_max = max(slice_max, sum - prev_sum) = 3 ms.
+    let mut s = hres(V26);
+    let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+    s.spawn(0, 0, TaskParams::normal()).unwrap();
+    s.spawn(0, 0, TaskParams::normal()).unwrap();
+    s.set_policy(3 * MS, a, cfs_core::Policy::Batch).unwrap();
+    assert_eq!(s.task(a).unwrap().se.stats.slice_max, 3 * MS);
+}
+
+#[test]
+fn a_task_picked_again_gets_its_short_slice_without_the_10_us_floor() {
+    // hrtick_start_fair stretches a slice to 10 us only `if (!requeue)`, requeue being
+    // `rq->curr == p` (bce7f793 sched_fair.c:811, 832-833); during pick_next_task
+    // rq->curr is still prev (sched.c:4188-4194). A (nice 19, weight 15) runs; B
+    // (nice -20, 88761) is spawned at once, placed one vslice right of A, so A stays
+    // leftmost and is picked again. A's slice: 20 ms x 15 / 88776 = 3,379 ns, armed as
+    // it is; a task picked that is not prev would have been stretched to 10,000 ns.
+    for v in [V25, RC4, V26] {
+        let mut s = hres(v);
+        let a = s.spawn(0, 0, TaskParams::normal().nice(19)).unwrap();
+        assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+        s.spawn(0, 0, TaskParams::normal().nice(-20)).unwrap();
+        assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(a), "{v}");
+        let armed = s.hrtick_expiry(0).unwrap();
+        assert!((3_378..=3_380).contains(&armed), "{v}: armed {armed} ns ahead");
+    }
+}
+
+#[test]
+fn a_sleeper_moved_by_its_mask_keeps_its_sleep_stamp() {
+    // A task that blocks before the migration thread moves it: __migrate_task still
+    // takes double_rq_lock, refreshing both clocks (bce7f793 sched.c:5622,
+    // 2621-2622), then set_task_cpu shifts sleep_start by old clock - new clock = 0.
+    // T sleeps on CPU 0 at 5 ms with CPU 1's clock last set at 0: its stamp stays 5 ms.
+    let mut s = cfs_core::Scheduler::new(cfg(V26, 2), dual_core(V26)).unwrap();
+    let t = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(t));
+    s.set_affinity(5 * MS, t, cfs_topology::CpuMask::single(1)).unwrap();
+    s.schedule(5 * MS, 0, Deschedule::Sleep).unwrap();
+    let task = s.task(t).unwrap();
+    assert_eq!((task.cpu, task.se.stats.sleep_start), (1, 5 * MS));
+}

@@ -873,16 +873,51 @@ fn affinity_change_of_a_sleeping_task_moves_its_cpu_at_once() {
     let out = s.wake_up(5 * MS, q, 0, false).unwrap();
     assert_eq!((out.cpu, out.woken), (1, true));
     // A mask that excluded the running task's CPU and was widened again before it
-    // blocked: __migrate_task's dest (CPU 0) is allowed but so is its CPU; the request
-    // finds nothing to do for a task that may stay where it is (set_cpus_allowed_ptr
-    // returns early when the current CPU is in the new mask), so it stays on CPU 1.
+    // blocked. The second write queues nothing (set_cpus_allowed_ptr returns early
+    // when the current CPU is in the new mask, sched.c:5574-5576), but the first
+    // request stands: __migrate_task checks only that its dest (CPU 0, chosen when
+    // the first mask was written, :1759) is still allowed (:5627), so it still moves
+    // the task, asleep by then (:5630-5637).
     let mut s = mk(cfg(V26, 2), dual_core(V26));
     let r = s.spawn(0, 1, TaskParams::normal()).unwrap();
     assert_eq!(s.schedule(0, 1, Deschedule::Preempt).unwrap().next, Some(r));
     s.set_affinity(MS, r, CpuMask::single(0)).unwrap();
     s.set_affinity(MS, r, CpuMask::from_cpus([0, 1])).unwrap();
     s.schedule(2 * MS, 1, Deschedule::Sleep).unwrap();
+    assert_eq!(s.task(r).unwrap().cpu, 0);
+    // Two requests, {0} then {1} on CPU 2 of a Q6600: the migration thread takes the
+    // newest first, moving the task to CPU 1; the older one then finds it "already
+    // moved" (:5623-5625).
+    let mut s = mk(cfg(V26, 4), q6600(V26));
+    let r = s.spawn(0, 2, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 2, Deschedule::Preempt).unwrap().next, Some(r));
+    s.set_affinity(MS, r, CpuMask::from_cpus([0, 1])).unwrap();
+    s.set_affinity(MS, r, CpuMask::single(1)).unwrap();
+    s.schedule(2 * MS, 2, Deschedule::Preempt).unwrap();
     assert_eq!(s.task(r).unwrap().cpu, 1);
+}
+
+#[test]
+fn a_task_moved_off_by_its_mask_leaves_the_migration_thread_to_balance_newly_idle() {
+    // set_cpus_allowed_ptr on T, running alone on CPU 0, with a mask of {1}: migrate_task
+    // queues a request and wakes CPU 0's migration thread (an RT task, sched.c:1760,
+    // 5585-5588), which preempts T, moves it (__migrate_task), finds its queue empty and
+    // sleeps; that schedule() finds CPU 0 empty and runs idle_balance (:5678-5681,
+    // 4184-4185). CPU 1 runs A with B and C queued, both waiting 10 ms: cache-cold
+    // (migration_cost 0.5 ms), so CPU 0's newly idle pass at MC level pulls one of them
+    // and runs it instead of idling.
+    let mut s = mk(cfg(V26, 4), q6600(V26));
+    let t = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 0, Deschedule::Preempt).unwrap().next, Some(t));
+    let a = s.spawn(0, 1, TaskParams::normal()).unwrap();
+    let b = s.spawn(0, 1, TaskParams::normal()).unwrap();
+    let c = s.spawn(0, 1, TaskParams::normal()).unwrap();
+    assert_eq!(s.schedule(0, 1, Deschedule::Preempt).unwrap().next, Some(a));
+    s.set_affinity(10 * MS, t, CpuMask::single(1)).unwrap();
+    let sw = s.schedule(10 * MS, 0, Deschedule::Preempt).unwrap();
+    assert_eq!(s.task(t).unwrap().cpu, 1);
+    assert!(sw.next == Some(b) || sw.next == Some(c), "CPU 0 ran {:?}", sw.next);
+    assert_eq!(s.task(sw.next.unwrap()).unwrap().cpu, 0);
 }
 
 #[test]

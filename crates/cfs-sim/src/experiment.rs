@@ -430,7 +430,7 @@ fn apply_set(
                         "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
-                         sched_child_runs_first, sched_compat_yield, sched_nr_latency)"
+                         sched_child_runs_first, sched_compat_yield)"
                     ));
                 }
                 Err(e) => return Err(format!("--set {k}={v}: {e}")),
