@@ -403,7 +403,8 @@ impl<O: Observer> Scheduler<O> {
         reason: MigrateReason,
         all_pinned: &mut bool,
     ) -> u32 {
-        let mut best_prio = self.prio_of(self.rqs[this_cpu].curr);
+        let mut best_prio =
+            if self.migration_thread == Some(this_cpu) { 0 } else { self.prio_of(self.rqs[this_cpu].curr) };
         // task_hot's this_rq() is the CPU running this code: this_cpu
         // itself, or the NO_HZ idle load balancer when it balances for
         // this_cpu (run_rebalance_domains, 22763c5c sched.c:4839).

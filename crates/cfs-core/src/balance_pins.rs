@@ -399,6 +399,20 @@ fn balance_tasks_skips_a_heavy_task_unless_it_would_lead_the_new_queue() {
 }
 
 #[test]
+fn the_migration_thread_s_own_newly_idle_pass_leads_with_an_rt_priority() {
+    // move_tasks starts this_best_prio at this_rq->curr->prio (bce7f793 sched.c:2858).
+    // When the migration thread balances newly idle in its own schedule(), curr is
+    // still that thread, SCHED_FIFO at MAX_RT_PRIO - 1: prio 0 (:6085). No fair task
+    // leads it, so the heavy-task skip always applies: the nice -5 task (1560 > 535 +
+    // 1024) that moves under a nice-0 puller (prio 115 < 120) stays.
+    let mut s = pull_scene(2, -5, 0);
+    s.migration_thread = Some(1);
+    assert_eq!(pull(&mut s, 535), 0);
+    s.migration_thread = None;
+    assert_eq!(pull(&mut s, 535), 1);
+}
+
+#[test]
 fn a_hot_task_moves_once_the_failures_pass_cache_nice_tries() {
     // load_balance (2.6.26 sched.c:3262-3392) from idle CPU 1 at MC level
     // (cache_nice_tries 1) against CPU 0, which runs A with B queued. B is cache-hot

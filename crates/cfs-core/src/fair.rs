@@ -802,7 +802,9 @@ impl<O: Observer> Scheduler<O> {
             // so a pulled fair task's check_preempt_curr (the RT class's)
             // raises nothing.
             let raised = self.rqs[cpu].need_resched;
+            self.migration_thread = Some(cpu);
             pulled = self.idle_balance(cpu);
+            self.migration_thread = None;
             if !raised && self.rqs[cpu].need_resched {
                 self.rqs[cpu].need_resched = false;
                 self.resched_pending.clear(cpu);

@@ -178,6 +178,11 @@ pub struct Scheduler<O: Observer = ()> {
     /// checker reads this; the next move onto an allowed CPU, or a new mask,
     /// clears it.
     pub(crate) stranded: Vec<TaskId>,
+    /// The CPU whose migration thread is current while it balances newly
+    /// idle in its own schedule(): an RT task at prio 0 (SCHED_FIFO at
+    /// MAX_RT_PRIO - 1, bce7f793 sched.c:6085), which move_tasks reads as
+    /// `this_rq->curr->prio` (:2858).
+    pub(crate) migration_thread: Option<CpuId>,
     /// NO_HZ state (see [`crate::nohz`]).
     pub(crate) nohz: Nohz,
     /// 2.6.32's refreshed group powers (see [`crate::cpu_power`]).
@@ -244,6 +249,7 @@ impl<O: Observer> Scheduler<O> {
             history: History::default(),
             pending_move: Vec::new(),
             stranded: Vec::new(),
+            migration_thread: None,
             nohz: Nohz::default(),
             power: crate::cpu_power::CpuPower::new(n),
             now: 0,
@@ -351,6 +357,7 @@ impl<O: Observer> Scheduler<O> {
             history,
             pending_move,
             stranded,
+            migration_thread,
             nohz,
             power,
             now,
@@ -369,6 +376,7 @@ impl<O: Observer> Scheduler<O> {
             history,
             pending_move,
             stranded,
+            migration_thread,
             nohz,
             power,
             now,

@@ -447,3 +447,26 @@ fn a_move_off_a_dead_cpu_brings_both_clocks_to_now() {
         assert_eq!(s.task(b).unwrap().se.stats.wait_start, T0 + charged, "{v}");
     }
 }
+
+/// `select_nohz_load_balancer(1)` from the dying CPU's idle loop (bce7f793
+/// sched.c:3617-3641) gives up the ILB role only if it holds it; otherwise
+/// it runs on as for any CPU, and with the role vacant and not every online
+/// CPU in the mask it takes it. All four CPUs of a Q6600 run a task (no ILB
+/// owner); CPU 3 goes down and owns the role, dead. CPU 1 then goes idle:
+/// the role is held, so CPU 1 stops its tick without taking it, and nobody
+/// balances for the tickless CPUs until CPU 3 comes back.
+#[test]
+fn with_nohz_a_dying_cpu_takes_a_vacant_ilb_role() {
+    let h = host("q6600");
+    let mut s = scheduler(&h, true);
+    let tasks: Vec<TaskId> = (0..4).map(|c| s.spawn(T0, c, TaskParams::normal()).unwrap()).collect();
+    for (c, &t) in tasks.iter().enumerate() {
+        assert_eq!(s.schedule(T0, c, Deschedule::Preempt).unwrap().next, Some(t));
+    }
+    assert_eq!(s.nohz().load_balancer, None);
+    s.cpu_down(T0 + MS, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    assert_eq!(s.nohz().load_balancer, Some(3));
+    assert_eq!(s.schedule(T0 + 2 * MS, 1, Deschedule::Sleep).unwrap().next, None);
+    assert!(s.nohz_stop_sched_tick(T0 + 2 * MS, 1).unwrap(), "CPU 1 stops its tick");
+    assert_eq!(s.nohz().load_balancer, Some(3));
+}
