@@ -434,7 +434,8 @@ impl<O: Observer> Scheduler<O> {
     /// enqueue/dequeue (`requeue = true`, p = rq->curr) an overrun
     /// reschedules. From the pick path (`requeue = false`) a slice shorter
     /// than 10 µs is stretched to 10 µs unless the task picked is the one
-    /// schedule() is switching out (`picked_again`): rq->curr is still prev
+    /// schedule() is switching out ([`Self::hrtick_start_fair_for`]'s
+    /// `is_rq_curr`): rq->curr is still prev
     /// while pick_next_task runs, and the kernel stretches only `if
     /// (!requeue)`, requeue being `rq->curr == p` (bce7f793
     /// sched_fair.c:811, 832-833; 22763c5c :974, `if (rq->curr != p)`).
