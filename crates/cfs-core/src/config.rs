@@ -86,6 +86,8 @@ pub enum ConfigError {
         /// Why.
         why: &'static str,
     },
+    /// Two patches that are alternatives ([`Patch::conflicts_with`]).
+    PatchesConflict(Patch, Patch),
     /// The features value belongs to another kernel's table.
     FeatureTableMismatch,
     /// HZ outside 1..=10000.
@@ -107,6 +109,9 @@ impl fmt::Display for ConfigError {
         match self {
             ConfigError::PatchNotApplicable { patch, version, why } => {
                 write!(f, "patch {patch} does not apply to {version}: {why}")
+            }
+            ConfigError::PatchesConflict(a, b) => {
+                write!(f, "patches {a} and {b} are two versions of one patch; apply one of them")
             }
             ConfigError::FeatureTableMismatch => {
                 write!(f, "the sched_features value was built for another kernel's feature table")
@@ -163,6 +168,9 @@ impl Config {
         if let Some(why) = p.incompatibility(self.version) {
             return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
         }
+        if let Some(other) = p.conflicts_with().filter(|&o| self.patches.has(o)) {
+            return Err(ConfigError::PatchesConflict(other, p));
+        }
         self.patches = self.patches.with(p);
         if p == Patch::SyncWakeupsBit {
             let table = FeatureTable::of(self.version, true);
@@ -188,6 +196,9 @@ impl Config {
         for p in self.patches.iter() {
             if let Some(why) = p.incompatibility(self.version) {
                 return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
+            }
+            if let Some(other) = p.conflicts_with().filter(|&o| self.patches.has(o)) {
+                return Err(ConfigError::PatchesConflict(p, other));
             }
         }
         if self.features.table() != self.feature_table() {
@@ -279,6 +290,33 @@ mod tests {
             let c = Config::new(v, 4);
             assert_eq!((c.hz, c.hres_timers, c.nohz, c.preempt), (250, false, false, false), "{v}");
         }
+    }
+
+    #[test]
+    fn the_two_last_preempter_postings_are_refused_together() {
+        // patches.md §4: "without disperse" is the posting less its wake_affine
+        // hunk; both share the check_preempt_wakeup and sched.h hunks, so no tree
+        // carries both. Each alone applies to rc4; the second is refused whichever
+        // comes first, by with_patch, by validate and by set_patch at run time.
+        let rc4 = Config::new(KernelVersion::V2_6_26Rc4, 4);
+        let (a, b) = (Patch::LastPreempter, Patch::LastPreempterNoDisperse);
+        for (first, second) in [(a, b), (b, a)] {
+            let one = rc4.with_patch(first).unwrap();
+            assert_eq!(one.validate(), Ok(()));
+            assert_eq!(one.with_patch(second), Err(ConfigError::PatchesConflict(first, second)));
+            let both = Config { patches: one.patches.with(second), ..rc4 };
+            assert!(matches!(both.validate(), Err(ConfigError::PatchesConflict(..))));
+            let h = cfs_topology::Host::preset("q6600").unwrap();
+            let d = h.build_domains(KernelVersion::V2_6_26Rc4);
+            let mut s = crate::Scheduler::new(one, d).unwrap();
+            assert!(s.set_patch(second, true).is_err());
+            assert!(s.config().patches.has(first) && !s.config().patches.has(second));
+            // Taking the first off lets the second on.
+            s.set_patch(first, false).unwrap();
+            s.set_patch(second, true).unwrap();
+        }
+        // Any other pair is fine: waker with either.
+        assert!(rc4.with_patch(Patch::Waker).unwrap().with_patch(a).is_ok());
     }
 
     #[test]

@@ -167,6 +167,18 @@ impl Patch {
         }
     }
 
+    /// The patch that cannot be applied together with this one: the two
+    /// postings of last_preempter (with and without the disperse hunk) are
+    /// alternatives, not layers. Their common hunks would apply twice, so
+    /// a tree can carry one or the other. `None` for every other patch.
+    pub const fn conflicts_with(self) -> Option<Patch> {
+        match self {
+            Patch::LastPreempter => Some(Patch::LastPreempterNoDisperse),
+            Patch::LastPreempterNoDisperse => Some(Patch::LastPreempter),
+            _ => None,
+        }
+    }
+
     /// The domain flags the patch changes, as (level, set, clear): the
     /// initialiser hunks of a patch that changes no code. Switching the
     /// patch off writes the inverse (each `set` cleared, each `clear` set),

@@ -582,6 +582,12 @@ impl<O: Observer> Scheduler<O> {
         // its parent's waker. (Mike's last_preempter is reset there, §4.)
         self.tm(child).se.vruntime = p.se.vruntime;
         self.tm(child).se.waker = p.se.waker;
+        // dup_task_struct's setup_thread_stack copies the parent's
+        // thread_info flags too (bce7f793 kernel/fork.c:213; 4b119e21
+        // fork.c:194), and no profile's sched_fork clears TIF_NEED_RESCHED:
+        // a child forked while a reschedule is raised on its parent goes
+        // through schedule() again as soon as it is first switched in.
+        self.tm(child).need_resched = self.rqs[this_cpu].need_resched;
         let mut cpu = self.sched_balance_fork(this_cpu, child);
         // A child inherits its parent's mask unchecked (dup_task_struct),
         // and sched_fork places it where the balance says (beside a

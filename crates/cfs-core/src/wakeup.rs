@@ -261,7 +261,8 @@ impl<O: Observer> Scheduler<O> {
     /// `wake_idle(cpu, p)`: if `cpu` is busy with exactly one task, look for
     /// an idle allowed CPU (first in mask order) in the lowest domains that
     /// have SD_WAKE_IDLE (SMT siblings) or SD_WAKE_IDLE_FAR with `p` cache
-    /// cold; stop at the first domain without them.
+    /// cold (2.6.26-rc1 on; 2.6.25 has no SD_WAKE_IDLE_FAR); stop at the
+    /// first domain without them.
     ///
     /// 2.6.25 and 2.6.26-rc1 test `rq->nr_running` (every class) here;
     /// 104f64549c9 (rc2) switched to `rq->cfs.nr_running`. Only the fair
@@ -275,9 +276,14 @@ impl<O: Observer> Scheduler<O> {
             return cpu;
         }
         let allowed = self.t(p).allowed;
+        // SD_WAKE_IDLE_FAR came with 1d3504fcf56 (2.6.26-rc1); 2.6.25's
+        // wake_idle tests SD_WAKE_IDLE alone (4b119e21 sched_fair.c:957-958),
+        // so there bit 2048 written into a domain's flags is read by nothing.
+        let far_read = !self.rules.is_2_6_25();
         for sd in self.domains.of(cpu).iter() {
-            let far_ok =
-                sd.flags.contains(SdFlags::WAKE_IDLE_FAR) && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, true);
+            let far_ok = far_read
+                && sd.flags.contains(SdFlags::WAKE_IDLE_FAR)
+                && !self.task_hot(p, self.rqs[self.t(p).cpu].clock, true);
             if sd.flags.contains(SdFlags::WAKE_IDLE) || far_ok {
                 if let Some(c) = sd.span.iter_and(&allowed).find(|&c| self.rqs[c].is_idle()) {
                     return c;

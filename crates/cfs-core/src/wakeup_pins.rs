@@ -24,6 +24,7 @@ use crate::patches::Patch;
 use crate::sched::{Deschedule, Scheduler};
 use cfs_topology::{CpuMask, DomainLevel, Host, KernelVersion, SdFlags};
 
+const V25: KernelVersion = KernelVersion::V2_6_25;
 const RC4: KernelVersion = KernelVersion::V2_6_26Rc4;
 const V26: KernelVersion = KernelVersion::V2_6_26;
 const V32RC1: KernelVersion = KernelVersion::V2_6_32Rc1;
@@ -281,6 +282,23 @@ fn wake_idle_far_moves_only_a_cache_cold_wakee() {
     running_on(&mut s, 1);
     s.set_clock(1, T0 + 10 * MS);
     assert_eq!(s.wake_idle(1, p), 1);
+}
+
+#[test]
+fn wake_idle_far_written_into_a_2_6_25_domain_is_read_by_nothing() {
+    // 2.6.25's wake_idle tests SD_WAKE_IDLE alone (4b119e21 sched_fair.c:957-958);
+    // SD_WAKE_IDLE_FAR (2048) came with 1d3504fcf56 in 2.6.26-rc1. A 2.6.25 sysctl
+    // write of 2048 sets a bit no code reads: the cache-cold wakee of the test above
+    // (10 ms since it ran, far past migration_cost) stays on its busy CPU 1, where
+    // rc4 moves it to the idle CPU 0.
+    for (v, want) in [(V25, 1), (RC4, 0)] {
+        let mut s = on("q6600", v);
+        s.set_domain_flags(DomainLevel::Mc, SdFlags::WAKE_IDLE_FAR, SdFlags::empty()).unwrap();
+        let p = asleep_on(&mut s, 1);
+        running_on(&mut s, 1);
+        s.set_clock(1, T0 + 10 * MS);
+        assert_eq!(s.wake_idle(1, p), want, "{v}");
+    }
 }
 
 // ---------------------------------------------------------------------

@@ -101,6 +101,37 @@ fn child_runs_first_and_the_fork_buddy() {
     );
 }
 
+#[test]
+fn a_child_forked_under_a_raised_reschedule_inherits_it() {
+    // dup_task_struct copies the parent's thread_info flags (bce7f793 fork.c:213, 2.6.25
+    // fork.c:194) and sched_fork leaves TIF_NEED_RESCHED alone. P forks C1: with
+    // child_runs_first, task_new_fair swaps the vruntimes and resched_task(P) raises P's
+    // flag. P forks C2 before it reaches schedule(): C2 is born with the flag, C1 was not.
+    // Whenever C2 is first switched in, the flag is raised on the CPU at once, as the
+    // test at the end of C2's first schedule() (sched.c:4213-4214) sends it round again.
+    for v in [V25, RC4, V26] {
+        let mut s = up_sched(v);
+        let p = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        let c1 = s.fork(MS, p, None).unwrap().child;
+        assert!(s.need_resched(0), "{v}: child_runs_first raises P's flag");
+        let c2 = s.fork(MS, p, None).unwrap().child;
+        assert!(!s.task(c1).unwrap().need_resched, "{v}");
+        assert!(s.task(c2).unwrap().need_resched, "{v}: C2 copied P's raised flag");
+        // Put whatever runs to sleep until C2 is switched in (at most P and C1 first).
+        let mut now = MS;
+        for _ in 0..3 {
+            now += 10_000;
+            if s.schedule(now, 0, Deschedule::Sleep).unwrap().next == Some(c2) {
+                break;
+            }
+        }
+        assert_eq!(s.curr(0), Some(c2), "{v}");
+        assert!(s.need_resched(0), "{v}: C2 goes through schedule() again at once");
+        assert!(!s.task(c2).unwrap().need_resched, "{v}: the flag is now the CPU's");
+    }
+}
+
 /// Spawns S then H (nice `h_nice`) at t=0, lets S run until `t_s`, puts it
 /// to sleep, and wakes it `d` ns later. Returns whether the wakeup
 /// preempted H.

@@ -119,6 +119,15 @@ fn unknown_and_inapplicable_patches() {
     // patches.md §6 (799e2205ec6) is rc1's alone, and sets domain flags that an
     // --sd-flags item must not contradict silently.
     fails(&["--profile", "2.6.32", "--patch", "prefer-local-to-node"], "6b9de613ae9");
+    // The two postings of last_preempter are alternatives (patches.md §4).
+    fails(
+        &["--profile", "2.6.26-rc4", "--patch", "last-preempter", "--patch", "last-preempter-no-disperse"],
+        "two versions of one patch",
+    );
+    fails(
+        &["--profile", "2.6.26-rc4", "--patch", "last-preempter", "--switch", "1s:patch=last-preempter-no-disperse"],
+        "two versions of one patch",
+    );
     fails(&["--profile", "2.6.26", "--patch", "prefer-local-to-node"], "59abf02644c");
     fails(
         &["--profile", "2.6.32-rc1", "--patch", "prefer-local-to-node", "--sd-flags", "MC:+PREFER_LOCAL"],
