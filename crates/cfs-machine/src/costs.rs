@@ -1019,8 +1019,8 @@ mod tests {
         // Each name CostSetting::names offers parses, and writes the value
         // `cfs-sim topology` then prints for that parameter (or class).
         let names = CostSetting::names();
-        // 16 pgbench fields, 6 tbench, 3 messaging, 6 volanomark, 2 starve, 7 sysbench-oltp.
-        let workload = 16 + 6 + 3 + 6 + 2 + 7;
+        // 17 pgbench fields, 6 tbench, 3 messaging, 6 volanomark, 2 starve, 7 sysbench-oltp.
+        let workload = 17 + 6 + 3 + 6 + 2 + 7;
         assert_eq!(names.len(), 12 + 3 * 6 + workload, "12 scalars, 3 tables whole and in 5 classes, workload fields");
         let of_a_workload = |n: &str| n.split_once('.').and_then(|(w, _)| CostedWorkload::by_name(w)).is_some();
         for name in names.iter().filter(|n| !of_a_workload(n)) {
@@ -1052,14 +1052,18 @@ mod tests {
             let prefix = format!("{}.", w.name());
             let fields: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix(prefix.as_str())).collect();
             // Every field of the workload's costs, each written alone (7
-            // into a whole number, 0.5 into the others; no default is
-            // either): exactly that field of the Debug rendering changes,
-            // to that value.
+            // into a whole number, 1 into a 0/1 switch, 0.5 into the
+            // others; no default is any of these): exactly that field of
+            // the Debug rendering changes, to that value.
             let shipped = Workload::builtin(w.name()).unwrap();
             let base = format!("{shipped:?}");
             for f in &fields {
-                let whole = w.fields().iter().any(|x| x.name == *f && x.whole);
-                let value = if whole { "7" } else { "0.5" };
+                let (whole, max) = w.fields().iter().find(|x| x.name == *f).map(|x| (x.whole, x.max)).unwrap();
+                let value = match (whole, max) {
+                    (true, m) if m < 7.0 => "1",
+                    (true, _) => "7",
+                    (false, _) => "0.5",
+                };
                 let s = CostSetting::new(&format!("{prefix}{f}"), value).unwrap();
                 assert!(s.is_workload());
                 assert_eq!(s.workload_field().map(|(of, ..)| of), Some(w));

@@ -1295,10 +1295,10 @@ fn the_costs_listing_names_exactly_what_cost_sets() {
         v
     });
     assert_eq!(parts, ["host", "pgbench", "tbench", "messaging", "volanomark", "starve", "sysbench-oltp"]);
-    // 12 scalars and 3 per-reach tables of the host; PgbenchCosts 16,
+    // 12 scalars and 3 per-reach tables of the host; PgbenchCosts 17,
     // TbenchCosts 6, MessagingCosts 3, VolanoCosts 6, StarveCosts 2,
     // SysbenchCosts 7 fields.
-    assert_eq!(before.len(), 15 + 16 + 6 + 3 + 6 + 2 + 7);
+    assert_eq!(before.len(), 15 + 17 + 6 + 3 + 6 + 2 + 7);
     let mut settings = vec![];
     let mut want = vec![];
     for (part, name, value) in &before {
@@ -1331,10 +1331,10 @@ fn the_costs_listing_names_exactly_what_cost_sets() {
 fn every_listed_cost_says_where_its_value_comes_from() {
     // Each shipped value carries a tag of hosts-and-costs.md first: [P]
     // published, [R] recalled, [C] from source code, [D] derived, [E]
-    // estimate; 15 host parameters and 40 workload fields, as counted above.
+    // estimate; 15 host parameters and 41 workload fields, as counted above.
     let tagged = |s: &str| ["[P] ", "[R] ", "[C] ", "[D] ", "[E] "].iter().any(|t| s.starts_with(t));
     let shipped = cost_listing(&["costs"]);
-    assert_eq!(shipped.len(), 55);
+    assert_eq!(shipped.len(), 56);
     for (part, name, _, source) in &shipped {
         assert!(tagged(source) && source.len() > 8, "{part}.{name}: source {source:?}");
     }

@@ -85,6 +85,13 @@ pub struct PgbenchCosts {
     pub client_ws_per_conn_kb: u32,
     /// A backend's private hot set, KB.
     pub backend_ws_kb: u32,
+    /// 1: after select() returns, serve the ready connections in
+    /// connection order, as pgbench's loop does (`for (i = 0; i <
+    /// nclients; i++) if (FD_ISSET(...)) doCustom(...)`, contrib pgbench.c
+    /// of 8.2/8.3). 0 (the default): in the order the replies came, which
+    /// is what the shipped calibration was fitted with; docs/CALIBRATION.md
+    /// §5 ("The order pgbench serves its connections") measures both.
+    pub serve_in_connection_order: u32,
 }
 
 impl Default for PgbenchCosts {
@@ -106,12 +113,13 @@ impl Default for PgbenchCosts {
             client_ws_kb: 32,
             client_ws_per_conn_kb: 4,
             backend_ws_kb: 128,
+            serve_in_connection_order: 0,
         }
     }
 }
 
 /// Every field of [`PgbenchCosts`], as `--cost pgbench.FIELD` names it.
-pub const COST_FIELDS: [CostField<PgbenchCosts>; 16] = [
+pub const COST_FIELDS: [CostField<PgbenchCosts>; 17] = [
     CostField::ns(
         "client_reply_ns",
         "[E] §5.1's 22 µs client, split 9 : 11.5; ≤ 27 µs at the 861 peak [D]",
@@ -169,6 +177,14 @@ pub const COST_FIELDS: [CostField<PgbenchCosts>; 16] = [
     CostField::kb("backend_ws_kb", "[E] §5.1: 150-250 KB; 128 fits 895's decline past 30 clients [D]", |c, x| {
         c.backend_ws_kb = x as u32
     }),
+    // A switch rather than a price: 0 or 1.
+    CostField {
+        name: "serve_in_connection_order",
+        source: "[C] pgbench.c serves ready connections by index (1); 0 = as replies came, the fitted default (CALIBRATION §5)",
+        set: |c, x| c.serve_in_connection_order = x as u32,
+        max: 1.0,
+        whole: true,
+    },
 ];
 
 /// Builds the initial tasks: the postmaster (task 0) and pgbench (task 1),
@@ -351,19 +367,32 @@ impl Client {
         q.push_back(self.select());
     }
 
-    /// Serve every ready connection, then select() again.
+    /// Serve every ready connection, then select() again: read the reply,
+    /// send the next query. pgbench walks its connections in index order
+    /// after select() returns (`for (i = 0; i < nclients; i++) if
+    /// (FD_ISSET(...)) doCustom(...)`, contrib pgbench.c of 8.2/8.3), which
+    /// [`PgbenchCosts::serve_in_connection_order`] selects; by default the
+    /// replies are served in the order they came (see that field).
     fn serve(&mut self, cx: &StepCx<'_>, q: &mut VecDeque<Action>) {
         let mut closed = false;
-        for m in cx.received.iter().filter(|m| m.tag == Tag::Reply as u32) {
-            let Some(&i) = self.index.get(&m.from) else { continue };
+        let mut ready: Vec<(usize, TaskRef)> = cx
+            .received
+            .iter()
+            .filter(|m| m.tag == Tag::Reply as u32)
+            .filter_map(|m| self.index.get(&m.from).map(|&i| (i, m.from)))
+            .collect();
+        if self.c.serve_in_connection_order != 0 {
+            ready.sort_unstable();
+        }
+        for (i, from) in ready {
             q.push_back(Action::Run(ns(self.c.client_reply_ns)));
             q.push_back(Action::Progress(1));
             self.done[i] += 1;
             if self.per_client.is_none_or(|n| self.done[i] < n) {
-                self.query(m.from, q);
+                self.query(from, q);
             } else {
                 // PQfinish: send Terminate, stop selecting on it.
-                q.push_back(Action::Send { to: m.from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
+                q.push_back(Action::Send { to: from, sync: true, bytes: 5, tag: Tag::Terminate as u32 });
                 closed = true;
             }
         }
@@ -452,7 +481,8 @@ mod tests {
         let mut want: Vec<Action> = [10, 11, 12].into_iter().flat_map(query).collect();
         want.push(sel(&[10, 11, 12]));
         assert_eq!(plan(&mut client, &ready(12), true), dbg(&want));
-        // Two replies after sleeping in select(): each served in turn.
+        // Two replies after sleeping in select(): each served in turn, in
+        // the order they came (the default).
         let mut want = vec![];
         for b in [10, 12] {
             want.extend([Action::Run(9_000), Action::Progress(1)]);
@@ -470,6 +500,32 @@ mod tests {
             sel(&[11, 12]),
         ];
         assert_eq!(plan(&mut client, &[(10, Tag::Reply)], false), dbg(&want));
+    }
+
+    /// With `serve_in_connection_order`, replies from backends 12 and 10
+    /// (12's first) are served 10 then 12, as pgbench's loop over its
+    /// connections after select() serves them; by default 12 then 10.
+    #[test]
+    fn connection_order_serves_the_ready_connections_by_index() {
+        for (by_index, order) in [(1, [10, 12]), (0, [12, 10])] {
+            let c = PgbenchCosts { serve_in_connection_order: by_index, ..PgbenchCosts::default() };
+            let mut client = Client::new(c, 3, None);
+            for b in [10, 11] {
+                plan(&mut client, &[(b, Tag::Ready)], true);
+            }
+            plan(&mut client, &[(12, Tag::Ready)], true);
+            let mut want = vec![];
+            for b in order {
+                want.extend([Action::Run(9_000), Action::Progress(1)]);
+                want.extend([
+                    Action::Run(11_500),
+                    Action::Write { to: b, stream: Stream::Pair, bytes: 120, tag: Tag::Query as u32 },
+                ]);
+            }
+            want.push(sel(&[10, 11, 12]));
+            let got = plan(&mut client, &[(12, Tag::Reply), (10, Tag::Reply)], true);
+            assert_eq!(got, dbg(&want), "serve_in_connection_order = {by_index}");
+        }
     }
 
     /// pgbench's working set grows with its connections: 32 KB + 4 KB per
