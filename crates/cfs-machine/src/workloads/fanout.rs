@@ -110,7 +110,8 @@ pub const VOLANO_COST_FIELDS: [CostField<VolanoCosts>; 6] = [
 /// a pipe instead, which holds 16 pages of 40 messages. The parent (task
 /// 0) forks them all, waits until every child is ready, starts the
 /// throughput window and releases them (the module's start barrier), then
-/// waits for the receivers to finish.
+/// reaps every child as hackbench's wait() loop does: each exit wakes it,
+/// sync (`__wake_up_parent`).
 pub fn messaging(groups: u32, opts: &WorkloadOpts, costs: MessagingCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Parent { kind: Kind::Messaging, hb: costs, ..Parent::default() }, groups, opts)
 }
@@ -158,7 +159,9 @@ enum Stage {
     Waiting,
 }
 
-/// Forks every group's tasks, then waits for the receivers' "done".
+/// Forks every group's tasks, then waits for their "done": every child's
+/// exit under hackbench (its wait() reaps them all), the client receivers'
+/// under VolanoMark.
 #[derive(Default)]
 struct Parent {
     kind: Kind,
@@ -213,6 +216,7 @@ impl Parent {
                         cost: self.hb.recv_ns,
                         all: false,
                         ready_first: Some(self.pipe),
+                        done_sync: true,
                     }),
                 )
             }
@@ -240,6 +244,7 @@ impl Parent {
                         cost: self.vm.client_recv_ns,
                         all: true,
                         ready_first: None,
+                        done_sync: false,
                     }),
                 )
             }
@@ -327,8 +332,14 @@ impl Program for Parent {
                 return kick;
             }
             self.done += cx.received.iter().filter(|m| m.tag == Tag::Done as u32).count();
-            let receivers = self.groups * GROUP;
-            return if self.done >= receivers { Action::Exit } else { Action::Wait { all: true } };
+            // hackbench reaps every child, senders too (`for (i = 0; i <
+            // total_children; i++) wait(&status);`), and each exit wakes
+            // it; VolanoMark's run ends with its client receivers.
+            let children = match self.kind {
+                Kind::Messaging => self.groups * GROUP * 2,
+                Kind::Volanomark => self.groups * GROUP,
+            };
+            return if self.done >= children { Action::Exit } else { Action::Wait { all: true } };
         }
         let (name, program) = self.child();
         self.pending = Some(self.stage);
@@ -349,6 +360,12 @@ struct Receiver {
     /// `Some(pipe)`: hackbench's `ready()` comes first (on pipes with
     /// `-pipe`): report to the parent and wait for its kick-off.
     ready_first: Option<bool>,
+    /// How the parent learns it is done. A hackbench child is a process:
+    /// its exit wakes the parent in wait() through `__wake_up_parent`,
+    /// `wake_up_interruptible_sync` on `wait_chldexit` (bce7f793
+    /// kernel/signal.c:1337-1341, 1424), so sync. A VolanoMark client is a
+    /// Java thread the launcher joins: a futex wakeup, not sync.
+    done_sync: bool,
 }
 
 /// hackbench's `ready()` begins with one byte written on the `ready`
@@ -376,7 +393,7 @@ impl Planner for Receiver {
         }
         if self.got >= self.expect {
             let parent = cx.parent.unwrap_or(0);
-            q.push_back(Action::Send { to: parent, sync: false, bytes: 0, tag: Tag::Done as u32 });
+            q.push_back(Action::Send { to: parent, sync: self.done_sync, bytes: 0, tag: Tag::Done as u32 });
             q.push_back(Action::Exit);
         } else {
             q.push_back(Action::Wait { all: self.all });
@@ -398,12 +415,26 @@ struct HbSender {
     send_ns: f64,
 }
 
+impl HbSender {
+    /// The exit: like a receiver's, it wakes the parent in wait(), sync
+    /// (`__wake_up_parent`).
+    fn exit(&mut self, cx: &StepCx<'_>) -> Action {
+        if self.ready == Ready::Exiting {
+            return Action::Exit;
+        }
+        self.ready = Ready::Exiting;
+        Action::Send { to: cx.parent.unwrap_or(0), sync: true, bytes: 0, tag: Tag::Done as u32 }
+    }
+}
+
 /// A hackbench sender's start: `ready()`'s write, then its poll.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ready {
     Unready,
     Reported,
     Released,
+    /// Its writes are done and its parent has been told.
+    Exiting,
 }
 
 impl Program for HbSender {
@@ -418,11 +449,12 @@ impl Program for HbSender {
                 return Action::Wait { all: true };
             }
             Ready::Released => {}
+            Ready::Exiting => return Action::Exit,
         }
         let total = self.loops as u64 * self.to.len() as u64;
         let (n, half) = (self.k / 2, self.k % 2);
         if n >= total {
-            return Action::Exit;
+            return self.exit(cx);
         }
         self.k += 1;
         if half == 0 {
@@ -525,9 +557,10 @@ mod tests {
     fn a_pipe_sender_writes_each_receivers_pipe() {
         let mut sender =
             HbSender { to: vec![5, 6], loops: 1, k: 0, pipe: true, ready: Ready::Released, send_ns: 2_000.0 };
-        let got: Vec<String> = (0..5).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
+        let got: Vec<String> = (0..6).map(|_| format!("{:?}", step(&mut sender, 9, &[], None))).collect();
         let write = |to| format!("Write {{ to: {to}, stream: Pipe({to}), bytes: 100, tag: {} }}", Tag::Data as u32);
-        assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), "Exit".into()]);
+        let done = format!("Send {{ to: 0, sync: true, bytes: 0, tag: {} }}", Tag::Done as u32);
+        assert_eq!(got, ["Run(2000)".to_string(), write(5), "Run(2000)".into(), write(6), done, "Exit".into()]);
 
         // `--pipe` reaches the children the parent forks: a receiver and a
         // sender report ready on the parent's pipe, and the sender then
@@ -582,7 +615,7 @@ mod tests {
     /// progress it counted and the task it reported "done" to (if it did),
     /// checking that it keeps waiting until then (taking every pending
     /// message per wait, or one, as `all` says) and exits after.
-    fn feed(receiver: &mut dyn Program, n: u64, all: bool) -> (u64, Option<TaskRef>) {
+    fn feed(receiver: &mut dyn Program, n: u64, all: bool) -> (u64, Option<(TaskRef, bool)>) {
         let (mut units, mut done_to) = (0, None);
         for k in 0..n {
             let mut inbox = vec![msg(7, Tag::Data)];
@@ -594,9 +627,9 @@ mod tests {
                         assert_eq!(a, all, "a read takes every pending message: {a}");
                         break;
                     }
-                    Action::Send { to, tag, .. } if tag == Tag::Done as u32 => {
+                    Action::Send { to, tag, sync, .. } if tag == Tag::Done as u32 => {
                         assert_eq!(k, n - 1, "done after {} of {n} messages", k + 1);
-                        done_to = Some(to);
+                        done_to = Some((to, sync));
                     }
                     Action::Exit => return (units, done_to),
                     a => panic!("receiver: {a:?}"),
@@ -703,17 +736,18 @@ mod tests {
 
         // The receivers: ready first, then 60 messages each, one per
         // read() (each frees one skb of the senders' buffer), then "done"
-        // to the parent.
+        // to the parent: a process's exit, which wakes the parent in
+        // wait() with the sync hint.
         assert_ready(children[0].1.as_mut(), id(0), false);
-        assert_eq!(feed(children[0].1.as_mut(), 60, false), (60, Some(0)));
+        assert_eq!(feed(children[0].1.as_mut(), 60, false), (60, Some((0, true))));
 
         // A sender of group 1: ready first, then to task ids 140..160,
         // round-robin, 3 times. Each write's CPU work comes before it:
         // run, send, run, send, ...
         let sender = children[60].1.as_mut();
         assert_ready(sender, id(60), false);
-        let (mut sent, mut ran) = (Vec::new(), false);
-        for _ in 0..=2 * 60 {
+        let (mut sent, mut ran, mut told) = (Vec::new(), false, false);
+        for _ in 0..=2 * 60 + 1 {
             match step(sender, 160, &[], None) {
                 Action::Run(ns) if !ran => {
                     assert_eq!(ns, 2_000);
@@ -726,20 +760,27 @@ mod tests {
                     sent.push(to);
                     ran = false;
                 }
+                // Its exit wakes the parent in wait(), sync
+                // (__wake_up_parent), after its last write.
+                Action::Send { to: 0, sync: true, tag, .. } if !ran && !told && tag == Tag::Done as u32 => {
+                    assert_eq!(sent.len(), 60);
+                    told = true;
+                }
                 Action::Exit => break,
                 a => panic!("sender, after {} writes (ran: {ran}): {a:?}", sent.len()),
             }
         }
         let group1: Vec<TaskRef> = (FIRST_CHILD + 40..FIRST_CHILD + 60).collect();
         assert_eq!(sent, group1.repeat(3));
+        assert!(told, "the sender's exit told the parent");
 
         // After the release the parent counts "done" messages across
-        // wake-ups: 39 are not enough, the 40th (2 groups x 20 receivers)
-        // ends it.
-        let dones: Vec<Msg> = (0..39).map(|i| msg(FIRST_CHILD + i, Tag::Done)).collect();
-        assert!(matches!(step(parent.as_mut(), 0, &dones[..20], None), Action::Wait { all: true }));
+        // wake-ups, as hackbench's wait() reaps every child: 79 are not
+        // enough, the 80th (2 groups x 20 receivers + 20 senders) ends it.
+        let dones: Vec<Msg> = (0..79).map(|i| msg(FIRST_CHILD + i, Tag::Done)).collect();
+        assert!(matches!(step(parent.as_mut(), 0, &dones[..40], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &[msg(7, Tag::Data)], None), Action::Wait { all: true }));
-        assert!(matches!(step(parent.as_mut(), 0, &dones[20..], None), Action::Wait { all: true }));
+        assert!(matches!(step(parent.as_mut(), 0, &dones[40..], None), Action::Wait { all: true }));
         assert!(matches!(step(parent.as_mut(), 0, &[msg(199, Tag::Done)], None), Action::Exit));
     }
 
@@ -809,6 +850,7 @@ mod tests {
         assert_eq!(relayed, [id(5)]);
 
         // Client receiver 5: 38 messages, then "done".
-        assert_eq!(feed(children[5].1.as_mut(), 38, true), (38, Some(0)));
+        // A Java thread the launcher joins: a plain futex wakeup.
+        assert_eq!(feed(children[5].1.as_mut(), 38, true), (38, Some((0, false))));
     }
 }
