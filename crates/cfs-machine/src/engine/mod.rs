@@ -29,6 +29,10 @@
 //!
 //! # Preemption (PREEMPT_NONE / VOLUNTARY server kernels)
 //!
+//! The two differ in one path the engine models: a task that changes its
+//! own affinity away from its CPU moves as under VOLUNTARY (see
+//! `Action::SetAffinity` in `exec`).
+//!
 //! - A need_resched set on a task's own CPU during a system call (its
 //!   wakeup preempts it, or a fork's child-runs-first) takes effect when the
 //!   call returns: after the action's cost segment, before the next action.
@@ -2222,7 +2226,16 @@ impl<'a> Sim<'a> {
             Action::SetAffinity(m) => {
                 self.full_sync = true;
                 // A mask with no CPU of this host is refused like the
-                // kernel's EINVAL: the task keeps its affinity.
+                // kernel's EINVAL: the task keeps its affinity. A task that
+                // moves itself off its CPU is preempted at the call's
+                // return and carried over while still queued, which is
+                // CONFIG_PREEMPT_VOLUNTARY's path (might_sleep() in
+                // wait_for_completion reschedules to the migration
+                // thread). Under PREEMPT_NONE the caller would sleep in
+                // wait_for_completion and complete() would wake it, not
+                // sync, from the migration thread on the old CPU
+                // (bce7f793 sched.c:5561-5592, 4366-4374, 4417-4430);
+                // that path is not modelled.
                 if self.sched.set_affinity(self.t(), TaskId(t as u32), *m).is_ok() {
                     self.after_call(c);
                 }
