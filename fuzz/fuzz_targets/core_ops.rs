@@ -69,6 +69,10 @@ struct Input {
     nohz: bool,
     /// CONFIG_PREEMPT (2.6.32's newly-idle balancing stops at one task).
     preempt: bool,
+    /// HZ: the four common values, or any Config::validate takes (1..=10000).
+    hz: u16,
+    /// CONFIG_NR_CPUS above the machine's count (it caps the balance interval).
+    extra_nr_cpus: u8,
     start: u64,
     ops: Vec<Op>,
 }
@@ -98,6 +102,11 @@ fuzz_target!(|input: Input| {
     cfg.check_invariants = true;
     cfg.nohz = input.nohz;
     cfg.preempt = input.preempt;
+    cfg.hz = match input.hz {
+        0..=3 => [100, 250, 300, 1000][input.hz as usize],
+        h => 1 + u32::from(h) % 10_000,
+    };
+    cfg.nr_cpus = (n as u32 + u32::from(input.extra_nr_cpus)).min(cfs_topology::MAX_CPUS as u32).max(n as u32);
     let mut s = Scheduler::new(cfg, host.build_domains(version)).expect("valid config");
     let mut now = input.start;
     let task = |t: u8, s: &Scheduler| TaskId(t as u32 % (s.tasks().len().max(1) as u32));

@@ -895,7 +895,11 @@ impl<O: Observer> Scheduler<O> {
             if idle != CpuIdleType::Idle {
                 interval *= busy_factor as u64;
             }
-            let interval = msecs_to_jiffies(interval, hz).clamp(1, max_interval);
+            // The kernel's two steps, in its order: a zero interval is
+            // raised to 1, then capped at HZ * NR_CPUS / 10, which is 0
+            // when HZ * NR_CPUS < 10, so such a kernel balances every
+            // domain at every tick (bce7f793 sched.c:3687-3690).
+            let interval = msecs_to_jiffies(interval, hz).max(1).min(max_interval);
             if jiffies >= self.dstate[cpu][sd_i].last_balance + interval {
                 if self.load_balance(cpu, sd_i, idle, &mut balance) != 0 {
                     idle = CpuIdleType::NotIdle;

@@ -729,6 +729,34 @@ fn nr_cpus_covers_the_machine_and_sets_the_interval_cap() {
 }
 
 #[test]
+fn a_zero_interval_cap_balances_at_every_tick_rather_than_panicking() {
+    // rebalance_domains raises a zero interval to 1 and then caps it at
+    // max_load_balance_interval = HZ * NR_CPUS / 10 (bce7f793 sched.c:3687-3690;
+    // e490517a :4028-4031; 4b119e21 :3436-3439). With HZ = 4 on 2 CPUs the cap is
+    // 4 * 2 / 10 = 0 jiffies, so every domain is due at every tick. The port clamped
+    // with `clamp(1, 0)`, which panics. Config::validate accepts HZ 1..=10000.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26Rc4, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let h = cfs_topology::Host::preset("x2").unwrap();
+        let c = Config { hz: 4, nr_cpus: 2, ..Config::new(v, 2) };
+        assert_eq!(c.max_balance_interval(), 0);
+        let mut s: Scheduler<()> = Scheduler::new(c, h.build_domains(v)).unwrap();
+        let tick = c.tick_ns();
+        let a = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.schedule(0, 0, crate::sched::Deschedule::Preempt).unwrap();
+        for k in 1..=3u64 {
+            for cpu in 0..2 {
+                s.tick(k * tick, cpu).unwrap();
+            }
+        }
+        // Every pass is due at once: last_balance follows the tick's jiffy.
+        let jiffies = s.jiffies();
+        assert!(s.dstate[1].iter().all(|d| d.last_balance == jiffies), "{v}");
+        assert!(s.t(a).cpu < 2, "{v}");
+    }
+}
+
+#[test]
 fn an_all_pinned_busiest_cpu_is_dropped_and_the_search_redone() {
     // load_balance's redo (2.6.26 sched.c:3317-3330): CPU 2 (idle) balances the Q6600's
     // CPU domain, groups {0,1} and {2,3}, idle_idx 1. Each die group has cpu_power
