@@ -168,7 +168,7 @@ impl Config {
         if let Some(why) = p.incompatibility(self.version) {
             return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
         }
-        if let Some(other) = p.conflicts_with().filter(|&o| self.patches.has(o)) {
+        if let Some(other) = self.patches.conflict(p) {
             return Err(ConfigError::PatchesConflict(other, p));
         }
         self.patches = self.patches.with(p);
@@ -197,7 +197,7 @@ impl Config {
             if let Some(why) = p.incompatibility(self.version) {
                 return Err(ConfigError::PatchNotApplicable { patch: p, version: self.version, why });
             }
-            if let Some(other) = p.conflicts_with().filter(|&o| self.patches.has(o)) {
+            if let Some(other) = self.patches.conflict(p) {
                 return Err(ConfigError::PatchesConflict(p, other));
             }
         }

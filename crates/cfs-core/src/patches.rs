@@ -228,6 +228,11 @@ impl Patches {
         self.0 & p.bit() != 0
     }
 
+    /// The applied patch that `p` cannot join ([`Patch::conflicts_with`]).
+    pub fn conflict(&self, p: Patch) -> Option<Patch> {
+        p.conflicts_with().filter(|&o| self.has(o))
+    }
+
     /// The applied patches in [`Patch::ALL`] order.
     pub fn iter(&self) -> impl Iterator<Item = Patch> + '_ {
         Patch::ALL.into_iter().filter(|p| self.has(*p))

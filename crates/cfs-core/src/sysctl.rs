@@ -144,7 +144,7 @@ impl<O: Observer> Scheduler<O> {
                 let e = ConfigError::PatchNotApplicable { patch, version: self.cfg.version, why };
                 return Err(SettingError::Patch(e).into());
             }
-            if let Some(other) = patch.conflicts_with().filter(|&o| self.cfg.patches.has(o)) {
+            if let Some(other) = self.cfg.patches.conflict(patch) {
                 return Err(SettingError::Patch(ConfigError::PatchesConflict(other, patch)).into());
             }
             self.cfg.patches.with(patch)

@@ -419,15 +419,12 @@ impl HbSender {
     /// The exit: like a receiver's, it wakes the parent in wait(), sync
     /// (`__wake_up_parent`).
     fn exit(&mut self, cx: &StepCx<'_>) -> Action {
-        if self.ready == Ready::Exiting {
-            return Action::Exit;
-        }
         self.ready = Ready::Exiting;
         Action::Send { to: cx.parent.unwrap_or(0), sync: true, bytes: 0, tag: Tag::Done as u32 }
     }
 }
 
-/// A hackbench sender's start: `ready()`'s write, then its poll.
+/// A hackbench sender's start (`ready()`'s write, then its poll) and end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ready {
     Unready,

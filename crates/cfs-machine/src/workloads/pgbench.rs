@@ -286,6 +286,9 @@ struct Client {
     done: Vec<u64>,
     /// The open connections, as select() polls them.
     fds: Arc<[TaskRef]>,
+    /// The replies one pass serves, (connection, backend); kept to reuse
+    /// its allocation.
+    ready: Vec<(usize, TaskRef)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,6 +308,7 @@ impl Client {
             index: BTreeMap::new(),
             done: Vec::new(),
             fds: Arc::from(Vec::new()),
+            ready: Vec::new(),
         }
     }
 
@@ -375,16 +379,14 @@ impl Client {
     /// replies are served in the order they came (see that field).
     fn serve(&mut self, cx: &StepCx<'_>, q: &mut VecDeque<Action>) {
         let mut closed = false;
-        let mut ready: Vec<(usize, TaskRef)> = cx
-            .received
-            .iter()
-            .filter(|m| m.tag == Tag::Reply as u32)
-            .filter_map(|m| self.index.get(&m.from).map(|&i| (i, m.from)))
-            .collect();
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        let replies = cx.received.iter().filter(|m| m.tag == Tag::Reply as u32);
+        ready.extend(replies.filter_map(|m| self.index.get(&m.from).map(|&i| (i, m.from))));
         if self.c.serve_in_connection_order != 0 {
             ready.sort_unstable();
         }
-        for (i, from) in ready {
+        for &(i, from) in &ready {
             q.push_back(Action::Run(ns(self.c.client_reply_ns)));
             q.push_back(Action::Progress(1));
             self.done[i] += 1;
@@ -396,6 +398,7 @@ impl Client {
                 closed = true;
             }
         }
+        self.ready = ready;
         if closed {
             self.fds = self.open_fds();
         }
