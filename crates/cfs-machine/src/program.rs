@@ -131,13 +131,17 @@ pub enum Action {
     },
     /// One system call that wakes several tasks: a write on a socket or
     /// pipe that all of them poll (hackbench's kick-off on `wakefd`), a
-    /// semop that releases every waiter. Each of `to` gets the message and
-    /// is woken, in order, as by [`Action::Send`]; the waker pays one
-    /// system call and every wakeup, and a preemption any of them causes
-    /// takes effect only when the call returns, after the last, as
-    /// `__wake_up_common` wakes the whole queue under its lock.
+    /// semop that releases every waiter. Each of `to` gets the message
+    /// and, if it sleeps in a wait, is woken as by [`Action::Send`], in
+    /// the wait queue's order rather than the order given: the newest
+    /// sleeper first, since poll's add_wait_queue and a wait-for-zero
+    /// semop both put a sleeper at the queue's head, where the wakeup
+    /// starts. The waker pays one system call and every wakeup, and a
+    /// preemption any of them causes takes effect only when the call
+    /// returns, after the last, as `__wake_up_common` wakes the whole
+    /// queue under its lock.
     SendAll {
-        /// Receivers, in wake order.
+        /// Receivers (woken newest sleeper first, whatever their order here).
         to: std::sync::Arc<[TaskRef]>,
         /// Sync-wakeup hint, for every wakeup.
         sync: bool,

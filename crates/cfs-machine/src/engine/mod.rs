@@ -756,6 +756,10 @@ struct Task {
     /// net/ipv4/tcp.c:1418), and a later write of the sysctl does not
     /// change a reader already asleep. Set at each block in [`Block::Wait`].
     ucopy: bool,
+    /// When it last went to sleep in [`Block::Wait`], as a count of such
+    /// sleeps ([`Sim::waits_begun`]): the order of its entry on the wait
+    /// queues it sleeps on, which [`Action::SendAll`] wakes newest first.
+    wait_stamp: u64,
     /// Signalled by a condition or barrier it registered with before it
     /// went to sleep: its sleep returns at once.
     signalled: bool,
@@ -802,6 +806,7 @@ impl Task {
             block: Block::None,
             was_blocked: false,
             ucopy: false,
+            wait_stamp: 0,
             signalled: false,
             mailbox: VecDeque::new(),
             poll: None,
@@ -889,6 +894,8 @@ struct Sim<'a> {
     busy_cpus: usize,
     /// Resched events in flight.
     resched_in_flight: usize,
+    /// Sleeps in [`Block::Wait`] so far: the stamp of the newest.
+    waits_begun: u64,
     /// Tasks not yet exited.
     live: usize,
     /// Messages in all mailboxes.
@@ -1059,6 +1066,7 @@ impl<'a> Sim<'a> {
             in_softirq: false,
             busy_cpus: 0,
             resched_in_flight: 0,
+            waits_begun: 0,
             live: 0,
             unread: 0,
             socks: HashMap::default(),
@@ -2095,7 +2103,7 @@ impl<'a> Sim<'a> {
             }
             Action::SendAll { to, sync, bytes, tag } => {
                 let mut cost = 0;
-                for &r in to.iter() {
+                for r in self.wait_queue_order(&to) {
                     cost += self.send(c, r, sync, Msg { from: t, cpu: c, bytes, tag, stream: None })?;
                 }
                 self.tasks[t].pending = sys + cost;
@@ -2398,6 +2406,10 @@ impl<'a> Sim<'a> {
     /// `t` goes to sleep; `then` is what it does when it runs again.
     fn block(&mut self, c: usize, t: TaskRef, how: Block, then: Deferred) -> Result<(), SimError> {
         let low_latency = self.sockets.tcp_low_latency;
+        if how == Block::Wait {
+            self.waits_begun += 1;
+            self.tasks[t].wait_stamp = self.waits_begun;
+        }
         let task = &mut self.tasks[t];
         task.ucopy = how == Block::Wait && !low_latency;
         task.block = how;
@@ -2682,6 +2694,27 @@ impl<'a> Sim<'a> {
             _ => return Ok(0),
         }
         self.wake(c, to, sync)
+    }
+
+    /// The order one call wakes `to` in ([`Action::SendAll`]): those asleep
+    /// in [`Block::Wait`] newest sleeper first, then the rest as given
+    /// (they only find the message). Every wait queue such a call walks
+    /// puts a new sleeper at its head, and the walk starts there: poll's
+    /// `__pollwait` calls add_wait_queue, which is `list_add` (bce7f793
+    /// fs/select.c:130, include/linux/wait.h:126; 22763c5c
+    /// fs/select.c:229), for a socket's `sk_sleep` and a pipe's `wait`
+    /// alike, and `__wake_up_common` walks from the head (bce7f793
+    /// kernel/sched.c:4300); a wait-for-zero semop, as
+    /// dbench's barrier children make, is prepended to `sem_pending`
+    /// (`prepend_to_queue`, bce7f793 ipc/sem.c:1151; 22763c5c :1182
+    /// `list_add`) and `update_queue` wakes from the head on.
+    fn wait_queue_order(&self, to: &[TaskRef]) -> Vec<TaskRef> {
+        let mut order = to.to_vec();
+        order.sort_by_key(|&r| match self.tasks.get(r) {
+            Some(x) if x.alive && x.block == Block::Wait => (false, std::cmp::Reverse(x.wait_stamp)),
+            _ => (true, std::cmp::Reverse(0)),
+        });
+        order
     }
 
     /// try_to_wake_up of a blocked task from `c` (from interrupt context

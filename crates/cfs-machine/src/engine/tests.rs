@@ -1762,6 +1762,47 @@ fn send_all_charges_one_call_and_every_wakeup() {
     assert_eq!(waker_ns((1..=3).map(one).collect()) - three, 2 * 100);
 }
 
+/// One call wakes its sleepers in the wait queue's order, newest
+/// sleeper first, whatever order the caller names them in: poll's
+/// add_wait_queue and a wait-for-zero semop both insert at the head of
+/// the queue, and the wakeup walks it from the head (bce7f793
+/// fs/select.c:130, include/linux/wait.h:126, kernel/sched.c:4300,
+/// ipc/sem.c:1151). Three sleepers, each alone on one of CPUs 1-3, go
+/// to sleep after 30, 10 and 20 µs of work: s2 first, then s3, then s1.
+/// The waker on CPU 0 names them s1, s2, s3 at 1 ms. The trace's wakeup
+/// flows, numbered in the order the wakeups were made, end on CPU 1
+/// (s1, the newest sleeper), then 3, then 2; in the order named they
+/// would end on 1, 2, 3.
+#[test]
+fn send_all_wakes_the_newest_sleeper_first() {
+    let sleeper =
+        |run_us: u64| script(vec![Action::Run(run_us * 1_000), Action::Wait { all: true }, Action::Progress(1)]);
+    let waker = script(vec![
+        Action::Run(1_000_000),
+        Action::SendAll { to: vec![1, 2, 3].into(), sync: false, bytes: 1, tag: 7 },
+    ]);
+    let tasks = vec![
+        pinned("waker", waker, 0, 0),
+        pinned("s1", sleeper(30), 1, 0),
+        pinned("s2", sleeper(10), 2, 0),
+        pinned("s3", sleeper(20), 3, 0),
+    ];
+    let inst = Instance { tasks, finish: vec![1, 2, 3], sync: SyncObjects::NONE };
+    let out = q6600_run(inst, limits(None, 1_000), |_| {}).unwrap();
+    assert_eq!(out.units, 3);
+    let trace = out.trace.expect("traced").to_value().unwrap();
+    let mut ends: Vec<(u64, u64)> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "wake" && e["ph"] == "f")
+        .map(|e| (e["id"].as_u64().unwrap(), e["tid"].as_u64().unwrap()))
+        .collect();
+    ends.sort();
+    let cpus: Vec<u64> = ends.iter().map(|&(_, cpu)| cpu).collect();
+    assert_eq!(cpus, [1, 3, 2]);
+}
+
 /// hackbench reads its clock once its children are ready: progress
 /// before `StartMeasuring` is dropped, and the window runs from it to
 /// the end. A task pinned to CPU 1 counts 5 units at 1 ms, then 3 more

@@ -45,8 +45,8 @@
 //! keeps its own), `send` (a task name, `name#3` for an instance, or
 //! `parent`; with `sync`, `bytes`), `reply` (to the last message's
 //! sender), `broadcast` (every instance of a task, woken in one call, as a
-//! write on a socket they all poll wakes them: [`Action::SendAll`]; with a
-//! `stream`, one write per instance), `wait` (`one`/`all`),
+//! write on a socket they all poll wakes them, the last to go to sleep
+//! first: [`Action::SendAll`]; with a `stream`, one write per instance), `wait` (`one`/`all`),
 //! where a send, reply or broadcast with `stream = "pair"` (an AF_UNIX
 //! stream socket, the writer's own connection), `stream = "shared"` (one
 //! socket per receiver, shared by every writer to it, as hackbench's

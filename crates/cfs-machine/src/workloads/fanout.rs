@@ -16,7 +16,8 @@
 //! writes one byte on the shared `ready` socketpair and polls `wakefd`;
 //! the parent reads a byte per child, reads the clock, and kicks them all
 //! off with one write on `wakefd`, which wakes every poller (sync, as
-//! `sock_def_readable` wakes). The model does the same ([`Tag::Started`],
+//! `sock_def_readable` wakes), the last to poll first (poll queues a
+//! sleeper at the head of the socket's wait queue). The model does the same ([`Tag::Started`],
 //! [`Action::StartMeasuring`], one [`Action::SendAll`] of a sync
 //! [`Tag::Go`] to every child), so its messages per second are
 //! hackbench's count over hackbench's `Time:`.

@@ -271,7 +271,9 @@ pub enum StartGate {
     /// dbench's create_procs, which tbench runs, holds each child at a
     /// barrier semaphore after nb_setup (its connect) until all are there,
     /// then releases them at once (one semop that wakes every waiter, an
-    /// [`Action::SendAll`]).
+    /// [`Action::SendAll`]; a wait-for-zero semop queues its sleeper at
+    /// the head of `sem_pending`, so the last child to arrive is woken
+    /// first).
     /// dbench polls the count every 100 ms (every second before dbench 4);
     /// here the last worker's report ends the wait.
     AfterStarted,
