@@ -246,11 +246,14 @@ pub enum Action {
         mutex: Option<usize>,
     },
     /// Signal a condition variable (rt-app `signal` / `broad`): wake its
-    /// first waiter, or every one; lost if no one waits.
+    /// first waiter, or release every one; lost if no one waits. A
+    /// broadcast wakes the first waiter and requeues the rest that wait
+    /// with a mutex onto it, as glibc's FUTEX_CMP_REQUEUE does
+    /// ([`crate::engine::sync`]).
     CondSignal {
         /// The condition.
         cond: usize,
-        /// Wake every waiter (`broad`) rather than one.
+        /// Release every waiter (`broad`) rather than one.
         all: bool,
     },
     /// pthread_mutex_lock: free if the mutex is, else sleep until an

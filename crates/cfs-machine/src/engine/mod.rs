@@ -704,6 +704,12 @@ enum Deferred {
     /// pthread_mutex_lock after its fast path failed (or after a wakeup):
     /// take the mutex if it is free now, else sleep on it.
     Lock(usize),
+    /// rt-app's barrier event, its mutex's fast path failed: take the
+    /// barrier's mutex if it is free now (else sleep on it), then arrive.
+    BarrierArrive(usize),
+    /// The end of rt-app's barrier event for a woken waiter: take the
+    /// barrier's mutex (else sleep on it), add one back, unlock.
+    BarrierLeave(usize),
     /// sem_wait after its fast path failed: take a post that came during
     /// the call, else sleep.
     SemWait(usize),
@@ -729,7 +735,9 @@ enum AfterWake {
     Continue,
     /// Take this mutex again (pthread_cond_wait's return).
     Lock(usize),
-    /// Add itself back to this barrier's count.
+    /// Take this barrier's mutex again, add itself back to its count and
+    /// unlock it (the rest of rt-app's barrier event after its
+    /// pthread_cond_wait).
     LeaveBarrier(usize),
 }
 
@@ -2159,7 +2167,10 @@ impl<'a> Sim<'a> {
                 self.tasks[t].pending += cost;
             }
             Action::CondSignal { cond, all } => {
-                let woken = self.conds[cond].signal(all);
+                let mut woken = self.conds[cond].signal(all);
+                if all {
+                    woken = self.requeue_onto_mutexes(woken);
+                }
                 let cost = self.wake_waiters(c, woken)?;
                 self.tasks[t].pending = sys + cost;
             }
@@ -2185,14 +2196,13 @@ impl<'a> Sim<'a> {
                     defer(self, Deferred::SemWait(k));
                 }
             }
-            Action::Barrier(b) => match self.barriers[b].arrive(t) {
-                Arrival::Release(woken) if woken.is_empty() => {}
-                Arrival::Release(woken) => {
-                    let cost = self.wake_waiters(c, woken)?;
-                    self.tasks[t].pending = sys + cost;
+            Action::Barrier(b) => {
+                if self.barriers[b].mutex.try_lock() {
+                    self.barrier_arrive(c, t, b)?;
+                } else {
+                    defer(self, Deferred::BarrierArrive(b));
                 }
-                Arrival::Wait => defer(self, Deferred::Await(AfterWake::LeaveBarrier(b))),
-            },
+            }
             Action::Fork(spec) => {
                 self.fork(c, t, *spec)?;
                 self.tasks[t].pending = sys;
@@ -2348,7 +2358,23 @@ impl<'a> Sim<'a> {
             }
             Deferred::Woken(AfterWake::Continue) => {}
             Deferred::Woken(AfterWake::Lock(m)) => return self.resume(c, t, Deferred::Lock(m)),
-            Deferred::Woken(AfterWake::LeaveBarrier(b)) => self.barriers[b].leave(),
+            Deferred::Woken(AfterWake::LeaveBarrier(b)) => return self.resume(c, t, Deferred::BarrierLeave(b)),
+            Deferred::BarrierArrive(b) | Deferred::BarrierLeave(b) => {
+                if !self.barriers[b].mutex.try_lock() {
+                    self.barriers[b].mutex.sleep(t);
+                    if let Some(tr) = &mut self.trace {
+                        tr.blocked(t, c, self.now, Blocked::Mutex);
+                    }
+                    return self.block(c, t, Block::Mutex, d);
+                }
+                if let Deferred::BarrierArrive(b) = d {
+                    return self.barrier_arrive(c, t, b);
+                }
+                self.barriers[b].leave();
+                if let Some(cost) = self.unlock_barrier(c, b)? {
+                    self.tasks[t].pending += self.syscall_ns + cost;
+                }
+            }
             Deferred::Lock(m) => {
                 if !self.mutexes[m].try_lock() {
                     self.mutexes[m].sleep(t);
@@ -2750,6 +2776,79 @@ impl<'a> Sim<'a> {
             _ => return Ok(()),
         };
         if index < count { Ok(()) } else { Err(SimError::NoSuchObject { at: self.now, kind, index, count }) }
+    }
+
+    /// rt-app's barrier event once `t` holds the barrier's mutex: the last
+    /// to arrive broadcasts (requeueing the waiters onto the mutex) and
+    /// unlocks; any other marks itself, waits on the barrier's condition
+    /// (which unlocks the mutex) and, woken, takes the mutex again, adds
+    /// itself back and unlocks ([`AfterWake::LeaveBarrier`]). A system
+    /// call is charged for each futex call made: the broadcast, an unlock
+    /// that wakes a sleeper, the wait.
+    fn barrier_arrive(&mut self, c: usize, t: TaskRef, b: usize) -> Result<(), SimError> {
+        let sys = self.syscall_ns;
+        match self.barriers[b].arrive(t) {
+            Arrival::Release(woken) => {
+                let broadcast = !woken.is_empty();
+                let woken = self.requeue_onto_mutexes(woken);
+                let mut cost = self.wake_waiters(c, woken)? + if broadcast { sys } else { 0 };
+                if let Some(unlock) = self.unlock_barrier(c, b)? {
+                    cost += sys + unlock;
+                }
+                self.tasks[t].pending += cost;
+            }
+            Arrival::Wait => {
+                let cost = self.unlock_barrier(c, b)?.unwrap_or(0);
+                self.tasks[t].pending += sys + cost;
+                self.tasks[t].deferred = Some(Deferred::Await(AfterWake::LeaveBarrier(b)));
+            }
+        }
+        Ok(())
+    }
+
+    /// pthread_mutex_unlock of barrier `b`'s mutex, as [`Sim::unlock`].
+    fn unlock_barrier(&mut self, c: usize, b: usize) -> Result<Option<u64>, SimError> {
+        match self.barriers[b].mutex.unlock() {
+            Some(w) => self.wake(c, w, false).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// pthread_cond_broadcast as glibc's nptl of these kernels' era does
+    /// it: FUTEX_CMP_REQUEUE with one to wake and the rest moved onto the
+    /// futex of the mutex the waiters passed (cond->__data.__mutex), so
+    /// that they are woken one at a time by its unlocks instead of racing
+    /// for it together (the kernel's futex_requeue; glibc falls back to
+    /// waking all when the waiters gave no mutex). The first waiter asleep
+    /// is woken; every later
+    /// one asleep with a mutex to take again goes to the back of that
+    /// mutex's sleepers, as if it had found it taken. One still in its
+    /// call, not yet asleep in futex_wait, finds the condition's futex
+    /// changed and returns at once, so it is woken (marked) as before.
+    /// Returns those to wake.
+    fn requeue_onto_mutexes(&mut self, waiters: Vec<TaskRef>) -> Vec<TaskRef> {
+        let mut wake = Vec::new();
+        let mut woke_a_sleeper = false;
+        for w in waiters {
+            let task = &mut self.tasks[w];
+            match (task.block, task.deferred) {
+                (Block::Cond, Some(Deferred::Woken(AfterWake::Lock(m)))) if woke_a_sleeper => {
+                    task.block = Block::Mutex;
+                    task.deferred = Some(Deferred::Lock(m));
+                    self.mutexes[m].sleep(w);
+                }
+                (Block::Cond, Some(Deferred::Woken(AfterWake::LeaveBarrier(b)))) if woke_a_sleeper => {
+                    task.block = Block::Mutex;
+                    task.deferred = Some(Deferred::BarrierLeave(b));
+                    self.barriers[b].mutex.sleep(w);
+                }
+                (block, _) => {
+                    woke_a_sleeper |= block == Block::Cond;
+                    wake.push(w);
+                }
+            }
+        }
+        wake
     }
 
     /// Wakes the waiters a condition or barrier released (futex_wake, not

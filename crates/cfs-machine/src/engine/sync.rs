@@ -5,7 +5,13 @@
 //! `run_event`), with glibc's semantics as they reach the scheduler:
 //!
 //! - `Cond`: a pthread condition variable. A signal wakes the first
-//!   waiter, a broadcast every one; a signal with no one waiting is lost.
+//!   waiter; a signal with no one waiting is lost. A broadcast releases
+//!   every waiter as nptl's pthread_cond_broadcast does (glibc 2.3-2.24,
+//!   the era of these kernels): FUTEX_CMP_REQUEUE wakes the first and
+//!   moves the rest onto the futex of the mutex they wait with, so each
+//!   is woken by an unlock of that mutex in turn, not all at once to race
+//!   for it. The engine does the requeueing (it knows who sleeps with
+//!   which mutex).
 //! - `Mutex`: a default (normal, non-PI) pthread mutex over a futex.
 //!   Taking a free one is an atomic instruction and no system call; a
 //!   taken one puts the caller to sleep in `futex_wait`. Unlocking wakes
@@ -19,10 +25,13 @@
 //!   no one waiting is counted, so a later wait passes at once. A post with
 //!   a sleeper hands the count straight to the first one.
 //! - `Barrier`: rt-app's `barrier` event, a counter under a mutex and a
-//!   condition (rt-app.c): `waiting` starts at its users minus one; a task
-//!   that arrives while it is above zero takes one off and waits; the one
-//!   that finds it at zero broadcasts; each woken task adds its one back
-//!   when it runs again. (So, as in rt-app, a task that passes a barrier
+//!   condition (rt-app.c): each arrival takes the mutex; `waiting` starts
+//!   at its users minus one; a task that arrives while it is above zero
+//!   takes one off and waits on the condition (which unlocks the mutex);
+//!   the one that finds it at zero broadcasts and unlocks; each woken task
+//!   takes the mutex again, adds its one back and unlocks. The broadcast
+//!   requeues the waiters onto the mutex, as any other does, so they leave
+//!   one unlock after another. (So, as in rt-app, a task that passes a barrier
 //!   and reaches it again before the woken ones have run passes again.)
 //!
 //! The engine keeps a task's place in these queues; this file only decides
@@ -145,16 +154,18 @@ pub(super) struct Barrier {
     /// rt-app's `res.barrier.waiting`: users still to arrive, less one.
     waiting: i64,
     cond: Cond,
+    /// The mutex the counter is kept under (`res.barrier.m_obj`).
+    pub(super) mutex: Mutex,
 }
 
 impl Barrier {
     /// A barrier with `users` users (rt-app starts `waiting` at -1 and adds
     /// each user).
     pub(super) fn new(users: u32) -> Barrier {
-        Barrier { waiting: i64::from(users) - 1, cond: Cond::default() }
+        Barrier { waiting: i64::from(users) - 1, cond: Cond::default(), mutex: Mutex::default() }
     }
 
-    /// `t` arrives.
+    /// `t` arrives, holding the barrier's mutex.
     pub(super) fn arrive(&mut self, t: TaskRef) -> Arrival {
         if self.waiting == 0 {
             return Arrival::Release(self.cond.signal(true));

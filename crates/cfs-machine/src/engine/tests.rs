@@ -1057,6 +1057,72 @@ fn the_trace_marks_each_lock_that_found_its_mutex_taken() {
     assert!(marks.iter().all(|e| e["tid"] == 2 && e["args"]["waiter"] == "b" && e["ph"] == "i"));
 }
 
+/// Three waiters (CPUs 1-3) wait on a condition with one mutex; a
+/// broadcast from CPU 0 at 1 ms releases them, and each then holds the
+/// mutex for 1 ms. What the broadcast wakes, as glibc of the era does it
+/// (nptl pthread_cond_broadcast: FUTEX_CMP_REQUEUE, waking one waiter and
+/// moving the others onto the mutex's futex; the kernel's
+/// futex_requeue): w1 alone. It takes the free mutex, and each unlock
+/// then wakes the next requeued waiter, which finds the mutex free. So
+/// after the broadcaster's own timer wakeup there are three wakeups (the
+/// broadcast's and two unlocks'), and no lock finds the mutex taken.
+/// Waking all three would make five (three, then two unlocks') and two
+/// locks that find it taken (the two that lose the race sleep on it).
+#[test]
+fn a_broadcast_wakes_one_waiter_and_requeues_the_rest_onto_the_mutex() {
+    let waiter = || {
+        script(vec![
+            Action::Lock(0),
+            Action::CondWait { cond: 0, mutex: Some(0) },
+            Action::Run(1_000_000),
+            Action::Unlock(0),
+            Action::Progress(1),
+        ])
+    };
+    let broadcaster =
+        script(vec![Action::Sleep { ns: 1_000_000, interruptible: false }, Action::CondSignal { cond: 0, all: true }]);
+    let mut tasks = vec![pinned("b", broadcaster, 0, 0)];
+    tasks.extend((1..=3).map(|i| pinned(&format!("w{i}"), waiter(), i, 0)));
+    let sync = SyncObjects { conds: 1, mutexes: 1, ..SyncObjects::NONE };
+    let out = q6600_run(Instance { tasks, finish: vec![1, 2, 3], sync }, limits(None, 100), |_| {}).unwrap();
+    assert_eq!(out.units, 3);
+    let trace = out.trace.expect("traced").to_value().unwrap();
+    let taken = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "mutex taken").count();
+    assert_eq!((out.counters.wakeups, taken), (1 + 3, 0));
+    // One holder at a time, back to back: the last unlock comes 3 ms
+    // after the broadcast, give or take the wakeups' µs.
+    assert!((4_000_000..4_100_000).contains(&out.end_ns), "{}", out.end_ns);
+}
+
+/// rt-app's barrier event holds the barrier's mutex around its counter
+/// and waits on its condition with it (rt-app.c `rtapp_barrier`), so
+/// the broadcast that releases the waiters requeues them onto that
+/// mutex, and they leave one unlock after another. Three waiters (w1-w3
+/// on CPUs 1-3) arrive at once; the releaser on CPU 0 arrives at 1 ms.
+/// Its broadcast wakes w1 and requeues w2 and w3; its unlock wakes w2.
+/// w3 is woken by the unlock of whichever of w1 and w2 takes the mutex
+/// again first, so from CPU 1 or 2: the trace's wakeup flow into CPU 3
+/// starts there, where a broadcast waking all three would start all
+/// three flows on CPU 0. Three wakeups either way.
+#[test]
+fn a_barrier_releases_its_waiters_one_unlock_after_another() {
+    let user = |run_ns: u64| script(vec![Action::Run(run_ns), Action::Barrier(0), Action::Progress(1)]);
+    let mut tasks = vec![pinned("releaser", user(1_000_000), 0, 0)];
+    tasks.extend((1..=3).map(|i| pinned(&format!("w{i}"), user(1_000), i, 0)));
+    let sync = SyncObjects { barriers: vec![4], ..SyncObjects::NONE };
+    let out = q6600_run(Instance { tasks, finish: vec![0, 1, 2, 3], sync }, limits(None, 100), |_| {}).unwrap();
+    assert_eq!((out.units, out.counters.wakeups), (4, 3));
+    let trace = out.trace.expect("traced").to_value().unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let flow = |ph: &str, id: u64| {
+        events.iter().find(|e| e["cat"] == "wake" && e["ph"] == ph && e["id"] == id).map(|e| e["tid"].as_u64().unwrap())
+    };
+    // (source CPU, destination CPU) of each wakeup, in the order made.
+    let flows: Vec<(u64, u64)> = (1..=3).map(|id| (flow("s", id).unwrap(), flow("f", id).unwrap())).collect();
+    assert_eq!(flows[..2], [(0, 1), (0, 2)]);
+    assert!(matches!(flows[2], (1 | 2, 3)), "{flows:?}");
+}
+
 /// With a 50 µs sleep after each unlock, the two take turns: the
 /// sections never overlap, so the two CPU times add up to at most the
 /// 10 ms run (without the mutex they would be 2 x 10 ms x 100 / 150 =

@@ -60,7 +60,10 @@
 //! `cond_wait` / `signal` / `broad` (named pthread condition variables:
 //! `{ cond_wait = "q", mutex = "m" }` releases mutex `m` while it waits and
 //! takes it back before it goes on; a signal wakes the first waiter and
-//! `broad` every one, and either is lost if no one waits), `lock` /
+//! `broad` releases every one, and either is lost if no one waits; as
+//! glibc's broadcast does, `broad` wakes the first waiter and moves the
+//! others that wait with a mutex onto it, so each unlock wakes the
+//! next), `lock` /
 //! `unlock` (named pthread mutexes: a taken one puts the caller to sleep
 //! until an unlock, and the unlocker may take it again before the woken
 //! task runs, as glibc's do), `sem_post` / `sem_wait` (named semaphores,
