@@ -120,9 +120,10 @@ fn prefer_local_costs_tbench_its_span_walk_on_core2() {
 /// level. On the Core 2 servers, which build no NODE level, that is the
 /// cleared case above. On Nehalem-EP the walk then reads NODE's 16 threads
 /// on every wakeup instead of MC's 8, and the model's tbench falls below
-/// rc1's (200 ms, 32 pairs: 551 MB/s against 747, and 807 with the flag
+/// rc1's (200 ms, 32 pairs: 523 MB/s against 750, and 805 with the flag
 /// cleared everywhere; 2026-12-05, with tbench's TCP wakeups from the
-/// receive softirq and dbench's barrier waking its newest sleeper first). Mainline took the NODE half back out three weeks
+/// receive softirq, dbench's barrier waking its newest sleeper first and
+/// a remote wakeup paying the reschedule IPI only when it sends one). Mainline took the NODE half back out three weeks
 /// later (6b9de613ae9, "Yanmin Zhang reported that SD_PREFER_LOCAL induces
 /// an order of magnitude increase in select_task_rq_fair() overhead while
 /// running heavy wakeup benchmarks (tbench and vmark)"). No parameter was

@@ -1694,8 +1694,8 @@ impl<'a> Sim<'a> {
         if out.woken {
             self.probe_runnable(t);
         }
-        self.after_call(cpu);
-        let cost = self.costs.wake_cost(self.reach(cpu, out.cpu));
+        let ipi = self.after_call(cpu).contains(out.cpu);
+        let cost = self.costs.wake_cost(self.reach(cpu, out.cpu), ipi);
         self.charge(cpu, round_u64(cost));
         self.interrupt_return(cpu)
     }
@@ -1721,17 +1721,19 @@ impl<'a> Sim<'a> {
 
     /// After any scheduler call made on `c`: charge scheduler work, send
     /// IPIs to other CPUs that must reschedule, re-arm hrtick events.
-    fn after_call(&mut self, c: usize) {
+    fn after_call(&mut self, c: usize) -> CpuMask {
         self.drain_charges();
         let mask = self.sched.take_resched();
+        let mut sent = CpuMask::empty();
         if !mask.is_empty() {
             for cpu in mask.iter() {
-                if cpu != c {
-                    self.post_resched(c, cpu);
+                if cpu != c && self.post_resched(c, cpu) {
+                    sent.set(cpu);
                 }
             }
         }
         self.sync_hrticks(c);
+        sent
     }
 
     /// Takes what the observer collected during a scheduler call: the
@@ -1812,9 +1814,9 @@ impl<'a> Sim<'a> {
 
     /// A reschedule request from `from` reaches `cpu` after the IPI's
     /// flight time and, if `cpu` idles, its C-state exit.
-    fn post_resched(&mut self, from: usize, cpu: usize) {
+    fn post_resched(&mut self, from: usize, cpu: usize) -> bool {
         if self.cpus[cpu].resched_at.is_some() {
-            return;
+            return false;
         }
         let mut lat = if from == cpu { 0 } else { self.costs.ipi_latency_ns[self.reach(from, cpu) as usize] as u64 };
         if self.cpus[cpu].curr.is_none() {
@@ -1824,6 +1826,7 @@ impl<'a> Sim<'a> {
         self.cpus[cpu].resched_at = Some(t);
         self.resched_in_flight += 1;
         self.push(t, Ev::Resched(cpu as u32));
+        true
     }
 
     /// Adds `ns` of work to `cpu`: to the segment in flight, or to the next
@@ -2753,7 +2756,7 @@ impl<'a> Sim<'a> {
         } else {
             self.sched.wake_up(now, task, c, sync)?
         };
-        self.after_call(c);
+        let ipi = self.after_call(c).contains(out.cpu);
         if out.woken {
             self.probe_runnable(to);
             self.probe_wake(c, to);
@@ -2761,7 +2764,7 @@ impl<'a> Sim<'a> {
         if let Some(tr) = &mut self.trace {
             tr.wake(to, c, self.now);
         }
-        Ok(round_u64(self.costs.wake_cost(self.reach(c, out.cpu))))
+        Ok(round_u64(self.costs.wake_cost(self.reach(c, out.cpu), ipi)))
     }
 
     /// Refuses an action that names a synchronisation object the run does
