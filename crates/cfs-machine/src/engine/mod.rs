@@ -2823,12 +2823,11 @@ impl<'a> Sim<'a> {
     /// that they are woken one at a time by its unlocks instead of racing
     /// for it together (the kernel's futex_requeue; glibc falls back to
     /// waking all when the waiters gave no mutex). The first waiter asleep
-    /// is woken; every later
-    /// one asleep with a mutex to take again goes to the back of that
-    /// mutex's sleepers, as if it had found it taken. One still in its
-    /// call, not yet asleep in futex_wait, finds the condition's futex
-    /// changed and returns at once, so it is woken (marked) as before.
-    /// Returns those to wake.
+    /// is woken; every later one asleep with a mutex to take again goes to
+    /// the back of that mutex's sleepers, as if it had found it taken. One
+    /// still in its call, not yet asleep in futex_wait, finds the
+    /// condition's futex changed and returns at once, so it is woken
+    /// (marked) as before. Returns those to wake.
     fn requeue_onto_mutexes(&mut self, waiters: Vec<TaskRef>) -> Vec<TaskRef> {
         let mut wake = Vec::new();
         let mut woke_a_sleeper = false;
