@@ -97,7 +97,8 @@ pub struct CostModel {
     pub wake_local_ns: f64,
     /// Sending a reschedule IPI (APIC ICR write and the send path), ns
     /// (baseline), charged to the waker on top of the remote runqueue lock
-    /// transfer. \[E\] §5.1's 1.5 / 2.5 µs remote wake minus the lock lines.
+    /// transfer when the wakeup reschedules that CPU ([`CostModel::wake_cost`]).
+    /// \[E\] §5.1's 1.5 / 2.5 µs remote wake minus the lock lines.
     pub ipi_send_ns: f64,
     /// Cache lines of the remote runqueue (lock, rq fields, the task's
     /// entity) a remote wakeup pulls over, each at `dirty_line_ns`. \[E\]
