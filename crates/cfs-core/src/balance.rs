@@ -305,7 +305,8 @@ impl<O: Observer> Scheduler<O> {
         self.now.wrapping_sub(self.origin.unwrap_or(self.now)) / self.cfg.tick_ns()
     }
 
-    /// `task_hot(p, now, sd)` (2.6.26 sched.c:1683): the next buddy is hot
+    /// `task_hot(p, now, sd)` (2.6.26 sched.c:1676-1698, the buddy test at
+    /// :1684): the next buddy is hot
     /// under CACHE_HOT_BUDDY; otherwise hot iff it ran within
     /// migration_cost (-1 = always, 0 = never).
     ///
@@ -363,7 +364,8 @@ impl<O: Observer> Scheduler<O> {
         let failed = self.dstate[sd.0][sd.1].nr_balance_failed;
         let tries = self.domains.of(sd.0)[sd.1].params.cache_nice_tries;
         // The migration thread doing active balancing is itself queued on
-        // busiest (sched.c:4466-4500), so this_rq()->nr_running > 0 there.
+        // busiest (2.6.26 migration_thread, bce7f793 sched.c:5671-5674, runs
+        // active_load_balance), so this_rq()->nr_running > 0 there.
         let exec_busy = exec_cpu == busiest || self.rqs[exec_cpu].nr_running > 0;
         !self.task_hot(p, self.rqs[busiest].clock, exec_busy) || failed > tries
     }
@@ -692,7 +694,8 @@ impl<O: Observer> Scheduler<O> {
                 self.dstate[this_cpu][sd_i].nr_balance_failed = cache_nice_tries + 1;
                 if active {
                     // wake_up_process(migration_thread): an RT task preempts.
-                    self.resched_cpu(busiest);
+                    let now = self.now;
+                    self.wake_migration_thread(this_cpu, busiest, now);
                 }
             }
         } else {
@@ -700,7 +703,10 @@ impl<O: Observer> Scheduler<O> {
         }
         let st = &mut self.dstate[this_cpu][sd_i];
         if !active {
-            st.balance_interval = min_int.max(1);
+            // Unclamped, as the kernel stores it: a min_interval of 0 keeps
+            // the domain due at every tick (rebalance_domains raises a zero
+            // interval to one jiffy).
+            st.balance_interval = min_int;
         } else if st.balance_interval < max_int {
             st.balance_interval *= 2;
         }
@@ -736,7 +742,7 @@ impl<O: Observer> Scheduler<O> {
         self.emit(Event::Balance { cpu, level, moved, idle, verdict });
     }
 
-    /// `load_balance_newidle` (2.6.26 sched.c:3400): the same search with
+    /// `load_balance_newidle` (2.6.26 sched.c:3416-3417): the same search with
     /// CPU_NEWLY_IDLE, no active balancing, no interval back-off.
     #[allow(clippy::while_let_loop)] // mirrors the kernel's `redo:` label
     pub(crate) fn load_balance_newidle(&mut self, this_cpu: CpuId, sd_i: usize) -> i32 {

@@ -558,6 +558,51 @@ fn active_balancing_starts_after_cache_nice_tries_plus_two_failures() {
 }
 
 #[test]
+fn the_active_balance_kick_charges_the_running_task() {
+    // Waking busiest's migration thread (2.6.26 sched.c:3362) wakes an RT task onto
+    // CPU 0, whose check_preempt_wakeup takes the rt_prio branch: update_rq_clock and
+    // update_curr before resched_task (bce7f793 sched_fair.c:1173-1178). In the
+    // scene above the fourth failing pass, 1 ms after the first three, kicks CPU 0:
+    // A, running there, is charged that 1 ms at once (sum_exec_runtime and, at nice
+    // 0, vruntime), and CPU 0's clock reads the kick's time. The port only
+    // rescheduled, so A was charged at its next tick or switch.
+    let mut s = pinned_scene(true);
+    let a = s.rqs[0].curr.unwrap();
+    for _ in 0..3 {
+        mc_pass(&mut s);
+    }
+    let (ran, vr, start) = (s.t(a).se.sum_exec_runtime, s.t(a).se.vruntime, s.t(a).se.exec_start);
+    let kick = start + MS;
+    s.advance(kick);
+    s.set_clock(1, kick);
+    assert_eq!(mc_pass(&mut s), (0, 2, 2));
+    assert!(s.rqs[0].active_balance && s.rqs[0].need_resched);
+    assert_eq!(s.rqs[0].clock, kick);
+    assert_eq!((s.t(a).se.sum_exec_runtime - ran, s.t(a).se.vruntime - vr), (MS, MS));
+    assert_eq!(s.t(a).se.exec_start, kick);
+}
+
+#[test]
+fn moving_a_running_task_by_its_mask_charges_it_when_the_thread_is_woken() {
+    // set_cpus_allowed on a running task queues a request and wakes its CPU's
+    // migration thread (bce7f793 sched.c:1757-1760, 5588), an RT task: the wakeup
+    // charges the running task up to now (check_preempt_wakeup's rt_prio branch,
+    // sched_fair.c:1173-1178; 2.6.32 charges in every wakeup, 22763c5c :1599). A
+    // has run 1 ms on CPU 0 when its mask becomes CPU 1 alone; it is charged that
+    // 1 ms there and then, in every profile, and asked to reschedule.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26Rc4, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let mut s = on("q6600", v);
+        let a = running_with(&mut s, 0, TaskParams::normal());
+        let (ran, start) = (s.t(a).se.sum_exec_runtime, s.t(a).se.exec_start);
+        s.rqs[0].need_resched = false;
+        s.set_affinity(start + MS, a, CpuMask::single(1)).unwrap();
+        assert_eq!(s.t(a).se.sum_exec_runtime - ran, MS, "{v}");
+        assert_eq!(s.t(a).se.exec_start, start + MS, "{v}");
+        assert!(s.rqs[0].need_resched, "{v}");
+    }
+}
+
+#[test]
 fn an_all_pinned_pass_backs_off_to_max_pinned_interval() {
     // B the newer entry: the iterator offers only B, which may not run on CPU 1, so
     // move_tasks leaves all_pinned = 1; CPU 0 leaves `cpus` and the redo finds no
@@ -753,6 +798,44 @@ fn a_zero_interval_cap_balances_at_every_tick_rather_than_panicking() {
         let jiffies = s.jiffies();
         assert!(s.dstate[1].iter().all(|d| d.last_balance == jiffies), "{v}");
         assert!(s.t(a).cpu < 2, "{v}");
+    }
+}
+
+#[test]
+fn a_zero_min_interval_keeps_a_busy_domain_due_at_every_tick() {
+    // load_balance stores `sd->balance_interval = sd->min_interval` after a
+    // pass that started no active balance (bce7f793 sched.c:3375; e490517a :3710;
+    // 4b119e21 :3127), unclamped, and the domain initialisers' balance_interval
+    // likewise. rebalance_domains then scales a busy CPU's interval by
+    // busy_factor, 0 x 64 = 0 ms, converts it (0 jiffies) and raises 0 to one
+    // jiffy (sched.c:3681-3688): a domain whose min_interval is 0 balances at every
+    // tick even on a busy CPU. The port raised the stored interval to 1 ms, so the
+    // busy CPU waited 1 x 64 = 64 ms = 16 jiffies at HZ=250. Here both X2 CPUs are
+    // busy (two tasks on CPU 0, one on CPU 1) and every domain has min_interval
+    // and balance_interval 0: CPU 1 balances at its ticks 1, 2 and 3.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26Rc4, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let h = cfs_topology::Host::preset("x2").unwrap();
+        let mut d = h.build_domains(v);
+        for chain in &mut d.per_cpu {
+            for sd in chain.iter_mut() {
+                sd.params.min_interval = 0;
+                sd.params.balance_interval = 0;
+            }
+        }
+        let c = Config::new(v, 2);
+        let mut s: Scheduler<()> = Scheduler::new(c, d).unwrap();
+        let tick = c.tick_ns();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.spawn(0, 1, TaskParams::normal().allowed(CpuMask::single(1))).unwrap();
+        s.schedule(0, 0, crate::sched::Deschedule::Preempt).unwrap();
+        s.schedule(0, 1, crate::sched::Deschedule::Preempt).unwrap();
+        for k in 1..=3u64 {
+            s.tick(k * tick, 1).unwrap();
+            let jiffies = s.jiffies();
+            assert_eq!(jiffies, k, "{v}");
+            assert!(s.dstate[1].iter().all(|d| d.last_balance == k && d.balance_interval == 0), "{v} at tick {k}");
+        }
     }
 }
 

@@ -451,6 +451,23 @@ impl<O: Observer> Scheduler<O> {
         self.now = now;
     }
 
+    /// `wake_up_process(cpu_rq(cpu)->migration_thread)` from CPU `on`, as
+    /// far as the fair class sees it. The thread is an RT task, so the
+    /// wakeup's check_preempt_curr takes check_preempt_wakeup's `rt_prio`
+    /// branch on `cpu`: the runqueue clock is brought up to date and the
+    /// running fair task charged (update_rq_clock, update_curr: 4b119e21
+    /// sched_fair.c:1113-1118, e490517a :1230-1235, bce7f793 :1173-1178;
+    /// 2.6.32-rc1 and 2.6.32 charge before the test, 17d857be :1572,
+    /// 22763c5c :1599, after try_to_wake_up brought the clock up), and the
+    /// task is told to reschedule. The callers: load_balance's active-balance
+    /// kick (bce7f793 sched.c:3362) and set_cpus_allowed for a task that
+    /// is running or queued (:5588).
+    pub(crate) fn wake_migration_thread(&mut self, on: CpuId, cpu: CpuId, now: u64) {
+        self.update_rq_clock_on(on, cpu, now);
+        self.update_curr(cpu);
+        self.resched_cpu(cpu);
+    }
+
     /// `resched_task(rq->curr)`. On an offline CPU (the NO_HZ balancer
     /// kicking the first CPU of its mask, which may have gone down) the
     /// flag lands on a dead CPU's idle task and the IPI goes nowhere:
@@ -795,15 +812,16 @@ impl<O: Observer> Scheduler<O> {
                     self.move_queued_task(task, cpu, dest, MigrateReason::Affinity);
                     // The migration thread that did it is an RT task woken
                     // on the source CPU (migrate_task -> wake_up_process),
-                    // so that CPU's current task is preempted for it and the
-                    // CPU picks again afterwards.
-                    self.resched_cpu(cpu);
+                    // so that CPU's current task is charged and preempted
+                    // for it, and the CPU picks again afterwards (the move's
+                    // dequeue has already charged it at this instant).
+                    self.wake_migration_thread(cpu, cpu, now);
                 }
                 TaskState::Running => {
                     // migrate_task queues a request for every such write
                     // (bce7f793 sched.c:1757-1760).
                     self.pending_move.push((task, dest));
-                    self.resched_cpu(cpu);
+                    self.wake_migration_thread(cpu, cpu, now);
                 }
                 TaskState::Sleeping => self.set_task_cpu(task, dest),
                 TaskState::Dead => {}
@@ -835,7 +853,7 @@ pub(crate) fn fresh_domain_state(chain: &[cfs_topology::SchedDomain], jiffies: u
         .iter()
         .map(|d| DomainState {
             last_balance: jiffies,
-            balance_interval: d.params.balance_interval.max(1),
+            balance_interval: d.params.balance_interval,
             nr_balance_failed: 0,
         })
         .collect()
