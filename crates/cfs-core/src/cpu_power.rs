@@ -171,7 +171,7 @@ impl<O: Observer> Scheduler<O> {
         self.group_power(level, g)
     }
 
-    /// `update_group_power(sd, cpu)` (22763c5c sched.c:3660) for
+    /// `update_group_power(sd, cpu)` (22763c5c sched.c:3669) for
     /// `this_cpu`'s domain `sd_i`: the lowest level refreshes the CPU's own
     /// power, a higher one sums its child's groups.
     pub(crate) fn update_group_power(&mut self, this_cpu: CpuId, sd_i: usize) {

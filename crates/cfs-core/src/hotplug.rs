@@ -246,21 +246,34 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// The dead CPU's idle loop: `tick_nohz_stop_sched_tick` →
-    /// `select_nohz_load_balancer(1)` on an offline CPU (2.6.26
-    /// sched.c:3617-3641) joins the mask and, if it holds the ILB role,
-    /// gives it up. If it does not, the rest of the function runs for it
-    /// as for any CPU: unless every online CPU is in the mask, it takes a
-    /// vacant role, so a dead CPU can own it (and, never ticking, balance
-    /// for nobody) until it comes back up or another owner's exit frees
-    /// it. `tick_cancel_sched_timer` at CPU_DEAD then clears
-    /// `tick_stopped`.
+    /// `select_nohz_load_balancer(1)` on an offline CPU.
+    ///
+    /// 2.6.25 and 2.6.26 (bce7f793 sched.c:3617-3641): it joins the mask
+    /// and, if it holds the ILB role, gives it up. If it does not, the rest
+    /// of the function runs for it as for any CPU: unless every online CPU
+    /// is in the mask, it takes a vacant role, so a dead CPU can own it
+    /// (and, never ticking, balance for nobody) until it comes back up or
+    /// another owner's exit frees it.
+    ///
+    /// 2.6.32-rc1 and 2.6.32 test `cpu_active` first (22763c5c
+    /// sched.c:4662-4679, 17d857be :4629-4646): a CPU going down gives the
+    /// role up if it holds it and returns, joining neither the mask nor
+    /// the role.
+    ///
+    /// `tick_cancel_sched_timer` at CPU_DEAD then clears `tick_stopped`.
     fn nohz_cpu_dead(&mut self, cpu: CpuId) {
-        self.nohz.cpu_mask.set(cpu);
         self.rqs[cpu].in_nohz_recently = true;
-        if self.nohz.load_balancer == Some(cpu) {
-            self.nohz.load_balancer = None;
-        } else if self.nohz.load_balancer.is_none() && self.nohz.cpu_mask.weight() != self.online.weight() {
-            self.nohz.load_balancer = Some(cpu);
+        if self.rules.is_2_6_32() {
+            if self.nohz.load_balancer == Some(cpu) {
+                self.nohz.load_balancer = None;
+            }
+        } else {
+            self.nohz.cpu_mask.set(cpu);
+            if self.nohz.load_balancer == Some(cpu) {
+                self.nohz.load_balancer = None;
+            } else if self.nohz.load_balancer.is_none() && self.nohz.cpu_mask.weight() != self.online.weight() {
+                self.nohz.load_balancer = Some(cpu);
+            }
         }
         self.rqs[cpu].tick_stopped = false;
     }

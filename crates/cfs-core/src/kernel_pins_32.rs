@@ -975,7 +975,7 @@ fn wake_affine_sync_less_compares_overlaps_with_an_unsigned_cost() {
 #[test]
 fn overlap_and_running_modes_compare_strictly() {
     let x = 5_000 * MS;
-    // WAKEUP_OVERLAP (sched_fair.c:1644-1647): both avg_overlap < migration_cost
+    // WAKEUP_OVERLAP (sched_fair.c:1635-1641): both avg_overlap < migration_cost
     // (500_000); the wakee sits 10 ms right of curr, so no other rule preempts.
     let cost = Config::new(V32, 1).tunables.migration_cost as u64;
     assert_eq!(cost, 500_000);

@@ -5,9 +5,12 @@
 //! Ports `select_nohz_load_balancer`, `trigger_load_balance` and
 //! `run_rebalance_domains` (2.6.26 bce7f793 sched.c:3613-3655, 3740-3779
 //! and 3788-3840; 2.6.25 is the same code; 2.6.32 22763c5c sched.c:
-//! 4658-4721, 4807-4847, 4861-4907 adds only the power-savings
+//! 4658-4721, 4807-4847, 4861-4907 adds three things: the power-savings
 //! choice of a nearer ILB in `find_new_ilb`, which with power savings off
-//! is the first CPU of the mask, as here), and the scheduler's half of
+//! is the first CPU of the mask, as here; no SCHED_SOFTIRQ on a CPU
+//! attached to no domain (`trigger_load_balance`); and a CPU going down
+//! that neither joins the mask nor takes the role (`cpu_active`, see
+//! [`crate::hotplug`])), and the scheduler's half of
 //! `tick_nohz_stop_sched_tick` / `tick_nohz_restart_sched_tick`
 //! (kernel/time/tick-sched.c): the tick stops when the idle loop finds
 //! nothing to do, unless this CPU becomes or stays the ILB owner, and
@@ -163,7 +166,12 @@ impl<O: Observer> Scheduler<O> {
                 return;
             }
         }
-        if self.jiffies() >= self.rqs[cpu].next_balance {
+        // 2.6.32 raises no SCHED_SOFTIRQ on a CPU attached to no domain
+        // (isolcpus=), so such a CPU holding the ILB role balances for nobody
+        // (22763c5c sched.c:4903-4906, 17d857be :4870-4873); 2.6.26 has no
+        // such test (bce7f793 :3838-3839).
+        let null_domain = self.rules.is_2_6_32() && self.domains.of(cpu).is_empty();
+        if self.jiffies() >= self.rqs[cpu].next_balance && !null_domain {
             self.run_rebalance_domains(cpu);
         }
     }

@@ -397,7 +397,7 @@ impl<O: Observer> Scheduler<O> {
         // `2*sysctl_sched_migration_cost` is computed in unsigned int
         // (sched.c:5369): it wraps for costs of 2^31 and more.
         let cost2 = u64::from(self.cfg.tunables.migration_cost.wrapping_mul(2));
-        // `p->state == TASK_RUNNING` (sched.c:5361): not a task that went to
+        // `p->state == TASK_RUNNING` (sched.c:5359): not a task that went to
         // sleep here (dequeued), nor one preempted after it set its sleep
         // state (still queued, but TASK_INTERRUPTIBLE).
         let t = self.t(id);
@@ -623,7 +623,7 @@ impl<O: Observer> Scheduler<O> {
             sgs.avg_load = sgs.group_load.wrapping_mul(1024) / power;
             let avg_lpt = sgs.sum_avg_load_per_task.wrapping_mul(1024) / power;
             // max_cpu_load starts at 0 and min_cpu_load at ~0UL
-            // (sched.c:3723-3724): a group with no CPU in `cpus` gets
+            // (sched.c:3724-3725): a group with no CPU in `cpus` gets
             // 0 - ~0 = 1 > 2 * 0, so group_imb = 1 there (unsigned long).
             sgs.group_imb = sgs.max_cpu_load.wrapping_sub(sgs.min_cpu_load) > avg_lpt.wrapping_mul(2);
             sgs.group_capacity = capacity_of_power(power);

@@ -399,8 +399,9 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// The runqueues `find_idlest_group` reads for `p`: every CPU of each
-    /// group that holds a CPU `p` allows (2.6.26 sched.c:1933-1935, 2.6.32
-    /// sched_fair.c:1260-1263 skip the others unread). `find_idlest_cpu`
+    /// group that holds a CPU `p` allows (2.6.26 sched.c:1933-1935,
+    /// 2.6.32-rc1 sched_fair.c:1260-1263 and 2.6.32 :1286-1289 skip the
+    /// others unread). `find_idlest_cpu`
     /// then reads some of the same again.
     pub(crate) fn groups_read(&self, groups: &[SchedGroup], p: TaskId) -> u32 {
         let allowed = self.t(p).allowed;

@@ -470,3 +470,63 @@ fn with_nohz_a_dying_cpu_takes_a_vacant_ilb_role() {
     assert!(s.nohz_stop_sched_tick(T0 + 2 * MS, 1).unwrap(), "CPU 1 stops its tick");
     assert_eq!(s.nohz().load_balancer, Some(3));
 }
+
+/// 2.6.32 keeps a dying CPU out of the NO_HZ bookkeeping:
+/// select_nohz_load_balancer(1) on a CPU that is not `cpu_active` gives up
+/// the ILB role if it holds it and returns, joining neither the mask nor
+/// the role (22763c5c sched.c:4662-4679, 17d857be :4629-4646), where 2.6.26
+/// adds it to the mask and lets it take a vacant role (above). The scene of
+/// `with_nohz_a_dying_cpu_takes_a_vacant_ilb_role` under 2.6.32, with CPUs
+/// 0-2 busy and CPU 3 idle but ticking, the role vacant: once CPU 3 is down
+/// the role is still vacant and the mask empty, so the first CPU to go idle
+/// (CPU 2) takes the role and keeps its tick. And the scene of `with_nohz_a_dead_cpu_still_counts_as_tickless`:
+/// CPU 3, the owner, goes down; the mask is left without it, so with CPUs
+/// 1 and 2 tickless the mask holds 2 of the 3 online CPUs, and the owner
+/// (CPU 1) balances for CPU 2 at its idle tick instead of standing down.
+#[test]
+fn on_2_6_32_a_dying_cpu_stays_out_of_the_nohz_mask_and_the_ilb_role() {
+    for v in [KernelVersion::V2_6_32Rc1, KernelVersion::V2_6_32] {
+        let h = host("q6600");
+        let sched = |nohz: bool| {
+            let mut c = Config::new(v, h.nr_cpus());
+            c.check_invariants = true;
+            c.nohz = nohz;
+            Scheduler::with_observer(c, h.build_domains(v), Vec::new()).unwrap()
+        };
+        let over = |online: CpuMask| {
+            h.build_domains_with(v, &BuildOptions { online: Some(online), ..BuildOptions::default() })
+        };
+        // CPUs 0-2 busy, CPU 3 idle but ticking: the role vacant.
+        let mut s: S = sched(true);
+        let tasks: Vec<TaskId> = (0..3).map(|c| s.spawn(T0, c, TaskParams::normal()).unwrap()).collect();
+        for (c, &t) in tasks.iter().enumerate() {
+            assert_eq!(s.schedule(T0, c, Deschedule::Preempt).unwrap().next, Some(t));
+        }
+        s.cpu_down(T0 + MS, 3, h.all_cpus(), over(without(&h, &[3]))).unwrap();
+        assert_eq!((s.nohz().load_balancer, s.nohz().cpu_mask), (None, CpuMask::empty()), "{v}");
+        assert_eq!(s.schedule(T0 + 2 * MS, 2, Deschedule::Sleep).unwrap().next, None);
+        assert!(!s.nohz_stop_sched_tick(T0 + 2 * MS, 2).unwrap(), "{v}: CPU 2 keeps its tick as the owner");
+        assert_eq!(s.nohz().load_balancer, Some(2), "{v}");
+        // CPU 2 owns the role and CPU 3, idle but ticking, goes down: the
+        // mask stays without CPU 3, so once CPU 1 is tickless it holds 2 of
+        // the 3 online CPUs, and the owner balances for CPU 1 at its idle
+        // tick (2.6.26 would count the dead CPU: 3 of 3, and stand down).
+        let mut s: S = sched(true);
+        s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        let sleeper = s.spawn(T0, 3, TaskParams::normal()).unwrap();
+        s.schedule(T0, 0, Deschedule::Preempt).unwrap();
+        assert_eq!(s.schedule(T0, 3, Deschedule::Preempt).unwrap().next, Some(sleeper));
+        assert_eq!(s.schedule(T0, 3, Deschedule::Sleep).unwrap().next, None);
+        assert!(!s.nohz_stop_sched_tick(T0, 2).unwrap());
+        assert_eq!(s.nohz().load_balancer, Some(2), "{v}");
+        s.cpu_down(T0 + MS, 3, h.all_cpus(), over(without(&h, &[3]))).unwrap();
+        assert_eq!(s.nohz().load_balancer, Some(2), "{v}");
+        assert!(!s.nohz().cpu_mask.contains(3), "{v}");
+        assert!(s.nohz_stop_sched_tick(T0 + MS, 1).unwrap(), "{v}");
+        assert_eq!(s.nohz().cpu_mask.weight(), 2, "{v}");
+        let seen = s.observer().len();
+        s.tick(T0 + 4 * MS, 2).unwrap();
+        assert!(!s.need_resched(2) || s.rq(2).unwrap().nr_running > 0, "{v}: the owner keeps ticking");
+        assert!(s.observer()[seen..].iter().any(|(_, e)| matches!(e, Event::Balance { .. })), "{v}: and balances");
+    }
+}

@@ -246,3 +246,39 @@ fn the_ilb_comes_back_when_the_earliest_tickless_cpu_is_due() {
     // CPU 0 balances as a busy CPU (1 ms x busy_factor 64): not in these 12 jiffies.
     assert!(passes[0].is_empty());
 }
+
+/// 2.6.32 raises SCHED_SOFTIRQ only on a CPU attached to a domain
+/// (trigger_load_balance's `on_null_domain` test, 22763c5c
+/// sched.c:4903-4906, 17d857be :4870-4873); 2.6.26 raises it on any
+/// (bce7f793 :3838-3839). CPU 3 has no domain, as with `isolcpus=3`: the
+/// others' domains span {0,1,2}. With NO_HZ, CPU 3 goes idle first and
+/// takes the ILB role (mask {3}), then CPUs 1 and 2 stop their ticks.
+/// Eight hogs wait on CPU 0. At CPU 3's first tick (its next_balance is
+/// due at once), 2.6.26's run_rebalance_domains balances for the
+/// tickless CPUs 1 and 2 as CPU_IDLE, and they pull hogs from CPU 0; in
+/// 2.6.32 the softirq never runs, and all eight stay on CPU 0.
+#[test]
+fn an_isolated_ilb_owner_balances_nobody_on_2_6_32() {
+    for (v, pulls) in [(V26, true), (KernelVersion::V2_6_32Rc1, false), (KernelVersion::V2_6_32, false)] {
+        let mut c = cfg(v, 4);
+        c.nohz = true;
+        let mut sim = Sim::new(c, cache_blocks_online(v, 4, 2, cfs_core::CpuMask::first_n(3)), 0);
+        for _ in 0..8 {
+            sim.spawn(0, TaskParams::normal());
+        }
+        let now = sim.now();
+        for cpu in [3, 1, 2] {
+            sim.s.nohz_stop_sched_tick(now, cpu).unwrap();
+        }
+        assert_eq!(sim.s.nohz().load_balancer, Some(3), "{v}");
+        assert!(sim.s.tick_stopped(1) && sim.s.tick_stopped(2), "{v}");
+        sim.clear_events();
+        let t = sim.at(4_000_000);
+        sim.s.tick(t, 3).unwrap();
+        let pulled = migration_reasons(&sim).len();
+        assert_eq!(pulled > 0, pulls, "{v}: {pulled} pulled");
+        if !pulls {
+            assert_eq!(sim.s.rq(0).unwrap().nr_running, 8, "{v}");
+        }
+    }
+}
