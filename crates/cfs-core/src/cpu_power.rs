@@ -196,6 +196,12 @@ impl<O: Observer> Scheduler<O> {
                 child.groups.iter().map(|g| u64::from(self.group_power_seen_by(this_cpu, child.level, g))).sum()
             }
         };
+        // The kernel stores the sum in `unsigned int cpu_power` unfloored
+        // (22763c5c sched.c:3680-3688): a sum of 2^32 or more wraps, and a
+        // wrap to 0 divides by zero in find_busiest_group. It takes an
+        // APERF/MPERF ratio of ~2 million times nominal, which only a
+        // library caller can give; the port saturates and floors at 1
+        // rather than panic (PORTING, "Known divergences").
         let power = u32::try_from(power).unwrap_or(u32::MAX).max(1);
         let stored = if power == local.cpu_power { 0 } else { power };
         let first = local.cpus.first().unwrap_or(this_cpu);
