@@ -169,7 +169,7 @@ impl TaskParams {
     }
 }
 
-/// `update_avg` (2.6.26 sched_fair.c:631): `avg += (sample - avg) / 8`,
+/// `update_avg` (2.6.26 sched_fair.c:642): `avg += (sample - avg) / 8`,
 /// computed as a signed difference shifted right (arithmetic shift, so a
 /// falling average rounds towards minus infinity like the kernel's `>> 3`
 /// on an `s64`).

@@ -21,7 +21,7 @@ use cfs_topology::CpuId;
 
 // ----- pure arithmetic ---------------------------------------------------
 
-/// `__sched_period(nr_running)` (2.6.26 sched_fair.c:310): the latency
+/// `__sched_period(nr_running)` (2.6.26 sched_fair.c:344): the latency
 /// while `nr <= sched_nr_latency`, else `min_granularity * nr`.
 pub fn sched_period(nr_running: u64, t: &Tunables) -> u64 {
     if nr_running > t.nr_latency { t.min_granularity.wrapping_mul(nr_running) } else { t.latency }
@@ -494,7 +494,7 @@ impl<O: Observer> Scheduler<O> {
         self.check_preempt_wakeup(cpu, p, fork, None, false);
     }
 
-    /// `check_preempt_wakeup(rq, p)` (2.6.26 sched_fair.c:1148).
+    /// `check_preempt_wakeup(rq, p)` (2.6.26 sched_fair.c:1166).
     ///
     /// Stamps the current task's `last_wakeup` (on the *target* CPU's
     /// current task, a 2.6.25/26 quirk), makes `p` the next buddy, and
@@ -749,7 +749,14 @@ impl<O: Observer> Scheduler<O> {
         };
         if let Some(p) = prev {
             match how {
-                Deschedule::Yield => self.yield_task_fair(cpu),
+                Deschedule::Yield => {
+                    // yield() marks the task runnable before sys_sched_yield
+                    // (bce7f793 sched.c:5243-5247; the same in every
+                    // profile), so a task that set TASK_INTERRUPTIBLE and
+                    // yields is no longer a sleeper a wakeup can find.
+                    self.tm(p).current_state = CurrentState::Running;
+                    self.yield_task_fair(cpu)
+                }
                 Deschedule::Sleep | Deschedule::Exit => {
                     self.deactivate_task(cpu, p, true);
                     // dequeue_entity's schedstat block: a TASK_INTERRUPTIBLE

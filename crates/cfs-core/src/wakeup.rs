@@ -140,7 +140,7 @@ impl<O: Observer> Scheduler<O> {
         WakeOutcome { cpu, woken: true, preempt: !before && self.rqs[cpu].need_resched }
     }
 
-    /// `select_task_rq_fair(p, sync)` (2.6.26 sched_fair.c:1052): affine
+    /// `select_task_rq_fair(p, sync)` (2.6.26 sched_fair.c:1043): affine
     /// wakeup, passive balancing (SD_WAKE_BALANCE), else wake_idle near the
     /// previous CPU.
     pub(crate) fn select_task_rq_fair(&mut self, p: TaskId, this_cpu: CpuId, sync: bool) -> (CpuId, WakeReason) {

@@ -149,6 +149,26 @@ fn sched_yield_is_a_no_op_for_normal_tasks_unless_compat_yield() {
 }
 
 #[test]
+fn a_yield_leaves_the_task_runnable_for_a_wakeup_to_pass_by() {
+    // yield() sets TASK_RUNNING before sys_sched_yield (bce7f793 sched.c:5243-5247,
+    // 22763c5c :6746-6750). A task that set TASK_INTERRUPTIBLE and then yields is
+    // TASK_RUNNING afterwards, so try_to_wake_up returns at its state test: not
+    // woken, no preemption check, no next buddy. Without the reset it takes the
+    // out_running path and reports the task woken.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let h = cfs_topology::Host::preset("q6600").unwrap();
+        let mut s = Scheduler::new(Config::new(v, 4), h.build_domains(v)).unwrap();
+        let a = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        assert_eq!(s.schedule(T0, 0, Deschedule::Preempt).unwrap().next, Some(a));
+        s.set_current_state(a, cfs_core::CurrentState::Interruptible).unwrap();
+        s.sched_yield(T0 + 1_000, 0).unwrap();
+        assert_eq!(s.task(a).unwrap().current_state, cfs_core::CurrentState::Running, "{v}");
+        let out = s.wake_up(T0 + 2_000, a, 1, false).unwrap();
+        assert!(!out.woken, "{v}");
+    }
+}
+
+#[test]
 fn every_error_says_what_went_wrong_in_one_line() {
     // The texts a driver shows its user (cfs-sim prints them as they are).
     let cases: [(Box<dyn std::fmt::Display>, &str); 10] = [
