@@ -1271,18 +1271,52 @@ fn moving_a_queued_task_off_a_forbidden_cpu_refreshes_the_destination_but_in_2_6
     // double_rq_lock updates both clocks in 2.6.26 (bce7f793 sched.c:2621-2622) but
     // only the local one in 2.6.25 (4b119e21 sched.c:2374-2375, 543-547). A runs on
     // CPU 0 with B queued behind it; 1 ms on, B may run on CPU 1 only.
+    // migrate_task finds B on a runqueue, so it queues a request and wakes the
+    // source CPU's migration thread (sched.c:1752-1760, 5585-5588), an RT task
+    // that preempts A: B is still on CPU 0 until CPU 0's schedule() runs the
+    // thread, and moves then.
     for (v, dest_clock) in [(KernelVersion::V2_6_25, T0), (KernelVersion::V2_6_26, T0 + MS)] {
         let mut s = on("q6600", v);
-        running_with(&mut s, 0, TaskParams::normal());
+        let a = running_with(&mut s, 0, TaskParams::normal());
         let b = queue(&mut s, 0, 1, TaskParams::normal(), T0)[0];
         s.rqs[0].need_resched = false;
         s.set_affinity(T0 + MS, b, CpuMask::single(1)).unwrap();
+        assert_eq!(s.t(b).cpu, 0, "{v}: the request waits for the thread");
+        assert!(s.need_resched(0), "{v}: CPU 0 picks again after the migration thread");
+        assert_eq!(s.do_schedule(T0 + MS, 0, Deschedule::Preempt).next, Some(a), "{v}");
         assert_eq!(s.t(b).cpu, 1, "{v}");
         assert_eq!((s.rqs[0].clock, s.rqs[1].clock), (T0 + MS, dest_clock), "{v}");
-        // migrate_task found B on a runqueue, so it woke the source CPU's
-        // migration thread (sched.c:5585-5588), an RT task that preempts A.
-        assert!(s.need_resched(0), "{v}: CPU 0 picks again after the migration thread");
     }
+}
+
+#[test]
+fn a_queued_task_moved_by_its_mask_is_translated_after_the_put_back() {
+    // set_cpus_allowed queues a request for a queued task too (bce7f793
+    // sched.c:1752-1760); CPU 0's migration thread carries it out in CPU 0's
+    // schedule(), after put_prev_task has put the running task back in the tree.
+    // 2.6.26 on a Q6600: A, B, C spawned on CPU 0 at T0 (START_DEBIT: 58.95,
+    // 88.95 and 78.95 ms of vruntime here), A picked; min_vruntime is C's 78.95
+    // (the leftmost when C went in). At T0 + 3 ms C may run on CPU 1 only. In
+    // CPU 0's schedule() A, charged to 61.95, goes back in as the leftmost
+    // (max_vruntime keeps 78.95), then C leaves without being the leftmost, so
+    // set_task_cpu translates it by 78.95: C - 78.95 + CPU 1's min_vruntime =
+    // CPU 1's min_vruntime exactly. Moved at the write instead, C left as the
+    // leftmost, B's 88.95 became min_vruntime first (__dequeue_entity's
+    // max_vruntime), and C landed 10 ms lower.
+    let v = KernelVersion::V2_6_26;
+    let mut s = on("q6600", v);
+    let ids: alloc::vec::Vec<TaskId> = (0..3).map(|_| s.spawn(T0, 0, TaskParams::normal()).unwrap()).collect();
+    let (a, b, c) = (ids[0], ids[1], ids[2]);
+    assert_eq!(s.do_schedule(T0, 0, Deschedule::Preempt).next, Some(a));
+    assert!(s.t(a).se.vruntime < s.t(c).se.vruntime && s.t(c).se.vruntime < s.t(b).se.vruntime);
+    assert_eq!(s.rqs[0].cfs.min_vruntime, s.t(c).se.vruntime);
+    let (vc, src, dst) = (s.t(c).se.vruntime, s.rqs[0].cfs.min_vruntime, s.rqs[1].cfs.min_vruntime);
+    s.set_affinity(T0 + 3 * MS, c, CpuMask::single(1)).unwrap();
+    assert_eq!(s.t(c).cpu, 0, "the request waits for CPU 0's migration thread");
+    assert_eq!(s.do_schedule(T0 + 3 * MS, 0, Deschedule::Preempt).next, Some(a));
+    assert_eq!(s.t(c).cpu, 1);
+    assert_eq!(s.t(c).se.vruntime, vc.wrapping_sub(src).wrapping_add(dst));
+    assert_eq!(s.t(c).se.vruntime, dst);
 }
 
 #[test]

@@ -783,7 +783,7 @@ impl<O: Observer> Scheduler<O> {
         // (migrate_task -> wake_up_process, bce7f793 sched.c:1760, 5585-5588):
         // the thread moves it, then sleeps, and balances newly idle in that
         // schedule() if the move left the queue empty (:5678-5681, 4184-4185).
-        let migrating = prev.is_some_and(|p| self.pending_move.iter().any(|&(t, _)| t == p));
+        let migrating = self.pending_move.iter().any(|&(_, src, _)| src == cpu);
         let thread = kicked || migrating;
         let mut pulled = 0;
         if !thread && self.rqs[cpu].nr_running == 0 {
@@ -802,9 +802,7 @@ impl<O: Observer> Scheduler<O> {
         if kicked {
             self.active_load_balance(cpu);
         }
-        if let Some(p) = prev {
-            self.apply_pending_move(cpu, p);
-        }
+        self.run_migration_queue(cpu);
         if thread && self.rqs[cpu].nr_running == 0 {
             // The migration thread's own schedule(): prev is the RT thread,
             // so a pulled fair task's check_preempt_curr (the RT class's)
@@ -862,19 +860,21 @@ impl<O: Observer> Scheduler<O> {
         Switch { prev, next, pulled }
     }
 
-    /// The migration thread's half of set_cpus_allowed for a task that was
-    /// running when its affinity changed: each request queued for it, newest
-    /// first (list_add at the queue's head, bce7f793 sched.c:1760, taken from
-    /// the head at :5684), through `__migrate_task(p, cpu, dest)`
-    /// (:5611-5644).
-    fn apply_pending_move(&mut self, cpu: CpuId, p: TaskId) {
-        if !self.pending_move.iter().any(|&(t, _)| t == p) {
+    /// `cpu`'s migration thread working through its `migration_queue`: the
+    /// set_cpus_allowed requests queued on `cpu` for tasks that were running
+    /// or queued there when their masks changed, newest first (list_add at
+    /// the queue's head, bce7f793 sched.c:1760, taken from the head at
+    /// :5684), each through `__migrate_task(p, cpu, dest)` (:5611-5644).
+    /// Called where the thread runs: in `cpu`'s schedule() after the current
+    /// task is put back, and before a CPU going down stops.
+    pub(crate) fn run_migration_queue(&mut self, cpu: CpuId) {
+        if !self.pending_move.iter().any(|&(_, src, _)| src == cpu) {
             return;
         }
-        let mut dests: Vec<CpuId> = self.pending_move.iter().filter(|&&(t, _)| t == p).map(|&(_, d)| d).collect();
-        self.pending_move.retain(|&(t, _)| t != p);
-        dests.reverse();
-        for dest in dests {
+        let requests: Vec<(TaskId, CpuId)> =
+            self.pending_move.iter().rev().filter(|&&(_, src, _)| src == cpu).map(|&(t, _, d)| (t, d)).collect();
+        self.pending_move.retain(|&(_, src, _)| src != cpu);
+        for &(p, dest) in &requests {
             // An offline destination is refused before the runqueues are
             // locked (:5616).
             if !self.online.contains(dest) {
@@ -898,11 +898,13 @@ impl<O: Observer> Scheduler<O> {
                 TaskState::Running | TaskState::Dead => {}
             }
         }
-        // Every request failed on an offline destination: the task stays
-        // where it is, outside its mask, as the kernel leaves it.
-        let t = self.t(p);
-        if t.cpu == cpu && t.state != TaskState::Dead && !t.allowed.contains(cpu) && !self.stranded.contains(&p) {
-            self.stranded.push(p);
+        // Every request for a task failed on an offline destination: it
+        // stays where it is, outside its mask, as the kernel leaves it.
+        for &(p, _) in &requests {
+            let t = self.t(p);
+            if t.cpu == cpu && t.state != TaskState::Dead && !t.allowed.contains(cpu) && !self.stranded.contains(&p) {
+                self.stranded.push(p);
+            }
         }
     }
 

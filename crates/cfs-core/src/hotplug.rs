@@ -158,6 +158,10 @@ impl<O: Observer> Scheduler<O> {
         online.clear(cpu);
         self.check_rebuilt(&domains, &online)?;
         let stopped = self.stop_machine_preempt(now, cpu);
+        // The migration thread, woken by any request still queued here, runs
+        // before stop_machine's thread does: its moves land where they were
+        // sent, not where a dead CPU's tasks go.
+        self.run_migration_queue(cpu);
         self.online = online;
         if self.cfg.nohz {
             self.nohz_cpu_dead(cpu);
@@ -304,7 +308,7 @@ impl<O: Observer> Scheduler<O> {
                 }
             };
             self.migrate_task_off(id, src, dest);
-            self.pending_move.retain(|&(p, _)| p != id);
+            self.pending_move.retain(|&(p, _, _)| p != id);
             moved.push((id, dest));
         }
         (moved, broken)

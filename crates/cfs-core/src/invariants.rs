@@ -240,7 +240,7 @@ impl<O: Observer> Scheduler<O> {
         // was forked by such a task).
         if let Some(bad) = cfs.timeline().chain(cfs.curr).find(|t| {
             !self.tasks[t.0 as usize].allowed.contains(cpu)
-                && !self.pending_move.iter().any(|&(p, _)| p == *t)
+                && !self.pending_move.iter().any(|&(p, _, _)| p == *t)
                 && !self.stranded.contains(t)
         }) {
             return fail(alloc::format!("CPU {cpu}: {bad} queued outside its affinity mask"));

@@ -166,12 +166,14 @@ pub struct Scheduler<O: Observer = ()> {
     pub(crate) resched_pending: CpuMask,
     pub(crate) observer: O,
     pub(crate) history: History,
-    /// The migration-thread requests of set_cpus_allowed for running tasks,
-    /// oldest first: the task and the destination chosen when the mask was
-    /// written (`req->dest_cpu = any_online_cpu(*new_mask)`). Carried out at
-    /// the task's next schedule(), newest first, as the migration thread
-    /// would.
-    pub(crate) pending_move: Vec<(TaskId, CpuId)>,
+    /// The migration-thread requests of set_cpus_allowed for tasks on a
+    /// runqueue (running or queued), oldest first: the task, the CPU whose
+    /// `migration_queue` holds the request (the task's CPU when the mask was
+    /// written), and the destination chosen then (`req->dest_cpu =
+    /// any_online_cpu(*new_mask)`). Carried out in that CPU's next
+    /// schedule(), newest first, as its migration thread would
+    /// ([`Scheduler::run_migration_queue`]).
+    pub(crate) pending_move: Vec<(TaskId, CpuId, CpuId)>,
     /// Tasks left on a CPU their mask does not hold, as the kernel leaves
     /// them: a move whose every allowed CPU went down before it ran (see
     /// [`crate::hotplug`]), and what such a task forks. Only the invariant
@@ -782,13 +784,14 @@ impl<O: Observer> Scheduler<O> {
         self.finish(ApiCall::SetPolicy { now, task, policy })
     }
 
-    /// `set_cpus_allowed_ptr`. A queued task on a now-forbidden CPU moves
-    /// at once to the first allowed CPU (`any_online_cpu`), and its old CPU
-    /// is rescheduled, as the migration thread's wakeup preempts it; a running one
-    /// is marked for the migration thread and its CPU rescheduled; a
-    /// sleeping one just gets that CPU as its `task_cpu` (migrate_task:
-    /// `!on_rq && !task_running` -> set_task_cpu, 2.6.26 sched.c:1745-1760),
-    /// so its next wakeup starts from an allowed CPU.
+    /// `set_cpus_allowed_ptr`. A task running or queued on a now-forbidden
+    /// CPU gets a request for that CPU's migration thread, to move it to the
+    /// first allowed CPU (`any_online_cpu`), and that CPU is rescheduled, as
+    /// the thread's wakeup preempts its current task; the move happens in
+    /// that CPU's next schedule() (or before the CPU goes down). A sleeping
+    /// one just gets that CPU as its `task_cpu` (migrate_task: `!on_rq &&
+    /// !task_running` -> set_task_cpu, 2.6.26 sched.c:1745-1760), so its
+    /// next wakeup starts from an allowed CPU.
     pub fn set_affinity(&mut self, now: u64, task: TaskId, mask: CpuMask) -> Result<(), SchedError> {
         let st = self.check_task(task)?;
         if st == TaskState::Dead {
@@ -802,25 +805,13 @@ impl<O: Observer> Scheduler<O> {
         if !mask.contains(cpu) {
             let dest = self.any_online_cpu(&mask).unwrap_or(cpu);
             match st {
-                TaskState::Queued => {
-                    // __migrate_task runs in the source CPU's migration
-                    // thread; its double_rq_lock refreshes the destination's
-                    // clock too, except in 2.6.25, which updates only its own
-                    // (4b119e21 sched.c:543-547, 2374-2375).
-                    self.set_clock(cpu, now);
-                    self.update_rq_clock_on(cpu, dest, now);
-                    self.move_queued_task(task, cpu, dest, MigrateReason::Affinity);
-                    // The migration thread that did it is an RT task woken
-                    // on the source CPU (migrate_task -> wake_up_process),
-                    // so that CPU's current task is charged and preempted
-                    // for it, and the CPU picks again afterwards (the move's
-                    // dequeue has already charged it at this instant).
-                    self.wake_migration_thread(cpu, cpu, now);
-                }
-                TaskState::Running => {
-                    // migrate_task queues a request for every such write
-                    // (bce7f793 sched.c:1757-1760).
-                    self.pending_move.push((task, dest));
+                TaskState::Queued | TaskState::Running => {
+                    // migrate_task queues a request on the task's runqueue
+                    // for every task on one, running or queued (bce7f793
+                    // sched.c:1752-1760), and wakes that CPU's migration
+                    // thread, which carries it out in the CPU's next
+                    // schedule(), after the current task is put back.
+                    self.pending_move.push((task, cpu, dest));
                     self.wake_migration_thread(cpu, cpu, now);
                 }
                 TaskState::Sleeping => self.set_task_cpu(task, dest),

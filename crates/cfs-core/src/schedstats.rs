@@ -216,8 +216,10 @@ mod tests {
 
     /// A waiting task moved to another CPU (its affinity changed) ends its
     /// wait on the old queue and starts one on the new, as pull_task's
-    /// deactivate / activate do: B waits 5,000-8,000 on CPU 0 and
-    /// 8,000-9,500 on CPU 1, two waits of 3,000 and 1,500.
+    /// deactivate / activate do. The mask is written at 8,000 and CPU 0's
+    /// migration thread moves B in the schedule() that follows at once:
+    /// B waits 5,000-8,000 on CPU 0 and 8,000-9,500 on CPU 1, two waits of
+    /// 3,000 and 1,500.
     #[test]
     fn a_move_ends_one_wait_and_starts_another() {
         let v = KernelVersion::V2_6_26;
@@ -227,6 +229,7 @@ mod tests {
         assert_eq!(s.schedule(1_000, 0, Deschedule::Preempt).unwrap().next, Some(a));
         let b = s.spawn(5_000, 0, TaskParams::normal()).unwrap();
         s.set_affinity(8_000, b, crate::CpuMask::single(1)).unwrap();
+        assert_eq!(s.schedule(8_000, 0, Deschedule::Preempt).unwrap().next, Some(a));
         let st = s.task(b).unwrap().se.stats;
         assert_eq!((st.wait_count, st.wait_sum, st.wait_start), (1, 3_000, 8_000));
         assert_eq!(s.schedule(9_500, 1, Deschedule::Preempt).unwrap().next, Some(b));
