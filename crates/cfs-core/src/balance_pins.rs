@@ -1320,6 +1320,33 @@ fn a_queued_task_moved_by_its_mask_is_translated_after_the_put_back() {
 }
 
 #[test]
+fn the_migration_threads_schedule_clears_the_hrtick_prevs_sleep_armed() {
+    // With high-resolution timers: CPU 0 runs A with B and C queued, and C's
+    // mask becomes CPU 1 alone, a request for CPU 0's migration thread. Then A
+    // sleeps. Its dequeue re-arms the hrtick for the running A while the queue
+    // still holds B and C (hrtick_start_fair, nr_running > 1). In the kernel
+    // A's schedule() picks the thread, which moves C and sleeps in a schedule()
+    // of its own that clears the hrtick on entry (bce7f793 sched.c:4161) and
+    // picks B alone, arming nothing (hrtick_start_fair needs nr_running > 1).
+    // The port did both in one schedule() and kept the stale timer, which
+    // would later fire a reschedule of B for nothing.
+    for v in [KernelVersion::V2_6_25, KernelVersion::V2_6_26Rc4, KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let h = cfs_topology::Host::preset("q6600").unwrap();
+        let mut c = Config::new(v, 4);
+        c.hres_timers = true;
+        let mut s: Scheduler<()> = Scheduler::new(c, h.build_domains(v)).unwrap();
+        let a = running_with(&mut s, 0, TaskParams::normal());
+        let b = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        let c = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+        s.set_affinity(T0 + MS, c, CpuMask::single(1)).unwrap();
+        let sw = s.do_schedule(T0 + MS, 0, Deschedule::Sleep);
+        assert_eq!((sw.prev, sw.next), (Some(a), Some(b)), "{v}");
+        assert_eq!((s.t(c).cpu, s.rqs[0].nr_running), (1, 1), "{v}");
+        assert_eq!(s.rqs[0].hrtick_expire, None, "{v}");
+    }
+}
+
+#[test]
 fn a_kicked_cpu_balances_actively_before_it_balances_newly_idle() {
     // An active-balance kick wakes the busiest CPU's migration thread (2.6.26
     // bce7f793 sched.c:3362; rc4 e490517a :3697). While that RT thread is queued, schedule() skips

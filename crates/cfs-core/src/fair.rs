@@ -419,7 +419,7 @@ impl<O: Observer> Scheduler<O> {
         // lie past 2^64 while `now` does not). The kernel asks the timer, not
         // hrtick_enabled(): a timer armed before HRTICK was switched off
         // (sysctl) still holds the periodic tick off until schedule() clears
-        // it or it fires (2.6.26 sched_fair.c:791-796).
+        // it or it fires (2.6.26 sched_fair.c:795-797).
         let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| (e.wrapping_sub(now) as i64) > 0);
         if !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
             return;
@@ -803,6 +803,13 @@ impl<O: Observer> Scheduler<O> {
             self.active_load_balance(cpu);
         }
         self.run_migration_queue(cpu);
+        // The thread runs in a schedule() of its own, and schedule() clears
+        // the hrtick on entry (bce7f793 sched.c:4161; 22763c5c :5432-5433
+        // under HRTICK): a timer prev's dequeue armed before the thread
+        // moved a task away does not survive into the pick.
+        if thread && (!self.rules.is_2_6_32() || self.cfg.features.has(Feature::Hrtick)) {
+            self.rqs[cpu].hrtick_expire = None;
+        }
         if thread && self.rqs[cpu].nr_running == 0 {
             // The migration thread's own schedule(): prev is the RT thread,
             // so a pulled fair task's check_preempt_curr (the RT class's)
