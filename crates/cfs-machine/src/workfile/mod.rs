@@ -77,6 +77,13 @@
 //! A bare string op (`"exit"`, `"yield"`, `"wait"`, `"start_measuring"`)
 //! is the same as `{ exit = true }` etc.
 //!
+//! Where the instances started at t=0 begin: each is created on the first
+//! CPU its `cpus` allow (CPU 0 without `cpus`), in file order, and the
+//! balancer spreads them from there. That holds for rt-app JSON files too,
+//! where rt-app's main thread would create each thread with pthread_create
+//! and so place it by fork balancing (SD_BALANCE_FORK); a `fork` op does
+//! place its child that way.
+//!
 //! # rt-app JSON
 //!
 //! `global`: `duration` (s; without it, or with -1, rt-app runs until
