@@ -266,18 +266,18 @@ impl<O: Observer> Scheduler<O> {
     ///
     /// `tick_cancel_sched_timer` at CPU_DEAD then clears `tick_stopped`.
     fn nohz_cpu_dead(&mut self, cpu: CpuId) {
+        let active_test = self.rules.is_2_6_32();
         self.rqs[cpu].in_nohz_recently = true;
-        if self.rules.is_2_6_32() {
-            if self.nohz.load_balancer == Some(cpu) {
-                self.nohz.load_balancer = None;
-            }
-        } else {
+        if !active_test {
             self.nohz.cpu_mask.set(cpu);
-            if self.nohz.load_balancer == Some(cpu) {
-                self.nohz.load_balancer = None;
-            } else if self.nohz.load_balancer.is_none() && self.nohz.cpu_mask.weight() != self.online.weight() {
-                self.nohz.load_balancer = Some(cpu);
-            }
+        }
+        if self.nohz.load_balancer == Some(cpu) {
+            self.nohz.load_balancer = None;
+        } else if !active_test
+            && self.nohz.load_balancer.is_none()
+            && self.nohz.cpu_mask.weight() != self.online.weight()
+        {
+            self.nohz.load_balancer = Some(cpu);
         }
         self.rqs[cpu].tick_stopped = false;
     }

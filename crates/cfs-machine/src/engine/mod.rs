@@ -741,6 +741,14 @@ enum AfterWake {
     LeaveBarrier(usize),
 }
 
+/// A mutex a task can sleep on: one of the workload's, or the one an
+/// rt-app barrier keeps its count under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MutexRef {
+    User(usize),
+    Barrier(usize),
+}
+
 /// What an exited task's program becomes: it never runs again.
 #[derive(Debug)]
 struct Exited;
@@ -2162,7 +2170,7 @@ impl<'a> Sim<'a> {
             Action::CondWait { cond, mutex } => {
                 self.conds[cond].wait(t);
                 let cost = match mutex {
-                    Some(m) => self.unlock(c, m)?.unwrap_or(0),
+                    Some(m) => self.unlock(c, MutexRef::User(m))?.unwrap_or(0),
                     None => 0,
                 };
                 let then = mutex.map_or(AfterWake::Continue, AfterWake::Lock);
@@ -2185,7 +2193,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::Unlock(m) => {
-                if let Some(cost) = self.unlock(c, m)? {
+                if let Some(cost) = self.unlock(c, MutexRef::User(m))? {
                     self.tasks[t].pending = sys + cost;
                 }
             }
@@ -2363,29 +2371,19 @@ impl<'a> Sim<'a> {
             Deferred::Woken(AfterWake::Lock(m)) => return self.resume(c, t, Deferred::Lock(m)),
             Deferred::Woken(AfterWake::LeaveBarrier(b)) => return self.resume(c, t, Deferred::BarrierLeave(b)),
             Deferred::BarrierArrive(b) | Deferred::BarrierLeave(b) => {
-                if !self.barriers[b].mutex.try_lock() {
-                    self.barriers[b].mutex.sleep(t);
-                    if let Some(tr) = &mut self.trace {
-                        tr.blocked(t, c, self.now, Blocked::Mutex);
-                    }
-                    return self.block(c, t, Block::Mutex, d);
+                if !self.lock_or_sleep(c, t, MutexRef::Barrier(b), d)? {
+                    return Ok(());
                 }
                 if let Deferred::BarrierArrive(b) = d {
                     return self.barrier_arrive(c, t, b);
                 }
                 self.barriers[b].leave();
-                if let Some(cost) = self.unlock_barrier(c, b)? {
+                if let Some(cost) = self.unlock(c, MutexRef::Barrier(b))? {
                     self.tasks[t].pending += self.syscall_ns + cost;
                 }
             }
             Deferred::Lock(m) => {
-                if !self.mutexes[m].try_lock() {
-                    self.mutexes[m].sleep(t);
-                    if let Some(tr) = &mut self.trace {
-                        tr.blocked(t, c, self.now, Blocked::Mutex);
-                    }
-                    return self.block(c, t, Block::Mutex, d);
-                }
+                self.lock_or_sleep(c, t, MutexRef::User(m), d)?;
             }
             Deferred::SemWait(k) => {
                 if !self.sems[k].try_wait() {
@@ -2795,26 +2793,18 @@ impl<'a> Sim<'a> {
                 let broadcast = !woken.is_empty();
                 let woken = self.requeue_onto_mutexes(woken);
                 let mut cost = self.wake_waiters(c, woken)? + if broadcast { sys } else { 0 };
-                if let Some(unlock) = self.unlock_barrier(c, b)? {
+                if let Some(unlock) = self.unlock(c, MutexRef::Barrier(b))? {
                     cost += sys + unlock;
                 }
                 self.tasks[t].pending += cost;
             }
             Arrival::Wait => {
-                let cost = self.unlock_barrier(c, b)?.unwrap_or(0);
+                let cost = self.unlock(c, MutexRef::Barrier(b))?.unwrap_or(0);
                 self.tasks[t].pending += sys + cost;
                 self.tasks[t].deferred = Some(Deferred::Await(AfterWake::LeaveBarrier(b)));
             }
         }
         Ok(())
-    }
-
-    /// pthread_mutex_unlock of barrier `b`'s mutex, as [`Sim::unlock`].
-    fn unlock_barrier(&mut self, c: usize, b: usize) -> Result<Option<u64>, SimError> {
-        match self.barriers[b].mutex.unlock() {
-            Some(w) => self.wake(c, w, false).map(Some),
-            None => Ok(None),
-        }
     }
 
     /// pthread_cond_broadcast as glibc's nptl of these kernels' era does
@@ -2832,19 +2822,24 @@ impl<'a> Sim<'a> {
         let mut wake = Vec::new();
         let mut woke_a_sleeper = false;
         for w in waiters {
-            let task = &mut self.tasks[w];
-            match (task.block, task.deferred) {
-                (Block::Cond, Some(Deferred::Woken(AfterWake::Lock(m)))) if woke_a_sleeper => {
-                    task.block = Block::Mutex;
-                    task.deferred = Some(Deferred::Lock(m));
-                    self.mutexes[m].sleep(w);
+            let (block, deferred) = (self.tasks[w].block, self.tasks[w].deferred);
+            // The mutex it takes again once woken, and how it goes on then.
+            let relock = match (block, deferred) {
+                (Block::Cond, Some(Deferred::Woken(AfterWake::Lock(m)))) => {
+                    Some((MutexRef::User(m), Deferred::Lock(m)))
                 }
-                (Block::Cond, Some(Deferred::Woken(AfterWake::LeaveBarrier(b)))) if woke_a_sleeper => {
-                    task.block = Block::Mutex;
-                    task.deferred = Some(Deferred::BarrierLeave(b));
-                    self.barriers[b].mutex.sleep(w);
+                (Block::Cond, Some(Deferred::Woken(AfterWake::LeaveBarrier(b)))) => {
+                    Some((MutexRef::Barrier(b), Deferred::BarrierLeave(b)))
                 }
-                (block, _) => {
+                _ => None,
+            };
+            match relock {
+                Some((m, then)) if woke_a_sleeper => {
+                    self.tasks[w].block = Block::Mutex;
+                    self.tasks[w].deferred = Some(then);
+                    self.mutex(m).sleep(w);
+                }
+                _ => {
                     woke_a_sleeper |= block == Block::Cond;
                     wake.push(w);
                 }
@@ -2870,11 +2865,33 @@ impl<'a> Sim<'a> {
 
     /// pthread_mutex_unlock of mutex `m`: the cost of waking its first
     /// sleeper, or None if none sleeps (then it is no system call).
-    fn unlock(&mut self, c: usize, m: usize) -> Result<Option<u64>, SimError> {
-        match self.mutexes[m].unlock() {
+    fn unlock(&mut self, c: usize, m: MutexRef) -> Result<Option<u64>, SimError> {
+        match self.mutex(m).unlock() {
             Some(w) => self.wake(c, w, false).map(Some),
             None => Ok(None),
         }
+    }
+
+    fn mutex(&mut self, m: MutexRef) -> &mut Mutex {
+        match m {
+            MutexRef::User(i) => &mut self.mutexes[i],
+            MutexRef::Barrier(b) => &mut self.barriers[b].mutex,
+        }
+    }
+
+    /// pthread_mutex_lock after its fast path: take `m` if it is free now
+    /// (true), else `t` sleeps on it in futex_wait and does `then` when an
+    /// unlock wakes it (false).
+    fn lock_or_sleep(&mut self, c: usize, t: TaskRef, m: MutexRef, then: Deferred) -> Result<bool, SimError> {
+        if self.mutex(m).try_lock() {
+            return Ok(true);
+        }
+        self.mutex(m).sleep(t);
+        if let Some(tr) = &mut self.trace {
+            tr.blocked(t, c, self.now, Blocked::Mutex);
+        }
+        self.block(c, t, Block::Mutex, then)?;
+        Ok(false)
     }
 
     fn fork(&mut self, c: usize, parent: TaskRef, spec: ForkSpec) -> Result<(), SimError> {
