@@ -23,6 +23,7 @@ use cfs_core::{Config, KernelVersion, SchedError};
 use cfs_sim::costs::CostModel;
 use cfs_sim::engine::{self, RunSetup, SimError};
 use cfs_sim::program::StepBudget;
+use cfs_sim::workfile::Launch;
 use cfs_sim::workloads::{Workload, WorkloadOpts};
 use cfs_topology::Host;
 use libfuzzer_sys::fuzz_target;
@@ -70,14 +71,20 @@ fuzz_target!(|data: &[u8]| {
     let costs = CostModel::preset("x2").expect("preset");
     let n = host.nr_cpus();
     let sync = wl.sync_objects();
+    // An rt-app file starts with its main alone, which creates the rest.
+    let (initial, first) = match wl.launch {
+        Launch::AtStart => (total, 0),
+        Launch::RtApp => (1, 1),
+    };
     let run_ns = wl.duration_ns.unwrap_or(RUN_NS).min(RUN_NS);
     let workload = Workload::File(Arc::new(wl));
     let opts = WorkloadOpts { duration_ns: Some(run_ns), ..WorkloadOpts::default() };
     let seed = data.len() as u64;
     let mut built = workload.build(1, n, &opts, seed);
     let inst = &mut built.instance;
-    assert_eq!(inst.tasks.len() as u64, total, "instantiate made the wrong number of tasks");
-    assert!(inst.finish.iter().all(|&t| t < inst.tasks.len()), "finish names a task that does not exist");
+    assert_eq!(inst.tasks.len() as u64, initial, "instantiate made the wrong number of tasks");
+    let instances = first..first + total;
+    assert!(inst.finish.iter().all(|&t| instances.contains(&(t as u64))), "finish names no instance");
     assert_eq!(inst.sync, sync);
     assert_eq!(built.limits.duration_ns, Some(run_ns));
     if total > MAX_RUN_TASKS {

@@ -65,7 +65,8 @@ pub enum Cmd {
     /// The format is documented in crates/cfs-machine/src/workfile/mod.rs
     /// (`cargo doc`: cfs_sim::workfile), with examples in
     /// crates/cfs-sim/workloads/. An rt-app file runs as rt-app runs it:
-    /// `run` is CPU work and `runtime` wall-clock time, named timers are
+    /// a main process creates the threads (so fork balancing places them)
+    /// and they start together from a barrier, `run` is CPU work and `runtime` wall-clock time, named timers are
     /// shared, condition signals are lost when no one waits, mutexes sleep
     /// and let their unlocker barge, semaphores count, barriers wait for
     /// every user, and a file whose tasks all loop a finite number of

@@ -396,3 +396,48 @@ fn a_file_task_yields_as_sched_yield_does() {
     let compat = value(Workload::File(file), &["--profile", "2.6.26", "--set", "sched_compat_yield=1"]);
     assert!(compat >= 990.0, "{compat}");
 }
+
+/// rt-app's threads are created by its main with pthread_create, so fork
+/// balancing places them (sched_balance_self with SD_BALANCE_FORK, which
+/// both of the Q6600's levels set: bce7f793 include/linux/topology.h:124,
+/// 150), and each sleeps at the start barrier before main, 50 µs later,
+/// creates the next. With main running on CPU 0 and the threads asleep:
+/// - at the CPU level, find_idlest_group keeps the local pair {0,1} only
+///   if 100 × its load < 125 × the least other group's; {2,3} carries 0,
+///   and nothing is below 0, so it goes to {2,3} (sched.c:1965);
+/// - at CPU 2's MC level the same test, against CPU 3's 0, goes to {3}.
+///
+/// So all four begin on CPU 3, where a TOML file's instances begin on
+/// CPU 0, their first allowed. None starts its loop (its second slice)
+/// before the last has been created and released them.
+#[test]
+fn rt_app_threads_are_placed_by_fork_balancing_and_start_together() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {"w": {"instance": 4, "loop": 1, "run": 1000}}}"#;
+    let first_slices = |text: &str| {
+        let w = cfs_sim::parse_workload(text).unwrap();
+        let mut plan =
+            plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600", "--duration", "20ms"])).unwrap();
+        plan.trace = true;
+        let mut res = plan.execute(&|| {}).unwrap();
+        let trace = res.trace.take().expect("a trace").to_value().unwrap();
+        // Each task's slices (CPU, start µs) in time order.
+        let mut slices = std::collections::BTreeMap::<String, Vec<(u64, f64)>>::new();
+        for e in trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X") {
+            let name = e["name"].as_str().unwrap().to_string();
+            slices.entry(name).or_default().push((e["tid"].as_u64().unwrap(), e["ts"].as_f64().unwrap()));
+        }
+        for s in slices.values_mut() {
+            s.sort_by(|a, b| a.1.total_cmp(&b.1));
+        }
+        slices
+    };
+    let rt = first_slices(json);
+    let threads: Vec<&Vec<(u64, f64)>> = (0..4).map(|i| &rt[&format!("w#{i}")]).collect();
+    assert!(threads.iter().all(|s| s[0].0 == 3), "{rt:?}");
+    assert_eq!(rt["rt-app"][0].0, 0);
+    let last_created = threads[3][0].1;
+    assert!(threads.iter().all(|s| s.len() > 1 && s[1].1 >= last_created), "{rt:?}");
+    let toml = "duration = \"20ms\"\n[[task]]\nname = \"w\"\ninstances = 4\nloop = 1\nops = [ { run = \"1ms\" } ]\n";
+    let at_start = first_slices(toml);
+    assert!((0..4).all(|i| at_start[&format!("w#{i}")][0].0 == 0), "{at_start:?}");
+}

@@ -311,8 +311,10 @@ impl Limits {
 pub struct Instance {
     /// Initial tasks; task `i` gets engine/scheduler id `i`.
     pub tasks: Vec<TaskSpec>,
-    /// The run is over when all of these initial tasks have exited
-    /// (empty: it runs for [`Limits::duration_ns`]).
+    /// The run is over when all of these tasks have exited (empty: it
+    /// runs for [`Limits::duration_ns`]). Initial tasks, or tasks an
+    /// initial one forks, numbered in creation order from the initial
+    /// tasks' count (rt-app's threads, which its main creates).
     pub finish: Vec<TaskRef>,
     /// The condition variables, mutexes, semaphores and barriers its
     /// programs use.
@@ -1626,10 +1628,16 @@ impl<'a> Sim<'a> {
 
     /// The cap was reached: the error names the finishing tasks still
     /// alive, so a workload that never ends says which task it waits for.
+    /// (One not yet forked, as an rt-app thread main has still to create,
+    /// is still to finish too, but has no name yet.)
     #[cold]
     fn time_limit(&self) -> SimError {
-        let left: Vec<&str> =
-            self.finish.iter().filter(|&&t| self.tasks[t].alive).map(|&t| self.tasks[t].name.as_str()).collect();
+        let left: Vec<&str> = self
+            .finish
+            .iter()
+            .filter(|&&t| self.tasks.get(t).is_none_or(|x| x.alive))
+            .map(|&t| self.tasks.get(t).map_or("(not yet created)", |x| x.name.as_str()))
+            .collect();
         let named = left.len().min(SimError::NAMED);
         SimError::TimeLimit {
             at: self.limits.max_ns,

@@ -79,10 +79,13 @@
 //!
 //! Where the instances started at t=0 begin: each is created on the first
 //! CPU its `cpus` allow (CPU 0 without `cpus`), in file order, and the
-//! balancer spreads them from there. That holds for rt-app JSON files too,
-//! where rt-app's main thread would create each thread with pthread_create
-//! and so place it by fork balancing (SD_BALANCE_FORK); a `fork` op does
-//! place its child that way.
+//! balancer spreads them from there. A `fork` op places its child by fork
+//! balancing (SD_BALANCE_FORK). An rt-app file starts as rt-app does
+//! instead ([`Launch::RtApp`]): its main creates every thread, so fork
+//! balancing places each, and they wait for one another at a start
+//! barrier. (In 2.6.2x that piles them up: each sleeps at the barrier
+//! before the next is created, so every one finds the same idle CPU the
+//! idlest.)
 //!
 //! # rt-app JSON
 //!
@@ -92,8 +95,10 @@
 //! (`calibration`, `logdir`, `log_basename`, `lock_pages`, `ftrace`,
 //! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
 //! `cumulative_slack`, `log_size`) are accepted and ignored.
-//! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice), `cpus`,
-//! `delay` (µs), `ws_kb`, `phases` (each a loop, `loop` times, once by
+//! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice; a thread
+//! sets its policy and nice as it starts, after its `delay`), `cpus`,
+//! `delay` (µs after the first thread started, rt-app's `t_zero`, which
+//! the thread's timers then count from), `ws_kb`, `phases` (each a loop, `loop` times, once by
 //! default, of its events; a phase's `cpus`, `priority` and `policy` are
 //! set as it begins, as rt-app's thread_body does, and once any phase
 //! names CPUs, a phase that does not returns to the task's `cpus`, or to
@@ -149,8 +154,8 @@
 //! as a [`Program`], and `tests.rs` tests all of it.
 
 use crate::dist::{Dist, parse_duration, parse_duration_with};
-use crate::program::{Action, ForkSpec, Program, StepCx, Stream, TaskRef, TaskSpec};
-use crate::workloads::WorkloadOpts;
+use crate::program::{Action, ForkSpec, Program, Queued, StepCx, Stream, TaskRef, TaskSpec};
+use crate::workloads::{Launcher, WorkloadOpts, parent_task};
 use cfs_core::{CpuMask, Policy, TaskParams};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -161,7 +166,7 @@ mod script;
 mod toml_file;
 
 use rt_app::RtApp;
-use script::{Script, SharedTimer};
+use script::{Origin, RunShared, Script};
 use toml_file::TomlFile;
 
 /// Limits that keep a hostile file from exhausting memory or time.
@@ -372,6 +377,16 @@ enum Instr {
     /// (rt-app's `runtime`).
     RunWall(u64),
     Sleep(u64),
+    /// rt-app's `threads_barrier`, which every thread main created waits
+    /// at before anything else ([`Launch::RtApp`]).
+    StartupBarrier,
+    /// rt-app's `delay`, and where its timers start: sleep until `t_zero`
+    /// plus this many ns.
+    Delay(u64),
+    /// rt-app's set_thread_param as a thread starts: its policy and nice.
+    ThreadParams {
+        nice: i32,
+    },
     /// rt-app's timer: the next activation is the last one plus `period`
     /// (the first, the loop's start plus `period`); sleep until it, or, if
     /// it has passed, go on at once and (unless `absolute`) count the
@@ -466,6 +481,24 @@ pub struct TaskDef {
     timers: usize,
 }
 
+/// How the tasks a run starts with come to be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Launch {
+    /// A TOML file's: each instance exists at t=0, on the first CPU its
+    /// `cpus` allow, with its definition's nice, policy and mask.
+    #[default]
+    AtStart,
+    /// rt-app's (rt-app.c `main`, `create_thread`, `thread_body`): one
+    /// process, `rt-app`, on CPU 0, creates every instance in file order
+    /// with pthread_create, so each is placed by fork balancing
+    /// (SD_BALANCE_FORK) and inherits main's nice, policy and mask; then
+    /// main exits (rt-app's sleeps in pthread_join, which the scheduler
+    /// cannot tell apart). Each thread waits at `threads_barrier` until
+    /// all have been created, sleeps out its `delay`, sets its policy and
+    /// nice, and its `cpus` as its first phase begins.
+    RtApp,
+}
+
 /// A parsed workload file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileWorkload {
@@ -491,6 +524,8 @@ pub struct FileWorkload {
     pub barriers: Vec<(String, u32)>,
     /// Shared timers, by name.
     pub timers: Vec<String>,
+    /// How the tasks the run starts with are created.
+    pub launch: Launch,
 }
 
 /// Parses a workload file (TOML, or rt-app JSON when it starts with `{`).
@@ -969,8 +1004,19 @@ fn finish_defs(
     share_timer_modes(&mut heads, names.timers.len());
     let barriers = barrier_users(&names.barriers, &heads)?;
     let Names { conds, mutexes, sems, timers, .. } = names;
-    let wl =
-        FileWorkload { name, metric, duration_ns, warmup_ns, tasks: heads, conds, mutexes, sems, barriers, timers };
+    let wl = FileWorkload {
+        name,
+        metric,
+        duration_ns,
+        warmup_ns,
+        tasks: heads,
+        conds,
+        mutexes,
+        sems,
+        barriers,
+        timers,
+        launch: Launch::AtStart,
+    };
     if wl.duration_ns.is_none() && !wl.tasks.iter().any(|t| t.finish && t.instances > 0) {
         return err("", "give a `duration` or mark a task started at t=0 with finish = true");
     }
@@ -1089,52 +1135,86 @@ impl FileWorkload {
         Ok(())
     }
 
-    /// The synchronisation objects its tasks use, for the engine.
+    /// The synchronisation objects its tasks use, for the engine: the
+    /// file's, and under [`Launch::RtApp`] one condition more, for
+    /// `threads_barrier` ([`FileWorkload::startup_cond`]).
     pub fn sync_objects(&self) -> crate::engine::SyncObjects {
+        let startup = usize::from(self.launch == Launch::RtApp);
         crate::engine::SyncObjects {
-            conds: self.conds.len(),
+            conds: self.conds.len() + startup,
             mutexes: self.mutexes.len(),
             sems: self.sems.len(),
             barriers: self.barriers.iter().map(|b| b.1).collect(),
         }
     }
 
-    /// The initial tasks (every instance of every definition, in order) and
-    /// the finish set.
+    /// The condition rt-app's `threads_barrier` sleeps on: the one after
+    /// the file's own.
+    fn startup_cond(&self) -> usize {
+        self.conds.len()
+    }
+
+    /// The tasks the run starts with and the finish set. Under
+    /// [`Launch::AtStart`], every instance of every definition, in order;
+    /// under [`Launch::RtApp`], rt-app's main alone (task 0), which
+    /// creates them in that order, so that they become tasks 1, 2, ...
     pub fn instantiate(self: &Arc<Self>, nr_cpus: usize, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
+        let first = usize::from(self.launch == Launch::RtApp);
         let mut ids: Vec<Vec<TaskRef>> = Vec::new();
-        let mut next = 0usize;
+        let mut next = first;
         for d in &self.tasks {
             ids.push((next..next + d.instances as usize).collect());
             next += d.instances as usize;
         }
-        let ids = Arc::new(ids);
-        // This run's shared timers, not yet started.
-        let timers: Arc<[SharedTimer]> = self.timers.iter().map(|_| SharedTimer::default()).collect();
-        let mut tasks = Vec::new();
-        let mut finish = Vec::new();
+        let finish =
+            self.tasks.iter().zip(&ids).filter(|(d, _)| d.finish).flat_map(|(_, i)| i.iter().copied()).collect();
+        let policy = opts.policies.all;
+        let run = Arc::new(RunShared::new(ids, self.timers.len(), policy));
+        let mut threads = Vec::new();
         for (di, d) in self.tasks.iter().enumerate() {
             for inst in 0..d.instances {
-                let params = self.params(di, opts);
-                if d.finish {
-                    finish.push(tasks.len());
-                }
-                tasks.push(TaskSpec {
-                    name: if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() },
-                    program: Box::new(Script::new(self.clone(), ids.clone(), timers.clone(), di, inst)),
-                    params,
-                    cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
-                    ws_kb: d.ws_kb,
-                    side: None,
-                });
+                let origin = Origin::Started { index: threads.len() };
+                let program = Script::new(self.clone(), run.clone(), di, inst, origin);
+                let name = if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() };
+                threads.push((name, program, di));
             }
         }
+        let tasks = match self.launch {
+            Launch::AtStart => threads
+                .into_iter()
+                .map(|(name, program, di)| {
+                    let params = self.params(di, policy);
+                    TaskSpec {
+                        name,
+                        program: Box::new(program),
+                        params,
+                        cpu: params.allowed.first().unwrap_or(0).min(nr_cpus.saturating_sub(1)),
+                        ws_kb: self.tasks[di].ws_kb,
+                        side: None,
+                    }
+                })
+                .collect(),
+            Launch::RtApp => {
+                let ws: Vec<u32> = threads.iter().map(|t| self.tasks[t.2].ws_kb).collect();
+                let mut threads = threads.into_iter().zip(ws);
+                let workers = threads.len() as u32;
+                // Each thread inherits main's parameters (params: None).
+                let main = Launcher::new(workers, move |_| {
+                    let ((name, program, _), ws_kb) = threads.next().expect("the launcher forks one per thread");
+                    ForkSpec { name, program: Box::new(program), params: None, ws_kb }
+                });
+                let params = TaskParams::normal().policy(policy.unwrap_or(Policy::Normal));
+                vec![parent_task("rt-app", params, Queued::new(main))]
+            }
+        };
         (tasks, finish)
     }
 
-    fn params(&self, def: usize, opts: &WorkloadOpts) -> TaskParams {
+    /// Definition `def`'s parameters: its nice, mask and policy, which
+    /// `policy` (`--policy`) outranks.
+    fn params(&self, def: usize, policy: Option<Policy>) -> TaskParams {
         let d = &self.tasks[def];
-        let mut p = TaskParams::normal().nice(d.nice).policy(opts.policies.all.unwrap_or(d.policy));
+        let mut p = TaskParams::normal().nice(d.nice).policy(policy.unwrap_or(d.policy));
         if let Some(m) = d.cpus {
             p = p.allowed(m);
         }

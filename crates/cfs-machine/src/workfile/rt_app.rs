@@ -99,7 +99,9 @@ impl RtApp {
             }
             d => d.or(Some(1_000_000_000)),
         };
-        finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)
+        let mut wl = finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)?;
+        wl.launch = Launch::RtApp;
+        Ok(wl)
     }
 
     fn task(
@@ -124,7 +126,7 @@ impl RtApp {
         // A thread loops forever unless told otherwise (rt-app's default).
         let mut count = None;
         let mut raw = Vec::new();
-        let mut prelude = Vec::new();
+        let mut delay = 0;
         // The phases go where they stand, but are read once the task's own
         // `cpus` (which a phase without any returns to) is known.
         let mut phases = None;
@@ -139,12 +141,25 @@ impl RtApp {
                 "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
                 // rt-app: "initial delay before a thread starts execution",
                 // once, not every loop.
-                "delay" => prelude.push(Raw::I(Instr::Sleep(rt_duration(x, &kp)?))),
+                "delay" => delay = rt_duration(x, &kp)?,
                 "phases" => phases = Some((raw.len(), x, kp)),
                 _ => Self::event(name, k, x, &kp, TASK_KEYS, names, &mut raw).map_err(|e| {
                     if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
+        }
+        // What thread_body does before its first phase (the Launch::RtApp
+        // doc): the barrier, the delay, set_thread_param; then the task's
+        // own `cpus`, which set_thread_affinity sets as the first phase
+        // begins unless the phases set theirs.
+        let mut prelude = vec![
+            Raw::I(Instr::StartupBarrier),
+            Raw::I(Instr::Delay(delay)),
+            Raw::I(Instr::ThreadParams { nice: head.nice }),
+        ];
+        let phase_cpus = phases.as_ref().is_some_and(|(_, v, _)| Self::any_phase_cpus(v));
+        if let (Some(m), false) = (head.cpus, phase_cpus) {
+            prelude.push(Raw::I(Instr::Affinity(Box::new(m))));
         }
         let mut loops = Vec::new();
         if let Some((at, v, kp)) = phases {
@@ -180,7 +195,7 @@ impl RtApp {
     ) -> Result<Vec<String>, WorkloadError> {
         let phases = obj(v, path)?;
         let mut loops = Vec::with_capacity(phases.len());
-        let any_cpus = phases.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some()));
+        let any_cpus = Self::any_phase_cpus(v);
         for (pname, pv) in phases {
             let pp = format!("{path}.{pname}");
             let po = obj(pv, &pp)?;
@@ -223,6 +238,11 @@ impl RtApp {
         }
         fix_loops(out);
         Ok(loops)
+    }
+
+    /// Whether any phase of `phases` names its own `cpus`.
+    fn any_phase_cpus(phases: &V) -> bool {
+        matches!(phases, V::Obj(ps) if ps.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some())))
     }
 
     /// One event of task `me`; `keys` are the other keys its table may

@@ -2,7 +2,7 @@
 //! definition's resolved code for one instance.
 
 use super::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// One run's shared timer: its next activation, shared by every task
 /// instance that uses it (u64::MAX until one first does).
@@ -25,19 +25,58 @@ impl SharedTimer {
     }
 }
 
+/// What one run of a file shares among its tasks' interpreters.
+#[derive(Debug)]
+pub(super) struct RunShared {
+    /// Each definition's instances started with the run, by task number.
+    pub(super) ids: Vec<Vec<TaskRef>>,
+    /// The run's shared timers, not yet started.
+    pub(super) timers: Box<[SharedTimer]>,
+    /// `--policy` for every task: it outranks what a thread sets for
+    /// itself as it starts (rt-app's set_thread_param).
+    pub(super) policy: Option<Policy>,
+    /// rt-app's `threads_barrier`: threads created by main still to arrive.
+    pub(super) to_arrive: AtomicU32,
+    /// rt-app's `t_zero`: when the first thread main created began, which
+    /// every thread's `delay` and first timer count from.
+    pub(super) t_zero: SharedTimer,
+}
+
+impl RunShared {
+    pub(super) fn new(ids: Vec<Vec<TaskRef>>, timers: usize, policy: Option<Policy>) -> RunShared {
+        let started: usize = ids.iter().map(Vec::len).sum();
+        RunShared {
+            ids,
+            timers: (0..timers).map(|_| SharedTimer::default()).collect(),
+            policy,
+            to_arrive: AtomicU32::new(u32::try_from(started).unwrap_or(u32::MAX)),
+            t_zero: SharedTimer::default(),
+        }
+    }
+}
+
+/// How an interpreted task came to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Origin {
+    /// One of the instances the run starts with; `index` counts them in
+    /// creation order (rt-app's `data->ind`: index 0 sets `t_zero`).
+    Started { index: usize },
+    /// Forked by a `fork` op (rt-app: `forked`, so it skips the barrier).
+    Forked,
+}
+
 /// Interprets a task definition's code.
 pub(super) struct Script {
     wl: Arc<FileWorkload>,
-    ids: Arc<Vec<Vec<TaskRef>>>,
+    run: Arc<RunShared>,
     def: usize,
     instance: u32,
+    origin: Origin,
     pc: usize,
     /// Iterations left of each open loop, innermost last (None = forever).
     pub(super) loops: Vec<Option<u64>>,
     /// Next deadline of each of the instance's own timers.
     timers: Vec<Option<u64>>,
-    /// The run's shared timers.
-    shared: Arc<[SharedTimer]>,
     last_from: Option<TaskRef>,
     /// Pending sends of a broadcast.
     fanout: Vec<Action>,
@@ -56,23 +95,17 @@ pub(super) struct Script {
 const WALL_CHECK_NS: u64 = 32_000;
 
 impl Script {
-    pub(super) fn new(
-        wl: Arc<FileWorkload>,
-        ids: Arc<Vec<Vec<TaskRef>>>,
-        shared: Arc<[SharedTimer]>,
-        def: usize,
-        instance: u32,
-    ) -> Script {
+    pub(super) fn new(wl: Arc<FileWorkload>, run: Arc<RunShared>, def: usize, instance: u32, origin: Origin) -> Script {
         let timers = vec![None; wl.tasks[def].timers];
         Script {
             wl,
-            ids,
+            run,
             def,
             instance,
+            origin,
             pc: 0,
             loops: Vec::new(),
             timers,
-            shared,
             last_from: None,
             fanout: Vec::new(),
             wall_until: None,
@@ -84,14 +117,14 @@ impl Script {
     fn timer(&self, slot: TimerSlot) -> Option<u64> {
         match slot {
             TimerSlot::Own(k) => self.timers[k],
-            TimerSlot::Shared(k) => self.shared[k].get(),
+            TimerSlot::Shared(k) => self.run.timers[k].get(),
         }
     }
 
     fn set_timer(&mut self, slot: TimerSlot, next: u64) {
         match slot {
             TimerSlot::Own(k) => self.timers[k] = Some(next),
-            TimerSlot::Shared(k) => self.shared[k].set(next),
+            TimerSlot::Shared(k) => self.run.timers[k].set(next),
         }
     }
 
@@ -109,7 +142,7 @@ impl Script {
             Target::Parent => cx.parent.map_or(Action::Progress(0), one),
             Target::Reply => self.last_from.map_or(Action::Progress(0), one),
             Target::Task { def, instance } => {
-                let list = &self.ids[def];
+                let list = &self.run.ids[def];
                 if list.is_empty() {
                     return Action::Progress(0);
                 }
@@ -120,11 +153,11 @@ impl Script {
             // (a write on a socket they all poll, a semop that releases
             // every waiter); writes on their streams are one per instance.
             Target::All(def) => match via {
-                Via::Message { sync } if !self.ids[def].is_empty() => {
-                    Action::SendAll { to: self.ids[def].as_slice().into(), sync, bytes, tag }
+                Via::Message { sync } if !self.run.ids[def].is_empty() => {
+                    Action::SendAll { to: self.run.ids[def].as_slice().into(), sync, bytes, tag }
                 }
                 _ => {
-                    let list = self.ids[def].clone();
+                    let list = self.run.ids[def].clone();
                     self.fanout = list.iter().rev().map(|&t| one(t)).collect();
                     self.fanout.pop().unwrap_or(Action::Progress(0))
                 }
@@ -132,18 +165,55 @@ impl Script {
         }
     }
 
+    /// A `fork` op. In a TOML file the child starts with its definition's
+    /// parameters (`--policy` outranking its policy); an rt-app thread is
+    /// created by pthread_create, so it inherits its creator's and sets
+    /// its own as it starts ([`Instr::ThreadParams`]).
     fn fork(&self, def: usize) -> Action {
         let d = &self.wl.tasks[def];
-        let mut p = TaskParams::normal().nice(d.nice).policy(d.policy);
-        if let Some(m) = d.cpus {
-            p = p.allowed(m);
+        let params = match self.wl.launch {
+            Launch::AtStart => Some(self.wl.params(def, self.run.policy)),
+            Launch::RtApp => None,
+        };
+        let program = Script::new(self.wl.clone(), self.run.clone(), def, 0, Origin::Forked);
+        Action::Fork(Box::new(ForkSpec { name: d.name.clone(), program: Box::new(program), params, ws_kb: d.ws_kb }))
+    }
+
+    /// rt-app's `threads_barrier` (glibc's pthread_barrier_wait): a
+    /// thread main created counts itself in; all but the last sleep in
+    /// futex_wait, and the last wakes them all with one futex_wake, oldest
+    /// sleeper first (the futex hash bucket's order at one priority), as
+    /// a broadcast to waiters without a mutex does. Thread 0 first reads
+    /// the clock into `t_zero`. A forked thread passes (rt-app checks
+    /// `data->forked`).
+    fn startup_barrier(&mut self, now: u64) -> Option<Action> {
+        let Origin::Started { index } = self.origin else { return None };
+        if index == 0 {
+            self.run.t_zero.set(now);
         }
-        Action::Fork(Box::new(ForkSpec {
-            name: d.name.clone(),
-            program: Box::new(Script::new(self.wl.clone(), self.ids.clone(), self.shared.clone(), def, 0)),
-            params: Some(p),
-            ws_kb: d.ws_kb,
-        }))
+        let cond = self.wl.startup_cond();
+        let before = self.run.to_arrive.fetch_sub(1, Ordering::Relaxed);
+        Some(if before > 1 { Action::CondWait { cond, mutex: None } } else { Action::CondSignal { cond, all: true } })
+    }
+
+    /// rt-app's `delay`: sleep until `t_zero` plus the delay
+    /// (clock_nanosleep, TIMER_ABSTIME), which is also when the thread's
+    /// timers start; none if that has passed. `t_zero` is the run's start
+    /// until thread 0 has read it.
+    fn delay(&mut self, ns: u64, now: u64) -> Option<Action> {
+        let until = self.run.t_zero.get().unwrap_or(0).saturating_add(ns);
+        self.t_first = Some(until);
+        (until > now).then(|| Action::Sleep { ns: until - now, interruptible: false })
+    }
+
+    /// rt-app's set_thread_param as a thread starts: its policy
+    /// (sched_setscheduler; `--policy` outranks the file's) and then its
+    /// nice level, each a system call. (Its `cpus` follow as the first
+    /// phase begins: [`Instr::Affinity`].)
+    fn thread_params(&mut self, nice: i32) {
+        let d = &self.wl.tasks[self.def];
+        self.fanout.push(Action::SetNice(nice));
+        self.fanout.push(Action::SetPolicy(self.run.policy.unwrap_or(d.policy)));
     }
 }
 
@@ -193,6 +263,22 @@ impl Program for Script {
                     return Action::Run(left.min(WALL_CHECK_NS));
                 }
                 Instr::Sleep(ns) => return Action::Sleep { ns, interruptible: false },
+                Instr::StartupBarrier => {
+                    if let Some(a) = self.startup_barrier(cx.now) {
+                        return a;
+                    }
+                }
+                Instr::Delay(ns) => {
+                    if let Some(a) = self.delay(ns, cx.now) {
+                        return a;
+                    }
+                }
+                Instr::ThreadParams { nice } => {
+                    self.thread_params(nice);
+                    if let Some(a) = self.fanout.pop() {
+                        return a;
+                    }
+                }
                 Instr::Timer { slot, period, absolute } => {
                     let last = self.timer(slot).or(self.t_first).unwrap_or(cx.now);
                     let next = last.saturating_add(period);

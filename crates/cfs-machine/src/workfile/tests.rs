@@ -15,6 +15,15 @@ name = "pong"
 ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
 "#;
 
+/// An rt-app task's events: its code after what every thread does before
+/// its first phase ([`Launch::RtApp`]: the barrier, the delay, its
+/// parameters), which this checks is there.
+fn rt_events(w: &FileWorkload, task: usize) -> &[Instr] {
+    let code = &w.tasks[task].code;
+    assert!(matches!(code[..3], [Instr::StartupBarrier, Instr::Delay(_), Instr::ThreadParams { .. }]), "{code:?}");
+    &code[3..]
+}
+
 #[test]
 fn toml_pingpong_parses() {
     let w = parse_workload(PINGPONG).unwrap();
@@ -51,7 +60,7 @@ fn rtapp_subset_parses_in_event_order() {
     assert_eq!(w.duration_ns, Some(2_000_000_000));
     assert_eq!(w.tasks[0].instances, 2);
     assert_eq!(w.tasks[0].nice, 5);
-    let c = &w.tasks[1].code;
+    let c = rt_events(&w, 1);
     // loop, run0, signal, run1, wait, phase loop, timer, phase end, progress, loop end
     assert!(matches!(c[1], Instr::Run(Dist::Fixed(200_000))));
     assert!(matches!(c[2], Instr::CondSignal { .. }));
@@ -206,24 +215,25 @@ mod value_tests {
         // A string without a unit is µs in rt-app, and no duration in TOML.
         assert!(error(&toml("", "{ sleep = \"1000\" }")).contains("bad duration \"1000\""));
         let w = parse_workload(r#"{"tasks": {"a": {"run": "1000"}}}"#).unwrap();
-        assert_eq!(w.tasks[0].code[1], Instr::Run(Dist::Fixed(1_000_000)));
+        assert_eq!(rt_events(&w, 0)[1], Instr::Run(Dist::Fixed(1_000_000)));
         let w = parse_workload(r#"{"tasks": {"a": {"run": 1000, "sleep": 1.5, "run1": "2ms", "delay": 3}}}"#).unwrap();
         let code = &w.tasks[0].code;
-        // `delay` is rt-app's initial delay: once, before the loop, wherever
-        // it stands among the keys; the events loop in document order.
-        assert_eq!(code[0], Instr::Sleep(3_000));
-        assert!(matches!(code[1], Instr::LoopBegin { count: None, .. }), "{code:?}");
+        // `delay` is rt-app's initial delay: once, after the start barrier
+        // and before the thread sets its parameters and loops, wherever it
+        // stands among the keys; the events loop in document order.
+        assert_eq!(code[..3], [Instr::StartupBarrier, Instr::Delay(3_000), Instr::ThreadParams { nice: 0 }]);
+        assert!(matches!(code[3], Instr::LoopBegin { count: None, .. }), "{code:?}");
         assert_eq!(
-            code[2..5],
+            code[4..7],
             [Instr::Run(Dist::Fixed(1_000_000)), Instr::Sleep(1_500), Instr::Run(Dist::Fixed(2_000_000))]
         );
-        assert_eq!(code[5], Instr::Progress(1));
-        assert!(matches!(code[6], Instr::LoopEnd { begin: 1 }), "{code:?}");
+        assert_eq!(code[7], Instr::Progress(1));
+        assert!(matches!(code[8], Instr::LoopEnd { begin: 3 }), "{code:?}");
         // A string with a unit is held to rt-app's C-int bound on µs, as a
         // number is: 2^31 - 1 µs is the longest (about 36 minutes).
         let run = |s: &str| parse_workload(&format!(r#"{{"tasks": {{"a": {{"run": "{s}"}}}}}}"#));
-        assert_eq!(run("3ms").unwrap().tasks[0].code[1], Instr::Run(Dist::Fixed(3_000_000)));
-        assert_eq!(run("2147483647us").unwrap().tasks[0].code[1], Instr::Run(Dist::Fixed(2_147_483_647_000)));
+        assert_eq!(rt_events(&run("3ms").unwrap(), 0)[1], Instr::Run(Dist::Fixed(3_000_000)));
+        assert_eq!(rt_events(&run("2147483647us").unwrap(), 0)[1], Instr::Run(Dist::Fixed(2_147_483_647_000)));
         let e = run("2147483648us").unwrap_err().to_string();
         assert!(e.contains("is too long; rt-app durations are µs from 0 to 2147483647"), "{e}");
     }
@@ -567,7 +577,7 @@ mod structure_tests {
         )
         .unwrap();
         assert_eq!((w.duration_ns, w.tasks[0].policy, w.tasks[0].ws_kb), (Some(3_000_000_000), Policy::Idle, 8));
-        assert_eq!(w.tasks[0].code[0], Instr::LoopBegin { count: Some(4), end: 3 });
+        assert_eq!(rt_events(&w, 0)[0], Instr::LoopBegin { count: Some(4), end: 6 });
         assert_eq!(error(r#"{"global": {}}"#), "missing `tasks`");
         assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
         assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
@@ -585,7 +595,7 @@ mod structure_tests {
             }}"#,
         )
         .unwrap();
-        let c = &w.tasks[0].code;
+        let c = rt_events(&w, 0);
         let wait = |cond, mutex| Instr::CondWait { cond, mutex };
         assert_eq!(
             c[1..],
@@ -604,22 +614,22 @@ mod structure_tests {
                 Instr::Unlock(2),
                 Instr::Yield,
                 Instr::Fork(1),
-                Instr::LoopBegin { count: Some(1), end: 16 },
+                Instr::LoopBegin { count: Some(1), end: 19 },
                 // `runtime` is wall-clock time, `run` CPU work.
                 Instr::RunWall(7_000),
                 Instr::Timer { slot: TimerSlot::Shared(0), period: 100_000, absolute: true },
-                Instr::LoopEnd { begin: 13 },
-                Instr::LoopBegin { count: Some(2), end: 19 },
+                Instr::LoopEnd { begin: 16 },
+                Instr::LoopBegin { count: Some(2), end: 22 },
                 Instr::CondSignal { cond: 0, all: true },
-                Instr::LoopEnd { begin: 17 },
+                Instr::LoopEnd { begin: 20 },
                 Instr::Progress(1),
-                Instr::LoopEnd { begin: 0 },
+                Instr::LoopEnd { begin: 3 },
             ]
         );
         // "t" is a shared timer: the task has none of its own.
         assert_eq!((w.tasks[0].timers, w.timers.as_slice()), (0, &["t".to_string()][..]));
         // b waits on c, then suspends on its own name's condition, which a resumes.
-        assert_eq!(w.tasks[1].code[1..5], [wait(0, None), Instr::Lock(1), wait(1, Some(1)), Instr::Unlock(1)]);
+        assert_eq!(rt_events(&w, 1)[1..5], [wait(0, None), Instr::Lock(1), wait(1, Some(1)), Instr::Unlock(1)]);
         assert_eq!(w.conds, ["c", "b", "a"]);
         assert_eq!(w.mutexes, ["m", "b", "a"]);
         assert_eq!(
@@ -795,6 +805,34 @@ mod script_tests {
             .collect()
     }
 
+    /// The threads rt-app's main (task 0 of an rt-app file) creates, in
+    /// creation order, stepped by `main` to its exit: each fork's child
+    /// (the program, with its name and parameters).
+    fn rt_threads(text: &str, opts: &WorkloadOpts) -> Vec<ForkSpec> {
+        let mut tasks = load(text, 4, opts);
+        assert_eq!(tasks.len(), 1, "rt-app's main alone");
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut out = Vec::new();
+        for _ in 0..10_000 {
+            let mut cx =
+                StepCx { now: 0, me: 0, rng: &mut rng, received: &[], blocked: false, forked: None, parent: None };
+            match tasks[0].program.step(&mut cx) {
+                Action::Fork(spec) => out.push(*spec),
+                Action::Exit => return out,
+                _ => {}
+            }
+        }
+        panic!("main never exits");
+    }
+
+    /// Steps an rt-app thread through what it does before its first
+    /// phase, at `now`: the barrier (`arrival`: its call there), then
+    /// sched_setscheduler and the nice level (here SCHED_OTHER, nice 0).
+    fn start(p: &mut dyn Program, now: u64, arrival: &str) {
+        let steps = run(p, 3, now, &[], None);
+        assert_eq!(steps, [arrival, "SetPolicy(Normal)", "SetNice(0)"]);
+    }
+
     /// Every instance of every definition, in order; instances are named
     /// `name#i` when there are several; the finish set lists the finish
     /// tasks' indices; a task starts on its first allowed CPU (or the last
@@ -823,6 +861,80 @@ mod script_tests {
         assert!(tasks.iter().all(|t| t.params.policy == Policy::Idle));
     }
 
+    /// An rt-app file starts as rt-app does: its main alone (task 0, on
+    /// CPU 0, SCHED_OTHER unless `--policy` says otherwise) creates every
+    /// instance in file order, each after 50 µs of its own work, the
+    /// children inheriting its parameters (`params: None`) and keeping
+    /// their working sets, then exits. The threads are tasks 1, 2, ... in
+    /// that order, so the finish set and every send name them so; the
+    /// start barrier's condition comes after the file's own.
+    #[test]
+    fn rt_app_main_creates_every_thread_in_file_order_then_exits() {
+        let text = r#"{"tasks": {"a": {"instance": 2, "loop": 1, "run": 10, "ws_kb": 7, "signal": "c"},
+                                  "f": {"instance": 0, "loop": 1, "run": 10},
+                                  "b": {"loop": 2, "wait": "c", "cpus": [2]}}}"#;
+        let w = Arc::new(parse_workload(text).unwrap());
+        assert_eq!(w.launch, Launch::RtApp);
+        let (tasks, finish) = w.instantiate(4, &WorkloadOpts::default());
+        assert_eq!(tasks.len(), 1);
+        assert_eq!((tasks[0].name.as_str(), tasks[0].cpu, tasks[0].params), ("rt-app", 0, TaskParams::normal()));
+        assert_eq!(finish, [1, 2, 3]);
+        assert_eq!(w.sync_objects().conds, 2, "the file's c, then threads_barrier");
+        let mut main = tasks.into_iter().next().unwrap().program;
+        let steps = run(main.as_mut(), 7, 0, &[], None);
+        let fork = |name: &str| format!("Fork(ForkSpec {{ name: {name:?}, params: None, .. }})");
+        assert_eq!(steps, ["Run(50000)", &fork("a#0"), "Run(50000)", &fork("a#1"), "Run(50000)", &fork("b"), "Exit"]);
+        let threads = rt_threads(text, &WorkloadOpts::default());
+        assert_eq!(threads.iter().map(|t| t.ws_kb).collect::<Vec<_>>(), [7, 7, 64]);
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Batch), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let (tasks, _) = w.instantiate(4, &opts);
+        assert_eq!(tasks[0].params.policy, Policy::Batch);
+        // A TOML file's instances exist at t=0 themselves.
+        assert_eq!(parse_workload(PINGPONG).unwrap().launch, Launch::AtStart);
+    }
+
+    /// What an rt-app thread does before its first phase (rt-app.c
+    /// thread_body). Thread 0 reads the clock into t_zero, here at 5 µs;
+    /// each thread main created then waits at the start barrier, and the
+    /// last to arrive (the third) wakes the others with one broadcast. Each
+    /// then sleeps until t_zero + its delay (a thread at 50 µs with a
+    /// 100 µs delay sleeps 55 µs; one past its time does not sleep), sets
+    /// its policy (`--policy batch` outranking the file's) and nice, and
+    /// its own CPUs, and begins. A thread forked by a `fork` event skips
+    /// the barrier, and its delay also counts from t_zero.
+    #[test]
+    fn rt_app_threads_meet_at_the_start_then_sleep_their_delay_and_set_their_parameters() {
+        let text = r#"{"tasks": {"a": {"instance": 2, "delay": 100, "priority": 5, "cpus": [1, 2], "run": 10},
+                                  "b": {"run": 20, "fork": "f"},
+                                  "f": {"instance": 0, "delay": 10, "run": 30}}}"#;
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Batch), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let mut t = rt_threads(text, &opts);
+        let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
+        let step = |t: &mut ForkSpec, n, now| run(t.program.as_mut(), n, now, &[], None);
+        assert_eq!(step(&mut t[0], 1, 5_000), ["CondWait { cond: 0, mutex: None }"]);
+        assert_eq!(step(&mut t[1], 1, 6_000), ["CondWait { cond: 0, mutex: None }"]);
+        assert_eq!(step(&mut t[2], 1, 7_000), ["CondSignal { cond: 0, all: true }"]);
+        let params = ["SetPolicy(Batch)", "SetNice(5)", "SetAffinity(CpuMask(1-2))"];
+        assert_eq!(step(&mut t[0], 4, 50_000), [sleep(55_000).as_str(), params[0], params[1], params[2]]);
+        assert_eq!(step(&mut t[1], 4, 200_000), [params[0], params[1], params[2], "RunDist(Fixed(10000))"]);
+        // b has no delay, no priority (nice 0) and no CPUs of its own.
+        assert_eq!(step(&mut t[2], 3, 8_000), ["SetPolicy(Batch)", "SetNice(0)", "RunDist(Fixed(20000))"]);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut cx =
+            StepCx { now: 9_000, me: 0, rng: &mut rng, received: &[], blocked: false, forked: None, parent: None };
+        let Action::Fork(mut f) = t[2].program.step(&mut cx) else { panic!("b forks f") };
+        assert_eq!(f.params, None, "pthread_create: f inherits b's parameters");
+        // No barrier; its 10 µs delay runs from t_zero (5 µs) to 15 µs.
+        let f_start = run(f.program.as_mut(), 4, 12_000, &[], None);
+        assert_eq!(f_start, [sleep(3_000).as_str(), "SetPolicy(Batch)", "SetNice(0)", "RunDist(Fixed(30000))"]);
+    }
+
     /// Loops repeat their count, the task's own loop included; a zero
     /// count skips its body; past the end the task exits.
     #[test]
@@ -841,12 +953,14 @@ mod script_tests {
         let text =
             "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { count = 1000, ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
+        let mut script =
+            Script::new(wl, Arc::new(RunShared::new(vec![vec![0]], 0, None)), 0, 0, Origin::Started { index: 0 });
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, Some(501)], "the task's own loop and the inner one");
         let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script = Script::new(wl, Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
+        let mut script =
+            Script::new(wl, Arc::new(RunShared::new(vec![vec![0]], 0, None)), 0, 0, Origin::Started { index: 0 });
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, None]);
     }
@@ -861,7 +975,13 @@ mod script_tests {
         let mut wl = parse_workload(text).unwrap();
         wl.tasks[0].code =
             vec![Instr::Progress(1), Instr::LoopBegin { count: None, end: 2 }, Instr::LoopEnd { begin: 1 }];
-        let mut script = Script::new(Arc::new(wl), Arc::new(vec![vec![0]]), Arc::new([]), 0, 0);
+        let mut script = Script::new(
+            Arc::new(wl),
+            Arc::new(RunShared::new(vec![vec![0]], 0, None)),
+            0,
+            0,
+            Origin::Started { index: 0 },
+        );
         assert_eq!(run(&mut script, 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
     }
 
@@ -874,13 +994,18 @@ mod script_tests {
         let sleep = |ns: u64| format!("Sleep {{ ns: {ns}, interruptible: false }}");
         let text =
             |r: &str| format!(r#"{{"tasks": {{"p": {{"instance": 2, "timer": {{"ref": "{r}", "period": 10000}}}}}}}}"#);
-        let mut shared = load(&text("tick"), 2, &WorkloadOpts::default());
-        let mut unique = load(&text("unique"), 2, &WorkloadOpts::default());
-        for (tasks, second) in [(&mut shared, 20_000_000), (&mut unique, 10_000_000)] {
-            // Both loops begin at 0: the first sleeps to 10 ms, the second
-            // (shared) to 20 ms.
-            assert_eq!(run(tasks[0].program.as_mut(), 1, 0, &[], None), [sleep(10_000_000)]);
-            assert_eq!(run(tasks[1].program.as_mut(), 1, 0, &[], None), [sleep(second)]);
+        let wait = "CondWait { cond: 0, mutex: None }";
+        let last = "CondSignal { cond: 0, all: true }";
+        let mut shared = rt_threads(&text("tick"), &WorkloadOpts::default());
+        let mut unique = rt_threads(&text("unique"), &WorkloadOpts::default());
+        for (threads, second) in [(&mut shared, 20_000_000), (&mut unique, 10_000_000)] {
+            // Both threads pass the start barrier at 0, where thread 0
+            // read t_zero, so both loops begin there: the first sleeps to
+            // 10 ms, the second (shared) to 20 ms.
+            start(threads[0].program.as_mut(), 0, wait);
+            start(threads[1].program.as_mut(), 0, last);
+            assert_eq!(run(threads[0].program.as_mut(), 1, 0, &[], None), [sleep(10_000_000)]);
+            assert_eq!(run(threads[1].program.as_mut(), 1, 0, &[], None), [sleep(second)]);
         }
         // Shared: the first, back at 10 ms, goes on to 30 ms.
         assert_eq!(run(shared[0].program.as_mut(), 2, 10_000_000, &[], None)[1], sleep(20_000_000));
@@ -937,8 +1062,9 @@ mod script_tests {
     #[test]
     fn runtime_computes_in_pieces_until_its_time_is_up() {
         let text = r#"{"global": {"duration": 1}, "tasks": {"a": {"runtime": 100, "sleep": 50}}}"#;
-        let mut t = load(text, 1, &WorkloadOpts::default()).remove(0);
+        let mut t = rt_threads(text, &WorkloadOpts::default()).remove(0);
         let p = t.program.as_mut();
+        start(p, 0, "CondSignal { cond: 0, all: true }");
         let piece = |ns: u64| format!("Run({ns})");
         let mut seen = Vec::new();
         for now in [0, 32_000, 64_000, 96_000, 100_000] {
@@ -1000,6 +1126,24 @@ mod script_tests {
         // The child, created by task 9, sends to it.
         let mut program = child.program;
         assert_eq!(run(program.as_mut(), 1, 0, &[], Some(9)), ["Send { to: 9, sync: true, bytes: 64, tag: 0 }"]);
+        // `--policy` reaches a forked child as it does the tasks present
+        // at the start (a#0 forks after its 6 other ops, two of them free
+        // steps here: the reply with nothing received, then the wait).
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Batch), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let mut tasks = load(text, 4, &opts);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let fork = (0..7)
+            .map(|_| {
+                let mut cx =
+                    StepCx { now: 0, me: 0, rng: &mut rng, received: &[], blocked: true, forked: None, parent: None };
+                tasks[0].program.step(&mut cx)
+            })
+            .find_map(|a| if let Action::Fork(f) = a { Some(f) } else { None })
+            .expect("a#0 forks c");
+        assert_eq!(fork.params.map(|p| p.policy), Some(Policy::Batch));
     }
 
     /// `stream` makes a send a write: on the writer's own socket
@@ -1138,11 +1282,11 @@ mod sync_objects {
         assert_eq!(w.timers, ["unknown", "t"]);
         let timer = |slot, period, absolute| Instr::Timer { slot, period, absolute };
         assert_eq!(
-            w.tasks[0].code[1..3],
+            rt_events(&w, 0)[1..3],
             [timer(TimerSlot::Shared(0), 10_000, false), timer(TimerSlot::Shared(1), 20_000, true)]
         );
         assert_eq!(
-            w.tasks[1].code[1..3],
+            rt_events(&w, 1)[1..3],
             [timer(TimerSlot::Shared(1), 30_000, true), timer(TimerSlot::Own(0), 40_000, false)]
         );
         assert_eq!((w.tasks[0].timers, w.tasks[1].timers), (0, 1));
@@ -1160,8 +1304,8 @@ mod sync_objects {
         .unwrap();
         assert_eq!(w.barriers, [("b".to_string(), 2 + 2 + 3)]);
         assert_eq!(w.sems, ["s"]);
-        assert_eq!(w.tasks[0].code[1..3], [Instr::Barrier(0), Instr::SemPost(0)]);
-        assert_eq!(w.tasks[1].code[1..3], [Instr::Barrier(0), Instr::SemWait(0)]);
+        assert_eq!(rt_events(&w, 0)[1..3], [Instr::Barrier(0), Instr::SemPost(0)]);
+        assert_eq!(rt_events(&w, 1)[1..3], [Instr::Barrier(0), Instr::SemWait(0)]);
     }
 }
 
@@ -1192,32 +1336,32 @@ mod rt_app_phases {
         let lb = |count, end| Instr::LoopBegin { count: Some(count), end };
         let le = |begin| Instr::LoopEnd { begin };
         assert_eq!(
-            w.tasks[0].code[1..17],
+            rt_events(&w, 0)[1..17],
             [
                 Instr::Affinity(Box::new(CpuMask::from_cpus([0, 2]))),
                 Instr::Nice(5),
-                lb(2, 5),
+                lb(2, 8),
                 run(10),
-                le(3),
+                le(6),
                 Instr::Affinity(Box::new(CpuMask::single(1))),
                 Instr::Policy(Policy::Batch),
-                lb(1, 10),
+                lb(1, 13),
                 run(20),
-                le(8),
+                le(11),
                 Instr::Affinity(Box::new(CpuMask::single(3))),
-                lb(1, 14),
+                lb(1, 17),
                 run(30),
-                le(12),
+                le(15),
                 Instr::Sleep(40_000),
                 Instr::Progress(1),
             ]
         );
         let all = CpuMask::first_n(cfs_topology::MAX_CPUS);
-        assert_eq!(w.tasks[1].code[1..3], [Instr::Affinity(Box::new(CpuMask::single(2))), lb(1, 4)]);
-        assert_eq!(w.tasks[1].code[5..7], [Instr::Affinity(Box::new(all)), lb(1, 8)]);
+        assert_eq!(rt_events(&w, 1)[1..3], [Instr::Affinity(Box::new(CpuMask::single(2))), lb(1, 7)]);
+        assert_eq!(rt_events(&w, 1)[5..7], [Instr::Affinity(Box::new(all)), lb(1, 11)]);
         // No phase names CPUs: none is set.
-        assert_eq!(w.tasks[2].code[1..3], [Instr::Nice(-3), lb(1, 4)]);
-        assert_eq!(w.tasks[2].code[5], lb(1, 7));
+        assert_eq!(rt_events(&w, 2)[1..3], [Instr::Nice(-3), lb(1, 7)]);
+        assert_eq!(rt_events(&w, 2)[5], lb(1, 10));
     }
 
     #[test]
@@ -1562,9 +1706,9 @@ mod rt_app_durations {
         assert_eq!(error(&event("run", "\"3000s\"")), format!("at tasks.a.run: 3000s is too long; {limit}"));
         // The longest there is, and 0 (beside a run that takes time).
         let w = parse_workload(&event("run", "2147483647")).unwrap();
-        assert_eq!(w.tasks[0].code[2], Instr::Run(Dist::Fixed(2_147_483_647_000)));
+        assert_eq!(rt_events(&w, 0)[2], Instr::Run(Dist::Fixed(2_147_483_647_000)));
         let w = parse_workload(&event("sleep", "0")).unwrap();
-        assert_eq!(w.tasks[0].code[2], Instr::Sleep(0));
+        assert_eq!(rt_events(&w, 0)[2], Instr::Sleep(0));
     }
 }
 
