@@ -1137,7 +1137,7 @@ impl FileWorkload {
 
     /// The synchronisation objects its tasks use, for the engine: the
     /// file's, and under [`Launch::RtApp`] one condition more, for
-    /// `threads_barrier` ([`FileWorkload::startup_cond`]).
+    /// `threads_barrier`.
     pub fn sync_objects(&self) -> crate::engine::SyncObjects {
         let startup = usize::from(self.launch == Launch::RtApp);
         crate::engine::SyncObjects {
