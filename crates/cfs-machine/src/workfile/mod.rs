@@ -490,7 +490,8 @@ pub enum Launch {
     AtStart,
     /// rt-app's (rt-app.c `main`, `create_thread`, `thread_body`): one
     /// process, `rt-app`, on CPU 0, creates every instance in file order
-    /// with pthread_create, so each is placed by fork balancing
+    /// with pthread_create, each after 50 µs of its own CPU (the
+    /// launchers' cost per fork), so each is placed by fork balancing
     /// (SD_BALANCE_FORK) and inherits main's nice, policy and mask; then
     /// main exits (rt-app's sleeps in pthread_join, which the scheduler
     /// cannot tell apart). Each thread waits at `threads_barrier` until

@@ -78,8 +78,10 @@ pub(super) struct Script {
     /// Next deadline of each of the instance's own timers.
     timers: Vec<Option<u64>>,
     last_from: Option<TaskRef>,
-    /// Pending sends of a broadcast.
-    fanout: Vec<Action>,
+    /// Actions one instruction makes after its first, last first: the
+    /// other sends of a broadcast written one stream at a time, a
+    /// thread's second start-up call.
+    queued: Vec<Action>,
     /// When the `RunWall` in progress ends.
     wall_until: Option<u64>,
     /// When the task's top-level loop first began (rt-app's `t_first`,
@@ -107,7 +109,7 @@ impl Script {
             loops: Vec::new(),
             timers,
             last_from: None,
-            fanout: Vec::new(),
+            queued: Vec::new(),
             wall_until: None,
             t_first: None,
         }
@@ -158,8 +160,8 @@ impl Script {
                 }
                 _ => {
                     let list = self.run.ids[def].clone();
-                    self.fanout = list.iter().rev().map(|&t| one(t)).collect();
-                    self.fanout.pop().unwrap_or(Action::Progress(0))
+                    self.queued = list.iter().rev().map(|&t| one(t)).collect();
+                    self.queued.pop().unwrap_or(Action::Progress(0))
                 }
             },
         }
@@ -210,10 +212,9 @@ impl Script {
     /// (sched_setscheduler; `--policy` outranks the file's) and then its
     /// nice level, each a system call. (Its `cpus` follow as the first
     /// phase begins: [`Instr::Affinity`].)
-    fn thread_params(&mut self, nice: i32) {
-        let d = &self.wl.tasks[self.def];
-        self.fanout.push(Action::SetNice(nice));
-        self.fanout.push(Action::SetPolicy(self.run.policy.unwrap_or(d.policy)));
+    fn thread_params(&mut self, nice: i32) -> Action {
+        self.queued.push(Action::SetNice(nice));
+        Action::SetPolicy(self.run.policy.unwrap_or(self.wl.tasks[self.def].policy))
     }
 }
 
@@ -222,7 +223,7 @@ impl Program for Script {
         if let Some(m) = cx.received.last() {
             self.last_from = Some(m.from);
         }
-        if let Some(a) = self.fanout.pop() {
+        if let Some(a) = self.queued.pop() {
             return a;
         }
         let code_len = self.wl.tasks[self.def].code.len();
@@ -273,12 +274,7 @@ impl Program for Script {
                         return a;
                     }
                 }
-                Instr::ThreadParams { nice } => {
-                    self.thread_params(nice);
-                    if let Some(a) = self.fanout.pop() {
-                        return a;
-                    }
-                }
+                Instr::ThreadParams { nice } => return self.thread_params(nice),
                 Instr::Timer { slot, period, absolute } => {
                     let last = self.timer(slot).or(self.t_first).unwrap_or(cx.now);
                     let next = last.saturating_add(period);
