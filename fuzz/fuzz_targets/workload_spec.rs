@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
     // An rt-app file starts with its main alone, which creates the rest.
     let (initial, first) = match wl.launch {
         Launch::AtStart => (total, 0),
-        Launch::RtApp => (1, 1),
+        Launch::RtApp { .. } => (1, 1),
     };
     let run_ns = wl.duration_ns.unwrap_or(RUN_NS).min(RUN_NS);
     let workload = Workload::File(Arc::new(wl));

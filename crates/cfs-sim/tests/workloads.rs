@@ -441,3 +441,23 @@ fn rt_app_threads_are_placed_by_fork_balancing_and_start_together() {
     let at_start = first_slices(toml);
     assert!((0..4).all(|i| at_start[&format!("w#{i}")][0].0 == 0), "{at_start:?}");
 }
+
+/// A phase's policy is set once, as the phase begins, not on every pass
+/// (rt-app.c set_thread_param returns when the object is the one set
+/// last). Two CPU-bound tasks pinned to CPU 0, one of them in a phase
+/// that names SCHED_OTHER, share the CPU as two nice-0 tasks do: ~0.5 s
+/// each of a 1 s run. (Calling sched_setscheduler on every 1 ms pass
+/// restarted the caller's slice each time, so the tick never preempted
+/// it and it kept the CPU all along.)
+#[test]
+fn a_phase_policy_does_not_hold_the_cpu() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "p": {"cpus": [0], "phases": {"x": {"policy": "SCHED_OTHER", "run": 1000}}},
+        "q": {"cpus": [0], "run": 1000}}}"#;
+    let w = cfs_sim::parse_workload(json).unwrap();
+    let plan = plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600"])).unwrap();
+    let res = plan.execute(&|| {}).unwrap();
+    let cpu = |name: &str| res.runs[0].tasks.iter().find(|t| t.name == name).unwrap().runtime_ns as f64 / 1e9;
+    let (p, q) = (cpu("p"), cpu("q"));
+    assert!((0.4..0.6).contains(&p) && (0.4..0.6).contains(&q), "p {p:.3} s, q {q:.3} s");
+}

@@ -73,7 +73,8 @@
 //! name), `exit`, `yield`, `progress`, `start_measuring` (the throughput
 //! window starts here and progress so far is dropped, as a benchmark reads
 //! its clock once its workers are ready: [`Action::StartMeasuring`]),
-//! `nice`, `policy`, `affinity`, and `loop = { count = N, ops = [...] }`.
+//! `nice`, `policy` (`--policy` outranks it, as it does every policy a
+//! file names), `affinity`, and `loop = { count = N, ops = [...] }`.
 //! A bare string op (`"exit"`, `"yield"`, `"wait"`, `"start_measuring"`)
 //! is the same as `{ exit = true }` etc.
 //!
@@ -91,18 +92,27 @@
 //!
 //! `global`: `duration` (s; without it, or with -1, rt-app runs until
 //! every thread has ended, and so does the run when every task has a
-//! finite `loop`, else it lasts 1 s), `default_policy`; the rt-app housekeeping keys
-//! (`calibration`, `logdir`, `log_basename`, `lock_pages`, `ftrace`,
+//! finite `loop`, else it lasts 1 s; counted from t=0, where rt-app
+//! starts its `sleep(duration)` once main has created every thread, 50 µs
+//! each here), `default_policy`, `calibration` (`"CPUn"`, the default
+//! `"CPU0"`: the CPU main calibrates on and so runs on; ns per loop: CPU
+//! 0); the rt-app housekeeping keys
+//! (`logdir`, `log_basename`, `lock_pages`, `ftrace`,
 //! `gnuplot`, `pi_enabled`, `io_device`, `mem_buffer_size`,
 //! `cumulative_slack`, `log_size`) are accepted and ignored.
 //! `tasks.NAME`: `instance`, `loop`, `policy`, `priority` (nice; a thread
-//! sets its policy and nice as it starts, after its `delay`), `cpus`,
+//! sets its policy and nice as it starts, after its `delay`, and once
+//! more as its first pass begins if the task names either: rt-app reads
+//! the task's object as its one phase too), `cpus`,
 //! `delay` (µs after the first thread started, rt-app's `t_zero`, which
 //! the thread's timers then count from), `ws_kb`, `phases` (each a loop, `loop` times, once by
 //! default, of its events; a phase's `cpus`, `priority` and `policy` are
-//! set as it begins, as rt-app's thread_body does, and once any phase
-//! names CPUs, a phase that does not returns to the task's `cpus`, or to
-//! every CPU), and events in document order, each key
+//! set as it begins, as rt-app's thread_body does, and only when they
+//! change something: a phase without `cpus` returns to the task's, or to
+//! the mask the thread started with; one that names a `policy` without a
+//! `priority` brings nice 0, a `priority` without a `policy` keeps the
+//! policy; one that names neither keeps what was set last; SCHED_IDLE
+//! gets no nice level; `--policy` outranks every policy the file names), and events in document order, each key
 //! optionally suffixed by digits (`run0`, `sleep1`): `run` (µs of CPU),
 //! `runtime` (µs of wall-clock time: it computes until that much time has
 //! passed since it began, preempted or not, as rt-app's `runtime` does),
@@ -383,10 +393,20 @@ enum Instr {
     /// rt-app's `delay`, and where its timers start: sleep until `t_zero`
     /// plus this many ns.
     Delay(u64),
-    /// rt-app's set_thread_param as a thread starts: its policy and nice.
-    ThreadParams {
+    /// rt-app's set_thread_param with one of the file's scheduling
+    /// objects: `id` 0 is the task's own (set as the thread starts), 1 + k
+    /// its phase k's. A no-op when it is the object the thread set last
+    /// (rt-app compares the objects, not their values); `policy` None is
+    /// rt-app's `same`.
+    SchedParams {
+        id: u32,
+        policy: Option<Policy>,
         nice: i32,
     },
+    /// rt-app's set_thread_affinity as a phase begins: the phase's CPUs,
+    /// else the task's, else (None) the mask the thread started with; a
+    /// call only when that differs from the mask the thread set last.
+    PhaseAffinity(Option<Box<CpuMask>>),
     /// rt-app's timer: the next activation is the last one plus `period`
     /// (the first, the loop's start plus `period`); sleep until it, or, if
     /// it has passed, go on at once and (unless `absolute`) count the
@@ -489,15 +509,22 @@ pub enum Launch {
     #[default]
     AtStart,
     /// rt-app's (rt-app.c `main`, `create_thread`, `thread_body`): one
-    /// process, `rt-app`, on CPU 0, creates every instance in file order
+    /// process, `rt-app`, on `main_cpu`, creates every instance in file order
     /// with pthread_create, each after 50 µs of its own CPU (the
     /// launchers' cost per fork), so each is placed by fork balancing
     /// (SD_BALANCE_FORK) and inherits main's nice, policy and mask; then
-    /// main exits (rt-app's sleeps in pthread_join, which the scheduler
-    /// cannot tell apart). Each thread waits at `threads_barrier` until
+    /// main exits (rt-app's sleeps, in sleep() or pthread_join, which the
+    /// scheduler cannot tell apart). Each thread waits at `threads_barrier` until
     /// all have been created, sleeps out its `delay`, sets its policy and
     /// nice, and its `cpus` as its first phase begins.
-    RtApp,
+    RtApp {
+        /// The CPU main runs on: the one it calibrates on (`global.
+        /// calibration`, "CPU0" by default), where it stays once it has
+        /// restored its mask; CPU 0 when the file gives ns per loop
+        /// instead, or a CPU the host lacks (rt-app's sched_setaffinity
+        /// then fails and main stays where it was started).
+        main_cpu: usize,
+    },
 }
 
 /// A parsed workload file.
@@ -1041,6 +1068,10 @@ fn takes_time(ins: &Instr) -> bool {
         Instr::Run(Dist::Normal { mean, sd }) => mean > 0 || sd > 0,
         Instr::RunWall(ns) => ns > 0,
         Instr::Progress(_) | Instr::StartMeasuring | Instr::LoopBegin { .. } | Instr::LoopEnd { .. } => false,
+        // rt-app's set_thread_param / set_thread_affinity as a phase
+        // begins: calls only when they change something, so from the
+        // second pass on, nothing.
+        Instr::SchedParams { .. } | Instr::PhaseAffinity(_) => false,
         _ => true,
     }
 }
@@ -1126,7 +1157,7 @@ impl FileWorkload {
                 return refuse(&t.name, "cpus", &m);
             }
             for ins in &t.code {
-                if let Instr::Affinity(m) = ins {
+                if let Instr::Affinity(m) | Instr::PhaseAffinity(Some(m)) = ins {
                     if !m.intersects(&host) {
                         return refuse(&t.name, "an affinity change to CPUs", m);
                     }
@@ -1140,7 +1171,7 @@ impl FileWorkload {
     /// file's, and under [`Launch::RtApp`] one condition more, for
     /// `threads_barrier`.
     pub fn sync_objects(&self) -> crate::engine::SyncObjects {
-        let startup = usize::from(self.launch == Launch::RtApp);
+        let startup = usize::from(self.launch != Launch::AtStart);
         crate::engine::SyncObjects {
             conds: self.conds.len() + startup,
             mutexes: self.mutexes.len(),
@@ -1160,7 +1191,7 @@ impl FileWorkload {
     /// under [`Launch::RtApp`], rt-app's main alone (task 0), which
     /// creates them in that order, so that they become tasks 1, 2, ...
     pub fn instantiate(self: &Arc<Self>, nr_cpus: usize, opts: &WorkloadOpts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
-        let first = usize::from(self.launch == Launch::RtApp);
+        let first = usize::from(self.launch != Launch::AtStart);
         let mut ids: Vec<Vec<TaskRef>> = Vec::new();
         let mut next = first;
         for d in &self.tasks {
@@ -1171,11 +1202,17 @@ impl FileWorkload {
             self.tasks.iter().zip(&ids).filter(|(d, _)| d.finish).flat_map(|(_, i)| i.iter().copied()).collect();
         let policy = opts.policies.all;
         let run = Arc::new(RunShared::new(ids, self.timers.len(), policy));
+        // rt-app's main runs on every CPU, and its threads start so.
+        let every_cpu = CpuMask::first_n(nr_cpus);
         let mut threads = Vec::new();
         for (di, d) in self.tasks.iter().enumerate() {
             for inst in 0..d.instances {
                 let origin = Origin::Started { index: threads.len() };
-                let program = Script::new(self.clone(), run.clone(), di, inst, origin);
+                let mask = match self.launch {
+                    Launch::AtStart => d.cpus.unwrap_or(every_cpu),
+                    Launch::RtApp { .. } => every_cpu,
+                };
+                let program = Script::new(self.clone(), run.clone(), di, inst, origin, mask);
                 let name = if d.instances > 1 { format!("{}#{inst}", d.name) } else { d.name.clone() };
                 threads.push((name, program, di));
             }
@@ -1195,7 +1232,9 @@ impl FileWorkload {
                     }
                 })
                 .collect(),
-            Launch::RtApp => {
+            // parse_workload refuses a file that starts no thread.
+            Launch::RtApp { .. } if threads.is_empty() => Vec::new(),
+            Launch::RtApp { main_cpu } => {
                 let ws: Vec<u32> = threads.iter().map(|t| self.tasks[t.2].ws_kb).collect();
                 let mut threads = threads.into_iter().zip(ws);
                 let workers = threads.len() as u32;
@@ -1205,7 +1244,8 @@ impl FileWorkload {
                     ForkSpec { name, program: Box::new(program), params: None, ws_kb }
                 });
                 let params = TaskParams::normal().policy(policy.unwrap_or(Policy::Normal));
-                vec![parent_task("rt-app", params, Queued::new(main))]
+                let cpu = if main_cpu < nr_cpus { main_cpu } else { 0 };
+                vec![TaskSpec { cpu, ..parent_task("rt-app", params, Queued::new(main)) }]
             }
         };
         (tasks, finish)

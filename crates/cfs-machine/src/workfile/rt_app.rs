@@ -6,8 +6,7 @@ use super::*;
 pub(super) struct RtApp;
 
 /// rt-app's housekeeping keys in `global`: accepted and ignored.
-const RTAPP_IGNORED_GLOBAL: [&str; 11] = [
-    "calibration",
+const RTAPP_IGNORED_GLOBAL: [&str; 10] = [
     "logdir",
     "log_basename",
     "lock_pages",
@@ -45,9 +44,10 @@ impl RtApp {
         known_keys(top, "", &["global", "tasks"])?;
         let mut duration_ns = None;
         let mut default_policy = Policy::Normal;
+        let mut main_cpu = 0;
         if let Some(g) = get(top, "global") {
             let g = obj(g, "global")?;
-            let mut known: Vec<&str> = vec!["duration", "default_policy"];
+            let mut known: Vec<&str> = vec!["duration", "default_policy", "calibration"];
             known.extend(RTAPP_IGNORED_GLOBAL);
             known_keys(g, "global", &known)?;
             if let Some(d) = get(g, "duration") {
@@ -58,6 +58,9 @@ impl RtApp {
             }
             if let Some(p) = get(g, "default_policy") {
                 default_policy = policy(p, "global.default_policy")?;
+            }
+            if let Some(c) = get(g, "calibration") {
+                main_cpu = Self::calibration_cpu(c)?;
             }
         }
         let tasks = obj(
@@ -100,8 +103,39 @@ impl RtApp {
             d => d.or(Some(1_000_000_000)),
         };
         let mut wl = finish_defs("rt-app".into(), metric, duration_ns, 0, heads, raws, names, any_progress)?;
-        wl.launch = Launch::RtApp;
+        wl.launch = Launch::RtApp { main_cpu };
         Ok(wl)
+    }
+
+    /// `global.calibration`: the CPU rt-app's main calibrates on, and so
+    /// runs on ("CPU2": sscanf's `CPU%d`, trailing text ignored), or an
+    /// integer of ns per loop, which needs no calibration (main stays on
+    /// CPU 0). Anything else makes rt-app exit ("Invalid calibration").
+    /// A CPU number that is negative or too large for an int is kept as
+    /// one the host lacks, which leaves main on CPU 0.
+    fn calibration_cpu(v: &V) -> Result<usize, WorkloadError> {
+        let path = "global.calibration";
+        match v {
+            V::Int(_) => Ok(0),
+            V::Str(s) => {
+                let digits = |t: &str| t.bytes().take_while(u8::is_ascii_digit).count();
+                let rest = s.strip_prefix("CPU").map(str::trim_start);
+                let Some(rest) = rest else {
+                    return err(path, format!("{s:?} is neither \"CPUn\" nor ns per loop (rt-app refuses it too)"));
+                };
+                let (negative, body) = match rest.as_bytes().first() {
+                    Some(b'-') => (true, &rest[1..]),
+                    Some(b'+') => (false, &rest[1..]),
+                    _ => (false, rest),
+                };
+                let n = digits(body);
+                if n == 0 {
+                    return err(path, format!("{s:?} names no CPU (rt-app refuses it too)"));
+                }
+                Ok(if negative { usize::MAX } else { body[..n].parse().unwrap_or(usize::MAX) })
+            }
+            other => err(path, format!("expected \"CPUn\" or ns per loop, found {}", other.kind())),
+        }
     }
 
     fn task(
@@ -127,6 +161,9 @@ impl RtApp {
         let mut count = None;
         let mut raw = Vec::new();
         let mut delay = 0;
+        // The task's own `policy` and `priority` as written: rt-app also
+        // reads them as its one phase's when it has no `phases`.
+        let (mut own_policy, mut own_priority) = (None, None);
         // The phases go where they stand, but are read once the task's own
         // `cpus` (which a phase without any returns to) is known.
         let mut phases = None;
@@ -135,8 +172,14 @@ impl RtApp {
             match k.as_str() {
                 "instance" => head.instances = ranged(x, &kp, 0, MAX_INSTANCES as i64)? as u32,
                 "loop" => count = loop_count(x, &kp)?,
-                "policy" => head.policy = policy(x, &kp)?,
-                "priority" => head.nice = ranged(x, &kp, -20, 19)? as i32,
+                "policy" => {
+                    head.policy = policy(x, &kp)?;
+                    own_policy = Some(head.policy);
+                }
+                "priority" => {
+                    head.nice = ranged(x, &kp, -20, 19)? as i32;
+                    own_priority = Some(head.nice);
+                }
                 "cpus" => head.cpus = Some(cpus(x, &kp)?),
                 "ws_kb" => head.ws_kb = ranged(x, &kp, 0, 1 << 20)? as u32,
                 // rt-app: "initial delay before a thread starts execution",
@@ -149,18 +192,14 @@ impl RtApp {
             }
         }
         // What thread_body does before its first phase (the Launch::RtApp
-        // doc): the barrier, the delay, set_thread_param; then the task's
-        // own `cpus`, which set_thread_affinity sets as the first phase
-        // begins unless the phases set theirs.
-        let mut prelude = vec![
+        // doc): the barrier, the delay, set_thread_param with the task's
+        // own scheduling object (the global default policy and nice 0
+        // unless it names others: parse_sched_data always makes one).
+        let prelude = vec![
             Raw::I(Instr::StartupBarrier),
             Raw::I(Instr::Delay(delay)),
-            Raw::I(Instr::ThreadParams { nice: head.nice }),
+            Raw::I(Instr::SchedParams { id: 0, policy: Some(head.policy), nice: head.nice }),
         ];
-        let phase_cpus = phases.as_ref().is_some_and(|(_, v, _)| Self::any_phase_cpus(v));
-        if let (Some(m), false) = (head.cpus, phase_cpus) {
-            prelude.push(Raw::I(Instr::Affinity(Box::new(m))));
-        }
         let mut loops = Vec::new();
         if let Some((at, v, kp)) = phases {
             let mut code = Vec::new();
@@ -172,6 +211,15 @@ impl RtApp {
         if raw.is_empty() {
             return err(path, format!("task {name:?} has no events (rt-app refuses such a task too)"));
         }
+        if loops.is_empty() {
+            // Without `phases` rt-app reads the task's object as its one
+            // phase too: as that phase begins, each pass, it sets the
+            // task's `cpus` and, if the task names a policy or priority,
+            // that phase's scheduling object (no-ops after the first).
+            let start = head.cpus.map(|m| Raw::I(Instr::PhaseAffinity(Some(Box::new(m)))));
+            let start: Vec<Raw> = start.into_iter().chain(Self::phase_sched(1, own_policy, own_priority)).collect();
+            raw.splice(0..0, start);
+        }
         if raw.len() > MAX_OPS {
             return err(path, format!("more than {MAX_OPS} events"));
         }
@@ -181,8 +229,10 @@ impl RtApp {
     /// The phases, each a loop. A phase's own `cpus`, `priority` and
     /// `policy` are set as it begins, as rt-app's thread_body does before
     /// each phase (set_thread_affinity, set_thread_param): a phase without
-    /// `cpus` returns to the task's (or to every CPU), one without a
-    /// priority or policy keeps what the task has then.
+    /// `cpus` returns to the task's (or to the mask the thread started
+    /// with), one without a priority or policy keeps the scheduling object
+    /// set last. Each is a call only when it changes something (rt-app.c
+    /// set_thread_affinity's CPU_EQUAL, set_thread_param's object test).
     ///
     /// Returns each phase's place, for the errors that name its loop.
     fn phases(
@@ -195,7 +245,10 @@ impl RtApp {
     ) -> Result<Vec<String>, WorkloadError> {
         let phases = obj(v, path)?;
         let mut loops = Vec::with_capacity(phases.len());
-        let any_cpus = Self::any_phase_cpus(v);
+        // Where no phase and not the task name CPUs, every phase's mask is
+        // the one the thread started with, and no call is ever made.
+        let any_cpus =
+            task_cpus.is_some() || phases.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some()));
         for (pname, pv) in phases {
             let pp = format!("{path}.{pname}");
             let po = obj(pv, &pp)?;
@@ -203,19 +256,17 @@ impl RtApp {
                 Some(l) => loop_count(l, &format!("{pp}.loop"))?,
                 None => Some(1),
             };
+            let mask = match get(po, "cpus") {
+                Some(c) => Some(cpus(c, &format!("{pp}.cpus"))?),
+                None => task_cpus,
+            };
             if any_cpus {
-                let mask = match get(po, "cpus") {
-                    Some(c) => cpus(c, &format!("{pp}.cpus"))?,
-                    None => task_cpus.unwrap_or(CpuMask::first_n(cfs_topology::MAX_CPUS)),
-                };
-                out.push(Raw::I(Instr::Affinity(Box::new(mask))));
+                out.push(Raw::I(Instr::PhaseAffinity(mask.map(Box::new))));
             }
-            if let Some(p) = get(po, "policy") {
-                out.push(Raw::I(Instr::Policy(policy(p, &format!("{pp}.policy"))?)));
-            }
-            if let Some(n) = get(po, "priority") {
-                out.push(Raw::I(Instr::Nice(ranged(n, &format!("{pp}.priority"), -20, 19)? as i32)));
-            }
+            let p = get(po, "policy").map(|p| policy(p, &format!("{pp}.policy"))).transpose()?;
+            let n = get(po, "priority").map(|n| ranged(n, &format!("{pp}.priority"), -20, 19)).transpose()?;
+            let id = u32::try_from(loops.len() + 1).unwrap_or(u32::MAX);
+            out.extend(Self::phase_sched(id, p, n.map(|n| n as i32)));
             out.push(Raw::I(Instr::LoopBegin { count, end: 0 }));
             let begin = out.len();
             for (k, x) in po {
@@ -240,9 +291,13 @@ impl RtApp {
         Ok(loops)
     }
 
-    /// Whether any phase of `phases` names its own `cpus`.
-    fn any_phase_cpus(phases: &V) -> bool {
-        matches!(phases, V::Obj(ps) if ps.iter().any(|(_, pv)| matches!(pv, V::Obj(po) if get(po, "cpus").is_some())))
+    /// A phase's scheduling object (rt-app's parse_sched_data with the
+    /// policy `same` by default): none when it names neither a policy nor
+    /// a priority; a named policy without a priority brings nice 0
+    /// (DEFAULT_THREAD_NICE).
+    fn phase_sched(id: u32, policy: Option<Policy>, priority: Option<i32>) -> Option<Raw> {
+        (policy.is_some() || priority.is_some())
+            .then(|| Raw::I(Instr::SchedParams { id, policy, nice: priority.unwrap_or(0) }))
     }
 
     /// One event of task `me`; `keys` are the other keys its table may

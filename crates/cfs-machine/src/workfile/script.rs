@@ -84,6 +84,13 @@ pub(super) struct Script {
     queued: Vec<Action>,
     /// When the `RunWall` in progress ends.
     wall_until: Option<u64>,
+    /// The scheduling object rt-app's set_thread_param set last (its id)
+    /// and the policy it set then ([`Instr::SchedParams`]).
+    sched: Option<(u32, Policy)>,
+    /// The mask the thread started with (rt-app's `def_cpu_data`), and
+    /// the one it set last (`curr_cpu_data`).
+    start_mask: CpuMask,
+    mask: CpuMask,
     /// When the task's top-level loop first began (rt-app's `t_first`,
     /// which its timers count from).
     t_first: Option<u64>,
@@ -97,9 +104,21 @@ pub(super) struct Script {
 const WALL_CHECK_NS: u64 = 32_000;
 
 impl Script {
-    pub(super) fn new(wl: Arc<FileWorkload>, run: Arc<RunShared>, def: usize, instance: u32, origin: Origin) -> Script {
+    /// The interpreter of definition `def`'s instance `instance`, a task
+    /// that starts with CPU mask `mask`.
+    pub(super) fn new(
+        wl: Arc<FileWorkload>,
+        run: Arc<RunShared>,
+        def: usize,
+        instance: u32,
+        origin: Origin,
+        mask: CpuMask,
+    ) -> Script {
         let timers = vec![None; wl.tasks[def].timers];
         Script {
+            sched: None,
+            start_mask: mask,
+            mask,
             wl,
             run,
             def,
@@ -170,14 +189,16 @@ impl Script {
     /// A `fork` op. In a TOML file the child starts with its definition's
     /// parameters (`--policy` outranking its policy); an rt-app thread is
     /// created by pthread_create, so it inherits its creator's and sets
-    /// its own as it starts ([`Instr::ThreadParams`]).
+    /// its own as it starts ([`Instr::SchedParams`]).
     fn fork(&self, def: usize) -> Action {
         let d = &self.wl.tasks[def];
         let params = match self.wl.launch {
             Launch::AtStart => Some(self.wl.params(def, self.run.policy)),
-            Launch::RtApp => None,
+            Launch::RtApp { .. } => None,
         };
-        let program = Script::new(self.wl.clone(), self.run.clone(), def, 0, Origin::Forked);
+        // An rt-app thread inherits its creator's mask, as this thread last set it.
+        let mask = params.map_or(self.mask, |p| p.allowed);
+        let program = Script::new(self.wl.clone(), self.run.clone(), def, 0, Origin::Forked, mask);
         Action::Fork(Box::new(ForkSpec { name: d.name.clone(), program: Box::new(program), params, ws_kb: d.ws_kb }))
     }
 
@@ -208,13 +229,36 @@ impl Script {
         (until > now).then(|| Action::Sleep { ns: until - now, interruptible: false })
     }
 
-    /// rt-app's set_thread_param as a thread starts: its policy
-    /// (sched_setscheduler; `--policy` outranks the file's) and then its
-    /// nice level, each a system call. (Its `cpus` follow as the first
-    /// phase begins: [`Instr::Affinity`].)
-    fn thread_params(&mut self, nice: i32) -> Action {
-        self.queued.push(Action::SetNice(nice));
-        Action::SetPolicy(self.run.policy.unwrap_or(self.wl.tasks[self.def].policy))
+    /// rt-app's set_thread_param (rt-app.c, with _set_thread_cfs) with
+    /// scheduling object `id`: nothing if it is the object set last;
+    /// else sched_setscheduler when the policy changes (always at the
+    /// first call, when rt-app has no object yet), then the nice level for
+    /// SCHED_OTHER and SCHED_BATCH (SCHED_IDLE keeps it). `policy` None
+    /// (rt-app's `same`) keeps the policy set last; `--policy` outranks
+    /// every policy the file names.
+    fn sched_params(&mut self, id: u32, policy: Option<Policy>, nice: i32) -> Option<Action> {
+        if self.sched.is_some_and(|(last, _)| last == id) {
+            return None;
+        }
+        let last = self.sched.map(|(_, p)| p);
+        let p = self.run.policy.or(policy).or(last).unwrap_or(Policy::Normal);
+        self.sched = Some((id, p));
+        let set_nice = matches!(p, Policy::Normal | Policy::Batch).then_some(Action::SetNice(nice));
+        if last == Some(p) {
+            return set_nice;
+        }
+        self.queued.extend(set_nice);
+        Some(Action::SetPolicy(p))
+    }
+
+    /// rt-app's set_thread_affinity as a phase begins: `mask`, or the
+    /// thread's starting mask, unless that is the mask it set last.
+    fn phase_affinity(&mut self, mask: Option<CpuMask>) -> Option<Action> {
+        let m = mask.unwrap_or(self.start_mask);
+        (m != self.mask).then(|| {
+            self.mask = m;
+            Action::SetAffinity(Box::new(m))
+        })
     }
 }
 
@@ -274,7 +318,16 @@ impl Program for Script {
                         return a;
                     }
                 }
-                Instr::ThreadParams { nice } => return self.thread_params(nice),
+                Instr::SchedParams { id, policy, nice } => {
+                    if let Some(a) = self.sched_params(id, policy, nice) {
+                        return a;
+                    }
+                }
+                Instr::PhaseAffinity(m) => {
+                    if let Some(a) = self.phase_affinity(m.map(|m| *m)) {
+                        return a;
+                    }
+                }
                 Instr::Timer { slot, period, absolute } => {
                     let last = self.timer(slot).or(self.t_first).unwrap_or(cx.now);
                     let next = last.saturating_add(period);
@@ -304,7 +357,8 @@ impl Program for Script {
                 Instr::StartMeasuring => return Action::StartMeasuring,
                 Instr::Progress(n) => return Action::Progress(n),
                 Instr::Nice(n) => return Action::SetNice(n),
-                Instr::Policy(p) => return Action::SetPolicy(p),
+                // `--policy` outranks every policy the file names.
+                Instr::Policy(p) => return Action::SetPolicy(self.run.policy.unwrap_or(p)),
                 Instr::Affinity(m) => return Action::SetAffinity(m),
             }
         }

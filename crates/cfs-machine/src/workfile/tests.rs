@@ -20,7 +20,10 @@ ops = [ { wait = "one" }, { run = "30us" }, { reply = true } ]
 /// parameters), which this checks is there.
 fn rt_events(w: &FileWorkload, task: usize) -> &[Instr] {
     let code = &w.tasks[task].code;
-    assert!(matches!(code[..3], [Instr::StartupBarrier, Instr::Delay(_), Instr::ThreadParams { .. }]), "{code:?}");
+    assert!(
+        matches!(code[..3], [Instr::StartupBarrier, Instr::Delay(_), Instr::SchedParams { id: 0, .. }]),
+        "{code:?}"
+    );
     &code[3..]
 }
 
@@ -221,7 +224,14 @@ mod value_tests {
         // `delay` is rt-app's initial delay: once, after the start barrier
         // and before the thread sets its parameters and loops, wherever it
         // stands among the keys; the events loop in document order.
-        assert_eq!(code[..3], [Instr::StartupBarrier, Instr::Delay(3_000), Instr::ThreadParams { nice: 0 }]);
+        assert_eq!(
+            code[..3],
+            [
+                Instr::StartupBarrier,
+                Instr::Delay(3_000),
+                Instr::SchedParams { id: 0, policy: Some(Policy::Normal), nice: 0 }
+            ]
+        );
         assert!(matches!(code[3], Instr::LoopBegin { count: None, .. }), "{code:?}");
         assert_eq!(
             code[4..7],
@@ -577,7 +587,7 @@ mod structure_tests {
         )
         .unwrap();
         assert_eq!((w.duration_ns, w.tasks[0].policy, w.tasks[0].ws_kb), (Some(3_000_000_000), Policy::Idle, 8));
-        assert_eq!(rt_events(&w, 0)[0], Instr::LoopBegin { count: Some(4), end: 6 });
+        assert_eq!(rt_events(&w, 0)[0], Instr::LoopBegin { count: Some(4), end: 7 });
         assert_eq!(error(r#"{"global": {}}"#), "missing `tasks`");
         assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
         assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
@@ -874,7 +884,7 @@ mod script_tests {
                                   "f": {"instance": 0, "loop": 1, "run": 10},
                                   "b": {"loop": 2, "wait": "c", "cpus": [2]}}}"#;
         let w = Arc::new(parse_workload(text).unwrap());
-        assert_eq!(w.launch, Launch::RtApp);
+        assert_eq!(w.launch, Launch::RtApp { main_cpu: 0 });
         let (tasks, finish) = w.instantiate(4, &WorkloadOpts::default());
         assert_eq!(tasks.len(), 1);
         assert_eq!((tasks[0].name.as_str(), tasks[0].cpu, tasks[0].params), ("rt-app", 0, TaskParams::normal()));
@@ -901,10 +911,15 @@ mod script_tests {
     /// each thread main created then waits at the start barrier, and the
     /// last to arrive (the third) wakes the others with one broadcast. Each
     /// then sleeps until t_zero + its delay (a thread at 50 µs with a
-    /// 100 µs delay sleeps 55 µs; one past its time does not sleep), sets
-    /// its policy (`--policy batch` outranking the file's) and nice, and
-    /// its own CPUs, and begins. A thread forked by a `fork` event skips
-    /// the barrier, and its delay also counts from t_zero.
+    /// 100 µs delay sleeps 55 µs; one past its time does not sleep), and
+    /// set_thread_param sets its own scheduling object: sched_setscheduler
+    /// (the first call always; `--policy batch` outranks the file's) and
+    /// its nice. Then its one phase begins: its CPUs, and, as the task
+    /// names a priority, that phase's scheduling object, a different one
+    /// to rt-app, so the nice is set again (the policy is the same, so no
+    /// sched_setscheduler). Neither happens again on the next pass. A
+    /// thread forked by a `fork` event skips the barrier, and its delay
+    /// also counts from t_zero.
     #[test]
     fn rt_app_threads_meet_at_the_start_then_sleep_their_delay_and_set_their_parameters() {
         let text = r#"{"tasks": {"a": {"instance": 2, "delay": 100, "priority": 5, "cpus": [1, 2], "run": 10},
@@ -920,9 +935,12 @@ mod script_tests {
         assert_eq!(step(&mut t[0], 1, 5_000), ["CondWait { cond: 0, mutex: None }"]);
         assert_eq!(step(&mut t[1], 1, 6_000), ["CondWait { cond: 0, mutex: None }"]);
         assert_eq!(step(&mut t[2], 1, 7_000), ["CondSignal { cond: 0, all: true }"]);
-        let params = ["SetPolicy(Batch)", "SetNice(5)", "SetAffinity(CpuMask(1-2))"];
-        assert_eq!(step(&mut t[0], 4, 50_000), [sleep(55_000).as_str(), params[0], params[1], params[2]]);
-        assert_eq!(step(&mut t[1], 4, 200_000), [params[0], params[1], params[2], "RunDist(Fixed(10000))"]);
+        let start = ["SetPolicy(Batch)", "SetNice(5)", "SetAffinity(CpuMask(1-2))", "SetNice(5)"];
+        let work = "RunDist(Fixed(10000))";
+        assert_eq!(step(&mut t[0], 5, 50_000), [sleep(55_000).as_str(), start[0], start[1], start[2], start[3]]);
+        assert_eq!(step(&mut t[1], 5, 200_000), [start[0], start[1], start[2], start[3], work]);
+        // The next pass: its implicit progress unit, then straight to work.
+        assert_eq!(step(&mut t[1], 2, 300_000), ["Progress(1)", work]);
         // b has no delay, no priority (nice 0) and no CPUs of its own.
         assert_eq!(step(&mut t[2], 3, 8_000), ["SetPolicy(Batch)", "SetNice(0)", "RunDist(Fixed(20000))"]);
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
@@ -933,6 +951,103 @@ mod script_tests {
         // No barrier; its 10 µs delay runs from t_zero (5 µs) to 15 µs.
         let f_start = run(f.program.as_mut(), 4, 12_000, &[], None);
         assert_eq!(f_start, [sleep(3_000).as_str(), "SetPolicy(Batch)", "SetNice(0)", "RunDist(Fixed(30000))"]);
+    }
+
+    /// A phase's scheduling object is set once, as the phase is first
+    /// entered, not on every pass (set_thread_param returns when the
+    /// object is the one set last, rt-app.c:1202): a one-phase task that
+    /// names SCHED_BATCH calls sched_setscheduler as it starts (its own
+    /// object, the default policy) and once more as the phase begins, and
+    /// never again. SCHED_IDLE gets no nice level (_set_thread_cfs sets
+    /// one for SCHED_OTHER and SCHED_BATCH only). Switching between two
+    /// phases sets each phase's object on each entry.
+    #[test]
+    fn a_phase_sets_its_scheduling_object_once_per_entry() {
+        let text = r#"{"tasks": {"a": {"phases": {"p": {"policy": "SCHED_BATCH", "run": 10}}},
+                                  "i": {"policy": "SCHED_IDLE", "run": 20},
+                                  "s": {"phases": {"x": {"priority": 3, "run": 30}, "y": {"priority": 4, "run": 40}}}}}"#;
+        let mut t = rt_threads(text, &WorkloadOpts::default());
+        let step = |t: &mut ForkSpec, n, now| run(t.program.as_mut(), n, now, &[], None);
+        for th in t.iter_mut() {
+            step(th, 1, 0);
+        }
+        let a = step(&mut t[0], 7, 10);
+        assert_eq!(
+            a,
+            [
+                "SetPolicy(Normal)",
+                "SetNice(0)",
+                "SetPolicy(Batch)",
+                "SetNice(0)",
+                "RunDist(Fixed(10000))",
+                "Progress(1)",
+                "RunDist(Fixed(10000))"
+            ]
+        );
+        // i: its own object and its one phase's are both SCHED_IDLE.
+        assert_eq!(
+            step(&mut t[1], 4, 10),
+            ["SetPolicy(Idle)", "RunDist(Fixed(20000))", "Progress(1)", "RunDist(Fixed(20000))"]
+        );
+        let s = step(&mut t[2], 7, 10);
+        assert_eq!(
+            s,
+            [
+                "SetPolicy(Normal)",
+                "SetNice(0)",
+                "SetNice(3)",
+                "RunDist(Fixed(30000))",
+                "SetNice(4)",
+                "RunDist(Fixed(40000))",
+                "Progress(1)"
+            ]
+        );
+        assert_eq!(step(&mut t[2], 2, 20), ["SetNice(3)", "RunDist(Fixed(30000))"]);
+    }
+
+    /// `--policy` is the policy of every task: it outranks a TOML file's
+    /// `policy` op as it does rt-app's policies (whose object is still set
+    /// once, so the thread's first call is its only sched_setscheduler).
+    #[test]
+    fn policy_outranks_every_policy_a_file_names() {
+        let opts = WorkloadOpts {
+            policies: Policies { all: Some(Policy::Batch), ..Policies::default() },
+            ..WorkloadOpts::default()
+        };
+        let toml = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { policy = \"idle\" }, { run = \"1ms\" } ]";
+        let mut t = load(toml, 1, &opts).remove(0);
+        assert_eq!(run(t.program.as_mut(), 2, 0, &[], None), ["SetPolicy(Batch)", "RunDist(Fixed(1000000))"]);
+        let json = r#"{"tasks": {"a": {"phases": {"p": {"policy": "SCHED_IDLE", "run": 10}}}}}"#;
+        let mut t = rt_threads(json, &opts);
+        let steps = run(t[0].program.as_mut(), 5, 0, &[], None);
+        let want = [
+            "CondSignal { cond: 0, all: true }",
+            "SetPolicy(Batch)",
+            "SetNice(0)",
+            "SetNice(0)",
+            "RunDist(Fixed(10000))",
+        ];
+        assert_eq!(steps, want);
+    }
+
+    /// The CPU rt-app's main runs on is the one it calibrates on: "CPU2"
+    /// puts it on CPU 2, ns per loop (no calibration) and a CPU the host
+    /// lacks leave it on CPU 0, and a value rt-app cannot read is an error.
+    #[test]
+    fn rt_app_main_runs_on_its_calibration_cpu() {
+        let main_cpu = |cal: &str| {
+            let text = format!(r#"{{"global": {{"calibration": {cal}}}, "tasks": {{"a": {{"run": 10}}}}}}"#);
+            parse_workload(&text).map(|w| Arc::new(w).instantiate(4, &WorkloadOpts::default()).0[0].cpu)
+        };
+        assert_eq!(main_cpu(r#""CPU2""#), Ok(2));
+        assert_eq!(main_cpu(r#""CPU 3 (fast)""#), Ok(3));
+        assert_eq!(main_cpu("150"), Ok(0));
+        assert_eq!(main_cpu(r#""CPU9""#), Ok(0));
+        assert_eq!(main_cpu(r#""CPU-1""#), Ok(0));
+        let e = main_cpu(r#""core2""#).unwrap_err().to_string();
+        assert_eq!(e, r#"at global.calibration: "core2" is neither "CPUn" nor ns per loop (rt-app refuses it too)"#);
+        assert!(main_cpu(r#""CPU""#).unwrap_err().to_string().contains("names no CPU"));
+        assert!(main_cpu("1.5").unwrap_err().to_string().contains("expected \"CPUn\" or ns per loop"));
     }
 
     /// Loops repeat their count, the task's own loop included; a zero
@@ -953,14 +1068,26 @@ mod script_tests {
         let text =
             "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { count = 1000, ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script =
-            Script::new(wl, Arc::new(RunShared::new(vec![vec![0]], 0, None)), 0, 0, Origin::Started { index: 0 });
+        let mut script = Script::new(
+            wl,
+            Arc::new(RunShared::new(vec![vec![0]], 0, None)),
+            0,
+            0,
+            Origin::Started { index: 0 },
+            CpuMask::first_n(1),
+        );
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, Some(501)], "the task's own loop and the inner one");
         let text = "duration = \"1s\"\n[[task]]\nname = \"a\"\nops = [ { loop = { ops = [ \"yield\" ] } } ]";
         let wl = Arc::new(parse_workload(text).unwrap());
-        let mut script =
-            Script::new(wl, Arc::new(RunShared::new(vec![vec![0]], 0, None)), 0, 0, Origin::Started { index: 0 });
+        let mut script = Script::new(
+            wl,
+            Arc::new(RunShared::new(vec![vec![0]], 0, None)),
+            0,
+            0,
+            Origin::Started { index: 0 },
+            CpuMask::first_n(1),
+        );
         run(&mut script, 500, 0, &[], None);
         assert_eq!(script.loops, [None, None]);
     }
@@ -981,6 +1108,7 @@ mod script_tests {
             0,
             0,
             Origin::Started { index: 0 },
+            CpuMask::first_n(1),
         );
         assert_eq!(run(&mut script, 3, 0, &[], None), ["Progress(1)", "Progress(0)", "Progress(0)"]);
     }
@@ -1314,10 +1442,14 @@ mod rt_app_phases {
     use super::test_files::error;
     use super::*;
 
-    /// Each phase sets its CPUs, policy and priority as it begins; a phase
-    /// without CPUs returns to the task's (here CPU 1), and without task
-    /// CPUs to every CPU; a phase without priority or policy keeps the
-    /// current one. Phases stand where they are among the task's events.
+    /// Each phase sets its CPUs, policy and priority as it begins
+    /// (rt-app.c thread_body: set_thread_affinity, set_thread_param); a
+    /// phase without CPUs returns to the task's (here CPU 1), and without
+    /// task CPUs to the mask the thread started with; a phase without
+    /// priority or policy has no scheduling object (parse_sched_data
+    /// returns NULL) and keeps the current one; a policy without a
+    /// priority brings nice 0, a priority without a policy keeps the
+    /// policy (`same`). Phases stand where they are among the task's events.
     #[test]
     fn phases_set_their_cpus_policy_and_priority_as_they_begin() {
         let w = parse_workload(
@@ -1338,17 +1470,20 @@ mod rt_app_phases {
         assert_eq!(
             rt_events(&w, 0)[1..17],
             [
-                Instr::Affinity(Box::new(CpuMask::from_cpus([0, 2]))),
-                Instr::Nice(5),
+                // p0 names a priority alone: rt-app's `same` policy.
+                Instr::PhaseAffinity(Some(Box::new(CpuMask::from_cpus([0, 2])))),
+                Instr::SchedParams { id: 1, policy: None, nice: 5 },
                 lb(2, 8),
                 run(10),
                 le(6),
-                Instr::Affinity(Box::new(CpuMask::single(1))),
-                Instr::Policy(Policy::Batch),
+                // p1 names a policy alone, which brings nice 0
+                // (DEFAULT_THREAD_NICE); without CPUs it returns to the task's.
+                Instr::PhaseAffinity(Some(Box::new(CpuMask::single(1)))),
+                Instr::SchedParams { id: 2, policy: Some(Policy::Batch), nice: 0 },
                 lb(1, 13),
                 run(20),
                 le(11),
-                Instr::Affinity(Box::new(CpuMask::single(3))),
+                Instr::PhaseAffinity(Some(Box::new(CpuMask::single(3)))),
                 lb(1, 17),
                 run(30),
                 le(15),
@@ -1356,11 +1491,12 @@ mod rt_app_phases {
                 Instr::Progress(1),
             ]
         );
-        let all = CpuMask::first_n(cfs_topology::MAX_CPUS);
-        assert_eq!(rt_events(&w, 1)[1..3], [Instr::Affinity(Box::new(CpuMask::single(2))), lb(1, 7)]);
-        assert_eq!(rt_events(&w, 1)[5..7], [Instr::Affinity(Box::new(all)), lb(1, 11)]);
-        // No phase names CPUs: none is set.
-        assert_eq!(rt_events(&w, 2)[1..3], [Instr::Nice(-3), lb(1, 7)]);
+        // b's q1 names no CPUs, and b has none: back to the mask the
+        // thread started with (None).
+        assert_eq!(rt_events(&w, 1)[1..3], [Instr::PhaseAffinity(Some(Box::new(CpuMask::single(2)))), lb(1, 7)]);
+        assert_eq!(rt_events(&w, 1)[5..7], [Instr::PhaseAffinity(None), lb(1, 11)]);
+        // No phase names CPUs, nor the task: no affinity call at all.
+        assert_eq!(rt_events(&w, 2)[1..3], [Instr::SchedParams { id: 1, policy: None, nice: -3 }, lb(1, 7)]);
         assert_eq!(rt_events(&w, 2)[5], lb(1, 10));
     }
 
