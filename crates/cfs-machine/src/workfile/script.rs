@@ -32,8 +32,8 @@ pub(super) struct RunShared {
     pub(super) ids: Vec<Vec<TaskRef>>,
     /// The run's shared timers, not yet started.
     pub(super) timers: Box<[SharedTimer]>,
-    /// `--policy` for every task: it outranks what a thread sets for
-    /// itself as it starts (rt-app's set_thread_param).
+    /// `--policy` for every task: it outranks every policy the file
+    /// names (a TOML `policy` op, rt-app's set_thread_param).
     pub(super) policy: Option<Policy>,
     /// rt-app's `threads_barrier`: threads created by main still to arrive.
     pub(super) to_arrive: AtomicU32,
