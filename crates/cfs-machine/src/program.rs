@@ -274,6 +274,9 @@ pub enum Action {
     Yield,
     /// Exit the task.
     Exit,
+    /// Stop the whole run with an error saying why, as a benchmark that
+    /// exits with a failure status ends its run (rt-app's fork limit).
+    Fail(Box<str>),
     /// Read `lines` cache lines last written by each of `peers` (shared
     /// state such as socket wait queues or PostgreSQL's PGPROC array): each
     /// costs a dirty-line transfer priced by the distance from this CPU to

@@ -463,3 +463,24 @@ fn a_phase_policy_does_not_hold_the_cpu() {
     let (p, q) = (cpu("p"), cpu("q"));
     assert!((0.4..0.6).contains(&p) && (0.4..0.6).contains(&q), "p {p:.3} s, q {q:.3} s");
 }
+
+/// rt-app exits with a failure once one `fork` resource has forked
+/// FORKS_LIMIT (1024) threads (rt-app.c run_event): 1,024 forks of `f`
+/// run to the end, the 1,025th fails the run with a message that says so.
+#[test]
+fn rt_app_fails_at_its_fork_limit() {
+    let run = |forks: u32| {
+        let json = format!(
+            r#"{{"tasks": {{"b": {{"loop": {forks}, "fork": "f", "sleep": 10}},
+                          "f": {{"instance": 0, "loop": 1, "run": 1}}}}}}"#
+        );
+        let w = cfs_sim::parse_workload(&json).unwrap();
+        plan_for(Workload::File(Arc::new(w)), &args(&["--host", "q6600"])).unwrap().execute(&|| {})
+    };
+    assert!(run(1024).is_ok());
+    let e = run(1025).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains(r#"b failed at "#) && e.contains(r#""f" reached its fork limit (1024), where rt-app exits"#),
+        "{e}"
+    );
+}

@@ -176,6 +176,15 @@ pub enum SimError {
     /// Interrupts would take all of a CPU's time at some point of the run
     /// ([`crate::faults::check_cpu_time`]).
     Fault(FaultError),
+    /// A program ended the run with an error ([`Action::Fail`]).
+    Program {
+        /// Simulated time, ns.
+        at: u64,
+        /// The failing task's name.
+        task: String,
+        /// Why.
+        why: Box<str>,
+    },
 }
 
 impl SimError {
@@ -235,6 +244,7 @@ impl fmt::Display for SimError {
                 write!(f, "{fault}: CPU {cpu} does not exist (the host has {nr_cpus})")
             }
             SimError::Fault(e) => write!(f, "{e}"),
+            SimError::Program { at, task, why } => write!(f, "{task} failed at {:.6} s: {why}", *at as f64 / 1e9),
         }
     }
 }
@@ -2246,6 +2256,9 @@ impl<'a> Sim<'a> {
                 }
             }
             Action::StartMeasuring => self.start_measuring(),
+            Action::Fail(why) => {
+                return Err(SimError::Program { at: self.now, task: self.tasks[t].name.clone(), why });
+            }
             // Weight and affinity changes requeue the task on its own
             // runqueue without a decision naming it: re-read every hrtick.
             Action::SetNice(nice) => {

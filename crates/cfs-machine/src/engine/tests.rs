@@ -1338,6 +1338,20 @@ fn errors_and_instances_say_what_they_hold() {
         "fork at 40.000000 s would create task 1048577, past the 1048576 one run may create (an exited task \
          keeps its slot; does a loop fork without end?)"
     );
+    let failed = SimError::Program { at: 1_250_000, task: "b".into(), why: "it gave up".into() }.to_string();
+    assert_eq!(failed, "b failed at 0.001250 s: it gave up");
+}
+
+/// A program that fails ends the run at once with its reason, naming the
+/// task and the time: a task runs 1 ms, then fails.
+#[test]
+fn a_failing_program_ends_the_run_with_its_reason() {
+    let failing = script(vec![Action::Run(1_000_000), Action::Fail("out of forks".into())]);
+    let inst = Instance { tasks: vec![pinned("b", failing, 0, 0)], finish: vec![0], sync: SyncObjects::NONE };
+    let e = q6600_run(inst, limits(None, 100), |_| {}).map(|_| ()).unwrap_err();
+    let SimError::Program { at, task, why } = e else { panic!("{e}") };
+    assert_eq!((task.as_str(), &*why), ("b", "out of forks"));
+    assert!((1_000_000..1_100_000).contains(&at), "{at}");
 }
 
 /// A task on CPU 0 that forks `k` children running `child`, then exits

@@ -122,7 +122,8 @@
 //! is absolute if any use of it says so), `wait` (`{ref, mutex}`, or a name for a
 //! wait without a mutex), `signal`, `broad`, `sync` (signal then wait),
 //! `lock`/`unlock`, `barrier`, `sem_post`/`sem_wait` (all as in TOML
-//! above, which follows rt-app's `run_event`), `fork` (a task name),
+//! above, which follows rt-app's `run_event`), `fork` (a task name; the
+//! 1,025th fork of one task fails the run, where rt-app exits),
 //! `suspend` (its value is ignored: under the mutex named after the task,
 //! wait on the condition named after the task) and `resume` (under the
 //! mutex its value names, broadcast the condition of that name: every

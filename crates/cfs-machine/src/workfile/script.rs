@@ -40,12 +40,20 @@ pub(super) struct RunShared {
     /// rt-app's `t_zero`: when the first thread main created began, which
     /// every thread's `delay` and first timer count from.
     pub(super) t_zero: SharedTimer,
+    /// Forks of each definition so far (rt-app's `res.fork.nforks`, one
+    /// resource per forked task).
+    forks: Box<[AtomicU32]>,
 }
+
+/// rt-app.c's FORKS_LIMIT: the forks one `fork` resource may make; the
+/// next makes rt-app exit with a failure.
+const FORKS_LIMIT: u32 = 1024;
 
 impl RunShared {
     pub(super) fn new(ids: Vec<Vec<TaskRef>>, timers: usize, policy: Option<Policy>) -> RunShared {
         let started: usize = ids.iter().map(Vec::len).sum();
         RunShared {
+            forks: ids.iter().map(|_| AtomicU32::new(0)).collect(),
             ids,
             timers: (0..timers).map(|_| SharedTimer::default()).collect(),
             policy,
@@ -190,8 +198,15 @@ impl Script {
     /// parameters (`--policy` outranking its policy); an rt-app thread is
     /// created by pthread_create, so it inherits its creator's and sets
     /// its own as it starts ([`Instr::SchedParams`]).
+    ///
+    /// rt-app exits once a `fork` resource has made FORKS_LIMIT forks
+    /// (rt-app.c run_event): the next fork of that task fails the run.
     fn fork(&self, def: usize) -> Action {
         let d = &self.wl.tasks[def];
+        if self.wl.launch != Launch::AtStart && self.run.forks[def].fetch_add(1, Ordering::Relaxed) >= FORKS_LIMIT {
+            let why = format!("{:?} reached its fork limit ({FORKS_LIMIT}), where rt-app exits (FORKS_LIMIT)", d.name);
+            return Action::Fail(why.into());
+        }
         let params = match self.wl.launch {
             Launch::AtStart => Some(self.wl.params(def, self.run.policy)),
             Launch::RtApp { .. } => None,
