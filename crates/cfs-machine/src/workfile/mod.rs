@@ -1236,14 +1236,19 @@ impl FileWorkload {
             // parse_workload refuses a file that starts no thread.
             Launch::RtApp { .. } if threads.is_empty() => Vec::new(),
             Launch::RtApp { main_cpu } => {
-                let ws: Vec<u32> = threads.iter().map(|t| self.tasks[t.2].ws_kb).collect();
-                let mut threads = threads.into_iter().zip(ws);
-                let workers = threads.len() as u32;
                 // Each thread inherits main's parameters (params: None).
-                let main = Launcher::new(workers, move |_| {
-                    let ((name, program, _), ws_kb) = threads.next().expect("the launcher forks one per thread");
-                    ForkSpec { name, program: Box::new(program), params: None, ws_kb }
-                });
+                let specs: Vec<ForkSpec> = threads
+                    .into_iter()
+                    .map(|(name, program, di)| ForkSpec {
+                        name,
+                        program: Box::new(program),
+                        params: None,
+                        ws_kb: self.tasks[di].ws_kb,
+                    })
+                    .collect();
+                let workers = specs.len() as u32;
+                let mut specs = specs.into_iter();
+                let main = Launcher::new(workers, move |_| specs.next().expect("the launcher forks one per thread"));
                 let params = TaskParams::normal().policy(policy.unwrap_or(Policy::Normal));
                 let cpu = if main_cpu < nr_cpus { main_cpu } else { 0 };
                 vec![TaskSpec { cpu, ..parent_task("rt-app", params, Queued::new(main)) }]
