@@ -83,6 +83,9 @@
 //!   [`NumaConfig::On`] (a distro kernel on a UMA box), 2.6.25/26 keep a
 //!   one-group NODE level (its `SD_SERIALIZE` is not in the child's flags)
 //!   while 2.6.32 drops it (`SD_SERIALIZE` is ignored when `nr_node_ids == 1`).
+//! - Edits to the initialisers ([`BuildOptions::init_flags`]) are applied to
+//!   each domain's flags as it is made, before `set_domain_attribute`: a
+//!   patch to `SD_*_INIT` in a kernel also built with `relax_domain_level=`.
 //! - The MC span is clipped to the node (`coregroup ∩ node`). The 2.6 kernels
 //!   never met a last-level cache wider than a node; later kernels split it
 //!   there too. Without the clip MC would not nest inside CPU.
@@ -90,6 +93,7 @@
 use crate::cpumask::{CpuId, CpuMask};
 use crate::domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
 use crate::host::{Host, Vendor};
+use crate::overrides::InitFlagEdits;
 use crate::version::KernelVersion;
 use alloc::collections::BTreeMap;
 use alloc::vec;
@@ -145,6 +149,11 @@ pub struct BuildOptions {
     /// minus these), so no balancing ever moves a task to or from them and
     /// only affinity puts one there.
     pub isolcpus: CpuMask,
+    /// Edits to the `SD_*_INIT` initialisers (a patch such as 799e2205ec6,
+    /// or a user's `--sd-flags`), applied as each domain is made: before
+    /// `relax_domain_level`, group power and degenerate removal, so they
+    /// can keep or drop a level as the edited kernel would.
+    pub init_flags: InitFlagEdits,
 }
 
 impl BuildOptions {
@@ -292,6 +301,7 @@ impl<'h> KernelView<'h> {
     /// A domain from its initialiser, after `set_domain_attribute`.
     fn domain(&self, level: DomainLevel, span: CpuMask, groups: GroupRing) -> SchedDomain {
         let (flags, params) = initialiser(level, self.v, self.nr_online);
+        let flags = self.opts.init_flags.apply(level, flags);
         SchedDomain {
             level,
             span,

@@ -133,6 +133,10 @@ pub enum DomainLevel {
 }
 
 impl DomainLevel {
+    /// Every level, lowest first (`DomainLevel as usize` indexes it).
+    pub const ALL: [DomainLevel; 5] =
+        [DomainLevel::Sibling, DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node, DomainLevel::AllNodes];
+
     /// The kernel's debug name (`SIBLING`, `MC`, `CPU`, `NODE`, `ALLNODES`).
     pub const fn name(self) -> &'static str {
         match self {

@@ -58,7 +58,7 @@ pub use distance::Distance;
 pub use domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
 pub use error::TopologyError;
 pub use host::{Cache, CacheKind, Host, HostDesc, LogicalCpu, Vendor};
-pub use overrides::{FlagOverride, OverrideError, parse_flag_overrides, parse_flag_overrides_for};
+pub use overrides::{FlagOverride, InitFlagEdits, OverrideError, parse_flag_overrides, parse_flag_overrides_for};
 pub use presets::{PRESET_NAMES, PRESETS, PresetInfo};
 #[cfg(feature = "std")]
 pub use render::{domains_to_json, host_to_json};

@@ -11,10 +11,17 @@
 //! ```
 //!
 //! Case-insensitive; spaces around tokens are ignored. `MC:-PREFER_LOCAL+WAKE_IDLE`
-//! changes two flags of MC. Items apply in order, each to every domain of that
-//! level on every CPU (after the builder's degenerate removal, so a level
-//! that was removed is simply not there). Setting and clearing the same flag
-//! in one item is an error.
+//! changes two flags of MC. Setting and clearing the same flag in one item is
+//! an error.
+//!
+//! Items can go in at two points. [`SchedDomains::apply_overrides`] writes
+//! them into built domains, in order, each into every domain of that level on
+//! every CPU: after the builder's degenerate removal, so a level that was
+//! removed is simply not there (what the `sched_domain` sysctl can do to a
+//! running kernel). [`InitFlagEdits`], given to the builder as
+//! [`crate::builder::BuildOptions::init_flags`], edits the `SD_*_INIT`
+//! initialisers instead, so group power and degenerate removal see them (what
+//! a patch to the initialisers does to the kernel built from it).
 
 use crate::domain::{DomainLevel, SchedDomains, SdFlags};
 use crate::version::KernelVersion;
@@ -108,6 +115,76 @@ impl FlagOverride {
             Some(f) => Err(OverrideError::NotInKernel { flag: f.names().next().unwrap_or("?"), version }),
             None => Ok(()),
         }
+    }
+}
+
+/// Edits to the `SD_*_INIT` initialisers, one combined (set, clear) pair
+/// per level: what a change to `include/linux/topology.h` or
+/// `arch/x86/include/asm/topology.h` does to the kernel it builds.
+///
+/// The builder ([`crate::builder::BuildOptions::init_flags`]) applies them
+/// as it makes each domain, before `set_domain_attribute`, group power and
+/// degenerate removal read the flags, as an edited initialiser would be.
+/// The same items applied to built domains
+/// ([`SchedDomains::apply_overrides`]) reach only the levels that survived:
+/// on a one-node host built with CONFIG_NUMA, `NODE:+PREFER_LOCAL` keeps a
+/// NODE level that the unedited flags drop (`sd_parent_degenerate`: the
+/// flag is one the CPU child lacks), and `MC:-SHARE_PKG_RESOURCES` changes
+/// the CPU-level groups' `cpu_power` in 2.6.25/26.
+///
+/// Items compose in order, each clearing then setting as
+/// [`SchedDomains::override_flags`] does, so a level's edits can be written
+/// as one pair. The type is `Copy` and hashable, like the rest of
+/// `BuildOptions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct InitFlagEdits {
+    /// (set, clear) per level, indexed by `DomainLevel as usize`.
+    edits: [(SdFlags, SdFlags); DomainLevel::ALL.len()],
+}
+
+impl InitFlagEdits {
+    /// No edits: the kernel's own initialisers.
+    pub const fn none() -> Self {
+        InitFlagEdits { edits: [(SdFlags::empty(), SdFlags::empty()); DomainLevel::ALL.len()] }
+    }
+
+    /// These edits followed by clearing `clear` and setting `set` on `level`.
+    ///
+    /// Clear-then-set twice is clear-then-set once: after (s1, c1) then
+    /// (s2, c2) a flag ends set if s2 sets it, or s1 did and c2 does not
+    /// clear it; every other flag either clears is cleared. So the pair is
+    /// ((s1 − c2) | s2, c1 | c2).
+    #[must_use]
+    pub fn with(mut self, level: DomainLevel, set: SdFlags, clear: SdFlags) -> Self {
+        let (s1, c1) = self.edits[level as usize];
+        self.edits[level as usize] = ((s1 - clear) | set, c1 | clear);
+        self
+    }
+
+    /// These edits followed by each of `overrides` in order.
+    #[must_use]
+    pub fn with_overrides(self, overrides: &[FlagOverride]) -> Self {
+        overrides.iter().fold(self, |e, o| e.with(o.level, o.set, o.clear))
+    }
+
+    /// `flags` of a `level` domain as the edited initialiser gives them.
+    pub fn apply(&self, level: DomainLevel, flags: SdFlags) -> SdFlags {
+        let (set, clear) = self.edits[level as usize];
+        (flags - clear) | set
+    }
+
+    /// Whether no level is edited.
+    pub fn is_empty(&self) -> bool {
+        self.edits.iter().all(|(s, c)| s.is_empty() && c.is_empty())
+    }
+
+    /// The edited levels with their combined (set, clear), lowest level first.
+    pub fn iter(&self) -> impl Iterator<Item = FlagOverride> + '_ {
+        DomainLevel::ALL
+            .iter()
+            .zip(self.edits.iter())
+            .filter(|(_, (s, c))| !(s.is_empty() && c.is_empty()))
+            .map(|(&level, &(set, clear))| FlagOverride { level, set, clear })
     }
 }
 

@@ -7,8 +7,8 @@ mod common;
 
 use cfs_topology::builder::{BuildOptions, NumaConfig};
 use cfs_topology::{
-    Cache, CacheKind, CpuMask, DomainLevel as L, Host, HostDesc, KernelVersion as V, LogicalCpu, Vendor,
-    render_kernel_debug,
+    Cache, CacheKind, CpuMask, DomainLevel as L, Host, HostDesc, InitFlagEdits, KernelVersion as V, LogicalCpu,
+    SdFlags, Vendor, parse_flag_overrides, render_kernel_debug,
 };
 use common::{layout, levels};
 
@@ -43,6 +43,75 @@ fn single_node_with_numa_on() {
     }
     // Auto = off for one node: no NODE level anywhere.
     assert_eq!(levels(&q.build_domains(V::V2_6_26), 0), [L::Mc, L::Cpu]);
+}
+
+/// 799e2205ec6 (patches.md §6) edits the initialisers: SD_MC_INIT and
+/// SD_CPU_INIT lose SD_PREFER_LOCAL, x86's SD_NODE_INIT gains it. On a
+/// one-node box built with CONFIG_NUMA (Stoakley, 2.6.32-rc1) the NODE level
+/// spans the same 8 CPUs as CPU with one group. Unedited, its flags are
+/// base | SERIALIZE; sd_parent_degenerate strips the group flags and, with
+/// nr_node_ids == 1, SERIALIZE (17d857be sched.c:7868-7880), leaving
+/// WAKE_AFFINE, which CPU has: NODE goes. Edited, PREFER_LOCAL is left too,
+/// CPU no longer has it, and NODE stays, its one group the whole node
+/// (init_numa_sched_groups_power: 4 L2 pairs x 2048). The same items
+/// written into the built domains cannot bring NODE back.
+#[test]
+fn an_edited_initialiser_can_keep_a_level_that_the_kernel_would_drop() {
+    let h = Host::preset("stoakley").unwrap();
+    let items = parse_flag_overrides("MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,NODE:+PREFER_LOCAL").unwrap();
+    let numa_on = with_numa(NumaConfig::On);
+    let edited = BuildOptions { init_flags: InitFlagEdits::none().with_overrides(&items), ..numa_on };
+
+    let plain = h.build_domains_with(V::V2_6_32Rc1, &numa_on);
+    assert_eq!(levels(&plain, 0), [L::Mc, L::Cpu]);
+    let mut written = plain.clone();
+    written.apply_overrides(&items);
+    assert_eq!(levels(&written, 0), [L::Mc, L::Cpu]);
+
+    let d = h.build_domains_with(V::V2_6_32Rc1, &edited);
+    for cpu in 0..8 {
+        assert_eq!(levels(&d, cpu), [L::Mc, L::Cpu, L::Node], "CPU {cpu}");
+        let node = &d.of(cpu)[2];
+        assert_eq!((node.span, node.groups.len(), node.groups[0].cpu_power), (CpuMask::first_n(8), 1, 8192));
+        let base = SdFlags::LOAD_BALANCE
+            | SdFlags::BALANCE_NEWIDLE
+            | SdFlags::BALANCE_EXEC
+            | SdFlags::BALANCE_FORK
+            | SdFlags::WAKE_AFFINE;
+        assert_eq!(node.flags, base | SdFlags::SERIALIZE | SdFlags::PREFER_LOCAL);
+        assert!(
+            !d.of(cpu)[0].flags.contains(SdFlags::PREFER_LOCAL) && !d.of(cpu)[1].flags.contains(SdFlags::PREFER_LOCAL)
+        );
+    }
+    // Without CONFIG_NUMA there is no NODE level to keep: the edit of
+    // SD_NODE_INIT changes nothing, the other two do.
+    let off = h.build_domains_with(V::V2_6_32Rc1, &BuildOptions { numa: NumaConfig::Off, ..edited });
+    assert_eq!(levels(&off, 0), [L::Mc, L::Cpu]);
+    assert_eq!(off.of(0)[1].flags, plain.of(0)[1].flags - SdFlags::PREFER_LOCAL);
+}
+
+/// An edited initialiser is read by group power, as the kernel's is. In
+/// 2.6.25/26 a CPU-level group's cpu_power is SCHED_LOAD_SCALE when its
+/// child (MC) shares package resources, else the sum of the child's groups
+/// (init_sched_groups_power's "perf policy", bce7f793 sched.c:6791-6816):
+/// on the Q6600 each L2 pair's group is 1024, or 2 x 1024 once SD_MC_INIT
+/// loses SD_SHARE_PKG_RESOURCES. 2.6.32 sums the children either way.
+#[test]
+fn an_edited_initialiser_is_what_group_power_reads() {
+    let q = Host::preset("q6600").unwrap();
+    let edit = BuildOptions {
+        init_flags: InitFlagEdits::none().with(L::Mc, SdFlags::empty(), SdFlags::SHARE_PKG_RESOURCES),
+        ..BuildOptions::default()
+    };
+    let power = |v, o: &BuildOptions| {
+        q.build_domains_with(v, o).of(0)[1].groups.iter().map(|g| g.cpu_power).collect::<Vec<_>>()
+    };
+    for v in [V::V2_6_25, V::V2_6_26Rc4, V::V2_6_26] {
+        assert_eq!(power(v, &BuildOptions::default()), [1024, 1024], "{v}");
+        assert_eq!(power(v, &edit), [2048, 2048], "{v}");
+    }
+    assert_eq!(power(V::V2_6_32, &BuildOptions::default()), [2048, 2048]);
+    assert_eq!(power(V::V2_6_32, &edit), [2048, 2048]);
 }
 
 /// hosts-and-costs.md §1.5: with NUMA off (or node interleaving), Nehalem-EP

@@ -70,3 +70,32 @@ fn errors_quote_the_item() {
     assert!(parse_flag_overrides_for("MC:+PREFER_LOCAL", V::V2_6_26).is_err());
     assert!(parse_flag_overrides_for("MC:+WAKE_IDLE", V::V2_6_26).is_ok());
 }
+
+/// InitFlagEdits composes items as applying them one after the other does:
+/// each clears then sets, so `MC:-WAKE_AFFINE` then `MC:+WAKE_AFFINE+WAKE_IDLE`
+/// leaves WAKE_AFFINE set, and `CPU:+PREFER_LOCAL` then `CPU:-PREFER_LOCAL`
+/// leaves it clear. Checked flag by flag against the sequential result for
+/// every start value of the four flags involved.
+#[test]
+fn init_flag_edits_compose_as_the_items_apply_in_order() {
+    use cfs_topology::{DomainLevel, InitFlagEdits, SdFlags};
+    let items =
+        parse_flag_overrides("MC:-WAKE_AFFINE,CPU:+PREFER_LOCAL,MC:+WAKE_AFFINE+WAKE_IDLE,CPU:-PREFER_LOCAL-SERIALIZE")
+            .unwrap();
+    let edits = InitFlagEdits::none().with_overrides(&items);
+    let bits = [SdFlags::WAKE_AFFINE, SdFlags::WAKE_IDLE, SdFlags::PREFER_LOCAL, SdFlags::SERIALIZE];
+    for level in [DomainLevel::Mc, DomainLevel::Cpu, DomainLevel::Node] {
+        for start in 0u32..16 {
+            let flags =
+                bits.iter().enumerate().filter(|(i, _)| start >> i & 1 == 1).fold(SdFlags::empty(), |f, (_, b)| f | *b);
+            let sequential = items.iter().filter(|o| o.level == level).fold(flags, |f, o| (f - o.clear) | o.set);
+            assert_eq!(edits.apply(level, flags), sequential, "{level:?} from {flags:?}");
+        }
+    }
+    let mc = edits.apply(DomainLevel::Mc, SdFlags::empty());
+    assert_eq!(mc, SdFlags::WAKE_AFFINE | SdFlags::WAKE_IDLE);
+    assert_eq!(edits.apply(DomainLevel::Cpu, SdFlags::PREFER_LOCAL | SdFlags::SERIALIZE), SdFlags::empty());
+    // NODE is untouched; iter lists MC and CPU, each as one combined pair.
+    assert_eq!(edits.iter().map(|o| o.level).collect::<Vec<_>>(), [DomainLevel::Mc, DomainLevel::Cpu]);
+    assert!(InitFlagEdits::none().is_empty() && !edits.is_empty());
+}
