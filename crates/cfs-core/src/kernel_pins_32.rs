@@ -1123,6 +1123,47 @@ fn select(mask: u32, edit: impl Fn(&mut SdFlags), this: usize, q: usize, o: usiz
     (cpu, reason == crate::observe::WakeReason::Balance, s.observer_mut().0.clone())
 }
 
+/// 799e2205ec6 on a one-node host built with CONFIG_NUMA (Stoakley, rc1):
+/// the domains the patched kernel builds keep a NODE level over all 8 CPUs
+/// with SD_PREFER_LOCAL (cfs-topology's builder tests), so select_task_rq_fair
+/// still walks the whole box on every wakeup, one level higher. W runs on
+/// CPU 0, p slept on CPU 1, a non-sync wakeup from CPU 0 (:1350-1387):
+/// - unpatched: MC has PREFER_LOCAL: scan {0,1} (2), nr 1 < capacity 2 ->
+///   want_sd = 0; MC has WAKE_AFFINE and CPU 1 -> affine_sd; both wants are
+///   gone, the walk stops. Then wake_affine reads two loads: [2, 2].
+/// - patched, NODE kept: MC and CPU lack the flag; MC takes affine_sd; NODE
+///   has it: scan 0-7 (8), nr 1 < 8 -> stop: [8, 2].
+/// - the patch written into domains built without its edits: no NODE, no
+///   walk: [2]. That is the kernel without CONFIG_NUMA, not this one.
+#[test]
+fn prefer_local_to_node_keeps_a_node_walk_on_a_one_node_numa_kernel() {
+    use crate::patches::{Patch, Patches};
+    use cfs_topology::builder::{BuildOptions, NumaConfig};
+    let wake = |patched: bool, edits: bool| {
+        let patches = if patched { Patches::none().with(Patch::PreferLocalToNode) } else { Patches::none() };
+        let init_flags = if edits { patches.init_flag_edits() } else { Default::default() };
+        let opts = BuildOptions { numa: NumaConfig::On, init_flags, ..BuildOptions::default() };
+        let d = Host::preset("stoakley").unwrap().build_domains_with(RC1, &opts);
+        let mut c = Config::new(RC1, 8).with_features_mask(DEF).unwrap();
+        if patched {
+            c = c.with_patch(Patch::PreferLocalToNode).unwrap();
+        }
+        let mut s = Scheduler::with_observer(c, d, Scans::default()).unwrap();
+        for cpu in 0..8 {
+            s.set_clock(cpu, T0);
+        }
+        running(&mut s, 0, 0, 0);
+        let p = sleeping(&mut s, 1, 0, Policy::Normal, 0);
+        s.observer_mut().0.clear();
+        let cpu = s.select_task_rq_fair_32(p, 0, true, false).0;
+        (cpu, s.observer_mut().0.clone())
+    };
+    // wake_affine declines (not sync: this_load 1024 > prev's 0), p stays on CPU 1.
+    assert_eq!(wake(false, false), (1, vec![2, 2]));
+    assert_eq!(wake(true, true), (1, vec![8, 2]));
+    assert_eq!(wake(true, false), (1, vec![2]));
+}
+
 #[test]
 fn select_task_rq_fair_affine_needs_the_feature_and_an_allowed_cpu() {
     // :1368-1373: want_affine = AFFINE_WAKEUPS && this CPU in p's mask. W on CPU 0,

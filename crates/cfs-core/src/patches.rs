@@ -7,11 +7,17 @@
 //! `patches.md §N` comment; the mainline fixes are specified by their
 //! commits, which the [`crate::profile::Rules`] switch they turn off names.
 //! One patch changes no code but the sched-domain initialisers
-//! ([`Patch::PreferLocalToNode`]): it is applied to the domains' flags
-//! ([`Patch::domain_flags`]) when a scheduler is built with it, and
-//! written into them, or back out, when it is switched at run time.
+//! ([`Patch::PreferLocalToNode`]). Build the domains with its edits
+//! ([`Patches::init_flag_edits`] as `BuildOptions::init_flags`) to get the
+//! patched kernel's levels: the builder applies them before degenerate
+//! removal, so on a one-node host built with CONFIG_NUMA the NODE level that
+//! gains SD_PREFER_LOCAL stays. A scheduler also writes the edits into the
+//! levels it is given ([`Patch::domain_flags`]), which is all it can do for
+//! domains built without them, and writes them, or their inverse, when the
+//! patch is switched at run time: a running kernel's levels are not rebuilt,
+//! so a level the edit would have kept or dropped is not added or removed.
 
-use cfs_topology::{DomainLevel, KernelVersion, SdFlags};
+use cfs_topology::{DomainLevel, InitFlagEdits, KernelVersion, SdFlags};
 use core::fmt;
 
 /// One patch from the seed threads.
@@ -241,6 +247,16 @@ impl Patches {
     /// Whether the last_preempter preemption avoidance is on (either form).
     pub fn last_preempter(&self) -> bool {
         self.has(Patch::LastPreempter) || self.has(Patch::LastPreempterNoDisperse)
+    }
+
+    /// The initialiser edits of these patches ([`Patch::domain_flags`]),
+    /// for the builder's `BuildOptions::init_flags`: domains built with
+    /// them are the patched kernel's, including a level the edits keep
+    /// that the unpatched flags would have dropped.
+    pub fn init_flag_edits(&self) -> InitFlagEdits {
+        self.iter()
+            .flat_map(|p| p.domain_flags().iter())
+            .fold(InitFlagEdits::none(), |e, &(level, set, clear)| e.with(level, set, clear))
     }
 }
 

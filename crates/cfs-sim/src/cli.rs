@@ -347,7 +347,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -424,6 +424,19 @@ pub struct TopoArgs {
     /// The isolcpus= boot parameter, e.g. 3: those CPUs get no domain.
     #[arg(long, value_name = "CPUS")]
     pub isolcpus: Option<String>,
+    /// CONFIG_NUMA: auto (on where the host has several nodes), on (a
+    /// distro kernel on a one-node box: a NODE level over the node) or off.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub numa: String,
+    /// A patch the kernel is built with (repeatable); one that edits the
+    /// domain initialisers (prefer-local-to-node) changes what is built.
+    #[arg(long = "patch", value_name = "NAME")]
+    pub patches: Vec<String>,
+    /// Edits to the domain initialisers, as a run's --sd-flags takes them
+    /// (MC:-PREFER_LOCAL,NODE:+PREFER_LOCAL): applied before the kernel
+    /// drops degenerate levels, so they can keep or drop one.
+    #[arg(long, value_name = "LIST")]
+    pub sd_flags: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -1406,10 +1419,22 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let host = parse_host(name)?;
     let version = parse_profile(&a.profile)?;
     let cpus = |list: &Option<String>, what: &str| list.as_deref().map(|s| parse_cpus(s, &host, what)).transpose();
+    if crate::experiment::parse_numa(&a.numa).is_none() {
+        return Err(format!("--numa {}: not a valid value (auto, on or off)", a.numa));
+    }
+    // The build a run's column would make (its patches' and --sd-flags'
+    // initialiser edits, CONFIG_NUMA), over the CPUs asked for.
+    let spec = SchedSpec {
+        patches: a.patches.clone(),
+        sd_flags: a.sd_flags.clone(),
+        sets: vec![("numa".to_string(), a.numa.clone())],
+        ..SchedSpec::profile(&a.profile)
+    };
+    let boot = spec.resolve(&host)?.domain_build.options;
     let opts = cfs_topology::builder::BuildOptions {
         online: cpus(&a.online, "--online")?,
         isolcpus: cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default(),
-        ..Default::default()
+        ..boot
     };
     let domains = host.build_domains_with(version, &opts);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {

@@ -239,20 +239,15 @@ impl SchedSpec {
             client_nice: nice(&self.client_nice, "client-nice")?,
             server_nice: nice(&self.server_nice, "server-nice")?,
         };
-        let mut domains = host.build_domains_with(version, &boot);
-        let mut domain_build = engine::DomainBuild { options: boot, ..engine::DomainBuild::default() };
+        // `--sd-flags` edits the kernel's domain initialisers, as a patch of
+        // them does: both go to the builder, which applies them before
+        // group power and degenerate removal read the flags.
+        let mut edits = cfg.patches.init_flag_edits();
+        let mut levels = Vec::new();
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
-            // One list may serve several hosts (thread 2's MC and CPU fix
-            // on Nehalem-EP, which has no CPU level): items for a level the
-            // host lacks are skipped, but a list none of whose levels exist
-            // here would change nothing, and is refused.
-            if let Some(Err(e)) = ov.iter().map(|o| has_level(&domains, o.level)).reduce(|a, b| a.or(b)) {
-                return Err(format!("--sd-flags: {e}"));
-            }
-            // A patch of the domain initialisers is applied when the
-            // scheduler is built, over these overrides: a flag both touch
-            // would silently take the patch's value.
+            // A flag both a patch and the list touch would silently take
+            // one of the two values.
             for p in cfg.patches.iter() {
                 for &(level, set, clear) in p.domain_flags() {
                     if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
@@ -265,9 +260,19 @@ impl SchedSpec {
                     }
                 }
             }
-            domains.apply_overrides(&ov);
-            domain_build.overrides = ov;
+            edits = edits.with_overrides(&ov);
+            levels = ov.iter().map(|o| o.level).collect();
         }
+        boot.init_flags = edits;
+        let domains = host.build_domains_with(version, &boot);
+        // One list may serve several hosts (thread 2's MC and CPU fix on
+        // Nehalem-EP, which has no CPU level): items for a level the host
+        // lacks change nothing, but a list none of whose levels exist here
+        // would change nothing at all, and is refused.
+        if let Some(Err(e)) = levels.iter().map(|&l| has_level(&domains, l)).reduce(|a, b| a.or(b)) {
+            return Err(format!("--sd-flags: {e}"));
+        }
+        let domain_build = engine::DomainBuild { options: boot };
         let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
         let irqs = self.irqs.iter().map(|s| parse_irq(s, host, "irq")).collect::<Result<Vec<_>, _>>()?;
         let slow = self.slow.iter().map(|s| parse_slow(s, host, "slow")).collect::<Result<Vec<_>, _>>()?;
@@ -374,6 +379,17 @@ pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
     })
 }
 
+/// CONFIG_NUMA as `--set numa=` and `topology --numa` take it: `auto`,
+/// `on` (or 1, true, yes), `off` (or 0, false, no).
+pub fn parse_numa(v: &str) -> Option<cfs_topology::NumaConfig> {
+    match v {
+        "auto" => Some(cfs_topology::NumaConfig::Auto),
+        "1" | "true" | "on" | "yes" => Some(cfs_topology::NumaConfig::On),
+        "0" | "false" | "off" | "no" => Some(cfs_topology::NumaConfig::Off),
+        _ => None,
+    }
+}
+
 fn apply_set(
     cfg: &mut Config,
     sockets: &mut engine::Sockets,
@@ -404,6 +420,13 @@ fn apply_set(
         "tcp_low_latency" => sockets.tcp_low_latency = v.parse::<i64>().map_or_else(|_| as_bool(), |n| Ok(n != 0))?,
         // select()'s pass as a window wakeups can race (engine::Sockets).
         "poll_window" => sockets.poll_window = as_bool()?,
+        // CONFIG_NUMA: `auto` (the default) has it where the host has more
+        // than one node; `on` is a distro kernel on a one-node box, which
+        // builds a NODE level over the node (kept in 2.6.25/26, and by
+        // 2.6.32 only when an edited initialiser gives it a flag CPU lacks).
+        "numa" => {
+            boot.numa = parse_numa(v).ok_or_else(|| format!("--set numa={v}: not a valid value (auto, on or off)"))?
+        }
         // The isolcpus= boot parameter: those CPUs get no sched domain, and
         // tasks not pinned there inherit init's mask, which leaves them out.
         "isolcpus" => {
@@ -427,7 +450,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -1223,9 +1246,39 @@ mod tests {
         let s = SchedSpec::profile("2.6.26").with_items("set=isolcpus=2,3,sd-flags=MC:-WAKE_AFFINE").unwrap();
         let col = s.resolve(&host).unwrap();
         assert_eq!(col.domain_build.options.isolcpus, CpuMask::from_cpus([2, 3]));
-        assert_eq!(col.domain_build.overrides.len(), 1);
+        let mc = col.domain_build.options.init_flags.iter().collect::<Vec<_>>();
+        assert_eq!(
+            mc,
+            [FlagOverride {
+                level: cfs_topology::DomainLevel::Mc,
+                set: cfs_topology::SdFlags::empty(),
+                clear: cfs_topology::SdFlags::WAKE_AFFINE
+            }]
+        );
         assert!(col.domains.of(2).is_empty() && col.domains.of(3).is_empty());
         assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains);
+    }
+
+    /// A patch of the domain initialisers goes to the builder with
+    /// CONFIG_NUMA, so the column's boot domains and every rebuild are the
+    /// patched kernel's: Stoakley (one node) under 2.6.32-rc1 keeps a NODE
+    /// level with SD_PREFER_LOCAL only when the kernel has CONFIG_NUMA and
+    /// the patch (cfs-topology's builder tests derive why).
+    #[test]
+    fn a_patched_initialiser_and_numa_reach_the_boot_domains_and_the_rebuilds() {
+        use cfs_topology::{DomainLevel as L, SdFlags};
+        let host = Host::preset("stoakley").unwrap();
+        let levels = |items: &str| {
+            let col = SchedSpec::profile("2.6.32-rc1").with_items(items).unwrap().resolve(&host).unwrap();
+            assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains, "{items}");
+            col.domains.of(5).iter().map(|d| (d.level, d.flags.contains(SdFlags::PREFER_LOCAL))).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            levels("patch=prefer-local-to-node,set=numa=on"),
+            [(L::Mc, false), (L::Cpu, false), (L::Node, true)]
+        );
+        assert_eq!(levels("patch=prefer-local-to-node"), [(L::Mc, false), (L::Cpu, false)]);
+        assert_eq!(levels("set=numa=on"), [(L::Mc, true), (L::Cpu, true)]);
     }
 
     #[test]

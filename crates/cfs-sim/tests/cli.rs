@@ -1770,3 +1770,43 @@ fn topology_shows_the_domains_over_part_of_the_host() {
     fails_with(&["topology", "q6600", "--isolcpus", "x"], "bad CPU list \"x\" for --isolcpus");
     fails_with(&["topology", "q6600", "--online", ""], "for --online: no CPU");
 }
+
+/// `topology` shows what a patched kernel builds. 799e2205ec6 moves
+/// SD_PREFER_LOCAL from MC and CPU to NODE; on Stoakley (one node) built with
+/// CONFIG_NUMA the NODE level over all 8 CPUs stays only with the patch
+/// (sd_parent_degenerate: PREFER_LOCAL is the one flag CPU then lacks, its
+/// SERIALIZE being ignored with one node), as its one group of 8 x 1024.
+/// The same edits as `--sd-flags` build the same domains. Without
+/// CONFIG_NUMA (the one-node default) there is no NODE level to keep.
+#[test]
+fn topology_builds_the_domains_of_a_patched_kernel() {
+    let show = |extra: &[&str]| {
+        let mut args = vec!["topology", "stoakley", "--profile", "2.6.32-rc1", "--json"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["domains"].clone()
+    };
+    let cpu0 = |d: &serde_json::Value| d["cpus"][0]["domains"].as_array().unwrap().clone();
+    let patched = show(&["--numa", "on", "--patch", "prefer-local-to-node"]);
+    let levels =
+        |d: &serde_json::Value| cpu0(d).iter().map(|x| x["level"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(levels(&patched), ["MC", "CPU", "NODE"], "{patched}");
+    let node = &cpu0(&patched)[2];
+    assert!(node["flag_names"].as_array().unwrap().iter().any(|f| f == "SD_PREFER_LOCAL"), "{node}");
+    assert_eq!((node["span"].as_str(), node["groups"][0]["cpu_power"].as_u64()), (Some("0-7"), Some(8192)));
+    for below in &cpu0(&patched)[..2] {
+        assert!(!below["flag_names"].as_array().unwrap().iter().any(|f| f == "SD_PREFER_LOCAL"), "{below}");
+    }
+    assert_eq!(levels(&show(&["--numa", "on"])), ["MC", "CPU"]);
+    assert_eq!(levels(&show(&["--patch", "prefer-local-to-node"])), ["MC", "CPU"]);
+    let edits = show(&["--numa", "on", "--sd-flags", "MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,NODE:+PREFER_LOCAL"]);
+    assert_eq!(edits, patched);
+    fails_with(&["topology", "stoakley", "--numa", "maybe"], "--numa maybe: not a valid value");
+    fails_with(&["topology", "stoakley", "--patch", "prefer-local-to-node"], "does not apply to 2.6.26");
+    fails_with(
+        &["topology", "stoakley", "--profile", "2.6.32-rc1", "--sd-flags", "NODE:+PREFER_LOCAL"],
+        "no NODE domain",
+    );
+    fails(&["--set", "numa=maybe"], "--set numa=maybe: not a valid value");
+}

@@ -512,3 +512,29 @@ fn a_node_with_every_cpu_down_leaves_no_span_across_nodes() {
         }
     }
 }
+
+/// Thread 2's `--sd-flags MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` builds the same
+/// domains as an edit of the initialisers as it did written into built
+/// domains, on every preset and profile and with CONFIG_NUMA either way:
+/// SD_PREFER_LOCAL takes no part in group power, and taking it off MC and CPU
+/// cannot keep a level (sd_parent_degenerate asks for a flag the child lacks),
+/// nor drop one, since a parent is compared against its child's flags and
+/// MC and CPU lose it together; the CPU level above MC on every preset has
+/// more than one group or a wider span. Only adding it to NODE can keep a level
+/// (`an_edited_initialiser_can_keep_a_level_that_the_kernel_would_drop`).
+#[test]
+fn taking_prefer_local_off_mc_and_cpu_builds_the_same_domains_either_way() {
+    let items = parse_flag_overrides("MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL").unwrap();
+    for name in cfs_topology::PRESET_NAMES {
+        let h = Host::preset(name).unwrap();
+        for v in [V::V2_6_25, V::V2_6_26Rc4, V::V2_6_26, V::V2_6_32Rc1, V::V2_6_32] {
+            for numa in [NumaConfig::Auto, NumaConfig::On, NumaConfig::Off] {
+                let plain = with_numa(numa);
+                let mut written = h.build_domains_with(v, &plain);
+                written.apply_overrides(&items);
+                let edited = BuildOptions { init_flags: InitFlagEdits::none().with_overrides(&items), ..plain };
+                assert_eq!(h.build_domains_with(v, &edited), written, "{name} {v} {numa:?}");
+            }
+        }
+    }
+}
