@@ -1127,7 +1127,7 @@ fn select(mask: u32, edit: impl Fn(&mut SdFlags), this: usize, q: usize, o: usiz
 /// the domains the patched kernel builds keep a NODE level over all 8 CPUs
 /// with SD_PREFER_LOCAL (cfs-topology's builder tests), so select_task_rq_fair
 /// still walks the whole box on every wakeup, one level higher. W runs on
-/// CPU 0, p slept on CPU 1, a non-sync wakeup from CPU 0 (:1350-1387):
+/// CPU 0, p slept on CPU 1, a non-sync wakeup from CPU 0 (rc1 sched_fair.c:1332-1387):
 /// - unpatched: MC has PREFER_LOCAL: scan {0,1} (2), nr 1 < capacity 2 ->
 ///   want_sd = 0; MC has WAKE_AFFINE and CPU 1 -> affine_sd; both wants are
 ///   gone, the walk stops. Then wake_affine reads two loads: [2, 2].

@@ -50,7 +50,7 @@ fn single_node_with_numa_on() {
 /// one-node box built with CONFIG_NUMA (Stoakley, 2.6.32-rc1) the NODE level
 /// spans the same 8 CPUs as CPU with one group. Unedited, its flags are
 /// base | SERIALIZE; sd_parent_degenerate strips the group flags and, with
-/// nr_node_ids == 1, SERIALIZE (17d857be sched.c:7868-7880), leaving
+/// nr_node_ids == 1, SERIALIZE (17d857be sched.c:7849-7874), leaving
 /// WAKE_AFFINE, which CPU has: NODE goes. Edited, PREFER_LOCAL is left too,
 /// CPU no longer has it, and NODE stays, its one group the whole node
 /// (init_numa_sched_groups_power: 4 L2 pairs x 2048). The same items
@@ -93,7 +93,7 @@ fn an_edited_initialiser_can_keep_a_level_that_the_kernel_would_drop() {
 /// An edited initialiser is read by group power, as the kernel's is. In
 /// 2.6.25/26 a CPU-level group's cpu_power is SCHED_LOAD_SCALE when its
 /// child (MC) shares package resources, else the sum of the child's groups
-/// (init_sched_groups_power's "perf policy", bce7f793 sched.c:6791-6816):
+/// (init_sched_groups_power's "perf policy", bce7f793 sched.c:6780-6815):
 /// on the Q6600 each L2 pair's group is 1024, or 2 x 1024 once SD_MC_INIT
 /// loses SD_SHARE_PKG_RESOURCES. 2.6.32 sums the children either way.
 #[test]
