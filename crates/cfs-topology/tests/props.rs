@@ -4,7 +4,8 @@
 
 use cfs_topology::builder::{BuildOptions, NumaConfig, sd_degenerate, sd_parent_degenerate};
 use cfs_topology::{
-    CpuMask, Distance, DomainLevel, Host, HostDesc, KernelVersion, LogicalCpu, SchedDomain, Vendor, parse_any,
+    CpuMask, Distance, DomainLevel, Host, HostDesc, InitFlagEdits, KernelVersion, LogicalCpu, SchedDomain, SdFlags,
+    Vendor, parse_any,
 };
 use proptest::prelude::*;
 
@@ -125,6 +126,37 @@ proptest! {
             // 2.6.32 never keeps a level that spans one CPU.
             if v.is_2_6_32() {
                 prop_assert!(d.per_cpu.iter().flatten().all(|sd| sd.span.weight() > 1));
+            }
+        }
+    }
+
+    /// Any edit of the initialisers (a patch of SD_*_INIT, `--sd-flags`)
+    /// builds domains that keep the same invariants: an edit may keep or
+    /// drop a level and change group power, never break the structure.
+    #[test]
+    fn domains_are_well_formed_under_any_initialiser_edit(
+        spec in spec_strategy(),
+        numa in numa_strategy(),
+        edits in proptest::collection::vec((0usize..5, any::<u32>(), any::<u32>()), 0..6),
+    ) {
+        let h = Host::from_spec(&spec).unwrap();
+        let init_flags = edits.iter().fold(InitFlagEdits::none(), |e, &(level, set, clear)| {
+            e.with(ORDER[level], SdFlags::from_bits_truncate(set), SdFlags::from_bits_truncate(clear))
+        });
+        let opts = BuildOptions { numa, init_flags, ..BuildOptions::default() };
+        for v in KernelVersion::ALL {
+            let d = h.build_domains_with(v, &opts);
+            prop_assert_eq!(d.nr_cpus(), h.nr_cpus());
+            for cpu in 0..h.nr_cpus() {
+                check_chain(v, cpu, d.of(cpu), nr_node_ids(&h, numa))?;
+                // Every level that is left carries its edits (no relax_domain_level here).
+                for sd in d.of(cpu) {
+                    let (set, clear) = init_flags.iter().find(|o| o.level == sd.level).map_or(
+                        (SdFlags::empty(), SdFlags::empty()),
+                        |o| (o.set, o.clear),
+                    );
+                    prop_assert!(sd.flags.contains(set) && !sd.flags.intersects(clear - set), "{} {}", cpu, sd.level);
+                }
             }
         }
     }
