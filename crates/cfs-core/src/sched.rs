@@ -213,6 +213,13 @@ impl Scheduler<()> {
 
 impl<O: Observer> Scheduler<O> {
     /// A scheduler over `domains` (whose CPU count is the machine's).
+    ///
+    /// A patch of the domain initialisers in `cfg` is written into the
+    /// levels `domains` has. For the patched kernel's own levels (one the
+    /// edit keeps, such as 799e2205ec6's NODE on a one-node NUMA build),
+    /// build `domains` with `BuildOptions { init_flags:
+    /// cfg.patches.init_flag_edits(), .. }`; writing the edits again here
+    /// then changes nothing.
     pub fn with_observer(cfg: Config, domains: SchedDomains, observer: O) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let n = domains.nr_cpus().max(1);

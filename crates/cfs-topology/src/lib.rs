@@ -23,7 +23,11 @@
 //! - [`builder`]: [`Host::build_domains`], the hierarchy a given kernel's x86
 //!   code builds (spans, groups, `cpu_power`, flags, parameters, degenerate
 //!   removal), ported from each release's `kernel/sched.c`.
-//! - [`overrides`]: user flag overrides per level (`MC:-PREFER_LOCAL`).
+//! - [`overrides`]: flag edits per level (`MC:-PREFER_LOCAL`), written into
+//!   built domains ([`SchedDomains::apply_overrides`], a running kernel's
+//!   `sched_domain` sysctl) or into the initialisers the builder starts from
+//!   ([`InitFlagEdits`] in [`BuildOptions::init_flags`], a patched kernel,
+//!   whose edits degenerate removal and group power see).
 //! - [`render`]: the kernel's domain debug dump, a host summary, and (with
 //!   `std`) JSON.
 //!
