@@ -347,7 +347,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -424,6 +424,11 @@ pub struct TopoArgs {
     /// The isolcpus= boot parameter, e.g. 3: those CPUs get no domain.
     #[arg(long, value_name = "CPUS")]
     pub isolcpus: Option<String>,
+    /// The relax_domain_level= boot parameter (2.6.26-rc1 on): levels above
+    /// it (SIBLING 1, MC 2, CPU 3, NODE 4, ALLNODES 5) lose idle balancing,
+    /// those at or below gain it.
+    #[arg(long, value_name = "LEVEL")]
+    pub relax_domain_level: Option<String>,
     /// CONFIG_NUMA: auto (on where the host has several nodes), on (a
     /// distro kernel on a one-node box: a NODE level over the node) or off.
     #[arg(long, value_name = "MODE", default_value = "auto")]
@@ -1430,7 +1435,11 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
         sets: vec![("numa".to_string(), a.numa.clone())],
         ..SchedSpec::profile(&a.profile)
     };
-    let boot = spec.resolve(&host)?.domain_build.options;
+    let relax = a.relax_domain_level.as_deref().map(crate::experiment::parse_relax_domain_level).transpose();
+    let relax =
+        relax.map_err(|e| format!("--relax-domain-level {}: {e}", a.relax_domain_level.as_deref().unwrap_or("")))?;
+    let boot =
+        cfs_topology::builder::BuildOptions { relax_domain_level: relax, ..spec.resolve(&host)?.domain_build.options };
     let opts = cfs_topology::builder::BuildOptions {
         online: cpus(&a.online, "--online")?,
         isolcpus: cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default(),

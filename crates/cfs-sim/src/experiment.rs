@@ -379,6 +379,16 @@ pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
     })
 }
 
+/// The relax_domain_level= boot parameter as `--set relax_domain_level=`
+/// and `topology --relax-domain-level` take it: a level number, SIBLING 1,
+/// MC 2, CPU 3, NODE 4, ALLNODES 5. 2.6.26 final and 2.6.32 ignore 6 and up
+/// (`val < SD_LV_MAX`), 2.6.26-rc4 takes any, 2.6.25 has no such parameter.
+pub fn parse_relax_domain_level(v: &str) -> Result<u8, String> {
+    v.trim().parse::<u8>().map_err(|_| {
+        "not a level (0-255: SIBLING 1, MC 2, CPU 3, NODE 4, ALLNODES 5; leave it out for the kernel's default)".into()
+    })
+}
+
 /// CONFIG_NUMA as `--set numa=` and `topology --numa` take it: `auto`,
 /// `on` (or 1, true, yes), `off` (or 0, false, no).
 pub fn parse_numa(v: &str) -> Option<cfs_topology::NumaConfig> {
@@ -424,6 +434,12 @@ fn apply_set(
         // than one node; `on` is a distro kernel on a one-node box, which
         // builds a NODE level over the node (kept in 2.6.25/26, and by
         // 2.6.32 only when an edited initialiser gives it a flag CPU lacks).
+        // The relax_domain_level= boot parameter (2.6.26-rc1 on): levels
+        // above it lose idle balancing, levels at or below gain it
+        // (cfs_topology::builder::BuildOptions::relax_domain_level).
+        "relax_domain_level" => {
+            boot.relax_domain_level = Some(parse_relax_domain_level(v).map_err(|e| format!("--set {k}={v}: {e}"))?)
+        }
         "numa" => {
             boot.numa = parse_numa(v).ok_or_else(|| format!("--set numa={v}: not a valid value (auto, on or off)"))?
         }
@@ -450,7 +466,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -1279,6 +1295,32 @@ mod tests {
         );
         assert_eq!(levels("patch=prefer-local-to-node"), [(L::Mc, false), (L::Cpu, false)]);
         assert_eq!(levels("set=numa=on"), [(L::Mc, true), (L::Cpu, true)]);
+    }
+
+    /// `set=relax_domain_level=1` reaches the boot domains and the rebuilds:
+    /// on the Q6600 under 2.6.26, MC (level 2) and CPU (3) lie above 1, so
+    /// both lose SD_BALANCE_NEWIDLE (bce7f793 set_domain_attribute; neither
+    /// has WAKE_IDLE); at 3 both keep it and gain SD_WAKE_IDLE_FAR. 2.6.25
+    /// has no such parameter.
+    #[test]
+    fn relax_domain_level_is_a_boot_parameter() {
+        use cfs_topology::SdFlags;
+        let host = Host::preset("q6600").unwrap();
+        let flags = |items: &str| {
+            let col = SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
+            assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains, "{items}");
+            col.domains.of(0).iter().map(|d| d.flags).collect::<Vec<_>>()
+        };
+        let plain = flags("profile=2.6.26");
+        assert!(plain.iter().all(|f| f.contains(SdFlags::BALANCE_NEWIDLE) && !f.contains(SdFlags::WAKE_IDLE_FAR)));
+        let relaxed = flags("profile=2.6.26,set=relax_domain_level=1");
+        assert_eq!(relaxed, plain.iter().map(|&f| f - SdFlags::BALANCE_NEWIDLE).collect::<Vec<_>>());
+        let far = flags("profile=2.6.26,set=relax_domain_level=3");
+        assert_eq!(far, plain.iter().map(|&f| f | SdFlags::WAKE_IDLE_FAR).collect::<Vec<_>>());
+        assert_eq!(flags("profile=2.6.25,set=relax_domain_level=1"), flags("profile=2.6.25"));
+        let e =
+            SchedSpec::profile("2.6.26").with_items("set=relax_domain_level=-1").unwrap().resolve(&host).unwrap_err();
+        assert!(e.starts_with("--set relax_domain_level=-1: not a level"), "{e}");
     }
 
     #[test]

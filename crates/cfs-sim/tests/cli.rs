@@ -1809,4 +1809,12 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
         "no NODE domain",
     );
     fails(&["--set", "numa=maybe"], "--set numa=maybe: not a valid value");
+    // relax_domain_level=1 on the Q6600 (2.6.26): MC (2) and CPU (3) lie
+    // above it and lose SD_BALANCE_NEWIDLE (set_domain_attribute).
+    let relaxed = String::from_utf8(run(&["topology", "q6600", "--relax-domain-level", "1"]).stdout).unwrap();
+    let flag_lines: Vec<&str> = relaxed.lines().filter(|l| l.trim_start().starts_with("flags")).collect();
+    assert_eq!(flag_lines.len(), 8, "{relaxed}");
+    assert!(flag_lines.iter().all(|l| !l.contains("SD_BALANCE_NEWIDLE")), "{relaxed}");
+    fails_with(&["topology", "q6600", "--relax-domain-level", "x"], "--relax-domain-level x: not a level");
+    fails(&["--set", "relax_domain_level=-1"], "--set relax_domain_level=-1: not a level");
 }
