@@ -543,10 +543,11 @@ fuzz_target!(|input: Input| {
     config.preempt = input.hz & 128 != 0;
     config.check_invariants = true;
     config.validate().expect("a configuration built from accepted pieces is valid");
-    // Flag edits go to the builder, as the CLI's --sd-flags do: they can
-    // keep or drop a level.
+    // A patch's initialiser edits go to the builder; flag overrides are
+    // written into the built domains, as the CLI's --sd-flags are.
     let mut domain_build = engine::DomainBuild::default();
     domain_build.options.init_flags = config.patches.init_flag_edits();
+    let mut domains = host.build_domains_with(version, &domain_build.options);
     for o in input.overrides.iter().take(3) {
         let item = format!(
             "{}:{}{}",
@@ -555,10 +556,10 @@ fuzz_target!(|input: Input| {
             FLAGS[o.flag as usize % FLAGS.len()]
         );
         if let Ok(ov) = parse_flag_overrides_for(&item, version) {
-            domain_build.options.init_flags = domain_build.options.init_flags.with_overrides(&ov);
+            domains.apply_overrides(&ov);
+            domain_build.overrides.extend(ov);
         }
     }
-    let domains = host.build_domains_with(version, &domain_build.options);
 
     // Workload.
     let run_ns = (1 + input.ms as u64 % 4) * 1_000_000;

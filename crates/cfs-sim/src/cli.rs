@@ -437,9 +437,9 @@ pub struct TopoArgs {
     /// domain initialisers (prefer-local-to-node) changes what is built.
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
-    /// Edits to the domain initialisers, as a run's --sd-flags takes them
-    /// (MC:-PREFER_LOCAL,NODE:+PREFER_LOCAL): applied before the kernel
-    /// drops degenerate levels, so they can keep or drop one.
+    /// Flags written into the built domains, as a run's --sd-flags (the
+    /// sched_domain sysctl: no level is added or dropped), e.g.
+    /// MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
     #[arg(long, value_name = "LIST")]
     pub sd_flags: Option<String>,
     /// Print JSON.
@@ -1427,8 +1427,8 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     if crate::experiment::parse_numa(&a.numa).is_none() {
         return Err(format!("--numa {}: not a valid value (auto, on or off)", a.numa));
     }
-    // The build a run's column would make (its patches' and --sd-flags'
-    // initialiser edits, CONFIG_NUMA), over the CPUs asked for.
+    // The build a run's column would make (its patches' initialiser edits,
+    // CONFIG_NUMA, then --sd-flags written in), over the CPUs asked for.
     let spec = SchedSpec {
         patches: a.patches.clone(),
         sd_flags: a.sd_flags.clone(),
@@ -1438,14 +1438,11 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let relax = a.relax_domain_level.as_deref().map(crate::experiment::parse_relax_domain_level).transpose();
     let relax =
         relax.map_err(|e| format!("--relax-domain-level {}: {e}", a.relax_domain_level.as_deref().unwrap_or("")))?;
-    let boot =
-        cfs_topology::builder::BuildOptions { relax_domain_level: relax, ..spec.resolve(&host)?.domain_build.options };
-    let opts = cfs_topology::builder::BuildOptions {
-        online: cpus(&a.online, "--online")?,
-        isolcpus: cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default(),
-        ..boot
-    };
-    let domains = host.build_domains_with(version, &opts);
+    let mut build = spec.resolve(&host)?.domain_build;
+    build.options.relax_domain_level = relax;
+    build.options.isolcpus = cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default();
+    let online = cpus(&a.online, "--online")?.unwrap_or_else(|| host.all_cpus());
+    let domains = build.build(&host, version, online);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }

@@ -239,15 +239,27 @@ impl SchedSpec {
             client_nice: nice(&self.client_nice, "client-nice")?,
             server_nice: nice(&self.server_nice, "server-nice")?,
         };
-        // `--sd-flags` edits the kernel's domain initialisers, as a patch of
-        // them does: both go to the builder, which applies them before
-        // group power and degenerate removal read the flags.
-        let mut edits = cfg.patches.init_flag_edits();
-        let mut levels = Vec::new();
+        // A patch of the domain initialisers goes to the builder, which
+        // applies it before group power and degenerate removal read the
+        // flags, as the patched kernel's build does.
+        boot.init_flags = cfg.patches.init_flag_edits();
+        let mut domains = host.build_domains_with(version, &boot);
+        let mut domain_build = engine::DomainBuild { options: boot, ..engine::DomainBuild::default() };
+        // `--sd-flags` writes flags into the built domains, as the
+        // sched_domain sysctl does to a running kernel: no level is added
+        // or dropped. A rebuild after hotplug writes them again.
         if let Some(sd) = &self.sd_flags {
             let ov = parse_flag_overrides_for(sd, version).map_err(|e| format!("--sd-flags: {e}"))?;
+            // One list may serve several hosts (thread 2's MC and CPU fix
+            // on Nehalem-EP, which has no CPU level): items for a level the
+            // host lacks are skipped, but a list none of whose levels exist
+            // here would change nothing, and is refused.
+            if let Some(Err(e)) = ov.iter().map(|o| has_level(&domains, o.level)).reduce(|a, b| a.or(b)) {
+                return Err(format!("--sd-flags: {e}"));
+            }
             // A flag both a patch and the list touch would silently take
-            // one of the two values.
+            // the patch's value (the scheduler writes the patch's edits
+            // into the levels it is given).
             for p in cfg.patches.iter() {
                 for &(level, set, clear) in p.domain_flags() {
                     if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
@@ -260,19 +272,9 @@ impl SchedSpec {
                     }
                 }
             }
-            edits = edits.with_overrides(&ov);
-            levels = ov.iter().map(|o| o.level).collect();
+            domains.apply_overrides(&ov);
+            domain_build.overrides = ov;
         }
-        boot.init_flags = edits;
-        let domains = host.build_domains_with(version, &boot);
-        // One list may serve several hosts (thread 2's MC and CPU fix on
-        // Nehalem-EP, which has no CPU level): items for a level the host
-        // lacks change nothing, but a list none of whose levels exist here
-        // would change nothing at all, and is refused.
-        if let Some(Err(e)) = levels.iter().map(|&l| has_level(&domains, l)).reduce(|a, b| a.or(b)) {
-            return Err(format!("--sd-flags: {e}"));
-        }
-        let domain_build = engine::DomainBuild { options: boot };
         let costs = self.costs.iter().map(|(k, v)| CostSetting::new(k, v)).collect::<Result<Vec<_>, _>>()?;
         let irqs = self.irqs.iter().map(|s| parse_irq(s, host, "irq")).collect::<Result<Vec<_>, _>>()?;
         let slow = self.slow.iter().map(|s| parse_slow(s, host, "slow")).collect::<Result<Vec<_>, _>>()?;
@@ -1262,15 +1264,7 @@ mod tests {
         let s = SchedSpec::profile("2.6.26").with_items("set=isolcpus=2,3,sd-flags=MC:-WAKE_AFFINE").unwrap();
         let col = s.resolve(&host).unwrap();
         assert_eq!(col.domain_build.options.isolcpus, CpuMask::from_cpus([2, 3]));
-        let mc = col.domain_build.options.init_flags.iter().collect::<Vec<_>>();
-        assert_eq!(
-            mc,
-            [FlagOverride {
-                level: cfs_topology::DomainLevel::Mc,
-                set: cfs_topology::SdFlags::empty(),
-                clear: cfs_topology::SdFlags::WAKE_AFFINE
-            }]
-        );
+        assert_eq!(col.domain_build.overrides.len(), 1);
         assert!(col.domains.of(2).is_empty() && col.domains.of(3).is_empty());
         assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains);
     }

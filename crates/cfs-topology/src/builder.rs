@@ -149,10 +149,11 @@ pub struct BuildOptions {
     /// minus these), so no balancing ever moves a task to or from them and
     /// only affinity puts one there.
     pub isolcpus: CpuMask,
-    /// Edits to the `SD_*_INIT` initialisers (a patch such as 799e2205ec6,
-    /// or a user's `--sd-flags`), applied as each domain is made: before
-    /// `relax_domain_level`, group power and degenerate removal, so they
-    /// can keep or drop a level as the edited kernel would.
+    /// Edits to the `SD_*_INIT` initialisers (a patch such as 799e2205ec6),
+    /// applied as each domain is made: before `relax_domain_level`, group
+    /// power and degenerate removal, so they can keep or drop a level as
+    /// the edited kernel would. (Flags written into built domains, as the
+    /// `sched_domain` sysctl does, are [`SchedDomains::apply_overrides`].)
     pub init_flags: InitFlagEdits,
 }
 

@@ -513,14 +513,13 @@ fn a_node_with_every_cpu_down_leaves_no_span_across_nodes() {
     }
 }
 
-/// Thread 2's `--sd-flags MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL` builds the same
-/// domains as an edit of the initialisers as it did written into built
-/// domains, on every preset and profile and with CONFIG_NUMA either way:
-/// SD_PREFER_LOCAL takes no part in group power, and taking it off MC and CPU
-/// cannot keep a level (sd_parent_degenerate asks for a flag the child lacks),
-/// nor drop one, since a parent is compared against its child's flags and
-/// MC and CPU lose it together; the CPU level above MC on every preset has
-/// more than one group or a wider span. Only adding it to NODE can keep a level
+/// Thread 2's clearing of SD_PREFER_LOCAL at MC and CPU builds the same
+/// domains as an edit of the initialisers (a rebuilt kernel) as written into
+/// built domains (the sched_domain sysctl, `--sd-flags`), on every preset
+/// and profile and with CONFIG_NUMA either way: SD_PREFER_LOCAL takes no
+/// part in group power, and taking it off both MC and CPU changes no
+/// comparison sd_parent_degenerate makes between them. So it does not matter
+/// which way the reporter cleared it. Adding it to NODE can keep a level
 /// (`an_edited_initialiser_can_keep_a_level_that_the_kernel_would_drop`).
 #[test]
 fn taking_prefer_local_off_mc_and_cpu_builds_the_same_domains_either_way() {

@@ -81,7 +81,7 @@ use cfs_core::{
     Config, ConfigError, CurrentState, Deschedule, SchedDomains, SchedError, SchedStats, Scheduler, TaskId, TaskState,
 };
 use cfs_topology::builder::BuildOptions;
-use cfs_topology::{CpuMask, Host};
+use cfs_topology::{CpuMask, FlagOverride, Host};
 use poll::{Landing, PollPass};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -373,8 +373,9 @@ pub struct RunSetup<'a> {
 }
 
 /// What the boot domains were built with: the builder's options, among them
-/// the edits to the kernel's domain initialisers (`init_flags`: a patch's,
-/// and `--sd-flags`), so a rebuild keeps them. A flag written at run time
+/// the edits to the kernel's domain initialisers (`init_flags`, a patch's),
+/// and the flags the configuration writes into the built domains
+/// (`--sd-flags`). A rebuild keeps both. A flag written at run time
 /// ([`Setting::DomainFlags`], a `sched_domain` sysctl) is lost on a
 /// rebuild, as the kernel's is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -382,13 +383,17 @@ pub struct DomainBuild {
     /// The builder's options at boot (its `online` is ignored: the engine
     /// sets it to the CPUs up at each rebuild).
     pub options: BuildOptions,
+    /// Flag overrides written into every build, after degenerate removal.
+    pub overrides: Vec<FlagOverride>,
 }
 
 impl DomainBuild {
     /// The domains `host` gets under `version` with the CPUs of `online` up.
     pub fn build(&self, host: &Host, version: cfs_core::KernelVersion, online: CpuMask) -> SchedDomains {
         let opts = BuildOptions { online: Some(online), ..self.options };
-        host.build_domains_with(version, &opts)
+        let mut d = host.build_domains_with(version, &opts);
+        d.apply_overrides(&self.overrides);
+        d
     }
 
     /// `node_to_cpumask(cpu_to_node(cpu))`: the CPUs of `cpu`'s node, or

@@ -2587,7 +2587,7 @@ fn a_dying_cpus_node_is_its_numa_node_or_the_machine() {
     use cfs_topology::builder::NumaConfig;
     let nehalem = Host::preset("nehalem-ep").unwrap();
     let q6600 = Host::preset("q6600").unwrap();
-    let with = |numa| DomainBuild { options: BuildOptions { numa, ..BuildOptions::default() } };
+    let with = |numa| DomainBuild { options: BuildOptions { numa, ..BuildOptions::default() }, overrides: vec![] };
     let node1 = CpuMask::from_cpus([4, 5, 6, 7, 12, 13, 14, 15]);
     assert_eq!(with(NumaConfig::Auto).node_of(&nehalem, 5), node1);
     assert_eq!(with(NumaConfig::On).node_of(&nehalem, 5), node1);
