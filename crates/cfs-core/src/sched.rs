@@ -219,7 +219,8 @@ impl<O: Observer> Scheduler<O> {
     /// edit keeps, such as 799e2205ec6's NODE on a one-node NUMA build),
     /// build `domains` with `BuildOptions { init_flags:
     /// cfg.patches.init_flag_edits(), .. }`; writing the edits again here
-    /// then changes nothing.
+    /// then changes nothing, unless something after the build (an
+    /// override, `relax_domain_level=`) touched the patch's flags.
     pub fn with_observer(cfg: Config, domains: SchedDomains, observer: O) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let n = domains.nr_cpus().max(1);

@@ -1427,22 +1427,21 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     if crate::experiment::parse_numa(&a.numa).is_none() {
         return Err(format!("--numa {}: not a valid value (auto, on or off)", a.numa));
     }
+    if let Some(r) = &a.relax_domain_level {
+        crate::experiment::parse_relax_domain_level(r).map_err(|e| format!("--relax-domain-level {r}: {e}"))?;
+    }
     // The build a run's column would make (its patches' initialiser edits,
-    // CONFIG_NUMA, then --sd-flags written in), over the CPUs asked for.
-    let spec = SchedSpec {
-        patches: a.patches.clone(),
-        sd_flags: a.sd_flags.clone(),
-        sets: vec![("numa".to_string(), a.numa.clone())],
-        ..SchedSpec::profile(&a.profile)
-    };
-    let relax = a.relax_domain_level.as_deref().map(crate::experiment::parse_relax_domain_level).transpose();
-    let relax =
-        relax.map_err(|e| format!("--relax-domain-level {}: {e}", a.relax_domain_level.as_deref().unwrap_or("")))?;
-    let mut build = spec.resolve(&host)?.domain_build;
-    build.options.relax_domain_level = relax;
+    // the boot parameters, CONFIG_NUMA, then --sd-flags written in), over
+    // the CPUs asked for.
+    let mut sets = vec![("numa".to_string(), a.numa.clone())];
+    sets.extend(a.relax_domain_level.iter().map(|r| ("relax_domain_level".to_string(), r.clone())));
+    let spec =
+        SchedSpec { patches: a.patches.clone(), sd_flags: a.sd_flags.clone(), sets, ..SchedSpec::profile(&a.profile) };
+    let column = spec.resolve(&host)?;
+    let mut build = column.domain_build;
     build.options.isolcpus = cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default();
     let online = cpus(&a.online, "--online")?.unwrap_or_else(|| host.all_cpus());
-    let domains = build.build(&host, version, online);
+    let domains = build.build(&host, &column.config, online);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }

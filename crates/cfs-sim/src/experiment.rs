@@ -384,7 +384,10 @@ pub fn parse_profile(name: &str) -> Result<KernelVersion, String> {
 /// The relax_domain_level= boot parameter as `--set relax_domain_level=`
 /// and `topology --relax-domain-level` take it: a level number, SIBLING 1,
 /// MC 2, CPU 3, NODE 4, ALLNODES 5. 2.6.26 final and 2.6.32 ignore 6 and up
-/// (`val < SD_LV_MAX`), 2.6.26-rc4 takes any, 2.6.25 has no such parameter.
+/// (`val < SD_LV_MAX`), 2.6.26-rc4 takes any, 2.6.25 has no such parameter;
+/// where it does nothing it is accepted, as the kernel accepts it. Signs and
+/// other bases are refused: the kernel's simple_strtoul reads `-1` as 0
+/// (every level loses idle balancing) and `08` as 0, which no one means.
 pub fn parse_relax_domain_level(v: &str) -> Result<u8, String> {
     v.trim().parse::<u8>().map_err(|_| {
         "not a level (0-255: SIBLING 1, MC 2, CPU 3, NODE 4, ALLNODES 5; leave it out for the kernel's default)".into()
@@ -432,16 +435,16 @@ fn apply_set(
         "tcp_low_latency" => sockets.tcp_low_latency = v.parse::<i64>().map_or_else(|_| as_bool(), |n| Ok(n != 0))?,
         // select()'s pass as a window wakeups can race (engine::Sockets).
         "poll_window" => sockets.poll_window = as_bool()?,
-        // CONFIG_NUMA: `auto` (the default) has it where the host has more
-        // than one node; `on` is a distro kernel on a one-node box, which
-        // builds a NODE level over the node (kept in 2.6.25/26, and by
-        // 2.6.32 only when an edited initialiser gives it a flag CPU lacks).
         // The relax_domain_level= boot parameter (2.6.26-rc1 on): levels
         // above it lose idle balancing, levels at or below gain it
         // (cfs_topology::builder::BuildOptions::relax_domain_level).
         "relax_domain_level" => {
             boot.relax_domain_level = Some(parse_relax_domain_level(v).map_err(|e| format!("--set {k}={v}: {e}"))?)
         }
+        // CONFIG_NUMA: `auto` (the default) has it where the host has more
+        // than one node; `on` is a distro kernel on a one-node box, which
+        // builds a NODE level over the node (kept in 2.6.25/26, and by
+        // 2.6.32 only when an edited initialiser gives it a flag CPU lacks).
         "numa" => {
             boot.numa = parse_numa(v).ok_or_else(|| format!("--set numa={v}: not a valid value (auto, on or off)"))?
         }
@@ -503,7 +506,7 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 11] = [
+const BOOT_ONLY: [&str; 13] = [
     "hz",
     "hres_timers",
     "hres",
@@ -515,6 +518,8 @@ const BOOT_ONLY: [&str; 11] = [
     "poll_window",
     "sndbuf",
     "isolcpus",
+    "numa",
+    "relax_domain_level",
 ];
 
 /// The side a task setting's `--switch` key names: the plain key
@@ -1266,7 +1271,7 @@ mod tests {
         assert_eq!(col.domain_build.options.isolcpus, CpuMask::from_cpus([2, 3]));
         assert_eq!(col.domain_build.overrides.len(), 1);
         assert!(col.domains.of(2).is_empty() && col.domains.of(3).is_empty());
-        assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains);
+        assert_eq!(col.domain_build.build(&host, &col.config, host.all_cpus()), col.domains);
     }
 
     /// A patch of the domain initialisers goes to the builder with
@@ -1280,7 +1285,7 @@ mod tests {
         let host = Host::preset("stoakley").unwrap();
         let levels = |items: &str| {
             let col = SchedSpec::profile("2.6.32-rc1").with_items(items).unwrap().resolve(&host).unwrap();
-            assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains, "{items}");
+            assert_eq!(col.domain_build.build(&host, &col.config, host.all_cpus()), col.domains, "{items}");
             col.domains.of(5).iter().map(|d| (d.level, d.flags.contains(SdFlags::PREFER_LOCAL))).collect::<Vec<_>>()
         };
         assert_eq!(
@@ -1302,7 +1307,7 @@ mod tests {
         let host = Host::preset("q6600").unwrap();
         let flags = |items: &str| {
             let col = SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
-            assert_eq!(col.domain_build.build(&host, col.config.version, host.all_cpus()), col.domains, "{items}");
+            assert_eq!(col.domain_build.build(&host, &col.config, host.all_cpus()), col.domains, "{items}");
             col.domains.of(0).iter().map(|d| d.flags).collect::<Vec<_>>()
         };
         let plain = flags("profile=2.6.26");

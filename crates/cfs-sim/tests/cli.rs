@@ -318,6 +318,8 @@ fn bad_plot_extension_and_usage_errors() {
     }
     fails(&["--switch", "1s:set=hz=1000"], "fixed at boot");
     fails(&["--switch", "1s:set=preempt=1"], "preempt is fixed at boot");
+    fails(&["--switch", "1s:set=numa=on"], "numa is fixed at boot");
+    fails(&["--switch", "1s:set=relax_domain_level=1"], "relax_domain_level is fixed at boot");
     fails(&["--switch", "1s:set=sched_latency_ns=x"], "not an integer");
     fails(&["--switch", "1s:set=tcp_low_latency=on"], "\"on\" is not an integer");
     fails(&["--switch", "1s:set=sched_bogus=1"], "unknown tunable");

@@ -82,10 +82,13 @@
 //! - A single-node host is built with `CONFIG_NUMA` off by default. With
 //!   [`NumaConfig::On`] (a distro kernel on a UMA box), 2.6.25/26 keep a
 //!   one-group NODE level (its `SD_SERIALIZE` is not in the child's flags)
-//!   while 2.6.32 drops it (`SD_SERIALIZE` is ignored when `nr_node_ids == 1`).
+//!   while 2.6.32 drops it (`SD_SERIALIZE` is ignored when `nr_node_ids == 1`)
+//!   unless an edited initialiser gives NODE a flag CPU lacks (2.6.32-rc1
+//!   with 799e2205ec6).
 //! - Edits to the initialisers ([`BuildOptions::init_flags`]) are applied to
-//!   each domain's flags as it is made, before `set_domain_attribute`: a
-//!   patch to `SD_*_INIT` in a kernel also built with `relax_domain_level=`.
+//!   each domain's flags as it is made, before `set_domain_attribute`, so a
+//!   patched initialiser is what the `relax_domain_level=` boot parameter
+//!   then edits.
 //! - The MC span is clipped to the node (`coregroup ∩ node`). The 2.6 kernels
 //!   never met a last-level cache wider than a node; later kernels split it
 //!   there too. Without the clip MC would not nest inside CPU.

@@ -127,10 +127,12 @@ impl FlagOverride {
 /// degenerate removal read the flags, as an edited initialiser would be.
 /// The same items applied to built domains
 /// ([`SchedDomains::apply_overrides`]) reach only the levels that survived:
-/// on a one-node host built with CONFIG_NUMA, `NODE:+PREFER_LOCAL` keeps a
-/// NODE level that the unedited flags drop (`sd_parent_degenerate`: the
-/// flag is one the CPU child lacks), and `MC:-SHARE_PKG_RESOURCES` changes
-/// the CPU-level groups' `cpu_power` in 2.6.25/26.
+/// on a one-node host built with CONFIG_NUMA, 799e2205ec6's edits
+/// (`MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,NODE:+PREFER_LOCAL`) keep a NODE
+/// level that the unedited flags drop under 2.6.32-rc1
+/// (`sd_parent_degenerate`: PREFER_LOCAL is then a flag the CPU child
+/// lacks), and `MC:-SHARE_PKG_RESOURCES` changes the CPU-level groups'
+/// `cpu_power` in 2.6.25/26.
 ///
 /// Items compose in order, each clearing then setting as
 /// [`SchedDomains::override_flags`] does, so a level's edits can be written
@@ -153,11 +155,16 @@ impl InitFlagEdits {
     /// Clear-then-set twice is clear-then-set once: after (s1, c1) then
     /// (s2, c2) a flag ends set if s2 sets it, or s1 did and c2 does not
     /// clear it; every other flag either clears is cleared. So the pair is
-    /// ((s1 − c2) | s2, c1 | c2).
+    /// ((s1 − c2) | s2, c1 | c2), kept as (set, clear − set).
     #[must_use]
     pub fn with(mut self, level: DomainLevel, set: SdFlags, clear: SdFlags) -> Self {
         let (s1, c1) = self.edits[level as usize];
-        self.edits[level as usize] = ((s1 - clear) | set, c1 | clear);
+        let set = (s1 - clear) | set;
+        // A flag that ends set need not be cleared first: leaving it out of
+        // `clear` keeps the pair canonical, so edits that apply alike
+        // compare equal and `iter` never yields an item that both sets and
+        // clears a flag.
+        self.edits[level as usize] = (set, (c1 | clear) - set);
         self
     }
 

@@ -130,7 +130,7 @@ proptest! {
         }
     }
 
-    /// Any edit of the initialisers (a patch of SD_*_INIT, `--sd-flags`)
+    /// Any edit of the initialisers (a patch of SD_*_INIT)
     /// builds domains that keep the same invariants: an edit may keep or
     /// drop a level and change group power, never break the structure.
     #[test]

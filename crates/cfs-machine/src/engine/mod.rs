@@ -388,10 +388,13 @@ pub struct DomainBuild {
 }
 
 impl DomainBuild {
-    /// The domains `host` gets under `version` with the CPUs of `online` up.
-    pub fn build(&self, host: &Host, version: cfs_core::KernelVersion, online: CpuMask) -> SchedDomains {
-        let opts = BuildOptions { online: Some(online), ..self.options };
-        let mut d = host.build_domains_with(version, &opts);
+    /// The domains `host` gets under `config` with the CPUs of `online` up:
+    /// `config`'s version, and the initialiser edits of the patches it has
+    /// now (a patch switched on or off at run time is the kernel the
+    /// rebuild is made by), whatever `options.init_flags` held at boot.
+    pub fn build(&self, host: &Host, config: &cfs_core::Config, online: CpuMask) -> SchedDomains {
+        let opts = BuildOptions { online: Some(online), init_flags: config.patches.init_flag_edits(), ..self.options };
+        let mut d = host.build_domains_with(config.version, &opts);
         d.apply_overrides(&self.overrides);
         d
     }
@@ -1348,7 +1351,7 @@ impl<'a> Sim<'a> {
     fn cpu_down(&mut self, c: usize) -> Result<(), SimError> {
         let mut online = self.sched.online_cpus();
         online.clear(c);
-        let domains = self.domain_build.build(self.host, self.sched.config().version, online);
+        let domains = self.domain_build.build(self.host, self.sched.config(), online);
         let node = self.domain_build.node_of(self.host, c);
         self.interrupt_segment(c);
         self.account(c);
@@ -1381,7 +1384,7 @@ impl<'a> Sim<'a> {
     fn cpu_up(&mut self, c: usize) -> Result<(), SimError> {
         let mut online = self.sched.online_cpus();
         online.set(c);
-        let domains = self.domain_build.build(self.host, self.sched.config().version, online);
+        let domains = self.domain_build.build(self.host, self.sched.config(), online);
         self.sched.cpu_up(self.t(), c, domains)?;
         self.account(c);
         self.full_sync = true;

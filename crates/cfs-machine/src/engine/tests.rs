@@ -2595,6 +2595,45 @@ fn a_dying_cpus_node_is_its_numa_node_or_the_machine() {
     assert_eq!(with(NumaConfig::Auto).node_of(&q6600, 3), q6600.all_cpus());
 }
 
+/// A rebuild after hotplug is made by the kernel of the moment: the
+/// initialiser edits of the patches the scheduler has now, not those it
+/// booted with. Stoakley under 2.6.32-rc1 with CONFIG_NUMA, booted with
+/// prefer-local-to-node (799e2205ec6: MC and CPU lose SD_PREFER_LOCAL, NODE
+/// gains it and is kept): with the patch switched off since, CPU 7's going
+/// down rebuilds MC and CPU with the flag and no NODE level; with it still
+/// on, the patched levels. `--sd-flags` overrides are written in either way.
+#[test]
+fn a_rebuild_follows_the_patches_of_the_moment() {
+    use cfs_core::Patch;
+    use cfs_topology::builder::NumaConfig;
+    use cfs_topology::{DomainLevel as L, FlagOverride, SdFlags};
+    let host = Host::preset("stoakley").unwrap();
+    let v = cfs_core::KernelVersion::V2_6_32Rc1;
+    let patched = cfs_core::Config::new(v, 8).with_patch(Patch::PreferLocalToNode).unwrap();
+    let plain = cfs_core::Config::new(v, 8);
+    let wake = FlagOverride { level: L::Mc, set: SdFlags::empty(), clear: SdFlags::WAKE_AFFINE };
+    let boot = DomainBuild {
+        options: BuildOptions {
+            numa: NumaConfig::On,
+            init_flags: patched.patches.init_flag_edits(),
+            ..BuildOptions::default()
+        },
+        overrides: vec![wake],
+    };
+    let up = CpuMask::first_n(7);
+    let levels = |d: &SchedDomains| {
+        d.of(0)
+            .iter()
+            .map(|x| (x.level, x.flags.contains(SdFlags::PREFER_LOCAL), x.flags.contains(SdFlags::WAKE_AFFINE)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        levels(&boot.build(&host, &patched, up)),
+        [(L::Mc, false, false), (L::Cpu, false, true), (L::Node, true, true)]
+    );
+    assert_eq!(levels(&boot.build(&host, &plain, up)), [(L::Mc, true, false), (L::Cpu, true, true)]);
+}
+
 /// The hotplug changes a run may carry: CPUs the host has, never CPU 0,
 /// down only when up and up only when down.
 #[test]
