@@ -546,8 +546,7 @@ fuzz_target!(|input: Input| {
     // A patch's initialiser edits go to the builder; flag overrides are
     // written into the built domains, as the CLI's --sd-flags are.
     let mut domain_build = engine::DomainBuild::default();
-    domain_build.options.init_flags = config.patches.init_flag_edits();
-    let mut domains = host.build_domains_with(version, &domain_build.options);
+    let mut domains = domain_build.build(&host, &config, host.all_cpus());
     for o in input.overrides.iter().take(3) {
         let item = format!(
             "{}:{}{}",

@@ -239,12 +239,12 @@ impl SchedSpec {
             client_nice: nice(&self.client_nice, "client-nice")?,
             server_nice: nice(&self.server_nice, "server-nice")?,
         };
-        // A patch of the domain initialisers goes to the builder, which
-        // applies it before group power and degenerate removal read the
-        // flags, as the patched kernel's build does.
-        boot.init_flags = cfg.patches.init_flag_edits();
-        let mut domains = host.build_domains_with(version, &boot);
+        // The boot domains, as every rebuild makes them: a patch of the
+        // domain initialisers goes to the builder, which applies it before
+        // group power and degenerate removal read the flags, as the patched
+        // kernel's build does (engine::DomainBuild::build).
         let mut domain_build = engine::DomainBuild { options: boot, ..engine::DomainBuild::default() };
+        let mut domains = domain_build.build(host, &cfg, host.all_cpus());
         // `--sd-flags` writes flags into the built domains, as the
         // sched_domain sysctl does to a running kernel: no level is added
         // or dropped. A rebuild after hotplug writes them again.

@@ -380,8 +380,9 @@ pub struct RunSetup<'a> {
 /// rebuild, as the kernel's is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DomainBuild {
-    /// The builder's options at boot (its `online` is ignored: the engine
-    /// sets it to the CPUs up at each rebuild).
+    /// The builder's options at boot (its `online` and `init_flags` are
+    /// ignored: each build sets them to the CPUs up and to the current
+    /// patches' edits).
     pub options: BuildOptions,
     /// Flag overrides written into every build, after degenerate removal.
     pub overrides: Vec<FlagOverride>,
@@ -391,7 +392,7 @@ impl DomainBuild {
     /// The domains `host` gets under `config` with the CPUs of `online` up:
     /// `config`'s version, and the initialiser edits of the patches it has
     /// now (a patch switched on or off at run time is the kernel the
-    /// rebuild is made by), whatever `options.init_flags` held at boot.
+    /// rebuild is made by).
     pub fn build(&self, host: &Host, config: &cfs_core::Config, online: CpuMask) -> SchedDomains {
         let opts = BuildOptions { online: Some(online), init_flags: config.patches.init_flag_edits(), ..self.options };
         let mut d = host.build_domains_with(config.version, &opts);
