@@ -4,7 +4,7 @@
 //! refusals (`SchedError` other than `Invariant`) are expected answers.
 //! The calls include the run-time settings (features mask, tunables, domain
 //! flags, patches switched on and off) and CPUs going down and coming back
-//! up with their rebuilt domains. `nohz` switches NO_HZ on; then
+//! up with their rebuilt domains, and the domains rebuilt in place. `nohz` switches NO_HZ on; then
 //! after every call one CPU in turn runs the idle loop's
 //! `nohz_stop_sched_tick`, as a driver would. (NO_HZ was bit 7 of
 //! `patches` until an eighth patch needed that bit.) After every call,
@@ -16,7 +16,7 @@ use cfs_core::{
     Config, CpuMask, CurrentState, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams,
     Tunables,
 };
-use cfs_topology::builder::BuildOptions;
+use cfs_topology::builder::{BuildOptions, NumaConfig};
 use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
@@ -49,6 +49,11 @@ enum Op {
     CpuUp { cpu: u8 },
     /// The running task enters or leaves a wait loop (set_current_state).
     SetCurrentState { task: u8, interruptible: bool },
+    /// The domains rebuilt over the CPUs up (arch_reinit_sched_domains),
+    /// as the kernel with the patches now in force builds them, with or
+    /// without CONFIG_NUMA; or the boot ones (`stale`: refused once a CPU
+    /// is down).
+    ReinitDomains { numa: bool, stale: bool },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -179,6 +184,16 @@ fuzz_target!(|input: Input| {
             Op::SetCurrentState { task: t, interruptible } => {
                 let state = if interruptible { CurrentState::Interruptible } else { CurrentState::Running };
                 s.set_current_state(task(t, &s), state)
+            }
+            Op::ReinitDomains { numa, stale } => {
+                let opts = BuildOptions {
+                    online: Some(s.online_cpus()),
+                    numa: if numa { NumaConfig::On } else { NumaConfig::Auto },
+                    init_flags: s.config().patches.init_flag_edits(),
+                    ..BuildOptions::default()
+                };
+                let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };
+                s.arch_reinit_sched_domains(now, d)
             }
         };
         if let Err(SchedError::Invariant(v)) = r {

@@ -199,6 +199,27 @@ impl<O: Observer> Scheduler<O> {
         self.finish(ApiCall::CpuUp { now, cpu })
     }
 
+    /// `arch_reinit_sched_domains` (2.6.26 bce7f793 sched.c:7397-7410;
+    /// 2.6.32 22763c5c :9057-9065 through `rebuild_sched_domains`): every
+    /// CPU is detached from its domains and `domains`, built over the
+    /// online CPUs as they are now, attached in their place with fresh
+    /// balancing state, as a CPU going down or up rebuilds them but with
+    /// no CPU changing state and no task moving. The kernel reaches it from
+    /// a write to `sched_mc_power_savings` or `sched_smt_power_savings`
+    /// (bce7f793 :7416-7430) and, in 2.6.32, from a cpuset change; a
+    /// caller here uses it for a kernel built differently from now on,
+    /// e.g. after switching a patch that edits the domain initialisers
+    /// ([`crate::Patch::domain_flags`]), whose edits
+    /// [`Self::set_patch`] can only write into the levels present. A
+    /// `sched_domain` sysctl written before is lost with the old domains.
+    pub fn arch_reinit_sched_domains(&mut self, now: u64, domains: SchedDomains) -> Result<(), SchedError> {
+        let online = self.online;
+        self.check_rebuilt(&domains, &online)?;
+        self.advance(now);
+        self.attach_rebuilt(domains);
+        self.finish(ApiCall::ReinitDomains { now })
+    }
+
     /// The rebuilt domains must cover this machine, leave every CPU outside
     /// `online` without a domain, and span only online CPUs.
     fn check_rebuilt(&self, domains: &SchedDomains, online: &CpuMask) -> Result<(), SchedError> {

@@ -50,6 +50,7 @@ pub enum ApiCall {
     SetPatch { patch: Patch, on: bool },
     CpuDown { now: u64, cpu: CpuId },
     CpuUp { now: u64, cpu: CpuId },
+    ReinitDomains { now: u64 },
 }
 
 /// The last calls, oldest first.

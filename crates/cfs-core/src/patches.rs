@@ -14,8 +14,10 @@
 //! gains SD_PREFER_LOCAL stays. A scheduler also writes the edits into the
 //! levels it is given ([`Patch::domain_flags`]), which is all it can do for
 //! domains built without them, and writes them, or their inverse, when the
-//! patch is switched at run time: a running kernel's levels are not rebuilt,
-//! so a level the edit would have kept or dropped is not added or removed.
+//! patch is switched at run time. That adds or drops no level; a caller
+//! that wants the levels the edit keeps or drops rebuilds the domains with
+//! [`crate::Scheduler::arch_reinit_sched_domains`] (cfs-machine does, at
+//! every switch of such a patch).
 
 use cfs_topology::{DomainLevel, InitFlagEdits, KernelVersion, SdFlags};
 use core::fmt;

@@ -137,7 +137,11 @@ impl<O: Observer> Scheduler<O> {
     /// SYNC_WAKEUPS bit when it goes off. A patch of the domain
     /// initialisers ([`Patch::domain_flags`]) is written into the flags of
     /// every domain at its levels when it goes on, and its inverse when it
-    /// goes off (nothing when it was already in that state).
+    /// goes off (nothing when it was already in that state). That reaches
+    /// only the levels present: for the domains the patched kernel would
+    /// have built (a level kept or dropped by the edit), build them with
+    /// [`crate::Patches::init_flag_edits`] and give them to
+    /// [`Self::arch_reinit_sched_domains`], as cfs-machine does.
     pub fn set_patch(&mut self, patch: Patch, on: bool) -> Result<(), SchedError> {
         let patches = if on {
             if let Some(why) = patch.incompatibility(self.cfg.version) {

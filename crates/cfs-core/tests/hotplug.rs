@@ -539,3 +539,80 @@ fn on_2_6_32_a_dying_cpu_stays_out_of_the_nohz_mask_and_the_ilb_role() {
         assert!(s.observer()[seen..].iter().any(|(_, e)| matches!(e, Event::Balance { .. })), "{v}: and balances");
     }
 }
+
+/// `arch_reinit_sched_domains` (bce7f793 sched.c:7397-7410): the domains
+/// given replace the old ones over the same online CPUs, with fresh
+/// balancing state (`last_balance` = the jiffies of the call), and a
+/// `sched_domain` sysctl written before is gone with the old domains.
+/// Domains that do not fit the machine as it is are refused and nothing
+/// changes: eight CPUs' worth on a four-CPU box, or a domain for a CPU
+/// that is down.
+#[test]
+fn reinit_attaches_fresh_domains_over_the_cpus_up_and_checks_them() {
+    use cfs_topology::{DomainLevel, SdFlags};
+    let h = host("q6600");
+    let mut s = scheduler(&h, false);
+    s.spawn(T0, 0, TaskParams::normal()).unwrap();
+    assert_eq!(s.set_domain_flags(DomainLevel::Mc, SdFlags::empty(), SdFlags::WAKE_AFFINE).unwrap(), 4);
+    assert!(!s.domains().of(0)[0].flags.contains(SdFlags::WAKE_AFFINE));
+    // HZ ticks of the config: ten of them after the first call (the epoch).
+    let tick = s.config().tick_ns();
+    s.arch_reinit_sched_domains(T0 + 10 * tick, h.build_domains(V)).unwrap();
+    assert_eq!(*s.domains(), h.build_domains(V), "the sysctl write is lost with the old domains");
+    for cpu in 0..4 {
+        assert!(s.domain_state(cpu).iter().all(|d| d.last_balance == 10 && d.nr_balance_failed == 0));
+    }
+    let before = s.domains().clone();
+    let err = s.arch_reinit_sched_domains(T0 + 11 * tick, host("stoakley").build_domains(V)).unwrap_err();
+    assert_eq!(err, SchedError::Hotplug(HotplugError::Domains("8 CPUs, the machine has 4".into())));
+    s.cpu_down(T0 + 12 * tick, 3, h.all_cpus(), domains_over(&h, without(&h, &[3]))).unwrap();
+    let err = s.arch_reinit_sched_domains(T0 + 13 * tick, h.build_domains(V)).unwrap_err();
+    // CPU 0's chain is checked first: its MC domain is its die {0,1}, its
+    // CPU-level domain the package 0-3, which holds the CPU that is down.
+    assert_eq!(
+        err,
+        SchedError::Hotplug(HotplugError::Domains(
+            "CPU 0: CPU domain span 0-3 is not within the online CPUs (0-2 online)".into()
+        ))
+    );
+    assert_ne!(*s.domains(), before, "the hotplug rebuild happened");
+    assert_eq!(*s.domains(), domains_over(&h, without(&h, &[3])), "the refused reinit changed nothing");
+}
+
+/// Switching 799e2205ec6 (prefer-local-to-node) on in a running 2.6.32-rc1
+/// on a one-node Stoakley built with CONFIG_NUMA: `set_patch` can only
+/// write its edits into the MC and CPU levels present (PREFER_LOCAL off
+/// both), while the patched kernel keeps a NODE level carrying the flag
+/// (the cfs-topology builder's `an_edited_initialiser_can_keep_a_level...`
+/// test). Reinitialising with the domains built under the patches now in
+/// force gives the patched kernel's three levels; switched off again and
+/// reinitialised, the unpatched two, with PREFER_LOCAL back at MC and CPU.
+#[test]
+fn a_patch_switched_at_run_time_gets_its_levels_at_the_next_reinit() {
+    use cfs_core::Patch;
+    use cfs_topology::builder::NumaConfig;
+    use cfs_topology::{DomainLevel as L, SdFlags};
+    let v = KernelVersion::V2_6_32Rc1;
+    let h = host("stoakley");
+    let build = |s: &S| {
+        let init_flags = s.config().patches.init_flag_edits();
+        h.build_domains_with(v, &BuildOptions { numa: NumaConfig::On, init_flags, ..BuildOptions::default() })
+    };
+    let levels = |s: &S| {
+        s.domains().of(0).iter().map(|d| (d.level, d.flags.contains(SdFlags::PREFER_LOCAL))).collect::<Vec<_>>()
+    };
+    let mut c = Config::new(v, 8);
+    c.check_invariants = true;
+    let boot = h.build_domains_with(v, &BuildOptions { numa: NumaConfig::On, ..BuildOptions::default() });
+    let mut s: S = Scheduler::with_observer(c, boot, Vec::new()).unwrap();
+    assert_eq!(levels(&s), [(L::Mc, true), (L::Cpu, true)]);
+    s.set_patch(Patch::PreferLocalToNode, true).unwrap();
+    assert_eq!(levels(&s), [(L::Mc, false), (L::Cpu, false)], "written into the levels present only");
+    let d = build(&s);
+    s.arch_reinit_sched_domains(T0, d).unwrap();
+    assert_eq!(levels(&s), [(L::Mc, false), (L::Cpu, false), (L::Node, true)]);
+    s.set_patch(Patch::PreferLocalToNode, false).unwrap();
+    let d = build(&s);
+    s.arch_reinit_sched_domains(T0 + MS, d).unwrap();
+    assert_eq!(levels(&s), [(L::Mc, true), (L::Cpu, true)]);
+}

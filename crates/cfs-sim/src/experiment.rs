@@ -555,7 +555,8 @@ const FAULT_HINT: &str = " (inside --switch, an irq= or slow= fault separates it
 /// `features=MASK` or `features=NAMES` (applied to the mask of that
 /// moment), `set=NAME=VALUE` (a `sched_*` tunable, or `tcp_low_latency`), `sd-flags=LEVEL:±FLAG,…`,
 /// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
-/// running kernel can do); and, as `chrt -p` would on the running tasks,
+/// running kernel can do; one that edits the domain initialisers also
+/// rebuilds the domains, as the patched kernel would have built them); and, as `chrt -p` would on the running tasks,
 /// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
 /// (the live tasks of one side; what they fork later inherits it), and as
 /// `taskset -p` would, `affinity=CPUS`, `pin-client=CPUS` and

@@ -1321,6 +1321,7 @@ impl<'a> Sim<'a> {
             &Setting::Nice(side, nice) => self.on_side(side, |s, t| s.sched.set_nice(s.t(), t, nice))?,
             &Setting::Offline(c) => self.cpu_down(c)?,
             &Setting::Online(c) => self.cpu_up(c)?,
+            Setting::Patch(p, _) if !p.domain_flags().is_empty() => self.reinit_domains()?,
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
@@ -1378,6 +1379,22 @@ impl<'a> Sim<'a> {
         }
         self.full_sync = true;
         self.hotplug_done(online)
+    }
+
+    /// A patch of the domain initialisers switched ([`Setting::Patch`]):
+    /// the domains the kernel built with the patches now in force, over the
+    /// CPUs up, replace the old ones. No task moves. The trace marks the
+    /// rebuild with the levels the first online CPU has now.
+    fn reinit_domains(&mut self) -> Result<(), SimError> {
+        let online = self.sched.online_cpus();
+        let domains = self.domain_build.build(self.host, self.sched.config(), online);
+        let first = online.first().unwrap_or(0);
+        let levels: Vec<&str> = domains.of(first).iter().map(|d| d.level.name()).collect();
+        self.sched.arch_reinit_sched_domains(self.t(), domains)?;
+        if let Some(tr) = &mut self.trace {
+            tr.mark(self.now, format!("domains rebuilt: CPU {first} has {}", levels.join(", ")));
+        }
+        Ok(())
     }
 
     /// [`Setting::Online`]: `c` comes back idle under domains rebuilt with

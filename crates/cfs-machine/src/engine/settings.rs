@@ -24,7 +24,13 @@ pub enum Setting {
     /// Flags of every domain at a level: set, then clear (nothing on a
     /// host without that level, as with `--sd-flags`).
     DomainFlags(DomainLevel, SdFlags, SdFlags),
-    /// A seed patch switched on (`true`) or off.
+    /// A seed patch switched on (`true`) or off. One that edits the domain
+    /// initialisers ([`Patch::domain_flags`]) also has the engine rebuild
+    /// the domains as the kernel now built would
+    /// (`Scheduler::arch_reinit_sched_domains`): levels appear or go as at
+    /// boot with or without it, and flags written by an earlier
+    /// [`Setting::DomainFlags`] are lost with the old domains, as on a
+    /// hotplug rebuild.
     Patch(Patch, bool),
     /// `chrt -p` on every live task of a workload side (every live task
     /// when `None`). This one is the tasks', not the scheduler's: it names

@@ -3029,3 +3029,53 @@ fn tcp_data_does_not_end_an_interruptible_sleep() {
     assert_eq!(interruptible_sleep_ends_ms(Action::Send { to: 0, sync: false, bytes: 0, tag: 0 }), 1);
     assert_eq!(interruptible_sleep_ends_ms(Action::TcpSend { to: 0, bytes: 8, tag: 0 }), 10);
 }
+
+/// A patch of the domain initialisers switched mid-run is built in
+/// (`Scheduler::arch_reinit_sched_domains`), not only written into the
+/// levels present: Stoakley under 2.6.32-rc1 with CONFIG_NUMA boots with
+/// MC and CPU (its one-group NODE level is dropped, having no flag CPU
+/// lacks); 799e2205ec6 switched on at 2 ms gives the patched kernel's
+/// NODE level (PREFER_LOCAL there, which CPU then lacks), and switched off
+/// at 4 ms takes it away again. The trace marks each rebuild beside the
+/// setting that caused it; another setting (a tunable) rebuilds nothing.
+#[test]
+fn a_patch_of_the_initialisers_switched_mid_run_rebuilds_the_domains() {
+    use cfs_core::Patch;
+    use cfs_topology::builder::NumaConfig;
+    let host = Host::preset("stoakley").unwrap();
+    let mut costs = CostModel::preset("stoakley").unwrap();
+    costs.jitter_cv = 0.0;
+    let v = KernelVersion::V2_6_32Rc1;
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let mut s = setup(&host, &costs, limits(Some(6), 20));
+    s.config = Config::new(v, 8);
+    s.domain_build =
+        DomainBuild { options: BuildOptions { numa: NumaConfig::On, ..BuildOptions::default() }, overrides: vec![] };
+    s.domains = s.domain_build.build(&host, &s.config, host.all_cpus());
+    s.changes = vec![
+        at(1, Setting::Tunable("sched_nr_migrate".into(), 16)),
+        at(2, Setting::Patch(Patch::PreferLocalToNode, true)),
+        at(4, Setting::Patch(Patch::PreferLocalToNode, false)),
+    ];
+    let out =
+        run(&s, Instance { tasks: vec![free("hog", counting(), 0)], finish: vec![], sync: SyncObjects::NONE }).unwrap();
+    let v = out.trace.as_ref().unwrap().to_value().unwrap();
+    let marks: Vec<(f64, String)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "setting")
+        .map(|e| (e["ts"].as_f64().unwrap(), e["name"].as_str().unwrap().to_string()))
+        .collect();
+    let mark = |ms: f64, what: &str| (ms * 1000.0, what.to_string());
+    assert_eq!(
+        marks,
+        [
+            mark(1.0, "set=sched_nr_migrate=16"),
+            mark(2.0, "domains rebuilt: CPU 0 has MC, CPU, NODE"),
+            mark(2.0, "patch=prefer-local-to-node"),
+            mark(4.0, "domains rebuilt: CPU 0 has MC, CPU"),
+            mark(4.0, "no-patch=prefer-local-to-node"),
+        ]
+    );
+}
