@@ -347,7 +347,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -442,6 +442,11 @@ pub struct TopoArgs {
     /// MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
     #[arg(long, value_name = "LIST")]
     pub sd_flags: Option<String>,
+    /// An edit of the SD_*_INIT domain initialisers, as a run's --set
+    /// sd_init (a kernel built from edited source: applied before
+    /// degenerate levels are dropped), e.g. MC:+WAKE_IDLE.
+    #[arg(long, value_name = "LIST")]
+    pub sd_init: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -1430,8 +1435,9 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     if let Some(r) = &a.relax_domain_level {
         crate::experiment::parse_relax_domain_level(r).map_err(|e| format!("--relax-domain-level {r}: {e}"))?;
     }
-    // The build a run's column would make (its patches' initialiser edits,
-    // the boot parameters, CONFIG_NUMA, then --sd-flags written in), over
+    // The build a run's column would make (its patches' initialiser edits
+    // and --sd-init's, the boot parameters, CONFIG_NUMA, then --sd-flags
+    // written in), over
     // the CPUs asked for.
     let mut sets = vec![("numa".to_string(), a.numa.clone())];
     sets.extend(a.relax_domain_level.iter().map(|r| ("relax_domain_level".to_string(), r.clone())));
@@ -1439,6 +1445,11 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
         SchedSpec { patches: a.patches.clone(), sd_flags: a.sd_flags.clone(), sets, ..SchedSpec::profile(&a.profile) };
     let column = spec.resolve(&host)?;
     let mut build = column.domain_build;
+    if let Some(list) = &a.sd_init {
+        let edits =
+            crate::experiment::parse_sd_init(list, &column.config).map_err(|e| format!("--sd-init {list}: {e}"))?;
+        build.options.init_flags = build.options.init_flags.with_overrides(&edits);
+    }
     build.options.isolcpus = cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default();
     let online = cpus(&a.online, "--online")?.unwrap_or_else(|| host.all_cpus());
     let domains = build.build(&host, &column.config, online);

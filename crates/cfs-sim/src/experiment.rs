@@ -257,21 +257,7 @@ impl SchedSpec {
             if let Some(Err(e)) = ov.iter().map(|o| has_level(&domains, o.level)).reduce(|a, b| a.or(b)) {
                 return Err(format!("--sd-flags: {e}"));
             }
-            // A flag both a patch and the list touch would silently take
-            // the patch's value (the scheduler writes the patch's edits
-            // into the levels it is given).
-            for p in cfg.patches.iter() {
-                for &(level, set, clear) in p.domain_flags() {
-                    if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
-                        let names: Vec<&str> = ((o.set | o.clear) & (set | clear)).names().collect();
-                        return Err(format!(
-                            "--sd-flags: patch {p} already sets {} at {}; give one or the other",
-                            names.join(","),
-                            level.name()
-                        ));
-                    }
-                }
-            }
+            refuse_patch_overlap(&cfg, &ov).map_err(|e| format!("--sd-flags: {e}"))?;
             domains.apply_overrides(&ov);
             domain_build.overrides = ov;
         }
@@ -292,6 +278,35 @@ impl SchedSpec {
             spec: self.clone(),
         })
     }
+}
+
+/// An edit of the domain initialisers (`--set sd_init`, `topology
+/// --sd-init`) for a kernel configured as `cfg`: every flag exists in its
+/// version, and none is one its patches edit at the same level.
+pub fn parse_sd_init(list: &str, cfg: &Config) -> Result<Vec<FlagOverride>, String> {
+    let ov = parse_flag_overrides_for(list, cfg.version).map_err(|e| e.to_string())?;
+    refuse_patch_overlap(cfg, &ov)?;
+    Ok(ov)
+}
+
+/// Refuses flag edits (`--sd-flags`, `--set sd_init`) that touch a flag a
+/// patch of `cfg` edits at the same level: the edit would silently take
+/// the patch's value, since the scheduler writes the patch's edits into
+/// the levels it is given.
+fn refuse_patch_overlap(cfg: &Config, ov: &[FlagOverride]) -> Result<(), String> {
+    for p in cfg.patches.iter() {
+        for &(level, set, clear) in p.domain_flags() {
+            if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
+                let names: Vec<&str> = ((o.set | o.clear) & (set | clear)).names().collect();
+                return Err(format!(
+                    "patch {p} already sets {} at {}; give one or the other",
+                    names.join(","),
+                    level.name()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An interrupt load (`--irq`, or `irq=` of a column as `what` says) on
@@ -441,6 +456,17 @@ fn apply_set(
         "relax_domain_level" => {
             boot.relax_domain_level = Some(parse_relax_domain_level(v).map_err(|e| format!("--set {k}={v}: {e}"))?)
         }
+        // An edit of the SD_*_INIT initialisers (include/linux/topology.h,
+        // arch/x86's SD_NODE_INIT), as a kernel built from edited source:
+        // the builder applies it before group power and degenerate removal
+        // read the flags, so it can keep or drop a level, where --sd-flags
+        // (the sched_domain sysctl) only writes the built ones. Several
+        // compose in order; a level the host does not build is edited to
+        // no effect, as in the kernel.
+        "sd_init" => {
+            let ov = parse_sd_init(v, cfg).map_err(|e| format!("--set {k}={v}: {e}"))?;
+            boot.init_flags = boot.init_flags.with_overrides(&ov);
+        }
         // CONFIG_NUMA: `auto` (the default) has it where the host has more
         // than one node; `on` is a distro kernel on a one-node box, which
         // builds a NODE level over the node (kept in 2.6.25/26, and by
@@ -471,7 +497,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -506,7 +532,7 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 13] = [
+const BOOT_ONLY: [&str; 14] = [
     "hz",
     "hres_timers",
     "hres",
@@ -520,6 +546,7 @@ const BOOT_ONLY: [&str; 13] = [
     "isolcpus",
     "numa",
     "relax_domain_level",
+    "sd_init",
 ];
 
 /// The side a task setting's `--switch` key names: the plain key
@@ -1295,6 +1322,54 @@ mod tests {
         );
         assert_eq!(levels("patch=prefer-local-to-node"), [(L::Mc, false), (L::Cpu, false)]);
         assert_eq!(levels("set=numa=on"), [(L::Mc, true), (L::Cpu, true)]);
+    }
+
+    /// `set=sd_init=LIST` edits the initialisers the builder starts from,
+    /// before sd_parent_degenerate reads the flags, where `sd-flags` writes
+    /// the built domains. On the X2 under 2.6.32 the CPU level spans MC's
+    /// two CPUs in one group, and is dropped: once the flags that need
+    /// groups are masked off, it has none MC lacks (22763c5c
+    /// sched.c:7879-7904). With SD_WAKE_AFFINE taken out of SD_MC_INIT, CPU
+    /// has one MC lacks and is kept, still with the flag; written into the
+    /// built domains, the same item leaves MC alone. The edit is kept for
+    /// the rebuilds, several compose in order, and one is refused where
+    /// the kernel lacks the flag, where a patch edits the same flag, and
+    /// mid-run.
+    #[test]
+    fn sd_init_edits_the_initialisers_before_degenerate_levels_go() {
+        use cfs_topology::{DomainLevel as L, SdFlags};
+        let x2 = Host::preset("x2").unwrap();
+        let levels = |host: &Host, items: &str| {
+            let col = SchedSpec::default().with_items(items).unwrap().resolve(host).unwrap();
+            assert_eq!(col.domain_build.build(host, &col.config, host.all_cpus()), col.domains, "{items}");
+            col.domains.of(0).iter().map(|d| (d.level, d.flags.contains(SdFlags::WAKE_AFFINE))).collect::<Vec<_>>()
+        };
+        assert_eq!(levels(&x2, "profile=2.6.32"), [(L::Mc, true)]);
+        assert_eq!(levels(&x2, "profile=2.6.32,set=sd_init=MC:-WAKE_AFFINE"), [(L::Mc, false), (L::Cpu, true)]);
+        assert_eq!(levels(&x2, "profile=2.6.32,sd-flags=MC:-WAKE_AFFINE"), [(L::Mc, false)]);
+        // Two items, and two sets, compose in order: the second set puts
+        // the flag back, and the one-group CPU level goes again.
+        assert_eq!(
+            levels(&x2, "profile=2.6.32,set=sd_init=MC:-WAKE_AFFINE,CPU:-WAKE_AFFINE"),
+            [(L::Mc, false)],
+            "with neither level affine, CPU has no flag MC lacks"
+        );
+        assert_eq!(
+            levels(&x2, "profile=2.6.32,set=sd_init=MC:-WAKE_AFFINE,set=sd_init=MC:+WAKE_AFFINE"),
+            [(L::Mc, true)]
+        );
+        let err = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&x2).unwrap_err();
+        assert_eq!(
+            err("profile=2.6.32,set=sd_init=MC:+WAKE_IDLE"),
+            "--set sd_init=MC:+WAKE_IDLE: SD_WAKE_IDLE does not exist in 2.6.32"
+        );
+        assert_eq!(
+            err("profile=2.6.32-rc1,patch=prefer-local-to-node,set=sd_init=CPU:+PREFER_LOCAL"),
+            "--set sd_init=CPU:+PREFER_LOCAL: patch prefer-local-to-node already sets SD_PREFER_LOCAL at CPU; \
+             give one or the other"
+        );
+        let e = parse_switch("1s:set=sd_init=MC:+WAKE_IDLE").unwrap_err();
+        assert!(e.contains("sd_init is fixed at boot"), "{e}");
     }
 
     /// `set=relax_domain_level=1` reaches the boot domains and the rebuilds:

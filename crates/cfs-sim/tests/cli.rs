@@ -1822,4 +1822,26 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
     assert!(flag_lines.iter().all(|l| !l.contains("SD_BALANCE_NEWIDLE")), "{relaxed}");
     fails_with(&["topology", "q6600", "--relax-domain-level", "x"], "--relax-domain-level x: not a level");
     fails(&["--set", "relax_domain_level=-1"], "--set relax_domain_level=-1: not a level");
+    // The same edits as an edited initialiser (--sd-init) keep the NODE
+    // level that --sd-flags cannot add: the patched kernel's domains.
+    let edited = show(&["--numa", "on", "--sd-init", "MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL,NODE:+PREFER_LOCAL"]);
+    assert_eq!(cpu0(&edited), cpu0(&patched));
+    fails_with(
+        &["topology", "q6600", "--sd-init", "MC:+BOGUS"],
+        "--sd-init MC:+BOGUS: override \"MC:+BOGUS\": unknown flag",
+    );
+    fails_with(
+        &[
+            "topology",
+            "stoakley",
+            "--profile",
+            "2.6.32-rc1",
+            "--patch",
+            "prefer-local-to-node",
+            "--sd-init",
+            "NODE:-PREFER_LOCAL",
+        ],
+        "--sd-init NODE:-PREFER_LOCAL: patch prefer-local-to-node already sets SD_PREFER_LOCAL at NODE",
+    );
+    fails(&["--set", "sd_init=MC+WAKE_IDLE"], "--set sd_init=MC+WAKE_IDLE:");
 }

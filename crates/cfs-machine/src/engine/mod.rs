@@ -373,16 +373,17 @@ pub struct RunSetup<'a> {
 }
 
 /// What the boot domains were built with: the builder's options, among them
-/// the edits to the kernel's domain initialisers (`init_flags`, a patch's),
-/// and the flags the configuration writes into the built domains
-/// (`--sd-flags`). A rebuild keeps both. A flag written at run time
-/// ([`Setting::DomainFlags`], a `sched_domain` sysctl) is lost on a
-/// rebuild, as the kernel's is.
+/// the user's edits to the kernel's domain initialisers (`init_flags`,
+/// `--set sd_init`), and the flags the configuration writes into the built
+/// domains (`--sd-flags`). Every build adds the edits of the patches the
+/// scheduler has at that moment. A rebuild keeps all of them. A flag
+/// written at run time ([`Setting::DomainFlags`], a `sched_domain` sysctl)
+/// is lost on a rebuild, as the kernel's is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DomainBuild {
-    /// The builder's options at boot (its `online` and `init_flags` are
-    /// ignored: each build sets them to the CPUs up and to the current
-    /// patches' edits).
+    /// The builder's options at boot. Its `online` is ignored (each build
+    /// is over the CPUs up), and its `init_flags` are the edits made on
+    /// top of the current patches' own.
     pub options: BuildOptions,
     /// Flag overrides written into every build, after degenerate removal.
     pub overrides: Vec<FlagOverride>,
@@ -392,9 +393,13 @@ impl DomainBuild {
     /// The domains `host` gets under `config` with the CPUs of `online` up:
     /// `config`'s version, and the initialiser edits of the patches it has
     /// now (a patch switched on or off at run time is the kernel the
-    /// rebuild is made by).
+    /// rebuild is made by), followed by the options' own edits. (Where
+    /// both edit one flag the patch's value ends in the domains: the
+    /// scheduler writes its patches' edits into whatever it is given.)
     pub fn build(&self, host: &Host, config: &cfs_core::Config, online: CpuMask) -> SchedDomains {
-        let opts = BuildOptions { online: Some(online), init_flags: config.patches.init_flag_edits(), ..self.options };
+        let own: Vec<_> = self.options.init_flags.iter().collect();
+        let init_flags = config.patches.init_flag_edits().with_overrides(&own);
+        let opts = BuildOptions { online: Some(online), init_flags, ..self.options };
         let mut d = host.build_domains_with(config.version, &opts);
         d.apply_overrides(&self.overrides);
         d

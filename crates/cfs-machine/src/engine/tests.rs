@@ -2601,7 +2601,9 @@ fn a_dying_cpus_node_is_its_numa_node_or_the_machine() {
 /// prefer-local-to-node (799e2205ec6: MC and CPU lose SD_PREFER_LOCAL, NODE
 /// gains it and is kept): with the patch switched off since, CPU 7's going
 /// down rebuilds MC and CPU with the flag and no NODE level; with it still
-/// on, the patched levels. `--sd-flags` overrides are written in either way.
+/// on, the patched levels. The boot's own initialiser edit (`--set
+/// sd_init=MC:+SERIALIZE`, which no level of rc1's MC has) and `--sd-flags`
+/// overrides (MC:-WAKE_AFFINE) are made in either way.
 #[test]
 fn a_rebuild_follows_the_patches_of_the_moment() {
     use cfs_core::Patch;
@@ -2612,26 +2614,26 @@ fn a_rebuild_follows_the_patches_of_the_moment() {
     let patched = cfs_core::Config::new(v, 8).with_patch(Patch::PreferLocalToNode).unwrap();
     let plain = cfs_core::Config::new(v, 8);
     let wake = FlagOverride { level: L::Mc, set: SdFlags::empty(), clear: SdFlags::WAKE_AFFINE };
+    let own = cfs_topology::InitFlagEdits::none().with(L::Mc, SdFlags::SERIALIZE, SdFlags::empty());
     let boot = DomainBuild {
-        options: BuildOptions {
-            numa: NumaConfig::On,
-            init_flags: patched.patches.init_flag_edits(),
-            ..BuildOptions::default()
-        },
+        options: BuildOptions { numa: NumaConfig::On, init_flags: own, ..BuildOptions::default() },
         overrides: vec![wake],
     };
     let up = CpuMask::first_n(7);
     let levels = |d: &SchedDomains| {
         d.of(0)
             .iter()
-            .map(|x| (x.level, x.flags.contains(SdFlags::PREFER_LOCAL), x.flags.contains(SdFlags::WAKE_AFFINE)))
+            .map(|x| {
+                let has = |f| x.flags.contains(f);
+                (x.level, has(SdFlags::PREFER_LOCAL), has(SdFlags::WAKE_AFFINE), has(SdFlags::SERIALIZE))
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(
         levels(&boot.build(&host, &patched, up)),
-        [(L::Mc, false, false), (L::Cpu, false, true), (L::Node, true, true)]
+        [(L::Mc, false, false, true), (L::Cpu, false, true, false), (L::Node, true, true, true)]
     );
-    assert_eq!(levels(&boot.build(&host, &plain, up)), [(L::Mc, true, false), (L::Cpu, true, true)]);
+    assert_eq!(levels(&boot.build(&host, &plain, up)), [(L::Mc, true, false, true), (L::Cpu, true, true, false)]);
 }
 
 /// The hotplug changes a run may carry: CPUs the host has, never CPU 0,
