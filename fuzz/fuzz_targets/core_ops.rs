@@ -16,7 +16,7 @@ use cfs_core::{
     Config, CpuMask, CurrentState, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams,
     Tunables,
 };
-use cfs_topology::builder::{BuildOptions, NumaConfig};
+use cfs_topology::builder::{BuildOptions, NumaConfig, PowerSavings};
 use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
@@ -51,9 +51,9 @@ enum Op {
     SetCurrentState { task: u8, interruptible: bool },
     /// The domains rebuilt over the CPUs up (arch_reinit_sched_domains),
     /// as the kernel with the patches now in force builds them, with or
-    /// without CONFIG_NUMA; or the boot ones (`stale`: refused once a CPU
-    /// is down).
-    ReinitDomains { numa: bool, stale: bool },
+    /// without CONFIG_NUMA and either power-savings knob; or the boot ones
+    /// (`stale`: refused once a CPU is down).
+    ReinitDomains { numa: bool, stale: bool, mc_power: bool, smt_power: bool },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -185,11 +185,12 @@ fuzz_target!(|input: Input| {
                 let state = if interruptible { CurrentState::Interruptible } else { CurrentState::Running };
                 s.set_current_state(task(t, &s), state)
             }
-            Op::ReinitDomains { numa, stale } => {
+            Op::ReinitDomains { numa, stale, mc_power, smt_power } => {
                 let opts = BuildOptions {
                     online: Some(s.online_cpus()),
                     numa: if numa { NumaConfig::On } else { NumaConfig::Auto },
                     init_flags: s.config().patches.init_flag_edits(),
+                    power_savings: PowerSavings { mc: mc_power.into(), smt: smt_power.into() },
                     ..BuildOptions::default()
                 };
                 let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };

@@ -13,9 +13,10 @@
 //! - SMT domains return -1 ("treat as busy") from load_balance when idle
 //!   siblings found nothing, which stops idle_balance's walk.
 //!
-//! Not modelled: power-savings balancing (sched_mc/smt_power_savings are
-//! off by default) and the SD_SERIALIZE lock (one balancer runs at a time
-//! anyway). NO_HZ idle load balancing is in [`crate::nohz`].
+//! Power-savings balancing is find_busiest_group's pick in a domain with
+//! SD_POWERSAVINGS_BALANCE (`PowerSavingsStats`), which the builder sets
+//! from `sched_mc_power_savings` / `sched_smt_power_savings`. Not
+//! modelled: the SD_SERIALIZE lock (one balancer runs at a time anyway). NO_HZ idle load balancing is in [`crate::nohz`].
 
 use crate::entity::TaskId;
 use crate::features::Feature;
@@ -286,6 +287,102 @@ impl SdLbStats {
     }
 }
 
+/// The power-savings figures of find_busiest_group (2.6.25/26: locals
+/// under `CONFIG_SCHED_MC || CONFIG_SCHED_SMT`, bce7f793 sched.c:2933-2937,
+/// 3040-3084, 3199-3207; 2.6.32: the `sd_lb_stats` fields filled by
+/// init_sd_power_savings_stats, update_sd_power_savings_stats and read by
+/// check_power_save_busiest_group, 22763c5c sched.c:3456-3573). In a
+/// domain with SD_POWERSAVINGS_BALANCE, balanced by a CPU that is idle,
+/// they name the group running the fewest tasks below its capacity
+/// (`group_min`, whose tasks could go elsewhere so its CPUs idle) and the
+/// group running the most tasks while it still has room for one more
+/// (`group_leader`). When the domain is balanced and the local group is
+/// the leader, the balancer pulls from `group_min` one task's weight
+/// (`min_load_per_task`): consolidation onto fewer packages or cores.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PowerSavingsStats {
+    /// Power-savings balancing applies in this pass.
+    pub(crate) balance: bool,
+    /// The group with the least non-idle load, with its first CPU.
+    pub(crate) group_min: Option<(usize, CpuId)>,
+    /// The group that can take that load, with its first CPU.
+    pub(crate) group_leader: Option<(usize, CpuId)>,
+    /// group_min's sum_weighted_load / sum_nr_running.
+    pub(crate) min_load_per_task: u64,
+    /// group_leader's sum_nr_running.
+    pub(crate) leader_nr_running: u64,
+    /// group_min's sum_nr_running (`ULONG_MAX` before any).
+    pub(crate) min_nr_running: u64,
+    /// The tie-breaks of the two versions, by a group's first CPU:
+    /// 2.6.25/26 keep the lower first CPU as group_min and the higher as
+    /// group_leader; 2.6.32 the other way round.
+    pub(crate) ties_2_6_32: bool,
+}
+
+impl PowerSavingsStats {
+    /// The start of a pass (`init_sd_power_savings_stats`; 2.6.26's
+    /// initialised locals and its `idle == CPU_NOT_IDLE ||
+    /// !(sd->flags & SD_POWERSAVINGS_BALANCE)` test, which it makes per
+    /// group and again at out_balanced, to the same effect).
+    pub(crate) fn new(flags: SdFlags, idle: CpuIdleType, ties_2_6_32: bool) -> Self {
+        PowerSavingsStats {
+            balance: idle != CpuIdleType::NotIdle && flags.contains(SdFlags::POWERSAVINGS_BALANCE),
+            group_min: None,
+            group_leader: None,
+            min_load_per_task: 0,
+            leader_nr_running: 0,
+            min_nr_running: u64::MAX,
+            ties_2_6_32,
+        }
+    }
+
+    /// One group, after the balance figures took it
+    /// (`update_sd_power_savings_stats`): `first` is its first CPU,
+    /// `this_nr_running` the local group's task count.
+    pub(crate) fn update(&mut self, gi: usize, first: CpuId, local: bool, this_nr_running: u64, sgs: &SgLbStats) {
+        if !self.balance {
+            return;
+        }
+        // The local group idle or full: nothing to save at this level.
+        if local && (this_nr_running >= sgs.group_capacity || this_nr_running == 0) {
+            self.balance = false;
+            return;
+        }
+        // A group idle or at full capacity takes no part.
+        if sgs.sum_nr_running >= sgs.group_capacity || sgs.sum_nr_running == 0 {
+            return;
+        }
+        let (n, v32) = (sgs.sum_nr_running, self.ties_2_6_32);
+        let tie_min = self.group_min.is_some_and(|(_, m)| if v32 { first > m } else { first < m });
+        if n < self.min_nr_running || (n == self.min_nr_running && tie_min) {
+            self.group_min = Some((gi, first));
+            self.min_nr_running = n;
+            self.min_load_per_task = sgs.sum_weighted_load / n;
+        }
+        // Room for one more task (capacity is at least 1 here: a group at
+        // or over its capacity returned above).
+        if n + 1 > sgs.group_capacity {
+            return;
+        }
+        let tie_leader = self.group_leader.is_some_and(|(_, l)| if v32 { first < l } else { first > l });
+        if n > self.leader_nr_running || (n == self.leader_nr_running && tie_leader) {
+            self.group_leader = Some((gi, first));
+            self.leader_nr_running = n;
+        }
+    }
+
+    /// At out_balanced (`check_power_save_busiest_group`): the group to
+    /// pull from and the load to pull, when the local group `this` leads
+    /// and another group is the least loaded.
+    pub(crate) fn busiest(&self, this: Option<usize>) -> Option<BusiestGroup> {
+        let (leader, min) = (self.group_leader.map(|g| g.0), self.group_min.map(|g| g.0));
+        if !self.balance || this != leader || leader == min {
+            return None;
+        }
+        min.map(|group| BusiestGroup { group, imbalance: self.min_load_per_task })
+    }
+}
+
 /// `msecs_to_jiffies(ms)`: rounds up.
 pub fn msecs_to_jiffies(ms: u64, hz: u32) -> u64 {
     (ms * hz as u64).div_ceil(1000)
@@ -523,7 +620,9 @@ impl<O: Observer> Scheduler<O> {
         Some(sgs)
     }
 
-    /// `find_busiest_group` (2.6.26 sched.c:2922), power savings off.
+    /// `find_busiest_group` (2.6.26 sched.c:2922-3212), with the
+    /// power-savings pick of a domain with SD_POWERSAVINGS_BALANCE
+    /// ([`PowerSavingsStats`]).
     /// `balance` is cleared when another CPU of the local group is the
     /// designated balancer (not for newly idle balancing).
     ///
@@ -553,6 +652,7 @@ impl<O: Observer> Scheduler<O> {
         let sd = &self.domains.of(this_cpu)[sd_i];
         let load_idx = get_sd_load_idx(sd, idle);
         let mut sds = SdLbStats::default();
+        let mut power_savings = PowerSavingsStats::new(sd.flags, idle, false);
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
             let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, false)?;
@@ -563,8 +663,12 @@ impl<O: Observer> Scheduler<O> {
             sgs.group_imb = sgs.max_cpu_load.wrapping_sub(sgs.min_cpu_load) > 1024 && sgs.min_cpu_load != u64::MAX;
             sgs.group_capacity = power / 1024;
             sds.update(gi, local, power, &sgs);
+            power_savings.update(gi, g.cpus.first().unwrap_or(0), local, sds.this_nr_running, &sgs);
         }
-        let b = sds.busiest_if_imbalanced(sd.params.imbalance_pct)?;
+        // out_balanced: no imbalance, but perhaps power to save.
+        let Some(b) = sds.busiest_if_imbalanced(sd.params.imbalance_pct) else {
+            return power_savings.busiest(sds.this);
+        };
         let (mut imbalance, small) = sds.calculate_imbalance();
         if small {
             // Small imbalance: move one task if that evens things out or

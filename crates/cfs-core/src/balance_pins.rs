@@ -1372,3 +1372,122 @@ fn a_kicked_cpu_balances_actively_before_it_balances_newly_idle() {
     assert_eq!(s.rqs[1].nr_running, 0, "nothing was pushed on to CPU 1");
     assert!(!s.need_resched(0), "the pulls were checked against the RT thread: no flag");
 }
+
+// ---------------------------------------------------------------------
+// Power-savings balancing: find_busiest_group's group_min and group_leader
+// ---------------------------------------------------------------------
+
+/// The power-savings figures over two groups of two CPUs each (capacity 2),
+/// visited as CPU 2 visits its CPU-level domain on a two-socket box: the
+/// local group {2,3} first, then {0,1}, each running one task of 1024.
+/// Both groups have room (1 < 2) and work (1 > 0), so both are candidates.
+/// - 2.6.26 (bce7f793 sched.c:3064-3082): group_min is the fewest tasks,
+///   ties to the lower first CPU: {0,1} (0 < 2); group_leader the most
+///   tasks with room, ties to the higher first CPU: {2,3} stays (0 > 2 is
+///   false). The local group leads, so out_balanced returns {0,1} with one
+///   task's weight, 1024 / 1: CPU 0's task is to come over.
+/// - 2.6.32 (22763c5c sched.c:3517-3540) breaks both ties the other way:
+///   group_min stays {2,3} (0 > 2 false), the leader becomes {0,1} (0 < 2),
+///   so CPU 2 pulls nothing (CPU 0 would pull from it).
+#[test]
+fn power_savings_pick_the_group_to_empty_and_the_one_to_fill() {
+    use crate::balance::{CpuIdleType, PowerSavingsStats};
+    use cfs_topology::SdFlags;
+    let one = group(1024, 1, 2, false);
+    let pick = |v32: bool, flags: SdFlags, idle: CpuIdleType, local: &SgLbStats, other: &SgLbStats| {
+        let mut ps = PowerSavingsStats::new(flags, idle, v32);
+        ps.update(0, 2, true, local.sum_nr_running, local);
+        ps.update(1, 0, false, local.sum_nr_running, other);
+        ps.busiest(Some(0)).map(|b| (b.group, b.imbalance))
+    };
+    let on = SdFlags::POWERSAVINGS_BALANCE;
+    assert_eq!(pick(false, on, CpuIdleType::Idle, &one, &one), Some((1, 1024)));
+    assert_eq!(pick(false, on, CpuIdleType::NewlyIdle, &one, &one), Some((1, 1024)));
+    assert_eq!(pick(true, on, CpuIdleType::Idle, &one, &one), None);
+    // A busy CPU takes no part, nor a domain without the flag.
+    assert_eq!(pick(false, on, CpuIdleType::NotIdle, &one, &one), None);
+    assert_eq!(pick(false, SdFlags::empty(), CpuIdleType::Idle, &one, &one), None);
+    // The local group idle (0 tasks) or full (2 of 2): nothing to save here.
+    assert_eq!(pick(false, on, CpuIdleType::Idle, &group(0, 0, 2, false), &one), None);
+    assert_eq!(pick(false, on, CpuIdleType::Idle, &group(2048, 2, 2, false), &one), None);
+    // A full other group is no candidate: the leader is the group_min.
+    assert_eq!(pick(false, on, CpuIdleType::Idle, &one, &group(2048, 2, 2, false)), None);
+    // Fewer tasks win group_min outright, whatever the tie rule: a local
+    // group of 3 in 4 leads against another of 1 in 4 (weight 3121, nice -5:
+    // min_load_per_task 3121 / 1) under both versions.
+    let three = group(3072, 3, 4, false);
+    let mut heavy = group(3121, 1, 4, false);
+    heavy.sum_weighted_load = 3121;
+    for v32 in [false, true] {
+        assert_eq!(pick(v32, on, CpuIdleType::Idle, &three, &heavy), Some((1, 3121)), "2.6.32: {v32}");
+    }
+}
+
+/// Consolidation onto one socket under sched_mc_power_savings = 1
+/// (Stoakley, 2.6.26): the CPU level's groups are the sockets, each of
+/// power 4 x 1024 (capacity 4), with SD_POWERSAVINGS_BALANCE
+/// (cfs-topology's `PowerSavings`). Socket 0 runs A on CPU 0 with B queued
+/// there; socket 1 runs C alone on CPU 4. Idle CPU 1 balances the CPU
+/// level (idle_idx 1, no tick yet, so every cpu_load is 0):
+/// - the balance figures: local {0-3} target_load 2048 over 4096 of power,
+///   avg 512; {4-7} source_load min(0, 1024) = 0, so no group is busiest
+///   (0 > 0 fails) and the domain is balanced (find_busiest_group's
+///   out_balanced);
+/// - the power figures (bce7f793 sched.c:3040-3084): local 2 tasks < 4,
+///   group_min and group_leader; {4-7} 1 task: group_min (1 < 2), with
+///   min_load_per_task 1024; the local group still leads (1 > 2 fails), so
+///   {4-7} is returned with an imbalance of 1024;
+/// - find_busiest_queue takes CPU 4 (one task of 1024, not above 1024),
+///   whose only task runs: each pass fails, and the fourth, past
+///   cache_nice_tries + 2 = 3, kicks CPU 4's migration thread to push C to
+///   CPU 1 (load_balance, sched.c:3346-3370).
+///
+/// With the flag cleared from the same domains the pass finds no busiest
+/// group, resets the failure count and kicks nothing. 2.6.32 goes the same
+/// way (22763c5c): the sockets' power is the sum of their four cores, 4096,
+/// capacity DIV_ROUND_CLOSEST(4096, 1024) = 4, and MC has no
+/// SD_PREFER_SIBLING under the knob to cap it at 1; the tie-breaks do not
+/// arise (1 task against 2); need_active_balance's threshold for an idle
+/// pass is the same cache_nice_tries + 2.
+#[test]
+fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
+    use crate::balance::CpuIdleType;
+    use cfs_topology::builder::{BuildOptions, PowerSavings};
+    use cfs_topology::{DomainLevel, Host, SdFlags};
+    let scene = |v: KernelVersion, flag: bool| {
+        let h = Host::preset("stoakley").unwrap();
+        let opts = BuildOptions { power_savings: PowerSavings { mc: 1, smt: 0 }, ..BuildOptions::default() };
+        let mut d = h.build_domains_with(v, &opts);
+        if !flag {
+            d.override_flags(DomainLevel::Cpu, SdFlags::empty(), SdFlags::POWERSAVINGS_BALANCE);
+        }
+        let mut c = crate::Config::new(v, 8);
+        c.hres_timers = false;
+        let mut s = Scheduler::new(c, d).unwrap();
+        running_with(&mut s, 0, TaskParams::normal());
+        queue(&mut s, 0, 1, TaskParams::normal(), 0);
+        let c_task = running_with(&mut s, 4, TaskParams::normal());
+        (s, c_task)
+    };
+    let pass = |s: &mut Scheduler<()>| {
+        let moved = s.load_balance(1, 1, CpuIdleType::Idle, &mut true);
+        (moved, s.dstate[1][1].nr_balance_failed)
+    };
+    for v in [KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let (mut s, c_task) = scene(v, true);
+        let powers: alloc::vec::Vec<u32> = s.domains.of(1)[1].groups.iter().map(|g| g.cpu_power).collect();
+        assert_eq!(powers, [4096, 4096], "{v}");
+        for failed in 1..=3 {
+            assert_eq!(pass(&mut s), (0, failed), "{v}");
+            assert!(!s.rqs[4].active_balance, "{v}");
+        }
+        assert_eq!(pass(&mut s), (0, 2), "{v}");
+        assert!(s.rqs[4].active_balance && s.rqs[4].push_cpu == 1 && s.rqs[4].need_resched, "{v}");
+        assert_eq!(s.t(c_task).cpu, 4, "{v}: the push is the migration thread's");
+        let (mut s, _) = scene(v, false);
+        for _ in 0..5 {
+            assert_eq!(pass(&mut s), (0, 0), "{v}");
+        }
+        assert!(!s.rqs[4].active_balance, "{v}");
+    }
+}

@@ -610,12 +610,13 @@ impl<O: Observer> Scheduler<O> {
         cpus: &cfs_topology::CpuMask,
         balance: &mut bool,
     ) -> Option<crate::balance::BusiestGroup> {
-        use crate::balance::{BusiestGroup, SdLbStats, get_sd_load_idx};
+        use crate::balance::{BusiestGroup, PowerSavingsStats, SdLbStats, get_sd_load_idx};
         let doms = self.domains.of(this_cpu);
         let sd = &doms[sd_i];
         let prefer_sibling = sd_i > 0 && doms[sd_i - 1].flags.contains(SdFlags::PREFER_SIBLING);
         let load_idx = get_sd_load_idx(sd, idle);
         let mut sds = SdLbStats::default();
+        let mut power_savings = PowerSavingsStats::new(sd.flags, idle, true);
         for (gi, g) in sd.groups.iter().enumerate() {
             let local = g.cpus.contains(this_cpu);
             let mut sgs = self.update_sg_lb_stats(g, this_cpu, idle, load_idx, sd_idle, local, cpus, balance, true)?;
@@ -631,8 +632,12 @@ impl<O: Observer> Scheduler<O> {
                 sgs.group_capacity = sgs.group_capacity.min(1);
             }
             sds.update(gi, local, power, &sgs);
+            power_savings.update(gi, g.cpus.first().unwrap_or(0), local, sds.this_nr_running, &sgs);
         }
-        let b = sds.busiest_if_imbalanced(sd.params.imbalance_pct)?;
+        // out_balanced: check_power_save_busiest_group (sched.c:4056-4063).
+        let Some(b) = sds.busiest_if_imbalanced(sd.params.imbalance_pct) else {
+            return power_savings.busiest(sds.this);
+        };
         let (mut imbalance, need_fix) = sds.calculate_imbalance();
         if need_fix {
             imbalance = sds.fix_small_imbalance(

@@ -347,7 +347,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does), sched_mc_power_savings=1 and sched_smt_power_savings=1 (the sysfs files, written before the run: MC spans the package, the CPU level, and with the SMT knob MC, balance for power savings, consolidating work onto fewer packages).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -447,6 +447,15 @@ pub struct TopoArgs {
     /// degenerate levels are dropped), e.g. MC:+WAKE_IDLE.
     #[arg(long, value_name = "LIST")]
     pub sd_init: Option<String>,
+    /// /sys/devices/system/cpu/sched_mc_power_savings (0 or 1), as a run's
+    /// --set: MC spans the package and the CPU level gets
+    /// SD_POWERSAVINGS_BALANCE.
+    #[arg(long, value_name = "LEVEL")]
+    pub sched_mc_power_savings: Option<String>,
+    /// /sys/devices/system/cpu/sched_smt_power_savings (0 or 1), as a run's
+    /// --set: MC gets SD_POWERSAVINGS_BALANCE too.
+    #[arg(long, value_name = "LEVEL")]
+    pub sched_smt_power_savings: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -1441,6 +1450,15 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     // the CPUs asked for.
     let mut sets = vec![("numa".to_string(), a.numa.clone())];
     sets.extend(a.relax_domain_level.iter().map(|r| ("relax_domain_level".to_string(), r.clone())));
+    for (name, level) in
+        [("sched_mc_power_savings", &a.sched_mc_power_savings), ("sched_smt_power_savings", &a.sched_smt_power_savings)]
+    {
+        if let Some(l) = level {
+            crate::experiment::parse_power_savings(l, version)
+                .map_err(|e| format!("--{} {l}: {e}", name.replace('_', "-")))?;
+            sets.push((name.to_string(), l.clone()));
+        }
+    }
     let spec =
         SchedSpec { patches: a.patches.clone(), sd_flags: a.sd_flags.clone(), sets, ..SchedSpec::profile(&a.profile) };
     let column = spec.resolve(&host)?;

@@ -226,6 +226,13 @@ impl SchedSpec {
             return Err(format!("--set isolcpus: CPU {c} does not exist (the host has {})", host.nr_cpus()));
         }
         cfg.validate().map_err(|e| e.to_string())?;
+        if cfg.version.is_2_6_32() && boot.power_savings.any() && cfg.nohz {
+            return Err(format!(
+                "--set sched_mc_power_savings / sched_smt_power_savings with nohz=1 on {}: 2.6.32's power-aware \
+                 choice of the idle load balancer (find_new_ilb) is not ported",
+                cfg.version
+            ));
+        }
         let policy = |p: &Option<String>, key: &str| {
             p.as_deref().map(|p| crate::workloads::policy_by_name(p).map_err(|e| format!("{key}: {e}"))).transpose()
         };
@@ -287,6 +294,22 @@ pub fn parse_sd_init(list: &str, cfg: &Config) -> Result<Vec<FlagOverride>, Stri
     let ov = parse_flag_overrides_for(list, cfg.version).map_err(|e| e.to_string())?;
     refuse_patch_overlap(cfg, &ov)?;
     Ok(ov)
+}
+
+/// A `sched_mc_power_savings` / `sched_smt_power_savings` level for
+/// `version`: 0 or 1 for 2.6.25/26 (whose store reads `buf[0] == '1'`, so
+/// any other value would silently mean 0); 2.6.32 takes 2 too
+/// (POWERSAVINGS_BALANCE_WAKEUP), whose newly-idle consolidation and
+/// wakeup placement are not ported, so it is refused here.
+pub fn parse_power_savings(v: &str, version: KernelVersion) -> Result<u8, String> {
+    match v.trim() {
+        "0" => Ok(0),
+        "1" => Ok(1),
+        "2" if version.is_2_6_32() => Err("level 2 (POWERSAVINGS_BALANCE_WAKEUP: newly idle CPUs pulling a \
+                                           busy package's running task) is not ported; 0 or 1"
+            .into()),
+        _ => Err(format!("not a valid value (0 or 1{})", if version.is_2_6_32() { "; 2 is not ported" } else { "" })),
+    }
 }
 
 /// Refuses flag edits (`--sd-flags`, `--set sd_init`) that touch a flag a
@@ -467,6 +490,17 @@ fn apply_set(
             let ov = parse_sd_init(v, cfg).map_err(|e| format!("--set {k}={v}: {e}"))?;
             boot.init_flags = boot.init_flags.with_overrides(&ov);
         }
+        // /sys/devices/system/cpu/sched_mc_power_savings and
+        // sched_smt_power_savings, as written before the run: the domains
+        // are built with them (cfs_topology::PowerSavings).
+        "sched_mc_power_savings" | "sched_smt_power_savings" => {
+            let level = parse_power_savings(v, cfg.version).map_err(|e| format!("--set {k}={v}: {e}"))?;
+            if k == "sched_mc_power_savings" {
+                boot.power_savings.mc = level;
+            } else {
+                boot.power_savings.smt = level;
+            }
+        }
         // CONFIG_NUMA: `auto` (the default) has it where the host has more
         // than one node; `on` is a distro kernel on a one-node box, which
         // builds a NODE level over the node (kept in 2.6.25/26, and by
@@ -497,7 +531,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -532,7 +566,7 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 14] = [
+const BOOT_ONLY: [&str; 16] = [
     "hz",
     "hres_timers",
     "hres",
@@ -547,6 +581,8 @@ const BOOT_ONLY: [&str; 14] = [
     "numa",
     "relax_domain_level",
     "sd_init",
+    "sched_mc_power_savings",
+    "sched_smt_power_savings",
 ];
 
 /// The side a task setting's `--switch` key names: the plain key
@@ -1370,6 +1406,42 @@ mod tests {
         );
         let e = parse_switch("1s:set=sd_init=MC:+WAKE_IDLE").unwrap_err();
         assert!(e.contains("sd_init is fixed at boot"), "{e}");
+    }
+
+    /// `set=sched_mc_power_savings=1` builds the domains as the kernel does
+    /// after the sysfs write (cfs-topology's builder tests derive them), for
+    /// the boot and every rebuild; the values each kernel's store takes, and
+    /// what is not ported, are refused with the reason, and the knob is
+    /// fixed at boot for `--switch`.
+    #[test]
+    fn power_savings_are_a_build_option() {
+        use cfs_topology::PowerSavings;
+        use cfs_topology::builder::BuildOptions;
+        let host = Host::preset("stoakley").unwrap();
+        for (items, ps) in [
+            ("profile=2.6.26,set=sched_mc_power_savings=1", PowerSavings { mc: 1, smt: 0 }),
+            ("profile=2.6.25,set=sched_smt_power_savings=1", PowerSavings { mc: 0, smt: 1 }),
+            (
+                "profile=2.6.32,set=sched_mc_power_savings=1,set=sched_smt_power_savings=0",
+                PowerSavings { mc: 1, smt: 0 },
+            ),
+        ] {
+            let col = SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
+            let opts = BuildOptions { power_savings: ps, ..BuildOptions::default() };
+            assert_eq!(col.domains, host.build_domains_with(col.config.version, &opts), "{items}");
+            assert_eq!(col.domain_build.build(&host, &col.config, host.all_cpus()), col.domains, "{items}");
+        }
+        let err = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap_err();
+        assert_eq!(
+            err("profile=2.6.26,set=sched_mc_power_savings=2"),
+            "--set sched_mc_power_savings=2: not a valid value (0 or 1)"
+        );
+        assert!(err("profile=2.6.32,set=sched_smt_power_savings=2").contains("level 2 (POWERSAVINGS_BALANCE_WAKEUP"));
+        assert!(err("profile=2.6.32,set=nohz=1,set=sched_mc_power_savings=1").contains("find_new_ilb) is not ported"));
+        let ok = SchedSpec::default().with_items("profile=2.6.26,set=nohz=1,set=sched_mc_power_savings=1").unwrap();
+        assert!(ok.resolve(&host).is_ok(), "2.6.26's idle load balancer has no power-aware choice");
+        let e = parse_switch("1s:set=sched_mc_power_savings=1").unwrap_err();
+        assert!(e.contains("sched_mc_power_savings is fixed at boot"), "{e}");
     }
 
     /// `set=relax_domain_level=1` reaches the boot domains and the rebuilds:

@@ -1844,4 +1844,19 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
         "--sd-init NODE:-PREFER_LOCAL: patch prefer-local-to-node already sets SD_PREFER_LOCAL at NODE",
     );
     fails(&["--set", "sd_init=MC+WAKE_IDLE"], "--set sd_init=MC+WAKE_IDLE:");
+    // sched_mc_power_savings=1: Stoakley's MC spans the socket, and the CPU
+    // level's groups are the two sockets with SD_POWERSAVINGS_BALANCE.
+    let out = run(&["topology", "stoakley", "--profile", "2.6.26", "--sched-mc-power-savings", "1"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" domain 0: span 0-3 level MC\n  groups: 0 1 2 3\n"), "{text}");
+    assert!(
+        text.contains("  domain 1: span 0-7 level CPU\n   groups: 0-3 (cpu_power = 4096) 4-7 (cpu_power = 4096)\n"),
+        "{text}"
+    );
+    assert!(text.contains("SD_WAKE_AFFINE|SD_POWERSAVINGS_BALANCE"), "{text}");
+    fails_with(
+        &["topology", "stoakley", "--sched-mc-power-savings", "2"],
+        "--sched-mc-power-savings 2: not a valid value",
+    );
+    fails(&["--set", "sched_smt_power_savings=yes"], "--set sched_smt_power_savings=yes: not a valid value (0 or 1)");
 }

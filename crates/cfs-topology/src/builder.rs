@@ -4,7 +4,8 @@
 //! Configuration modelled: `CONFIG_SCHED_SMT=y`, `CONFIG_SCHED_MC=y`,
 //! `CONFIG_NUMA=y` exactly when the host has more than one NUMA node (see
 //! [`NumaConfig`] to force it), `sched_mc_power_savings` =
-//! `sched_smt_power_savings` = 0, no cpusets (one root domain), and, unless
+//! `sched_smt_power_savings` = 0 unless [`BuildOptions::power_savings`]
+//! sets them ([`PowerSavings`]), no cpusets (one root domain), and, unless
 //! [`BuildOptions`] says otherwise, every CPU online, no `isolcpus=` and
 //! `relax_domain_level` untouched. With CPUs down or isolated the domains
 //! are built over the rest (`arch_init_sched_domains`: online less
@@ -46,7 +47,8 @@
 //!    else L2), and on AMD only from 2.6.31 (`amd_detect_cmp`, commit
 //!    99bd0c0fc4b: the socket, or the internal node on Magny-Cours, which we
 //!    take as the die). So an AMD host gets no MC level before 2.6.32.
-//!    `cpu_coregroup_map` = `llc_shared_map` (power savings off).
+//!    `cpu_coregroup_map` = `llc_shared_map` with power savings off, the
+//!    package's CPUs (`cpu_core_map`) with them on ([`PowerSavings`]).
 //! 2. **Domains per CPU**, top down: ALLNODES (NUMA, and more than 16 times
 //!    this node's CPUs online) over all CPUs; NODE over this node plus its 15
 //!    nearest nodes; CPU over this node; MC over `cpu_coregroup_map`; SIBLING
@@ -130,6 +132,53 @@ impl NumaConfig {
     }
 }
 
+/// `sched_mc_power_savings` and `sched_smt_power_savings`
+/// (`/sys/devices/system/cpu/sched_*_power_savings`): 0 is off, the
+/// default. 2.6.25/26 take 0 or 1 (their store reads `buf[0] == '1'`);
+/// 2.6.32 also takes 2, POWERSAVINGS_BALANCE_WAKEUP. Writing either file
+/// rebuilds the domains (`arch_reinit_sched_domains`), and the builder reads
+/// them in two places:
+/// - `cpu_coregroup_map`, the MC span: the package (`cpu_core_map`) when
+///   either is on, the last-level-cache siblings otherwise (x86
+///   smpboot.c, bce7f793 :545-556; 2.6.32 22763c5c :431-443 keeps the LLC
+///   map on an AMD multi-node package, X86_FEATURE_AMD_DCM);
+/// - the initialisers: SD_MC_INIT gains SD_POWERSAVINGS_BALANCE with the
+///   SMT knob, SD_CPU_INIT with either (2.6.26 include/linux/sched.h:717-723
+///   BALANCE_FOR_MC_POWER / BALANCE_FOR_PKG_POWER); 2.6.32's
+///   sd_balance_for_mc_power / sd_balance_for_package_power (sched.h
+///   862-890) also drop SD_PREFER_SIBLING from MC (either knob) and CPU.
+///
+/// The balancer then reads SD_POWERSAVINGS_BALANCE (cfs-core's
+/// find_busiest_group), and group power follows the flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PowerSavings {
+    /// `sched_mc_power_savings`.
+    pub mc: u8,
+    /// `sched_smt_power_savings`.
+    pub smt: u8,
+}
+
+impl PowerSavings {
+    /// Either knob on.
+    pub fn any(self) -> bool {
+        self.mc != 0 || self.smt != 0
+    }
+
+    /// `flags` of a `level` initialiser (as [`initialiser`] gives them, for
+    /// both knobs off) with these knobs.
+    pub fn initialiser_flags(self, level: DomainLevel, v: KernelVersion, flags: SdFlags) -> SdFlags {
+        let (mc, smt, ps, sib) = (self.mc != 0, self.smt != 0, SdFlags::POWERSAVINGS_BALANCE, SdFlags::PREFER_SIBLING);
+        match (level, v.is_2_6_32()) {
+            (DomainLevel::Mc, false) if smt => flags | ps,
+            (DomainLevel::Cpu, false) if mc || smt => flags | ps,
+            (DomainLevel::Mc, true) if smt => (flags - sib) | ps,
+            (DomainLevel::Mc, true) if mc => flags - sib,
+            (DomainLevel::Cpu, true) if mc || smt => (flags - sib) | ps,
+            _ => flags,
+        }
+    }
+}
+
 /// Build-time knobs beyond the kernel version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct BuildOptions {
@@ -158,6 +207,9 @@ pub struct BuildOptions {
     /// the edited kernel would. (Flags written into built domains, as the
     /// `sched_domain` sysctl does, are [`SchedDomains::apply_overrides`].)
     pub init_flags: InitFlagEdits,
+    /// `sched_mc_power_savings` and `sched_smt_power_savings`
+    /// ([`PowerSavings`]).
+    pub power_savings: PowerSavings,
 }
 
 impl BuildOptions {
@@ -258,7 +310,16 @@ impl<'h> KernelView<'h> {
         let node_mask: Vec<CpuMask> = node_mask.iter().map(|m| m.and(&cpu_map)).collect();
         let sibling: Vec<CpuMask> = (0..n).map(|c| host.thread_siblings(c).and(&cpu_map)).collect();
         let llc = llc_shared_maps(host, v);
-        let coregroup = (0..n).map(|c| llc[c].and(&node_mask[node_of[c]])).collect();
+        // cpu_coregroup_map: the package (cpu_core_map, the siblings on a
+        // one-core-per-package box) under power savings, unless 2.6.32
+        // finds an AMD multi-node package; the LLC siblings otherwise.
+        let dcm =
+            v.is_2_6_32() && host.vendor() == Vendor::Amd && (0..n).any(|c| host.die_cpus(c) != host.package_cpus(c));
+        let core_map = |c: CpuId| {
+            if host.max_cores_per_package() == 1 { host.thread_siblings(c) } else { host.package_cpus(c) }
+        };
+        let coregroup_of = |c: CpuId| if opts.power_savings.any() && !dcm { core_map(c) } else { llc[c] };
+        let coregroup = (0..n).map(|c| coregroup_of(c).and(&node_mask[node_of[c]])).collect();
         let by_node = (0..n).map(|c| node_mask[node_of[c]]).collect();
         let nr_node_ids = if numa { host.nr_nodes() } else { 1 };
         KernelView {
@@ -305,6 +366,7 @@ impl<'h> KernelView<'h> {
     /// A domain from its initialiser, after `set_domain_attribute`.
     fn domain(&self, level: DomainLevel, span: CpuMask, groups: GroupRing) -> SchedDomain {
         let (flags, params) = initialiser(level, self.v, self.nr_online);
+        let flags = self.opts.power_savings.initialiser_flags(level, self.v, flags);
         let flags = self.opts.init_flags.apply(level, flags);
         SchedDomain {
             level,
@@ -415,7 +477,8 @@ fn partition(span: CpuMask, key: &[CpuMask]) -> Vec<CpuMask> {
 }
 
 /// The `SD_*_INIT` flags and parameters of `level` in `v` (x86-64, power
-/// savings off). See the tables in kernel-reference.md §10.2 / §10.3.
+/// savings off: [`PowerSavings::initialiser_flags`] adds the knobs). See
+/// the tables in kernel-reference.md §10.2 / §10.3.
 pub fn initialiser(level: DomainLevel, v: KernelVersion, nr_cpus: usize) -> (SdFlags, DomainParams) {
     use SdFlags as F;
     let new = v.is_2_6_32();

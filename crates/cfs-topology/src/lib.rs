@@ -56,7 +56,7 @@ pub mod sysfs;
 pub mod toml_host;
 pub mod version;
 
-pub use builder::{BuildOptions, NumaConfig};
+pub use builder::{BuildOptions, NumaConfig, PowerSavings};
 pub use cpumask::{CpuId, CpuMask, MAX_CPUS};
 pub use distance::Distance;
 pub use domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};

@@ -533,3 +533,49 @@ fn taking_prefer_local_off_mc_and_cpu_builds_the_same_domains_either_way() {
         }
     }
 }
+
+/// sched_mc_power_savings = 1 (`PowerSavings`), worked by hand:
+/// - cpu_coregroup_map becomes the package (bce7f793 smpboot.c:545-556), so
+///   on Stoakley MC spans the socket's four cores (one group each) and the
+///   CPU level's groups are the two sockets, not the four L2 pairs.
+/// - BALANCE_FOR_PKG_POWER puts SD_POWERSAVINGS_BALANCE on SD_CPU_INIT only
+///   (sched.h:717-723; MC gets it from the SMT knob). The CPU groups then
+///   sum their MC groups (init_sched_groups_power's power policy,
+///   sched.c:6780-6815): 4 x 1024 = 4096, against 1024 per L2 pair.
+/// - On the Q6600 (one socket) MC spans all four cores and CPU has one
+///   group of 4096, kept: once the group flags are masked it still has
+///   POWERSAVINGS_BALANCE, which MC lacks (sd_parent_degenerate).
+/// - The X2 (AMD, no LLC id before 2.6.31) gets an MC level it lacks
+///   without the knob: cpu_core_map is the package.
+/// - 2.6.32 drops SD_PREFER_SIBLING from MC and CPU with either knob
+///   (sd_balance_for_mc_power / _package_power, 22763c5c sched.h:862-890),
+///   and the SMT knob puts POWERSAVINGS_BALANCE on MC too.
+#[test]
+fn power_savings_widen_mc_to_the_package_and_flag_the_levels() {
+    use cfs_topology::PowerSavings;
+    let mc1 = BuildOptions { power_savings: PowerSavings { mc: 1, smt: 0 }, ..BuildOptions::default() };
+    let smt1 = BuildOptions { power_savings: PowerSavings { mc: 0, smt: 1 }, ..BuildOptions::default() };
+    let stoakley = Host::preset("stoakley").unwrap();
+    let d = stoakley.build_domains_with(V::V2_6_26, &BuildOptions::default());
+    assert_eq!(layout(&d)[0], "MC 0-1: 0 1 | CPU 0-7: 0-1 2-3 4-5 6-7");
+    let d = stoakley.build_domains_with(V::V2_6_26, &mc1);
+    assert_eq!(layout(&d)[0], "MC 0-3: 0 1 2 3 | CPU 0-7: 0-3@4096 4-7@4096");
+    let flags = |d: &cfs_topology::SchedDomains| {
+        d.of(0).iter().map(|x| (x.level, x.flags.contains(SdFlags::POWERSAVINGS_BALANCE))).collect::<Vec<_>>()
+    };
+    assert_eq!(flags(&d), [(L::Mc, false), (L::Cpu, true)]);
+    assert_eq!(flags(&stoakley.build_domains_with(V::V2_6_26, &smt1)), [(L::Mc, true), (L::Cpu, true)]);
+    let q = Host::preset("q6600").unwrap();
+    assert_eq!(layout(&q.build_domains_with(V::V2_6_25, &mc1))[2], "MC 0-3: 2 3 0 1 | CPU 0-3: 0-3@4096");
+    let x2 = Host::preset("x2").unwrap();
+    assert_eq!(levels(&x2.build_domains(V::V2_6_26), 0), [L::Cpu]);
+    assert_eq!(levels(&x2.build_domains_with(V::V2_6_26, &mc1), 0), [L::Mc, L::Cpu]);
+    let sib = |d: &cfs_topology::SchedDomains| {
+        d.of(0).iter().map(|x| (x.level, x.flags.contains(SdFlags::PREFER_SIBLING))).collect::<Vec<_>>()
+    };
+    let d = stoakley.build_domains_with(V::V2_6_32, &mc1);
+    assert_eq!(sib(&d), [(L::Mc, false), (L::Cpu, false)]);
+    assert_eq!(flags(&d), [(L::Mc, false), (L::Cpu, true)]);
+    assert_eq!(sib(&stoakley.build_domains(V::V2_6_32)), [(L::Mc, true), (L::Cpu, true)]);
+    assert_eq!(flags(&stoakley.build_domains_with(V::V2_6_32, &smt1)), [(L::Mc, true), (L::Cpu, true)]);
+}

@@ -113,10 +113,12 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
+    /// With either power-savings knob too (MC over the package).
     #[test]
-    fn domains_are_well_formed(spec in spec_strategy(), numa in numa_strategy()) {
+    fn domains_are_well_formed(spec in spec_strategy(), numa in numa_strategy(), mc in 0u8..2, smt in 0u8..2) {
         let h = Host::from_spec(&spec).unwrap();
-        let opts = BuildOptions { numa, ..BuildOptions::default() };
+        let power_savings = cfs_topology::PowerSavings { mc, smt };
+        let opts = BuildOptions { numa, power_savings, ..BuildOptions::default() };
         for v in KernelVersion::ALL {
             let d = h.build_domains_with(v, &opts);
             prop_assert_eq!(d.nr_cpus(), h.nr_cpus());
