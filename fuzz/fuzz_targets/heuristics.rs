@@ -286,6 +286,9 @@ fn changes(
                 }
                 // net.ipv4.tcp_low_latency written mid-run (one b in 16).
                 1 if c.b % 16 == 15 => Setting::TcpLowLatency(c.a & 1 != 0),
+                // A power-savings knob written mid-run (one b in 16): the
+                // domains are rebuilt (0 or 1, what every profile takes).
+                2 if c.b % 16 == 15 => Setting::PowerSavings { smt: c.a & 2 != 0, level: (c.a & 1) as u8 },
                 0 => Setting::Features((c.a & config.feature_table().valid_bits()).to_string()),
                 1 => Setting::Tunable(
                     cfs_core::Tunables::NAMES[c.a as usize % cfs_core::Tunables::NAMES.len()].into(),

@@ -1440,7 +1440,10 @@ fn power_savings_pick_the_group_to_empty_and_the_one_to_fill() {
 /// - find_busiest_queue takes CPU 4 (one task of 1024, not above 1024),
 ///   whose only task runs: each pass fails, and the fourth, past
 ///   cache_nice_tries + 2 = 3, kicks CPU 4's migration thread to push C to
-///   CPU 1 (load_balance, sched.c:3346-3370).
+///   CPU 1 (load_balance, sched.c:3346-3370). (2.6.26's migration thread
+///   then pushes nothing: move_one_task's iterator never returns the last
+///   entry of the task list, so a lone task stays; cfs-machine's
+///   `a_power_savings_write_rebuilds_the_domains_and_consolidates` runs it.)
 ///
 /// With the flag cleared from the same domains the pass finds no busiest
 /// group, resets the failure count and kicks nothing. 2.6.32 goes the same

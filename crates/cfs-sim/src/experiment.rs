@@ -566,7 +566,7 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 16] = [
+const BOOT_ONLY: [&str; 14] = [
     "hz",
     "hres_timers",
     "hres",
@@ -581,8 +581,6 @@ const BOOT_ONLY: [&str; 16] = [
     "numa",
     "relax_domain_level",
     "sd_init",
-    "sched_mc_power_savings",
-    "sched_smt_power_savings",
 ];
 
 /// The side a task setting's `--switch` key names: the plain key
@@ -619,7 +617,9 @@ const FAULT_HINT: &str = " (inside --switch, an irq= or slow= fault separates it
 /// moment), `set=NAME=VALUE` (a `sched_*` tunable, or `tcp_low_latency`), `sd-flags=LEVEL:±FLAG,…`,
 /// `patch=NAME` and `no-patch=NAME` (a patch switched on or off, which no
 /// running kernel can do; one that edits the domain initialisers also
-/// rebuilds the domains, as the patched kernel would have built them); and, as `chrt -p` would on the running tasks,
+/// rebuilds the domains, as the patched kernel would have built them),
+/// `set=sched_mc_power_savings=N` / `set=sched_smt_power_savings=N` (the
+/// sysfs write, which rebuilds the domains); and, as `chrt -p` would on the running tasks,
 /// `policy=P` (every live task), `server-policy=P` and `client-policy=P`
 /// (the live tasks of one side; what they fork later inherits it), and as
 /// `taskset -p` would, `affinity=CPUS`, `pin-client=CPUS` and
@@ -667,6 +667,15 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 // int (proc_dointvec), on when not 0.
                 if n == "tcp_low_latency" {
                     push(Setting::TcpLowLatency(value != 0));
+                } else if let Some(smt) = match n {
+                    "sched_mc_power_savings" => Some(false),
+                    "sched_smt_power_savings" => Some(true),
+                    _ => None,
+                } {
+                    // The sysfs knob; each kernel's values are checked
+                    // against the columns (check_changes).
+                    let level = u8::try_from(value).map_err(|_| format!("--switch {s:?}: {n} takes 0 or 1"))?;
+                    push(Setting::PowerSavings { smt, level });
                 } else {
                     push(Setting::Tunable(n.to_string(), value));
                 }
@@ -751,6 +760,19 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
         engine::check_hotplug(n, changes).map_err(|e| format!("--switch {e}"))?;
         let mut s = cfs_core::Scheduler::new(col.config, col.domains.clone()).map_err(|e| e.to_string())?;
         for c in changes {
+            if let engine::Setting::PowerSavings { smt, level } = c.setting {
+                let at = fmt_ns(c.at_ns);
+                let file = engine::power_savings_file(smt);
+                parse_power_savings(&level.to_string(), col.config.version)
+                    .map_err(|e| format!("--switch at {at}: set={file}={level}: {e}"))?;
+                if level != 0 && col.config.version.is_2_6_32() && col.config.nohz {
+                    return Err(format!(
+                        "--switch at {at}: set={file}={level} with nohz=1 on {}: 2.6.32's power-aware choice of \
+                         the idle load balancer (find_new_ilb) is not ported",
+                        col.config.version
+                    ));
+                }
+            }
             if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
                 FlagOverride { level, set, clear }
                     .check_version(col.config.version)
@@ -1411,8 +1433,8 @@ mod tests {
     /// `set=sched_mc_power_savings=1` builds the domains as the kernel does
     /// after the sysfs write (cfs-topology's builder tests derive them), for
     /// the boot and every rebuild; the values each kernel's store takes, and
-    /// what is not ported, are refused with the reason, and the knob is
-    /// fixed at boot for `--switch`.
+    /// what is not ported, are refused with the reason, at boot and for
+    /// `--switch`.
     #[test]
     fn power_savings_are_a_build_option() {
         use cfs_topology::PowerSavings;
@@ -1440,8 +1462,19 @@ mod tests {
         assert!(err("profile=2.6.32,set=nohz=1,set=sched_mc_power_savings=1").contains("find_new_ilb) is not ported"));
         let ok = SchedSpec::default().with_items("profile=2.6.26,set=nohz=1,set=sched_mc_power_savings=1").unwrap();
         assert!(ok.resolve(&host).is_ok(), "2.6.26's idle load balancer has no power-aware choice");
-        let e = parse_switch("1s:set=sched_mc_power_savings=1").unwrap_err();
-        assert!(e.contains("sched_mc_power_savings is fixed at boot"), "{e}");
+        // Written mid-run, as the sysfs file can be, each kernel's values
+        // are checked before any run.
+        let changes = parse_switch("1s:set=sched_mc_power_savings=1,set=sched_smt_power_savings=0").unwrap();
+        let column = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
+        assert_eq!(check_changes(&[column("profile=2.6.26")], &changes), Ok(()));
+        let two = parse_switch("1s:set=sched_mc_power_savings=2").unwrap();
+        assert_eq!(
+            check_changes(&[column("profile=2.6.26")], &two),
+            Err("--switch at 1s: set=sched_mc_power_savings=2: not a valid value (0 or 1)".into())
+        );
+        let e = check_changes(&[column("profile=2.6.32,set=nohz=1")], &changes).unwrap_err();
+        assert!(e.contains("find_new_ilb) is not ported"), "{e}");
+        assert!(parse_switch("1s:set=sched_mc_power_savings=300").unwrap_err().contains("takes 0 or 1"));
     }
 
     /// `set=relax_domain_level=1` reaches the boot domains and the rebuilds:

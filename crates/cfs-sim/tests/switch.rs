@@ -142,6 +142,7 @@ fn switch_specs_parse_in_order() {
             Setting::Irq(_) | Setting::NoIrq | Setting::Slow(_) => "fault",
             Setting::Offline(_) | Setting::Online(_) => "hotplug",
             Setting::TcpLowLatency(_) => "tcp_low_latency",
+            Setting::PowerSavings { .. } => "power_savings",
         })
         .collect();
     assert_eq!(
@@ -166,6 +167,19 @@ fn switch_specs_parse_in_order() {
     let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
     assert_eq!(text, ["nice=5", "client-nice=-5", "server-nice=19"]);
     assert_eq!(c[1].to_json(), serde_json::json!({"at_s": 0.5, "nice": -5, "side": "client"}));
+}
+
+/// The power-savings knobs are sysfs files the engine writes (rebuilding
+/// the domains): `set=` names them mid-run, and they read back in the
+/// same form and as JSON.
+#[test]
+fn power_savings_switch_as_settings_of_their_own() {
+    let c = parse_switch("1s:set=sched_mc_power_savings=1,set=sched_smt_power_savings=0").unwrap();
+    assert_eq!(c[0].setting, Setting::PowerSavings { smt: false, level: 1 });
+    assert_eq!(c[1].setting, Setting::PowerSavings { smt: true, level: 0 });
+    let text: Vec<String> = c.iter().map(|c| c.setting.to_string()).collect();
+    assert_eq!(text, ["set=sched_mc_power_savings=1", "set=sched_smt_power_savings=0"]);
+    assert_eq!(c[0].to_json(), serde_json::json!({"at_s": 1.0, "tunable": "sched_mc_power_savings", "value": 1}));
 }
 
 /// tcp_low_latency is a net sysctl the engine holds: `set=` writes it

@@ -98,7 +98,7 @@ mod sockets;
 pub mod sync;
 
 pub use crate::faults::check_hotplug;
-pub use settings::{Change, Phase, Setting, features_from_text};
+pub use settings::{Change, Phase, Setting, features_from_text, power_savings_file};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
     skb_truesize,
@@ -1327,6 +1327,11 @@ impl<'a> Sim<'a> {
             &Setting::Offline(c) => self.cpu_down(c)?,
             &Setting::Online(c) => self.cpu_up(c)?,
             Setting::Patch(p, _) if !p.domain_flags().is_empty() => self.reinit_domains()?,
+            &Setting::PowerSavings { smt, level } => {
+                let knobs = &mut self.domain_build.options.power_savings;
+                *(if smt { &mut knobs.smt } else { &mut knobs.mc }) = level;
+                self.reinit_domains()?;
+            }
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
@@ -1386,15 +1391,17 @@ impl<'a> Sim<'a> {
         self.hotplug_done(online)
     }
 
-    /// A patch of the domain initialisers switched ([`Setting::Patch`]):
-    /// the domains the kernel built with the patches now in force, over the
-    /// CPUs up, replace the old ones. No task moves. The trace marks the
-    /// rebuild with the levels the first online CPU has now.
+    /// A patch of the domain initialisers switched ([`Setting::Patch`]) or
+    /// a power-savings knob written ([`Setting::PowerSavings`]): the
+    /// domains the kernel builds with the patches and knobs now in force,
+    /// over the CPUs up, replace the old ones. No task moves. The trace
+    /// marks the rebuild with the levels and spans the first online CPU
+    /// has now.
     fn reinit_domains(&mut self) -> Result<(), SimError> {
         let online = self.sched.online_cpus();
         let domains = self.domain_build.build(self.host, self.sched.config(), online);
         let first = online.first().unwrap_or(0);
-        let levels: Vec<&str> = domains.of(first).iter().map(|d| d.level.name()).collect();
+        let levels: Vec<String> = domains.of(first).iter().map(|d| format!("{} {}", d.level.name(), d.span)).collect();
         self.sched.arch_reinit_sched_domains(self.t(), domains)?;
         if let Some(tr) = &mut self.trace {
             tr.mark(self.now, format!("domains rebuilt: CPU {first} has {}", levels.join(", ")));

@@ -62,6 +62,17 @@ pub enum Setting {
     /// are rebuilt without it (cfs-core's `hotplug`). Written by the
     /// engine, which also builds the new domains.
     Offline(usize),
+    /// `echo N > /sys/devices/system/cpu/sched_mc_power_savings` (or,
+    /// with `smt`, `sched_smt_power_savings`): the knob takes the level and
+    /// the domains are rebuilt with it (`sched_power_savings_store` →
+    /// `arch_reinit_sched_domains`, bce7f793 sched.c:7397-7428), as
+    /// cfs-topology's `PowerSavings` builds them. Written by the engine.
+    PowerSavings {
+        /// The SMT knob rather than the MC one.
+        smt: bool,
+        /// The level written.
+        level: u8,
+    },
     /// The CPU comes back up, idle, and the domains are rebuilt with it.
     /// Written by the engine.
     Online(usize),
@@ -108,6 +119,7 @@ impl Setting {
             | Setting::Slow(_)
             | Setting::Offline(_)
             | Setting::Online(_)
+            | Setting::PowerSavings { .. }
             | Setting::TcpLowLatency(_) => Ok(()),
         }
     }
@@ -134,6 +146,11 @@ pub fn features_from_text(current: Features, text: &str) -> Result<Features, Fea
         Some(m) => Features::from_mask(current.table(), m),
         None => current.apply_names(t),
     }
+}
+
+/// The sysfs file of a power-savings knob.
+pub fn power_savings_file(smt: bool) -> &'static str {
+    if smt { "sched_smt_power_savings" } else { "sched_mc_power_savings" }
 }
 
 impl fmt::Display for Setting {
@@ -172,6 +189,7 @@ impl fmt::Display for Setting {
             Setting::Offline(c) => write!(f, "offline={c}"),
             Setting::Online(c) => write!(f, "online={c}"),
             Setting::TcpLowLatency(on) => write!(f, "set=tcp_low_latency={}", u8::from(*on)),
+            Setting::PowerSavings { smt, level } => write!(f, "set={}={level}", power_savings_file(*smt)),
         }
     }
 }
@@ -211,6 +229,9 @@ impl Change {
             Setting::Offline(c) => json!({"at_s": at_s, "offline": c}),
             Setting::Online(c) => json!({"at_s": at_s, "online": c}),
             Setting::TcpLowLatency(on) => json!({"at_s": at_s, "tunable": "tcp_low_latency", "value": u8::from(*on)}),
+            Setting::PowerSavings { smt, level } => {
+                json!({"at_s": at_s, "tunable": power_savings_file(*smt), "value": level})
+            }
         }
     }
 }

@@ -3074,10 +3074,77 @@ fn a_patch_of_the_initialisers_switched_mid_run_rebuilds_the_domains() {
         marks,
         [
             mark(1.0, "set=sched_nr_migrate=16"),
-            mark(2.0, "domains rebuilt: CPU 0 has MC, CPU, NODE"),
+            mark(2.0, "domains rebuilt: CPU 0 has MC 0-1, CPU 0-7, NODE 0-7"),
             mark(2.0, "patch=prefer-local-to-node"),
-            mark(4.0, "domains rebuilt: CPU 0 has MC, CPU"),
+            mark(4.0, "domains rebuilt: CPU 0 has MC 0-1, CPU 0-7"),
             mark(4.0, "no-patch=prefer-local-to-node"),
         ]
     );
+}
+
+/// `echo 1 > sched_mc_power_savings` mid-run (`Setting::PowerSavings`):
+/// the knob takes the value and the domains are rebuilt with it, as
+/// cfs-topology builds them (its builder tests derive the shape): on
+/// Stoakley MC widens from the L2 pair 0-1 to the socket 0-3 and the CPU
+/// level's groups become the two sockets, with SD_POWERSAVINGS_BALANCE;
+/// written back to 0, the perf domains return.
+///
+/// Two hogs started on CPUs 3 and 5, one per socket, each run the whole
+/// second there without the knob (each socket busy for at least 0.99 s).
+/// With the knob on from 100 ms, under 2.6.25, an idle CPU of one socket
+/// finds the other socket's lone task in its least loaded group
+/// (find_busiest_group's power pick), fails to move it while it runs, and
+/// after cache_nice_tries + 2 = 3 failed passes has the migration thread
+/// push it: idle passes at the CPU level come every 1-4 ms, so one socket
+/// is idle within tens of ms of the write and its busy time stays under
+/// 150 ms. Under 2.6.26 the same pick is made and the same kicks sent, but
+/// the migration thread's move_one_task walks the cfs_rq's task list,
+/// whose iterator never returns the last entry (fixed in 2.6.28 by
+/// 38736f47507): a lone task is never pushed, and both sockets stay busy.
+#[test]
+fn a_power_savings_write_rebuilds_the_domains_and_consolidates() {
+    use cfs_core::KernelVersion as V;
+    let host = Host::preset("stoakley").unwrap();
+    let mut costs = CostModel::preset("stoakley").unwrap();
+    costs.jitter_cv = 0.0;
+    let at = |ms: u64, setting| Change { at_ns: ms * 1_000_000, setting };
+    let run_with = |v: V, changes: Vec<Change>| {
+        let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
+        s.config = Config::new(v, 8);
+        s.domains = host.build_domains(v);
+        s.changes = changes;
+        let tasks = vec![free("a", counting(), 3), free("b", counting(), 5)];
+        run(&s, Instance { tasks, finish: vec![], sync: SyncObjects::NONE }).unwrap()
+    };
+    let knob = |level| Setting::PowerSavings { smt: false, level };
+    let out = run_with(V::V2_6_26, vec![at(100, knob(1)), at(900, knob(0))]);
+    let v = out.trace.as_ref().unwrap().to_value().unwrap();
+    let marks: Vec<String> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "setting")
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            "domains rebuilt: CPU 0 has MC 0-3, CPU 0-7",
+            "set=sched_mc_power_savings=1",
+            "domains rebuilt: CPU 0 has MC 0-1, CPU 0-7",
+            "set=sched_mc_power_savings=0",
+        ]
+    );
+    let sockets = |out: &RunOutcome| {
+        let busy = |cpus: std::ops::Range<usize>| cpus.map(|c| out.cpu_busy_ns[c]).sum::<u64>();
+        let (a, b) = (busy(0..4), busy(4..8));
+        (a.min(b), a.max(b), out.counters.mig_active)
+    };
+    let (idle_socket, _, _) = sockets(&run_with(V::V2_6_25, vec![]));
+    assert!(idle_socket >= 990_000_000, "{idle_socket}");
+    let (idle_socket, busy_socket, pushed) = sockets(&run_with(V::V2_6_25, vec![at(100, knob(1))]));
+    assert!(idle_socket < 150_000_000 && busy_socket > 1_800_000_000, "{idle_socket} {busy_socket}");
+    assert_eq!(pushed, 1);
+    let (idle_socket, _, pushed) = sockets(&run_with(V::V2_6_26, vec![at(100, knob(1))]));
+    assert!(idle_socket >= 990_000_000 && pushed == 0, "{idle_socket} {pushed}");
 }
