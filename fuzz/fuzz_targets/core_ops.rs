@@ -54,6 +54,10 @@ enum Op {
     /// without CONFIG_NUMA and either power-savings knob; or the boot ones
     /// (`stale`: refused once a CPU is down).
     ReinitDomains { numa: bool, stale: bool, mc_power: bool, smt_power: bool },
+    /// A write to sched_mc_power_savings (or, with `smt`, the SMT knob) of
+    /// any level 0-3 (above the kernel's maximum: refused), with the domains
+    /// built under the new knobs.
+    PowerSavingsStore { smt: bool, level: u8 },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -195,6 +199,18 @@ fuzz_target!(|input: Input| {
                 };
                 let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };
                 s.arch_reinit_sched_domains(now, d)
+            }
+            Op::PowerSavingsStore { smt, level } => {
+                let level = level % 4;
+                let mut power_savings = s.config().power_savings;
+                *(if smt { &mut power_savings.smt } else { &mut power_savings.mc }) = level;
+                let opts = BuildOptions {
+                    online: Some(s.online_cpus()),
+                    init_flags: s.config().patches.init_flag_edits(),
+                    power_savings,
+                    ..BuildOptions::default()
+                };
+                s.sched_power_savings_store(now, smt, level, host.build_domains_with(version, &opts))
             }
         };
         if let Err(SchedError::Invariant(v)) = r {

@@ -683,6 +683,39 @@ impl<O: Observer> Scheduler<O> {
         Some(BusiestGroup { group: b, imbalance })
     }
 
+    /// The end of 2.6.32's load_balance_newidle when nothing moved
+    /// (22763c5c sched.c:4342-4404): -1, which ends idle_balance's walk,
+    /// unless `sched_mc_power_savings` is at POWERSAVINGS_BALANCE_WAKEUP
+    /// (2). Then from the third such failure at this level the newly idle
+    /// CPU kicks `busiest`'s migration thread to push its running task here,
+    /// as load_balance does after cache_nice_tries + 2 failures: the
+    /// power-savings pick of find_busiest_group has chosen a package to
+    /// empty, whose lone running task move_tasks cannot take. A task that
+    /// may not run here (or the idle task) is left, as pinned.
+    fn newidle_consolidate_32(&mut self, this_cpu: CpuId, sd_i: usize, busiest: CpuId) -> i32 {
+        if self.cfg.power_savings.mc < 2 {
+            return -1;
+        }
+        let st = &mut self.dstate[this_cpu][sd_i];
+        let failed = st.nr_balance_failed;
+        st.nr_balance_failed += 1;
+        if failed < 2 {
+            return -1;
+        }
+        let allowed = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c.0 as usize].allowed.contains(this_cpu));
+        if !allowed {
+            return 0;
+        }
+        let brq = &mut self.rqs[busiest];
+        if !brq.active_balance {
+            brq.active_balance = true;
+            brq.push_cpu = this_cpu;
+            let now = self.now;
+            self.wake_migration_thread(this_cpu, busiest, now);
+        }
+        0
+    }
+
     /// `find_busiest_queue`: the most loaded CPU of the group, skipping
     /// CPUs whose single task outweighs the imbalance.
     pub(crate) fn find_busiest_queue(&self, cpus_of_group: &CpuMask, imbalance: u64, cpus: &CpuMask) -> Option<CpuId> {
@@ -896,11 +929,13 @@ impl<O: Observer> Scheduler<O> {
             };
             self.emit_balance(this_cpu, sd_i, moved, CpuIdleType::NewlyIdle, verdict);
             if moved == 0 {
-                // 2.6.32 also answers -1 when power savings are off
-                // (sched_mc_power_savings < POWERSAVINGS_BALANCE_WAKEUP),
-                // which ends idle_balance's walk at this level.
-                let busy = self.smt_busy_return(this_cpu, sd_i, sd_idle) || self.rules.is_2_6_32();
-                return if busy { -1 } else { 0 };
+                if self.smt_busy_return(this_cpu, sd_i, sd_idle) {
+                    return -1;
+                }
+                if !self.rules.is_2_6_32() {
+                    return 0;
+                }
+                return self.newidle_consolidate_32(this_cpu, sd_i, busiest);
             }
             self.dstate[this_cpu][sd_i].nr_balance_failed = 0;
             return moved as i32;

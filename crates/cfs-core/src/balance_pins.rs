@@ -1494,3 +1494,89 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
         assert!(!s.rqs[4].active_balance, "{v}");
     }
 }
+
+/// 2.6.32 with CONFIG_NO_HZ and power savings: a Stoakley (sockets 0-3 and
+/// 4-7) built with sched_mc_power_savings = 1, so its CPU level, whose
+/// groups are the sockets, has SD_POWERSAVINGS_BALANCE and MC does not.
+fn stoakley_32_with(mc: u8) -> Scheduler<()> {
+    use cfs_topology::builder::{BuildOptions, PowerSavings};
+    let v = KernelVersion::V2_6_32;
+    let h = cfs_topology::Host::preset("stoakley").unwrap();
+    let power_savings = PowerSavings { mc, smt: 0 };
+    let mut c = Config::new(v, 8);
+    (c.hres_timers, c.nohz, c.power_savings) = (false, true, power_savings);
+    Scheduler::new(c, h.build_domains_with(v, &BuildOptions { power_savings, ..BuildOptions::default() })).unwrap()
+}
+
+/// `find_new_ilb` (22763c5c sched.c:4586-4629). CPUs 0, 4 and 5 busy,
+/// the rest tickless: mask {1,2,3,6,7}. Asked by CPU 5, the walk starts at
+/// the lowest domain with SD_POWERSAVINGS_BALANCE, the CPU level, whose
+/// groups run from CPU 5's own socket: {4-7} holds tickless 6 and 7 and
+/// busy 4 and 5, so it is semi-idle, and its first tickless CPU, 6, is the
+/// nominee. Without power savings (or in 2.6.26) the nominee is the first
+/// tickless CPU, 1. With socket 1 all tickless and socket 0 all busy
+/// (mask {4-7}) neither group is semi-idle and the first tickless CPU, 4,
+/// is taken; with one tickless CPU the walk is skipped.
+#[test]
+fn the_2_6_32_idle_load_balancer_is_nominated_in_a_semi_idle_package() {
+    let mask = |cpus: &[usize]| CpuMask::from_cpus(cpus.iter().copied());
+    let mut s = stoakley_32_with(1);
+    s.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
+    assert_eq!(s.find_new_ilb(5), Some(6));
+    let mut off = stoakley_32_with(0);
+    off.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
+    assert_eq!(off.find_new_ilb(5), Some(1));
+    s.nohz.cpu_mask = mask(&[4, 5, 6, 7]);
+    assert_eq!(s.find_new_ilb(1), Some(4));
+    s.nohz.cpu_mask = mask(&[6]);
+    assert_eq!(s.find_new_ilb(1), Some(6));
+}
+
+/// The owner's re-check as it stops its tick again
+/// (select_nohz_load_balancer, 22763c5c sched.c:4692-4708): CPU 1 owns the
+/// role with socket 0 all tickless and CPUs 4 and 5 busy (mask {0,1,2,3,6,7}
+/// once CPU 1 is in it). Its own socket is not semi-idle; socket 1 is, so it
+/// hands the role to CPU 6 (kicked to take it) and lets its tick stop.
+/// Without power savings it keeps the role and its tick.
+#[test]
+fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
+    let mask = CpuMask::from_cpus([0, 2, 3, 6, 7]);
+    for (mc, keeps) in [(1, false), (0, true)] {
+        let mut s = stoakley_32_with(mc);
+        (s.nohz.cpu_mask, s.nohz.load_balancer) = (mask, Some(1));
+        assert_eq!(s.select_nohz_load_balancer(1, true), keeps, "mc {mc}");
+        let owner = if keeps { Some(1) } else { None };
+        assert_eq!(s.nohz.load_balancer, owner, "mc {mc}");
+        assert_eq!(s.rqs[6].need_resched, !keeps, "mc {mc}: CPU 6 kicked");
+    }
+}
+
+/// 2.6.32's newly idle consolidation at sched_mc_power_savings = 2
+/// (POWERSAVINGS_BALANCE_WAKEUP, 22763c5c sched.c:4342-4404). CPU 0 runs A
+/// with B queued, CPU 4 runs C alone; CPU 1, newly idle, balances the CPU
+/// level (its groups the sockets, capacity 4): the domain is balanced by
+/// load (newidle_idx 0: CPU 4's load 1024 against socket 0's 2048), and
+/// the power pick names socket 1 (1 task against 2, as in
+/// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`), whose
+/// busiest queue, CPU 4, has one task: nothing is moved. At level 1 that
+/// answers -1 (idle_balance stops) every time. At level 2 the first two
+/// failures answer -1 too (`nr_balance_failed++ < 2`), and the third kicks
+/// CPU 4's migration thread to push C to CPU 1 and answers 0.
+#[test]
+fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
+    for (mc, kicked_at) in [(1, None), (2, Some(3))] {
+        let mut s = stoakley_32_with(mc);
+        running_with(&mut s, 0, TaskParams::normal());
+        queue(&mut s, 0, 1, TaskParams::normal(), 0);
+        running_with(&mut s, 4, TaskParams::normal());
+        for pass in 1..=4 {
+            let kicked = kicked_at.is_some_and(|k| pass >= k);
+            let want = if kicked_at == Some(pass) || (kicked && pass > 3) { 0 } else { -1 };
+            assert_eq!(s.load_balance_newidle(1, 1), want, "mc {mc} pass {pass}");
+            assert_eq!(s.rqs[4].active_balance, kicked, "mc {mc} pass {pass}");
+        }
+        if kicked_at.is_some() {
+            assert_eq!(s.rqs[4].push_cpu, 1);
+        }
+    }
+}

@@ -6,7 +6,7 @@ use crate::patches::{Patch, Patches};
 use crate::profile::Rules;
 use crate::tunables::Tunables;
 use alloc::string::String;
-use cfs_topology::KernelVersion;
+use cfs_topology::{KernelVersion, PowerSavings};
 use core::fmt;
 
 /// How a [`crate::Scheduler`] behaves: kernel profile, features,
@@ -72,6 +72,15 @@ pub struct Config {
     pub nr_cpus: u32,
     /// Run the online invariant checks after every API call.
     pub check_invariants: bool,
+    /// `sched_mc_power_savings` and `sched_smt_power_savings` as the fair
+    /// class reads them: 2.6.32's newly idle consolidation (mc at 2,
+    /// POWERSAVINGS_BALANCE_WAKEUP) and its power-aware choice of the idle
+    /// load balancer (either on). The domains must be built with the same
+    /// values (`cfs_topology::BuildOptions::power_savings`), as the kernel
+    /// rebuilds them at every write
+    /// ([`crate::Scheduler::sched_power_savings_store`]). Off by default;
+    /// 2.6.25/26 take 0 or 1, 2.6.32 up to 2.
+    pub power_savings: PowerSavings,
 }
 
 /// A configuration that cannot be used.
@@ -94,6 +103,14 @@ pub enum ConfigError {
     BadHz(u32),
     /// The domains were built for a different CPU count or kernel.
     Domains(String),
+    /// A power-savings level the kernel's sysfs store refuses (2.6.26
+    /// reads only `'1'` as on; 2.6.32 takes 0-2, -EINVAL above).
+    PowerSavings {
+        /// The level.
+        level: u8,
+        /// The kernel.
+        version: KernelVersion,
+    },
     /// CONFIG_NR_CPUS below the machine's CPU count, or above
     /// [`cfs_topology::MAX_CPUS`].
     NrCpus {
@@ -118,6 +135,13 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::BadHz(hz) => write!(f, "HZ={hz} is out of range 1..=10000"),
             ConfigError::Domains(s) => write!(f, "sched domains do not fit: {s}"),
+            ConfigError::PowerSavings { level, version } => {
+                write!(
+                    f,
+                    "power-savings level {level} is not one of {version}'s (0 to {})",
+                    max_power_savings(*version)
+                )
+            }
             ConfigError::NrCpus { nr_cpus, cpus } => write!(
                 f,
                 "NR_CPUS={nr_cpus} must cover the machine's {cpus} CPUs and be at most {}",
@@ -128,6 +152,13 @@ impl fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
+
+/// The highest power-savings level `version`'s sysfs store takes: 1 in
+/// 2.6.25/26 (`buf[0] == '1'`, bce7f793 sched.c:7412-7428), 2
+/// (POWERSAVINGS_BALANCE_WAKEUP) in 2.6.32 (22763c5c :9068-9094).
+pub fn max_power_savings(version: KernelVersion) -> u8 {
+    if version.is_2_6_32() { 2 } else { 1 }
+}
 
 impl Config {
     /// The boot defaults of `version` on a machine with `nr_cpus` CPUs.
@@ -143,6 +174,7 @@ impl Config {
             preempt: false,
             nr_cpus: Self::defconfig_nr_cpus(version).max(nr_cpus.min(cfs_topology::MAX_CPUS) as u32),
             check_invariants: false,
+            power_savings: PowerSavings::default(),
         }
     }
 
@@ -206,6 +238,10 @@ impl Config {
         }
         if self.hz == 0 || self.hz > 10_000 {
             return Err(ConfigError::BadHz(self.hz));
+        }
+        let PowerSavings { mc, smt } = self.power_savings;
+        if let Some(level) = [mc, smt].into_iter().find(|&l| l > max_power_savings(self.version)) {
+            return Err(ConfigError::PowerSavings { level, version: self.version });
         }
         Ok(())
     }

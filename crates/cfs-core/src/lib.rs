@@ -33,12 +33,12 @@
 //! | [`sched`] | [`Scheduler`]: the public API tying it together |
 //!
 //! Group scheduling is not modelled (CONFIG_FAIR_GROUP_SCHED off), nor
-//! is the RT class. Power-savings balancing is find_busiest_group's pick
+//! is the RT class. Power-savings balancing is: find_busiest_group's pick
 //! in a domain with SD_POWERSAVINGS_BALANCE (cfs-topology's `PowerSavings`
 //! builds such domains from `sched_mc_power_savings` /
-//! `sched_smt_power_savings`), for 2.6.25/26 and for 2.6.32 at level 1;
-//! 2.6.32's level 2 (newly idle consolidation) and its power-aware choice
-//! of the idle load balancer are not ported.
+//! `sched_smt_power_savings`), and in 2.6.32 the newly idle consolidation
+//! at level 2 and the idle load balancer's nomination in a semi-idle
+//! package ([`Config::power_savings`], [`Scheduler::sched_power_savings_store`]).
 //!
 //! ## Time and determinism
 //!

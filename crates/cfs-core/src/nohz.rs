@@ -6,8 +6,9 @@
 //! `run_rebalance_domains` (2.6.26 bce7f793 sched.c:3613-3655, 3740-3779
 //! and 3788-3840; 2.6.25 is the same code; 2.6.32 22763c5c sched.c:
 //! 4658-4721, 4807-4847, 4861-4907 adds three things: the power-savings
-//! choice of a nearer ILB in `find_new_ilb`, which with power savings off
-//! is the first CPU of the mask, as here; no SCHED_SOFTIRQ on a CPU
+//! choice of an ILB in a semi-idle package (`find_new_ilb`, which with
+//! power savings off is the first CPU of the mask, as in 2.6.26; and the
+//! owner handing the role to it); no SCHED_SOFTIRQ on a CPU
 //! attached to no domain (`trigger_load_balance`); and a CPU going down
 //! that neither joins the mask nor takes the role (`cpu_active`, see
 //! [`crate::hotplug`])), and the scheduler's half of
@@ -131,8 +132,48 @@ impl<O: Observer> Scheduler<O> {
                 nohz.load_balancer = Some(cpu);
                 true
             }
+            // 2.6.32 with power savings: the owner hands the role to a
+            // tickless CPU of a semi-idle package when there is one
+            // (22763c5c sched.c:4692-4708).
+            Some(owner) if owner == cpu && self.rules.is_2_6_32() && self.cfg.power_savings.any() => {
+                match self.find_new_ilb(cpu) {
+                    Some(new) if new != cpu => {
+                        self.nohz.load_balancer = None;
+                        self.resched_cpu(new);
+                        false
+                    }
+                    _ => true,
+                }
+            }
             Some(owner) => owner == cpu,
         }
+    }
+
+    /// `find_new_ilb(cpu)` (2.6.32, 22763c5c sched.c:4586-4629): the idle
+    /// load balancer to nominate. With power savings on and at least two
+    /// tickless CPUs, walk `cpu`'s domains from the lowest with
+    /// SD_POWERSAVINGS_BALANCE up while they have it, and take the first
+    /// tickless CPU of the first semi-idle group (some of its CPUs tickless,
+    /// not all), so that a package already awake does the balancing and an
+    /// idle one can sleep; otherwise the first tickless CPU. 2.6.25/26 take
+    /// the first tickless CPU always.
+    pub(crate) fn find_new_ilb(&self, cpu: CpuId) -> Option<CpuId> {
+        let mask = self.nohz.cpu_mask;
+        if !self.rules.is_2_6_32() || !self.cfg.power_savings.any() || mask.weight() < 2 {
+            return mask.first();
+        }
+        let flag = cfs_topology::SdFlags::POWERSAVINGS_BALANCE;
+        let doms = self.domains.of(cpu);
+        let lowest = doms.iter().position(|d| d.flags.contains(flag));
+        for d in lowest.map_or(&[][..], |i| &doms[i..]).iter().take_while(|d| d.flags.contains(flag)) {
+            for g in d.groups.iter() {
+                let tickless = mask.and(&g.cpus);
+                if !tickless.is_empty() && tickless != g.cpus {
+                    return tickless.first();
+                }
+            }
+        }
+        mask.first()
     }
 
     /// `trigger_load_balance(rq, cpu)` from `scheduler_tick`: the NO_HZ
@@ -150,7 +191,7 @@ impl<O: Observer> Scheduler<O> {
                     self.nohz.load_balancer = None;
                 }
                 if self.nohz.load_balancer.is_none() {
-                    if let Some(ilb) = self.nohz.cpu_mask.first() {
+                    if let Some(ilb) = self.find_new_ilb(cpu) {
                         self.resched_cpu(ilb);
                     }
                 }

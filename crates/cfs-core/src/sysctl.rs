@@ -50,7 +50,7 @@ use crate::patches::Patch;
 use crate::sched::{SchedError, Scheduler};
 use crate::tunables::TunableError;
 use alloc::string::String;
-use cfs_topology::{DomainLevel, SdFlags};
+use cfs_topology::{DomainLevel, SchedDomains, SdFlags};
 use core::fmt;
 
 /// A run-time setting the scheduler refused.
@@ -66,6 +66,8 @@ pub enum SettingError {
     NoSuchLevel(DomainLevel),
     /// The patch does not apply to this kernel.
     Patch(ConfigError),
+    /// The power-savings level is not one this kernel takes.
+    PowerSavings(ConfigError),
 }
 
 impl fmt::Display for SettingError {
@@ -75,7 +77,7 @@ impl fmt::Display for SettingError {
             SettingError::Tunable(e) => write!(f, "{e}"),
             SettingError::UnknownTunable(n) => write!(f, "unknown tunable {n:?}"),
             SettingError::NoSuchLevel(l) => write!(f, "no {l:?} sched domain on this host"),
-            SettingError::Patch(e) => write!(f, "{e}"),
+            SettingError::Patch(e) | SettingError::PowerSavings(e) => write!(f, "{e}"),
         }
     }
 }
@@ -126,6 +128,30 @@ impl<O: Observer> Scheduler<O> {
         let changed = self.domains.override_flags(level, set, clear);
         self.finish(ApiCall::SetDomainFlags { level, set, clear })?;
         Ok(changed)
+    }
+
+    /// `echo LEVEL > /sys/devices/system/cpu/sched_mc_power_savings` (or,
+    /// with `smt`, `sched_smt_power_savings`): `sched_power_savings_store`
+    /// (bce7f793 sched.c:7412-7428, 22763c5c :9068-9094) sets the knob and
+    /// rebuilds the domains ([`Self::arch_reinit_sched_domains`]);
+    /// `domains` are what the builder makes with the new knobs
+    /// (`cfs_topology::BuildOptions::power_savings`), over the CPUs up. A
+    /// level the kernel refuses ([`crate::config::max_power_savings`]) or
+    /// domains that do not fit leave everything as it was.
+    pub fn sched_power_savings_store(
+        &mut self,
+        now: u64,
+        smt: bool,
+        level: u8,
+        domains: SchedDomains,
+    ) -> Result<(), SchedError> {
+        if level > crate::config::max_power_savings(self.cfg.version) {
+            let e = ConfigError::PowerSavings { level, version: self.cfg.version };
+            return Err(SettingError::PowerSavings(e).into());
+        }
+        let old = self.cfg.power_savings;
+        *(if smt { &mut self.cfg.power_savings.smt } else { &mut self.cfg.power_savings.mc }) = level;
+        self.arch_reinit_sched_domains(now, domains).inspect_err(|_| self.cfg.power_savings = old)
     }
 
     /// Switches a seed patch on or off from the next decision on: a what-if

@@ -290,3 +290,36 @@ fn the_sync_wakeups_backport_switches_the_feature_table() {
     assert_eq!(sim.s.config().features.mask(), 15);
     assert!(!sim.s.config().patches.has(Patch::SyncWakeupsBit));
 }
+
+/// `echo N > /sys/devices/system/cpu/sched_mc_power_savings`
+/// (`sched_power_savings_store`): the knob takes the level and the domains
+/// given (built with it) replace the old ones. 2.6.26's store takes only 0
+/// and 1 (it reads `buf[0] == '1'`), 2.6.32's 0 to 2; a refused level, or
+/// domains that do not fit the machine, leave the knob and the domains as
+/// they were.
+#[test]
+fn a_power_savings_write_sets_the_knob_and_rebuilds_the_domains() {
+    use cfs_core::ConfigError;
+    use cfs_topology::builder::{BuildOptions, PowerSavings};
+    let h = cfs_topology::Host::preset("stoakley").unwrap();
+    let built = |v: KernelVersion, mc: u8| {
+        h.build_domains_with(v, &BuildOptions { power_savings: PowerSavings { mc, smt: 0 }, ..BuildOptions::default() })
+    };
+    for v in [KernelVersion::V2_6_26, KernelVersion::V2_6_32] {
+        let mut s = cfs_core::Scheduler::new(Config::new(v, 8), h.build_domains(v)).unwrap();
+        s.sched_power_savings_store(MS, false, 1, built(v, 1)).unwrap();
+        assert_eq!((s.config().power_savings, s.domains()), (PowerSavings { mc: 1, smt: 0 }, &built(v, 1)), "{v}");
+        let two = s.sched_power_savings_store(2 * MS, false, 2, built(v, 2));
+        if v == KernelVersion::V2_6_26 {
+            let e = ConfigError::PowerSavings { level: 2, version: v };
+            assert_eq!(two, Err(SchedError::Setting(SettingError::PowerSavings(e))));
+            assert_eq!(s.config().power_savings.mc, 1);
+        } else {
+            assert_eq!((two, s.config().power_savings.mc), (Ok(()), 2));
+        }
+        let before = (s.config().power_savings, s.domains().clone());
+        let t = cfs_topology::Host::preset("tigerton").unwrap().build_domains(v);
+        assert!(s.sched_power_savings_store(3 * MS, true, 1, t).is_err(), "{v}: sixteen CPUs' domains on eight");
+        assert_eq!((s.config().power_savings, s.domains().clone()), before, "{v}");
+    }
+}

@@ -347,7 +347,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does), sched_mc_power_savings=1 and sched_smt_power_savings=1 (the sysfs files, written before the run, or mid-run with --switch: MC spans the package, the CPU level, and with the SMT knob MC, balance for power savings, consolidating work onto fewer packages).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does), sched_mc_power_savings=1 and sched_smt_power_savings=1 (the sysfs files, written before the run, or mid-run with --switch: MC spans the package, the CPU level, and with the SMT knob MC, balance for power savings, consolidating work onto fewer packages; 2.6.32 also takes 2, where newly idle CPUs consolidate too).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -449,13 +449,13 @@ pub struct TopoArgs {
     /// degenerate levels are dropped), e.g. MC:+WAKE_IDLE.
     #[arg(long, value_name = "LIST")]
     pub sd_init: Option<String>,
-    /// /sys/devices/system/cpu/sched_mc_power_savings (0 or 1), as a run's
-    /// --set: MC spans the package and the CPU level gets
+    /// /sys/devices/system/cpu/sched_mc_power_savings (0 or 1; 2.6.32 up to
+    /// 2), as a run's --set: MC spans the package and the CPU level gets
     /// SD_POWERSAVINGS_BALANCE.
     #[arg(long, value_name = "LEVEL")]
     pub sched_mc_power_savings: Option<String>,
-    /// /sys/devices/system/cpu/sched_smt_power_savings (0 or 1), as a run's
-    /// --set: MC gets SD_POWERSAVINGS_BALANCE too.
+    /// /sys/devices/system/cpu/sched_smt_power_savings (0 or 1; 2.6.32 up to
+    /// 2), as a run's --set: MC gets SD_POWERSAVINGS_BALANCE too.
     #[arg(long, value_name = "LEVEL")]
     pub sched_smt_power_savings: Option<String>,
     /// Print JSON.

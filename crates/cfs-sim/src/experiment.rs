@@ -225,14 +225,10 @@ impl SchedSpec {
         if let Some(c) = boot.isolcpus.iter().find(|&c| c >= host.nr_cpus()) {
             return Err(format!("--set isolcpus: CPU {c} does not exist (the host has {})", host.nr_cpus()));
         }
+        // What the fair class reads of the knobs (2.6.32's newly idle
+        // consolidation and idle load balancer), as the domains are built.
+        cfg.power_savings = boot.power_savings;
         cfg.validate().map_err(|e| e.to_string())?;
-        if cfg.version.is_2_6_32() && boot.power_savings.any() && cfg.nohz {
-            return Err(format!(
-                "--set sched_mc_power_savings / sched_smt_power_savings with nohz=1 on {}: 2.6.32's power-aware \
-                 choice of the idle load balancer (find_new_ilb) is not ported",
-                cfg.version
-            ));
-        }
         let policy = |p: &Option<String>, key: &str| {
             p.as_deref().map(|p| crate::workloads::policy_by_name(p).map_err(|e| format!("{key}: {e}"))).transpose()
         };
@@ -298,17 +294,13 @@ pub fn parse_sd_init(list: &str, cfg: &Config) -> Result<Vec<FlagOverride>, Stri
 
 /// A `sched_mc_power_savings` / `sched_smt_power_savings` level for
 /// `version`: 0 or 1 for 2.6.25/26 (whose store reads `buf[0] == '1'`, so
-/// any other value would silently mean 0); 2.6.32 takes 2 too
-/// (POWERSAVINGS_BALANCE_WAKEUP), whose newly-idle consolidation and
-/// wakeup placement are not ported, so it is refused here.
+/// any other value would silently mean 0), 0 to 2 for 2.6.32 (2 is
+/// POWERSAVINGS_BALANCE_WAKEUP; -EINVAL above).
 pub fn parse_power_savings(v: &str, version: KernelVersion) -> Result<u8, String> {
-    match v.trim() {
-        "0" => Ok(0),
-        "1" => Ok(1),
-        "2" if version.is_2_6_32() => Err("level 2 (POWERSAVINGS_BALANCE_WAKEUP: newly idle CPUs pulling a \
-                                           busy package's running task) is not ported; 0 or 1"
-            .into()),
-        _ => Err(format!("not a valid value (0 or 1{})", if version.is_2_6_32() { "; 2 is not ported" } else { "" })),
+    let max = cfs_core::config::max_power_savings(version);
+    match v.trim().parse::<u8>() {
+        Ok(level) if level <= max => Ok(level),
+        _ => Err(format!("not a valid value (0 to {max} for {version})")),
     }
 }
 
@@ -674,7 +666,7 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 } {
                     // The sysfs knob; each kernel's values are checked
                     // against the columns (check_changes).
-                    let level = u8::try_from(value).map_err(|_| format!("--switch {s:?}: {n} takes 0 or 1"))?;
+                    let level = u8::try_from(value).map_err(|_| format!("--switch {s:?}: {n} takes 0 to 2"))?;
                     push(Setting::PowerSavings { smt, level });
                 } else {
                     push(Setting::Tunable(n.to_string(), value));
@@ -765,13 +757,6 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
                 let file = engine::power_savings_file(smt);
                 parse_power_savings(&level.to_string(), col.config.version)
                     .map_err(|e| format!("--switch at {at}: set={file}={level}: {e}"))?;
-                if level != 0 && col.config.version.is_2_6_32() && col.config.nohz {
-                    return Err(format!(
-                        "--switch at {at}: set={file}={level} with nohz=1 on {}: 2.6.32's power-aware choice of \
-                         the idle load balancer (find_new_ilb) is not ported",
-                        col.config.version
-                    ));
-                }
             }
             if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
                 FlagOverride { level, set, clear }
@@ -1456,12 +1441,20 @@ mod tests {
         let err = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap_err();
         assert_eq!(
             err("profile=2.6.26,set=sched_mc_power_savings=2"),
-            "--set sched_mc_power_savings=2: not a valid value (0 or 1)"
+            "--set sched_mc_power_savings=2: not a valid value (0 to 1 for 2.6.26)"
         );
-        assert!(err("profile=2.6.32,set=sched_smt_power_savings=2").contains("level 2 (POWERSAVINGS_BALANCE_WAKEUP"));
-        assert!(err("profile=2.6.32,set=nohz=1,set=sched_mc_power_savings=1").contains("find_new_ilb) is not ported"));
-        let ok = SchedSpec::default().with_items("profile=2.6.26,set=nohz=1,set=sched_mc_power_savings=1").unwrap();
-        assert!(ok.resolve(&host).is_ok(), "2.6.26's idle load balancer has no power-aware choice");
+        assert_eq!(
+            err("profile=2.6.32,set=sched_smt_power_savings=3"),
+            "--set sched_smt_power_savings=3: not a valid value (0 to 2 for 2.6.32)"
+        );
+        // 2.6.32 reads the knob itself too (newly idle consolidation at 2,
+        // the idle load balancer's nomination): the column's config has it.
+        let col = SchedSpec::default()
+            .with_items("profile=2.6.32,set=nohz=1,set=sched_mc_power_savings=2")
+            .unwrap()
+            .resolve(&host)
+            .unwrap();
+        assert_eq!(col.config.power_savings, PowerSavings { mc: 2, smt: 0 });
         // Written mid-run, as the sysfs file can be, each kernel's values
         // are checked before any run.
         let changes = parse_switch("1s:set=sched_mc_power_savings=1,set=sched_smt_power_savings=0").unwrap();
@@ -1470,11 +1463,10 @@ mod tests {
         let two = parse_switch("1s:set=sched_mc_power_savings=2").unwrap();
         assert_eq!(
             check_changes(&[column("profile=2.6.26")], &two),
-            Err("--switch at 1s: set=sched_mc_power_savings=2: not a valid value (0 or 1)".into())
+            Err("--switch at 1s: set=sched_mc_power_savings=2: not a valid value (0 to 1 for 2.6.26)".into())
         );
-        let e = check_changes(&[column("profile=2.6.32,set=nohz=1")], &changes).unwrap_err();
-        assert!(e.contains("find_new_ilb) is not ported"), "{e}");
-        assert!(parse_switch("1s:set=sched_mc_power_savings=300").unwrap_err().contains("takes 0 or 1"));
+        assert_eq!(check_changes(&[column("profile=2.6.32,set=nohz=1")], &two), Ok(()));
+        assert!(parse_switch("1s:set=sched_mc_power_savings=300").unwrap_err().contains("takes 0 to 2"));
     }
 
     /// `set=relax_domain_level=1` reaches the boot domains and the rebuilds:

@@ -1327,11 +1327,7 @@ impl<'a> Sim<'a> {
             &Setting::Offline(c) => self.cpu_down(c)?,
             &Setting::Online(c) => self.cpu_up(c)?,
             Setting::Patch(p, _) if !p.domain_flags().is_empty() => self.reinit_domains()?,
-            &Setting::PowerSavings { smt, level } => {
-                let knobs = &mut self.domain_build.options.power_savings;
-                *(if smt { &mut knobs.smt } else { &mut knobs.mc }) = level;
-                self.reinit_domains()?;
-            }
+            &Setting::PowerSavings { smt, level } => self.power_savings_store(smt, level)?,
             _ => {}
         }
         if let Some(tr) = &mut self.trace {
@@ -1391,22 +1387,35 @@ impl<'a> Sim<'a> {
         self.hotplug_done(online)
     }
 
-    /// A patch of the domain initialisers switched ([`Setting::Patch`]) or
-    /// a power-savings knob written ([`Setting::PowerSavings`]): the
-    /// domains the kernel builds with the patches and knobs now in force,
-    /// over the CPUs up, replace the old ones. No task moves. The trace
-    /// marks the rebuild with the levels and spans the first online CPU
-    /// has now.
+    /// A patch of the domain initialisers switched ([`Setting::Patch`]):
+    /// the domains the kernel builds with the patches now in force, over
+    /// the CPUs up, replace the old ones. No task moves.
     fn reinit_domains(&mut self) -> Result<(), SimError> {
-        let online = self.sched.online_cpus();
-        let domains = self.domain_build.build(self.host, self.sched.config(), online);
-        let first = online.first().unwrap_or(0);
-        let levels: Vec<String> = domains.of(first).iter().map(|d| format!("{} {}", d.level.name(), d.span)).collect();
+        let domains = self.domain_build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        self.mark_rebuild(&domains);
         self.sched.arch_reinit_sched_domains(self.t(), domains)?;
+        Ok(())
+    }
+
+    /// [`Setting::PowerSavings`]: the knob takes `level` in the scheduler
+    /// (`sched_power_savings_store`) with the domains built under it.
+    fn power_savings_store(&mut self, smt: bool, level: u8) -> Result<(), SimError> {
+        let knobs = &mut self.domain_build.options.power_savings;
+        *(if smt { &mut knobs.smt } else { &mut knobs.mc }) = level;
+        let domains = self.domain_build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        self.mark_rebuild(&domains);
+        self.sched.sched_power_savings_store(self.t(), smt, level, domains)?;
+        Ok(())
+    }
+
+    /// Marks a rebuild of the domains in the trace with the levels and
+    /// spans the first online CPU gets.
+    fn mark_rebuild(&mut self, domains: &SchedDomains) {
+        let first = self.sched.online_cpus().first().unwrap_or(0);
+        let levels: Vec<String> = domains.of(first).iter().map(|d| format!("{} {}", d.level.name(), d.span)).collect();
         if let Some(tr) = &mut self.trace {
             tr.mark(self.now, format!("domains rebuilt: CPU {first} has {}", levels.join(", ")));
         }
-        Ok(())
     }
 
     /// [`Setting::Online`]: `c` comes back idle under domains rebuilt with
