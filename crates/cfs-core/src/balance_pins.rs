@@ -1404,6 +1404,19 @@ fn power_savings_pick_the_group_to_empty_and_the_one_to_fill() {
     assert_eq!(pick(false, on, CpuIdleType::Idle, &one, &one), Some((1, 1024)));
     assert_eq!(pick(false, on, CpuIdleType::NewlyIdle, &one, &one), Some((1, 1024)));
     assert_eq!(pick(true, on, CpuIdleType::Idle, &one, &one), None);
+    // The mirror, as CPU 0 visits its domain (local {0,1} first, then
+    // {2,3}): 2.6.26 keeps the local group as group_min (2 < 0 is false)
+    // and makes {2,3} the leader (2 > 0), so CPU 0 pulls nothing; 2.6.32
+    // makes {2,3} group_min (2 > 0) and keeps the local leader (2 < 0 is
+    // false), so CPU 0 pulls {2,3}'s task. Each of 2.6.32's two tie rules
+    // flipped alone would answer None here.
+    let mirror = |v32: bool| {
+        let mut ps = PowerSavingsStats::new(on, CpuIdleType::Idle, v32);
+        ps.update(0, 0, true, 1, &one);
+        ps.update(1, 2, false, 1, &one);
+        ps.busiest(Some(0)).map(|b| (b.group, b.imbalance))
+    };
+    assert_eq!((mirror(false), mirror(true)), (None, Some((1, 1024))));
     // A busy CPU takes no part, nor a domain without the flag.
     assert_eq!(pick(false, on, CpuIdleType::NotIdle, &one, &one), None);
     assert_eq!(pick(false, SdFlags::empty(), CpuIdleType::Idle, &one, &one), None);
@@ -1447,11 +1460,15 @@ fn power_savings_pick_the_group_to_empty_and_the_one_to_fill() {
 ///
 /// With the flag cleared from the same domains the pass finds no busiest
 /// group, resets the failure count and kicks nothing. 2.6.32 goes the same
-/// way (22763c5c): the sockets' power is the sum of their four cores, 4096,
-/// capacity DIV_ROUND_CLOSEST(4096, 1024) = 4, and MC has no
-/// SD_PREFER_SIBLING under the knob to cap it at 1; the tie-breaks do not
-/// arise (1 task against 2); need_active_balance's threshold for an idle
-/// pass is the same cache_nice_tries + 2.
+/// way (22763c5c) under sched_smt_power_savings = 1: the sockets' power is
+/// the sum of their four cores, 4096, capacity DIV_ROUND_CLOSEST(4096,
+/// 1024) = 4, MC has traded SD_PREFER_SIBLING for the flag
+/// (sd_balance_for_mc_power), the tie-breaks do not arise (1 task against
+/// 2), and load_balance's test for an active push is the same
+/// `nr_balance_failed > cache_nice_tries + 2` (sched.c:4200). Under
+/// sched_mc_power_savings = 1 alone MC keeps SD_PREFER_SIBLING, which caps
+/// each socket's capacity at 1 (update_sd_lb_stats, :3832-3838): socket 0
+/// (2 tasks) is full, so the power pick is off, and nothing is kicked.
 #[test]
 fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
     use crate::balance::CpuIdleType;
@@ -1459,7 +1476,8 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
     use cfs_topology::{DomainLevel, Host, SdFlags};
     let scene = |v: KernelVersion, flag: bool| {
         let h = Host::preset("stoakley").unwrap();
-        let opts = BuildOptions { power_savings: PowerSavings { mc: 1, smt: 0 }, ..BuildOptions::default() };
+        let power_savings = if v.is_2_6_32() { PowerSavings { mc: 0, smt: 1 } } else { PowerSavings { mc: 1, smt: 0 } };
+        let opts = BuildOptions { power_savings, ..BuildOptions::default() };
         let mut d = h.build_domains_with(v, &opts);
         if !flag {
             d.override_flags(DomainLevel::Cpu, SdFlags::empty(), SdFlags::POWERSAVINGS_BALANCE);
@@ -1493,16 +1511,25 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
         }
         assert!(!s.rqs[4].active_balance, "{v}");
     }
+    let mut s = stoakley_32_with(1, 0);
+    running_with(&mut s, 0, TaskParams::normal());
+    queue(&mut s, 0, 1, TaskParams::normal(), 0);
+    running_with(&mut s, 4, TaskParams::normal());
+    for _ in 0..5 {
+        assert_eq!(pass(&mut s), (0, 0), "2.6.32, MC knob alone");
+    }
+    assert!(!s.rqs[4].active_balance);
 }
 
 /// 2.6.32 with CONFIG_NO_HZ and power savings: a Stoakley (sockets 0-3 and
-/// 4-7) built with sched_mc_power_savings = 1, so its CPU level, whose
-/// groups are the sockets, has SD_POWERSAVINGS_BALANCE and MC does not.
-fn stoakley_32_with(mc: u8) -> Scheduler<()> {
+/// 4-7) built with these knobs. With either on, MC spans the socket and
+/// the CPU level, whose groups are the sockets, has SD_POWERSAVINGS_BALANCE;
+/// MC has it (in place of SD_PREFER_SIBLING) only with the SMT knob.
+fn stoakley_32_with(mc: u8, smt: u8) -> Scheduler<()> {
     use cfs_topology::builder::{BuildOptions, PowerSavings};
     let v = KernelVersion::V2_6_32;
     let h = cfs_topology::Host::preset("stoakley").unwrap();
-    let power_savings = PowerSavings { mc, smt: 0 };
+    let power_savings = PowerSavings { mc, smt };
     let mut c = Config::new(v, 8);
     (c.hres_timers, c.nohz, c.power_savings) = (false, true, power_savings);
     Scheduler::new(c, h.build_domains_with(v, &BuildOptions { power_savings, ..BuildOptions::default() })).unwrap()
@@ -1520,10 +1547,10 @@ fn stoakley_32_with(mc: u8) -> Scheduler<()> {
 #[test]
 fn the_2_6_32_idle_load_balancer_is_nominated_in_a_semi_idle_package() {
     let mask = |cpus: &[usize]| CpuMask::from_cpus(cpus.iter().copied());
-    let mut s = stoakley_32_with(1);
+    let mut s = stoakley_32_with(1, 0);
     s.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
     assert_eq!(s.find_new_ilb(5), Some(6));
-    let mut off = stoakley_32_with(0);
+    let mut off = stoakley_32_with(0, 0);
     off.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
     assert_eq!(off.find_new_ilb(5), Some(1));
     s.nohz.cpu_mask = mask(&[4, 5, 6, 7]);
@@ -1542,7 +1569,7 @@ fn the_2_6_32_idle_load_balancer_is_nominated_in_a_semi_idle_package() {
 fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
     let mask = CpuMask::from_cpus([0, 2, 3, 6, 7]);
     for (mc, keeps) in [(1, false), (0, true)] {
-        let mut s = stoakley_32_with(mc);
+        let mut s = stoakley_32_with(mc, 0);
         (s.nohz.cpu_mask, s.nohz.load_balancer) = (mask, Some(1));
         assert_eq!(s.select_nohz_load_balancer(1, true), keeps, "mc {mc}");
         let owner = if keeps { Some(1) } else { None };
@@ -1552,9 +1579,11 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
 }
 
 /// 2.6.32's newly idle consolidation at sched_mc_power_savings = 2
-/// (POWERSAVINGS_BALANCE_WAKEUP, 22763c5c sched.c:4342-4404). CPU 0 runs A
-/// with B queued, CPU 4 runs C alone; CPU 1, newly idle, balances the CPU
-/// level (its groups the sockets, capacity 4): the domain is balanced by
+/// (POWERSAVINGS_BALANCE_WAKEUP, 22763c5c sched.c:4342-4404), with
+/// sched_smt_power_savings = 1 so that MC drops SD_PREFER_SIBLING (see
+/// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`). CPU 0
+/// runs A with B queued, CPU 4 runs C alone; CPU 1, newly idle, balances
+/// the CPU level (its groups the sockets, capacity 4): the domain is balanced by
 /// load (newidle_idx 0: CPU 4's load 1024 against socket 0's 2048), and
 /// the power pick names socket 1 (1 task against 2, as in
 /// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`), whose
@@ -1565,7 +1594,7 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
 #[test]
 fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
     for (mc, kicked_at) in [(1, None), (2, Some(3))] {
-        let mut s = stoakley_32_with(mc);
+        let mut s = stoakley_32_with(mc, 1);
         running_with(&mut s, 0, TaskParams::normal());
         queue(&mut s, 0, 1, TaskParams::normal(), 0);
         running_with(&mut s, 4, TaskParams::normal());

@@ -597,7 +597,8 @@ impl<O: Observer> Scheduler<O> {
 impl<O: Observer> Scheduler<O> {
     /// 2.6.32 `find_busiest_group` = `update_sd_lb_stats` (+
     /// `update_sg_lb_stats` per group) and `calculate_imbalance` /
-    /// `fix_small_imbalance` (22763c5c sched.c:3704-4070), power savings off.
+    /// `fix_small_imbalance` (22763c5c sched.c:3704-4070), with
+    /// check_power_save_busiest_group at out_balanced (`PowerSavingsStats`).
     /// The CPU loop, the group choice, the out_balanced tests and
     /// calculate_imbalance are shared with 2.6.26 (`balance.rs`); here are
     /// the group figures and fix_small_imbalance, which changed.

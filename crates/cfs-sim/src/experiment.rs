@@ -293,9 +293,9 @@ pub fn parse_sd_init(list: &str, cfg: &Config) -> Result<Vec<FlagOverride>, Stri
 }
 
 /// A `sched_mc_power_savings` / `sched_smt_power_savings` level for
-/// `version`: 0 or 1 for 2.6.25/26 (whose store reads `buf[0] == '1'`, so
-/// any other value would silently mean 0), 0 to 2 for 2.6.32 (2 is
-/// POWERSAVINGS_BALANCE_WAKEUP; -EINVAL above).
+/// `version`: 0 or 1 for 2.6.25/26, 0 to 2 for 2.6.32 (2 is
+/// POWERSAVINGS_BALANCE_WAKEUP, read for the MC knob only); each store
+/// answers -EINVAL to anything else.
 pub fn parse_power_savings(v: &str, version: KernelVersion) -> Result<u8, String> {
     let max = cfs_core::config::max_power_savings(version);
     match v.trim().parse::<u8>() {

@@ -93,7 +93,12 @@
 //!   then edits.
 //! - The MC span is clipped to the node (`coregroup ∩ node`). The 2.6 kernels
 //!   never met a last-level cache wider than a node; later kernels split it
-//!   there too. Without the clip MC would not nest inside CPU.
+//!   there too. Without the clip MC would not nest inside CPU. Under power
+//!   savings the coregroup is the package, and a package spanning two nodes
+//!   (an AMD multi-node part, which only a host file describes here) gets
+//!   an MC wider than its CPU parent in 2.6.25/26, a malformed hierarchy
+//!   that 2.6.32's AMD_DCM test avoided; the port clips it to the node
+//!   instead.
 
 use crate::cpumask::{CpuId, CpuMask};
 use crate::domain::{DomainLevel, DomainParams, GroupRing, SchedDomain, SchedDomains, SchedGroup, SdFlags};
@@ -134,8 +139,8 @@ impl NumaConfig {
 
 /// `sched_mc_power_savings` and `sched_smt_power_savings`
 /// (`/sys/devices/system/cpu/sched_*_power_savings`): 0 is off, the
-/// default. 2.6.25/26 take 0 or 1 (their store reads `buf[0] == '1'`);
-/// 2.6.32 also takes 2, POWERSAVINGS_BALANCE_WAKEUP. Writing either file
+/// default. 2.6.25/26 take 0 or 1 (their store refuses anything else with
+/// -EINVAL); 2.6.32 also takes 2, POWERSAVINGS_BALANCE_WAKEUP. Writing either file
 /// rebuilds the domains (`arch_reinit_sched_domains`), and the builder reads
 /// them in two places:
 /// - `cpu_coregroup_map`, the MC span: the package (`cpu_core_map`) when
@@ -146,7 +151,13 @@ impl NumaConfig {
 ///   SMT knob, SD_CPU_INIT with either (2.6.26 include/linux/sched.h:717-723
 ///   BALANCE_FOR_MC_POWER / BALANCE_FOR_PKG_POWER); 2.6.32's
 ///   sd_balance_for_mc_power / sd_balance_for_package_power (sched.h
-///   862-890) also drop SD_PREFER_SIBLING from MC (either knob) and CPU.
+///   862-890) give the flag in place of SD_PREFER_SIBLING, MC's only with
+///   the SMT knob (see [`PowerSavings::initialiser_flags`]).
+///
+/// An `sd_init` edit ([`BuildOptions::init_flags`]) applies to the
+/// initialiser's value with these knobs in (clearing a flag a knob sets
+/// clears it), a choice: in the kernel's source the helpers are calls
+/// inside the initialiser that an edit of its constant flags leaves alone.
 ///
 /// The balancer then reads SD_POWERSAVINGS_BALANCE (cfs-core's
 /// find_busiest_group), and group power follows the flag.
@@ -165,15 +176,22 @@ impl PowerSavings {
     }
 
     /// `flags` of a `level` initialiser (as [`initialiser`] gives them, for
-    /// both knobs off) with these knobs.
+    /// both knobs off) with these knobs. 2.6.32's SD_MC_INIT trades
+    /// SD_PREFER_SIBLING for SD_POWERSAVINGS_BALANCE only with the SMT knob
+    /// (sd_balance_for_mc_power), so under the MC knob alone MC keeps
+    /// PREFER_SIBLING and find_busiest_group caps the CPU level's groups at
+    /// a capacity of one task, which leaves its power pick nothing to
+    /// consolidate; sd_power_saving_flags adds SD_BALANCE_NEWIDLE to MC and
+    /// CPU under either knob (both have it already).
     pub fn initialiser_flags(self, level: DomainLevel, v: KernelVersion, flags: SdFlags) -> SdFlags {
         let (mc, smt, ps, sib) = (self.mc != 0, self.smt != 0, SdFlags::POWERSAVINGS_BALANCE, SdFlags::PREFER_SIBLING);
+        let newidle = if v.is_2_6_32() && (mc || smt) { SdFlags::BALANCE_NEWIDLE } else { SdFlags::empty() };
         match (level, v.is_2_6_32()) {
             (DomainLevel::Mc, false) if smt => flags | ps,
             (DomainLevel::Cpu, false) if mc || smt => flags | ps,
-            (DomainLevel::Mc, true) if smt => (flags - sib) | ps,
-            (DomainLevel::Mc, true) if mc => flags - sib,
-            (DomainLevel::Cpu, true) if mc || smt => (flags - sib) | ps,
+            (DomainLevel::Mc, true) if smt => (flags - sib) | ps | newidle,
+            (DomainLevel::Cpu, true) if mc || smt => (flags - sib) | ps | newidle,
+            (DomainLevel::Mc, true) => flags | newidle,
             _ => flags,
         }
     }

@@ -547,9 +547,9 @@ fn taking_prefer_local_off_mc_and_cpu_builds_the_same_domains_either_way() {
 ///   POWERSAVINGS_BALANCE, which MC lacks (sd_parent_degenerate).
 /// - The X2 (AMD, no LLC id before 2.6.31) gets an MC level it lacks
 ///   without the knob: cpu_core_map is the package.
-/// - 2.6.32 drops SD_PREFER_SIBLING from MC and CPU with either knob
-///   (sd_balance_for_mc_power / _package_power, 22763c5c sched.h:862-890),
-///   and the SMT knob puts POWERSAVINGS_BALANCE on MC too.
+/// - 2.6.32 swaps SD_PREFER_SIBLING for POWERSAVINGS_BALANCE on CPU with
+///   either knob, and on MC only with the SMT one (sd_balance_for_mc_power /
+///   _package_power, 22763c5c sched.h:862-876).
 #[test]
 fn power_savings_widen_mc_to_the_package_and_flag_the_levels() {
     use cfs_topology::PowerSavings;
@@ -574,8 +574,9 @@ fn power_savings_widen_mc_to_the_package_and_flag_the_levels() {
         d.of(0).iter().map(|x| (x.level, x.flags.contains(SdFlags::PREFER_SIBLING))).collect::<Vec<_>>()
     };
     let d = stoakley.build_domains_with(V::V2_6_32, &mc1);
-    assert_eq!(sib(&d), [(L::Mc, false), (L::Cpu, false)]);
+    assert_eq!(sib(&d), [(L::Mc, true), (L::Cpu, false)]);
     assert_eq!(flags(&d), [(L::Mc, false), (L::Cpu, true)]);
     assert_eq!(sib(&stoakley.build_domains(V::V2_6_32)), [(L::Mc, true), (L::Cpu, true)]);
-    assert_eq!(flags(&stoakley.build_domains_with(V::V2_6_32, &smt1)), [(L::Mc, true), (L::Cpu, true)]);
+    let d = stoakley.build_domains_with(V::V2_6_32, &smt1);
+    assert_eq!((sib(&d), flags(&d)), (vec![(L::Mc, false), (L::Cpu, false)], vec![(L::Mc, true), (L::Cpu, true)]));
 }

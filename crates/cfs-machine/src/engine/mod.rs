@@ -1398,13 +1398,17 @@ impl<'a> Sim<'a> {
     }
 
     /// [`Setting::PowerSavings`]: the knob takes `level` in the scheduler
-    /// (`sched_power_savings_store`) with the domains built under it.
+    /// (`sched_power_savings_store`) with the domains built under it, and
+    /// later rebuilds keep it. A level the kernel refuses is the
+    /// scheduler's error, and changes nothing.
     fn power_savings_store(&mut self, smt: bool, level: u8) -> Result<(), SimError> {
-        let knobs = &mut self.domain_build.options.power_savings;
+        let mut build = self.domain_build.clone();
+        let knobs = &mut build.options.power_savings;
         *(if smt { &mut knobs.smt } else { &mut knobs.mc }) = level;
-        let domains = self.domain_build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        let domains = build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        self.sched.sched_power_savings_store(self.t(), smt, level, domains.clone())?;
+        self.domain_build = build;
         self.mark_rebuild(&domains);
-        self.sched.sched_power_savings_store(self.t(), smt, level, domains)?;
         Ok(())
     }
 

@@ -3147,4 +3147,11 @@ fn a_power_savings_write_rebuilds_the_domains_and_consolidates() {
     assert_eq!(pushed, 1);
     let (idle_socket, _, pushed) = sockets(&run_with(V::V2_6_26, vec![at(100, knob(1))]));
     assert!(idle_socket >= 990_000_000 && pushed == 0, "{idle_socket} {pushed}");
+    // A level the kernel's store refuses (2.6.26 takes 0 or 1) fails the
+    // run at the write, naming it, rather than running on as something else.
+    let mut s = setup(&host, &costs, limits(Some(1_000), 2_000));
+    s.changes = vec![at(100, knob(2))];
+    let e = run(&s, Instance { tasks: vec![free("a", counting(), 3)], finish: vec![], sync: SyncObjects::NONE });
+    let e = e.map(|_| ()).expect_err("refused").to_string();
+    assert!(e.contains("power-savings level 2 is not one of 2.6.26's (0 to 1)"), "{e}");
 }
