@@ -16,7 +16,7 @@ use cfs_core::{
     Config, CpuMask, CurrentState, Deschedule, KernelVersion, Patch, Policy, SchedError, Scheduler, TaskId, TaskParams,
     Tunables,
 };
-use cfs_topology::builder::{BuildOptions, NumaConfig, PowerSavings};
+use cfs_topology::builder::{BuildOptions, NumaConfig};
 use cfs_topology::{DomainLevel, SdFlags};
 use libfuzzer_sys::fuzz_target;
 
@@ -50,10 +50,10 @@ enum Op {
     /// The running task enters or leaves a wait loop (set_current_state).
     SetCurrentState { task: u8, interruptible: bool },
     /// The domains rebuilt over the CPUs up (arch_reinit_sched_domains),
-    /// as the kernel with the patches now in force builds them, with or
-    /// without CONFIG_NUMA and either power-savings knob; or the boot ones
-    /// (`stale`: refused once a CPU is down).
-    ReinitDomains { numa: bool, stale: bool, mc_power: bool, smt_power: bool },
+    /// as the kernel with the patches and power-savings knobs now in force
+    /// builds them, with or without CONFIG_NUMA; or the boot ones (`stale`:
+    /// refused once a CPU is down).
+    ReinitDomains { numa: bool, stale: bool },
     /// A write to sched_mc_power_savings (or, with `smt`, the SMT knob) of
     /// any level 0-3 (above the kernel's maximum: refused), with the domains
     /// built under the new knobs.
@@ -174,7 +174,8 @@ fuzz_target!(|input: Input| {
                 let cpu = cpu as usize % (n + 1);
                 let mut online = s.online_cpus();
                 online.clear(cpu);
-                let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
+                let power_savings = s.config().power_savings;
+                let opts = BuildOptions { online: Some(online), power_savings, ..BuildOptions::default() };
                 let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };
                 s.cpu_down(now, cpu, host.all_cpus(), d).map(|_| ())
             }
@@ -182,19 +183,20 @@ fuzz_target!(|input: Input| {
                 let cpu = cpu as usize % (n + 1);
                 let mut online = s.online_cpus();
                 online.set(cpu);
-                let opts = BuildOptions { online: Some(online), ..BuildOptions::default() };
+                let power_savings = s.config().power_savings;
+                let opts = BuildOptions { online: Some(online), power_savings, ..BuildOptions::default() };
                 s.cpu_up(now, cpu, host.build_domains_with(version, &opts))
             }
             Op::SetCurrentState { task: t, interruptible } => {
                 let state = if interruptible { CurrentState::Interruptible } else { CurrentState::Running };
                 s.set_current_state(task(t, &s), state)
             }
-            Op::ReinitDomains { numa, stale, mc_power, smt_power } => {
+            Op::ReinitDomains { numa, stale } => {
                 let opts = BuildOptions {
                     online: Some(s.online_cpus()),
                     numa: if numa { NumaConfig::On } else { NumaConfig::Auto },
                     init_flags: s.config().patches.init_flag_edits(),
-                    power_savings: PowerSavings { mc: mc_power.into(), smt: smt_power.into() },
+                    power_savings: s.config().power_savings,
                     ..BuildOptions::default()
                 };
                 let d = if stale { host.build_domains(version) } else { host.build_domains_with(version, &opts) };

@@ -1524,10 +1524,19 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
 /// 2.6.32 with CONFIG_NO_HZ and power savings: a Stoakley (sockets 0-3 and
 /// 4-7) built with these knobs. With either on, MC spans the socket and
 /// the CPU level, whose groups are the sockets, has SD_POWERSAVINGS_BALANCE;
-/// MC has it (in place of SD_PREFER_SIBLING) only with the SMT knob.
+/// MC has it (in place of SD_PREFER_SIBLING) only with the SMT knob. A
+/// Stoakley has no SMT, so no kernel on it has the SMT knob's file
+/// (`PowerSavings::knob_exists`; the command line refuses it): with smt 1
+/// these pins build that state directly, to take the arithmetic on the
+/// simplest two-socket box.
 fn stoakley_32_with(mc: u8, smt: u8) -> Scheduler<()> {
+    stoakley_32_at(KernelVersion::V2_6_32, mc, smt)
+}
+
+/// [`stoakley_32_with`] under `v` (2.6.32-rc1 has the same power-savings
+/// code, 17d857be; 2.6.26 has none of it outside find_busiest_group).
+fn stoakley_32_at(v: KernelVersion, mc: u8, smt: u8) -> Scheduler<()> {
     use cfs_topology::builder::{BuildOptions, PowerSavings};
-    let v = KernelVersion::V2_6_32;
     let h = cfs_topology::Host::preset("stoakley").unwrap();
     let power_savings = PowerSavings { mc, smt };
     let mut c = Config::new(v, 8);
@@ -1544,15 +1553,31 @@ fn stoakley_32_with(mc: u8, smt: u8) -> Scheduler<()> {
 /// tickless CPU, 1. With socket 1 all tickless and socket 0 all busy
 /// (mask {4-7}) neither group is semi-idle and the first tickless CPU, 4,
 /// is taken; with one tickless CPU the walk is skipped.
+///
+/// The same in 2.6.32-rc1 (17d857be, the same code). A CPU leaving nohz
+/// mode busy with the role vacant kicks that nominee
+/// (trigger_load_balance, sched.c:4869-4882): CPU 5 kicks CPU 6, not 1.
 #[test]
 fn the_2_6_32_idle_load_balancer_is_nominated_in_a_semi_idle_package() {
     let mask = |cpus: &[usize]| CpuMask::from_cpus(cpus.iter().copied());
+    let mut rc1 = stoakley_32_at(KernelVersion::V2_6_32Rc1, 1, 0);
+    rc1.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
+    assert_eq!(rc1.find_new_ilb(5), Some(6));
     let mut s = stoakley_32_with(1, 0);
     s.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
     assert_eq!(s.find_new_ilb(5), Some(6));
-    let mut off = stoakley_32_with(0, 0);
-    off.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
-    assert_eq!(off.find_new_ilb(5), Some(1));
+    for (mc, kicked) in [(1, 6), (0, 1)] {
+        let mut t = stoakley_32_with(mc, 0);
+        t.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
+        (t.rqs[5].in_nohz_recently, t.rqs[5].idle_at_tick) = (true, false);
+        t.trigger_load_balance(5);
+        let kicked_cpus: alloc::vec::Vec<usize> = (0..8).filter(|&c| t.rqs[c].need_resched).collect();
+        assert_eq!(kicked_cpus, [kicked], "mc {mc}");
+    }
+    for mut off in [stoakley_32_with(0, 0), stoakley_32_at(KernelVersion::V2_6_26, 1, 0)] {
+        off.nohz.cpu_mask = mask(&[1, 2, 3, 6, 7]);
+        assert_eq!(off.find_new_ilb(5), Some(1));
+    }
     s.nohz.cpu_mask = mask(&[4, 5, 6, 7]);
     assert_eq!(s.find_new_ilb(1), Some(4));
     s.nohz.cpu_mask = mask(&[6]);
@@ -1564,7 +1589,9 @@ fn the_2_6_32_idle_load_balancer_is_nominated_in_a_semi_idle_package() {
 /// role with socket 0 all tickless and CPUs 4 and 5 busy (mask {0,1,2,3,6,7}
 /// once CPU 1 is in it). Its own socket is not semi-idle; socket 1 is, so it
 /// hands the role to CPU 6 (kicked to take it) and lets its tick stop.
-/// Without power savings it keeps the role and its tick.
+/// Without power savings it keeps the role and its tick. An owner that is
+/// itself the nominee (CPU 1 with CPU 0 busy: socket 0 semi-idle, and 1 its
+/// first tickless CPU) keeps the role.
 #[test]
 fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
     let mask = CpuMask::from_cpus([0, 2, 3, 6, 7]);
@@ -1576,6 +1603,11 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
         assert_eq!(s.nohz.load_balancer, owner, "mc {mc}");
         assert_eq!(s.rqs[6].need_resched, !keeps, "mc {mc}: CPU 6 kicked");
     }
+    let mut s = stoakley_32_with(1, 0);
+    (s.nohz.cpu_mask, s.nohz.load_balancer) = (CpuMask::from_cpus([2, 3, 6, 7]), Some(1));
+    assert!(s.select_nohz_load_balancer(1, true));
+    assert_eq!(s.nohz.load_balancer, Some(1));
+    assert!((0..8).all(|c| !s.rqs[c].need_resched));
 }
 
 /// 2.6.32's newly idle consolidation at sched_mc_power_savings = 2
@@ -1583,14 +1615,17 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
 /// sched_smt_power_savings = 1 so that MC drops SD_PREFER_SIBLING (see
 /// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`). CPU 0
 /// runs A with B queued, CPU 4 runs C alone; CPU 1, newly idle, balances
-/// the CPU level (its groups the sockets, capacity 4): the domain is balanced by
-/// load (newidle_idx 0: CPU 4's load 1024 against socket 0's 2048), and
+/// the CPU level (its groups the sockets, capacity 4): no group is busiest
+/// (socket 1's one task is within its capacity of 4), so the domain counts
+/// as balanced, and
 /// the power pick names socket 1 (1 task against 2, as in
 /// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`), whose
 /// busiest queue, CPU 4, has one task: nothing is moved. At level 1 that
 /// answers -1 (idle_balance stops) every time. At level 2 the first two
 /// failures answer -1 too (`nr_balance_failed++ < 2`), and the third kicks
-/// CPU 4's migration thread to push C to CPU 1 and answers 0.
+/// CPU 4's migration thread (a reschedule of CPU 4) to push C to CPU 1 and
+/// answers 0. With C pinned to CPU 4 the third answers 0 and kicks nothing
+/// (busiest->curr's cpus_allowed, sched.c:4385-4389).
 #[test]
 fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
     for (mc, kicked_at) in [(1, None), (2, Some(3))] {
@@ -1605,7 +1640,14 @@ fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
             assert_eq!(s.rqs[4].active_balance, kicked, "mc {mc} pass {pass}");
         }
         if kicked_at.is_some() {
-            assert_eq!(s.rqs[4].push_cpu, 1);
+            assert!(s.rqs[4].push_cpu == 1 && s.rqs[4].need_resched);
         }
     }
+    let mut s = stoakley_32_with(2, 1);
+    running_with(&mut s, 0, TaskParams::normal());
+    queue(&mut s, 0, 1, TaskParams::normal(), 0);
+    running_with(&mut s, 4, TaskParams::normal().allowed(CpuMask::single(4)));
+    let answers: alloc::vec::Vec<i32> = (0..3).map(|_| s.load_balance_newidle(1, 1)).collect();
+    assert_eq!(answers, [-1, -1, 0]);
+    assert!(!s.rqs[4].active_balance && !s.rqs[4].need_resched);
 }

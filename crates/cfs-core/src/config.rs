@@ -103,8 +103,8 @@ pub enum ConfigError {
     BadHz(u32),
     /// The domains were built for a different CPU count or kernel.
     Domains(String),
-    /// A power-savings level the kernel's sysfs store refuses (2.6.26
-    /// reads only `'1'` as on; 2.6.32 takes 0-2, -EINVAL above).
+    /// A power-savings level the kernel's sysfs store refuses with -EINVAL
+    /// (2.6.25/26 take a first character of 0 or 1; 2.6.32 takes 0-2).
     PowerSavings {
         /// The level.
         level: u8,
@@ -154,8 +154,9 @@ impl fmt::Display for ConfigError {
 impl core::error::Error for ConfigError {}
 
 /// The highest power-savings level `version`'s sysfs store takes: 1 in
-/// 2.6.25/26 (`buf[0] == '1'`, bce7f793 sched.c:7412-7428), 2
-/// (POWERSAVINGS_BALANCE_WAKEUP) in 2.6.32 (22763c5c :9068-9094).
+/// 2.6.25/26 (-EINVAL unless `buf[0]` is '0' or '1', bce7f793
+/// sched.c:7412-7428), 2 (POWERSAVINGS_BALANCE_WAKEUP) in 2.6.32 (22763c5c
+/// :9068-9094).
 pub fn max_power_savings(version: KernelVersion) -> u8 {
     if version.is_2_6_32() { 2 } else { 1 }
 }

@@ -222,7 +222,7 @@ impl<O: Observer> Scheduler<O> {
 
     /// The rebuilt domains must cover this machine, leave every CPU outside
     /// `online` without a domain, and span only online CPUs.
-    fn check_rebuilt(&self, domains: &SchedDomains, online: &CpuMask) -> Result<(), SchedError> {
+    pub(crate) fn check_rebuilt(&self, domains: &SchedDomains, online: &CpuMask) -> Result<(), SchedError> {
         let bad = |why: String| Err(SchedError::Hotplug(HotplugError::Domains(why)));
         let n = self.rqs.len();
         if domains.per_cpu.len() > n {

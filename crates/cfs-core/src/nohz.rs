@@ -27,8 +27,9 @@
 //!   (`need_resched()` in the loop), so at most the ILB pulls at a tick
 //!   where it pulls at all;
 //! - a CPU leaving nohz mode while the ILB is vacant kicks the first
-//!   tickless CPU (`resched_cpu`), which wakes, finds nothing to run, and
-//!   takes the ILB role on its way back to idle.
+//!   tickless CPU (`resched_cpu`; in 2.6.32 with power savings, the first of
+//!   a semi-idle package, `find_new_ilb`), which wakes, finds
+//!   nothing to run, and takes the ILB role on its way back to idle.
 //!
 //! Not modelled: timer-wheel deadlines (`get_next_timer_interrupt`; the
 //! tick is stopped whatever timers are pending, since the model's timers
@@ -183,7 +184,7 @@ impl<O: Observer> Scheduler<O> {
         if self.cfg.nohz {
             let idle = self.rqs[cpu].idle_at_tick;
             // Busy after being in nohz mode recently: hand the ILB role on
-            // (nominate the first tickless CPU by kicking it).
+            // (nominate a tickless CPU by kicking it: find_new_ilb).
             if self.rqs[cpu].in_nohz_recently && !idle {
                 self.rqs[cpu].in_nohz_recently = false;
                 if self.nohz.load_balancer == Some(cpu) {

@@ -137,7 +137,11 @@ impl<O: Observer> Scheduler<O> {
     /// `domains` are what the builder makes with the new knobs
     /// (`cfs_topology::BuildOptions::power_savings`), over the CPUs up. A
     /// level the kernel refuses ([`crate::config::max_power_savings`]) or
-    /// domains that do not fit leave everything as it was.
+    /// domains that do not fit are refused, and change nothing, as every
+    /// refused call here; the kernel's store writes the knob first and
+    /// leaves it written if its rebuild fails (2.6.26, out of memory only;
+    /// 2.6.32's cannot fail). Whether the host has the knob's file at all
+    /// is the caller's to check (`cfs_topology::PowerSavings::knob_exists`).
     pub fn sched_power_savings_store(
         &mut self,
         now: u64,
@@ -149,9 +153,10 @@ impl<O: Observer> Scheduler<O> {
             let e = ConfigError::PowerSavings { level, version: self.cfg.version };
             return Err(SettingError::PowerSavings(e).into());
         }
-        let old = self.cfg.power_savings;
+        let online = self.online;
+        self.check_rebuilt(&domains, &online)?;
         *(if smt { &mut self.cfg.power_savings.smt } else { &mut self.cfg.power_savings.mc }) = level;
-        self.arch_reinit_sched_domains(now, domains).inspect_err(|_| self.cfg.power_savings = old)
+        self.arch_reinit_sched_domains(now, domains)
     }
 
     /// Switches a seed patch on or off from the next decision on: a what-if

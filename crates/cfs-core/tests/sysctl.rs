@@ -294,7 +294,7 @@ fn the_sync_wakeups_backport_switches_the_feature_table() {
 /// `echo N > /sys/devices/system/cpu/sched_mc_power_savings`
 /// (`sched_power_savings_store`): the knob takes the level and the domains
 /// given (built with it) replace the old ones. 2.6.26's store takes only 0
-/// and 1 (it reads `buf[0] == '1'`), 2.6.32's 0 to 2; a refused level, or
+/// and 1 (-EINVAL otherwise), 2.6.32's 0 to 2; a refused level, or
 /// domains that do not fit the machine, leave the knob and the domains as
 /// they were.
 #[test]

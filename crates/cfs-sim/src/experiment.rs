@@ -86,6 +86,10 @@ pub struct Column {
     /// How `domains` were built (for the rebuilds of `--switch
     /// offline=`/`online=`).
     pub domain_build: engine::DomainBuild,
+    /// Whether the kernel has the `sched_mc_power_savings` and
+    /// `sched_smt_power_savings` files on this host
+    /// (`cfs_topology::PowerSavings::knob_exists`), for `--switch`.
+    pub power_knobs: [bool; 2],
     /// The spec it came from.
     pub spec: SchedSpec,
 }
@@ -222,6 +226,18 @@ impl SchedSpec {
         for (k, v) in &self.sets {
             apply_set(&mut cfg, &mut sockets, &mut boot, k, v)?;
         }
+        // A knob the kernel made no sysfs file for cannot be written
+        // (ENOENT), whatever the value.
+        for (name, _) in &self.sets {
+            let smt = match name.as_str() {
+                "sched_mc_power_savings" => false,
+                "sched_smt_power_savings" => true,
+                _ => continue,
+            };
+            if !cfs_topology::PowerSavings::knob_exists(host, version, smt) {
+                return Err(format!("--set {name}: {}", no_knob_file(name, version, smt)));
+            }
+        }
         if let Some(c) = boot.isolcpus.iter().find(|&c| c >= host.nr_cpus()) {
             return Err(format!("--set isolcpus: CPU {c} does not exist (the host has {})", host.nr_cpus()));
         }
@@ -278,6 +294,7 @@ impl SchedSpec {
             irqs,
             slow,
             domain_build,
+            power_knobs: [false, true].map(|smt| cfs_topology::PowerSavings::knob_exists(host, version, smt)),
             spec: self.clone(),
         })
     }
@@ -302,6 +319,18 @@ pub fn parse_power_savings(v: &str, version: KernelVersion) -> Result<u8, String
         Ok(level) if level <= max => Ok(level),
         _ => Err(format!("not a valid value (0 to {max} for {version})")),
     }
+}
+
+/// Why a power-savings knob has no sysfs file (`PowerSavings::knob_exists`).
+fn no_knob_file(name: &str, version: KernelVersion, smt: bool) -> String {
+    let why = if smt {
+        "the host has no SMT siblings (smt_capable())"
+    } else if version.is_2_6_32() {
+        "the host's first package is not a multi-core part smaller than the machine (mc_capable())"
+    } else {
+        "the host's packages have one core each (mc_capable())"
+    };
+    format!("{version} makes no /sys/devices/system/cpu/{name} here: {why}")
 }
 
 /// Refuses flag edits (`--sd-flags`, `--set sd_init`) that touch a flag a
@@ -755,6 +784,10 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
             if let engine::Setting::PowerSavings { smt, level } = c.setting {
                 let at = fmt_ns(c.at_ns);
                 let file = engine::power_savings_file(smt);
+                if !col.power_knobs[usize::from(smt)] {
+                    let why = no_knob_file(file, col.config.version, smt);
+                    return Err(format!("--switch at {at}: set={file}={level}: {why}"));
+                }
                 parse_power_savings(&level.to_string(), col.config.version)
                     .map_err(|e| format!("--switch at {at}: set={file}={level}: {e}"))?;
             }
@@ -1424,48 +1457,64 @@ mod tests {
     fn power_savings_are_a_build_option() {
         use cfs_topology::PowerSavings;
         use cfs_topology::builder::BuildOptions;
-        let host = Host::preset("stoakley").unwrap();
-        for (items, ps) in [
-            ("profile=2.6.26,set=sched_mc_power_savings=1", PowerSavings { mc: 1, smt: 0 }),
-            ("profile=2.6.25,set=sched_smt_power_savings=1", PowerSavings { mc: 0, smt: 1 }),
+        let stoakley = Host::preset("stoakley").unwrap();
+        let nehalem = Host::preset("nehalem-ep").unwrap();
+        for (host, items, ps) in [
+            (&stoakley, "profile=2.6.26,set=sched_mc_power_savings=1", PowerSavings { mc: 1, smt: 0 }),
+            (&nehalem, "profile=2.6.25,set=sched_smt_power_savings=1", PowerSavings { mc: 0, smt: 1 }),
             (
+                &nehalem,
                 "profile=2.6.32,set=sched_mc_power_savings=1,set=sched_smt_power_savings=0",
                 PowerSavings { mc: 1, smt: 0 },
             ),
         ] {
-            let col = SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
+            let col = SchedSpec::default().with_items(items).unwrap().resolve(host).unwrap();
             let opts = BuildOptions { power_savings: ps, ..BuildOptions::default() };
             assert_eq!(col.domains, host.build_domains_with(col.config.version, &opts), "{items}");
-            assert_eq!(col.domain_build.build(&host, &col.config, host.all_cpus()), col.domains, "{items}");
+            assert_eq!(col.domain_build.build(host, &col.config, host.all_cpus()), col.domains, "{items}");
         }
-        let err = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap_err();
+        let err = |host: &Host, items: &str| SchedSpec::default().with_items(items).unwrap().resolve(host).unwrap_err();
         assert_eq!(
-            err("profile=2.6.26,set=sched_mc_power_savings=2"),
+            err(&stoakley, "profile=2.6.26,set=sched_mc_power_savings=2"),
             "--set sched_mc_power_savings=2: not a valid value (0 to 1 for 2.6.26)"
         );
         assert_eq!(
-            err("profile=2.6.32,set=sched_smt_power_savings=3"),
+            err(&nehalem, "profile=2.6.32,set=sched_smt_power_savings=3"),
             "--set sched_smt_power_savings=3: not a valid value (0 to 2 for 2.6.32)"
         );
+        // The files the kernel makes (smt_capable(), mc_capable()): no SMT
+        // file without SMT siblings, and under 2.6.32 no MC file on a
+        // one-package machine; 2.6.26 has that one on the Q6600.
+        assert_eq!(
+            err(&stoakley, "profile=2.6.26,set=sched_smt_power_savings=0"),
+            "--set sched_smt_power_savings: 2.6.26 makes no /sys/devices/system/cpu/sched_smt_power_savings here: \
+             the host has no SMT siblings (smt_capable())"
+        );
+        let q6600 = Host::preset("q6600").unwrap();
+        assert!(err(&q6600, "profile=2.6.32,set=sched_mc_power_savings=1").contains("(mc_capable())"));
+        let on_q = SchedSpec::default().with_items("profile=2.6.26,set=sched_mc_power_savings=1").unwrap();
+        assert!(on_q.resolve(&q6600).is_ok());
         // 2.6.32 reads the knob itself too (newly idle consolidation at 2,
         // the idle load balancer's nomination): the column's config has it.
         let col = SchedSpec::default()
             .with_items("profile=2.6.32,set=nohz=1,set=sched_mc_power_savings=2")
             .unwrap()
-            .resolve(&host)
+            .resolve(&stoakley)
             .unwrap();
         assert_eq!(col.config.power_savings, PowerSavings { mc: 2, smt: 0 });
         // Written mid-run, as the sysfs file can be, each kernel's values
-        // are checked before any run.
+        // and files are checked before any run.
         let changes = parse_switch("1s:set=sched_mc_power_savings=1,set=sched_smt_power_savings=0").unwrap();
-        let column = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&host).unwrap();
-        assert_eq!(check_changes(&[column("profile=2.6.26")], &changes), Ok(()));
+        let column = |host: &Host, items: &str| SchedSpec::default().with_items(items).unwrap().resolve(host).unwrap();
+        assert_eq!(check_changes(&[column(&nehalem, "profile=2.6.26")], &changes), Ok(()));
+        let e = check_changes(&[column(&stoakley, "profile=2.6.26")], &changes).unwrap_err();
+        assert!(e.starts_with("--switch at 1s: set=sched_smt_power_savings=0: 2.6.26 makes no"), "{e}");
         let two = parse_switch("1s:set=sched_mc_power_savings=2").unwrap();
         assert_eq!(
-            check_changes(&[column("profile=2.6.26")], &two),
+            check_changes(&[column(&stoakley, "profile=2.6.26")], &two),
             Err("--switch at 1s: set=sched_mc_power_savings=2: not a valid value (0 to 1 for 2.6.26)".into())
         );
-        assert_eq!(check_changes(&[column("profile=2.6.32,set=nohz=1")], &two), Ok(()));
+        assert_eq!(check_changes(&[column(&stoakley, "profile=2.6.32,set=nohz=1")], &two), Ok(()));
         assert!(parse_switch("1s:set=sched_mc_power_savings=300").unwrap_err().contains("takes 0 to 2"));
     }
 

@@ -170,6 +170,24 @@ pub struct PowerSavings {
 }
 
 impl PowerSavings {
+    /// Whether `version` on `host` has the knob's sysfs file at all
+    /// (`sched_create_sysfs_power_savings_entries`, bce7f793
+    /// sched.c:7457-7472, 22763c5c :9127-9142): the SMT one when the boot
+    /// CPU has SMT siblings (`smt_capable()`), the MC one when its package
+    /// has several cores (`mc_capable()`), and in 2.6.32 also when that
+    /// package is not the whole machine (arch/x86/include/asm/topology.h
+    /// 200-202; 2.6.26 include/asm-x86/topology.h 206-207). So only
+    /// Nehalem-EP among the presets has the SMT file, and under 2.6.32 a
+    /// one-socket Q6600 or X2 has neither.
+    pub fn knob_exists(host: &Host, version: KernelVersion, smt: bool) -> bool {
+        if smt {
+            host.thread_siblings(0).weight() > 1
+        } else {
+            host.max_cores_per_package() > 1
+                && (!version.is_2_6_32() || host.package_cpus(0).weight() != host.nr_cpus())
+        }
+    }
+
     /// Either knob on.
     pub fn any(self) -> bool {
         self.mc != 0 || self.smt != 0
