@@ -15,8 +15,10 @@
 //!
 //! Power-savings balancing is find_busiest_group's pick in a domain with
 //! SD_POWERSAVINGS_BALANCE (`PowerSavingsStats`), which the builder sets
-//! from `sched_mc_power_savings` / `sched_smt_power_savings`. Not
-//! modelled: the SD_SERIALIZE lock (one balancer runs at a time anyway). NO_HZ idle load balancing is in [`crate::nohz`].
+//! from `sched_mc_power_savings` / `sched_smt_power_savings`, and 2.6.32's
+//! newly idle consolidation at level 2. Not modelled: the SD_SERIALIZE
+//! lock (one balancer runs at a time anyway). NO_HZ idle load balancing is
+//! in [`crate::nohz`].
 
 use crate::entity::TaskId;
 use crate::features::Feature;

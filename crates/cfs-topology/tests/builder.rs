@@ -580,3 +580,33 @@ fn power_savings_widen_mc_to_the_package_and_flag_the_levels() {
     let d = stoakley.build_domains_with(V::V2_6_32, &smt1);
     assert_eq!((sib(&d), flags(&d)), (vec![(L::Mc, false), (L::Cpu, false)], vec![(L::Mc, true), (L::Cpu, true)]));
 }
+
+/// Which presets have the power-savings files (`PowerSavings::knob_exists`,
+/// sched_create_sysfs_power_savings_entries): the SMT file needs SMT
+/// siblings (smt_capable(): only Nehalem-EP's threads); the MC file a
+/// multi-core package (mc_capable(): all five presets), and in 2.6.32 also
+/// a first package smaller than the machine (22763c5c
+/// arch/x86/include/asm/topology.h:200-201), which the one-socket Q6600
+/// and X2 are not.
+#[test]
+fn the_power_savings_files_exist_where_the_kernel_makes_them() {
+    use cfs_topology::PowerSavings;
+    let files = |name: &str, v: V| {
+        let h = Host::preset(name).unwrap();
+        (PowerSavings::knob_exists(&h, v, false), PowerSavings::knob_exists(&h, v, true))
+    };
+    for v in [V::V2_6_25, V::V2_6_26Rc4, V::V2_6_26] {
+        for name in ["q6600", "x2", "stoakley", "tigerton"] {
+            assert_eq!(files(name, v), (true, false), "{name} {v}");
+        }
+        assert_eq!(files("nehalem-ep", v), (true, true), "{v}");
+    }
+    for v in [V::V2_6_32Rc1, V::V2_6_32] {
+        for (name, mc) in [("q6600", false), ("x2", false), ("stoakley", true), ("tigerton", true)] {
+            assert_eq!(files(name, v), (mc, false), "{name} {v}");
+        }
+        assert_eq!(files("nehalem-ep", v), (true, true), "{v}");
+    }
+    // One core per package: no MC file in any version.
+    assert!(!PowerSavings::knob_exists(&spec("2s1c"), V::V2_6_26, false));
+}
