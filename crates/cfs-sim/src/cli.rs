@@ -1477,17 +1477,28 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));
     }
     let costs = a.cost.for_host(name, &host)?;
+    // The power-savings files this kernel makes on this host, and the
+    // levels the domains were built with.
+    let [mc, smt] = [false, true].map(|smt| cfs_topology::PowerSavings::knob_exists(&host, version, smt));
+    let knobs = build.options.power_savings;
     if a.json {
         let v = serde_json::json!({
             "host": cfs_topology::host_to_json(&host),
             "domains": cfs_topology::domains_to_json(&domains),
+            "power_savings": {
+                "sched_mc_power_savings": mc.then_some(knobs.mc),
+                "sched_smt_power_savings": smt.then_some(knobs.smt),
+            },
             "costs": costs,
         });
         say(&format!("{}\n", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?))?;
     } else {
+        let file = |exists: bool, level: u8| if exists { level.to_string() } else { "(no file)".into() };
         say(&format!(
-            "{}sched domains ({version}):\n{}{}",
+            "{}sched domains ({version}; sched_mc_power_savings {}, sched_smt_power_savings {}):\n{}{}",
             cfs_topology::render_host_summary(&host),
+            file(mc, knobs.mc),
+            file(smt, knobs.smt),
             cfs_topology::render_kernel_debug(&domains),
             costs.render()
         ))?;

@@ -1854,6 +1854,13 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
         "{text}"
     );
     assert!(text.contains("SD_WAKE_AFFINE|SD_POWERSAVINGS_BALANCE"), "{text}");
+    // The header names the knobs' levels, or that the kernel makes no file
+    // for one here (no SMT on Stoakley); the JSON gives null for it.
+    assert!(text.contains("sched domains (2.6.26; sched_mc_power_savings 1, sched_smt_power_savings (no file)):"));
+    let out = run(&["topology", "q6600", "--profile", "2.6.32", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let none = serde_json::json!({"sched_mc_power_savings": null, "sched_smt_power_savings": null});
+    assert_eq!(v["power_savings"], none, "a one-package Q6600 has neither file under 2.6.32");
     fails_with(
         &["topology", "stoakley", "--sched-mc-power-savings", "2"],
         "--sched-mc-power-savings 2: not a valid value",
