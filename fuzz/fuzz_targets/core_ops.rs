@@ -204,8 +204,7 @@ fuzz_target!(|input: Input| {
             }
             Op::PowerSavingsStore { smt, level } => {
                 let level = level % 4;
-                let mut power_savings = s.config().power_savings;
-                *(if smt { &mut power_savings.smt } else { &mut power_savings.mc }) = level;
+                let power_savings = s.config().power_savings.with(smt, level);
                 let opts = BuildOptions {
                     online: Some(s.online_cpus()),
                     init_flags: s.config().patches.init_flag_edits(),

@@ -1485,9 +1485,7 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
         let mut c = crate::Config::new(v, 8);
         c.hres_timers = false;
         let mut s = Scheduler::new(c, d).unwrap();
-        running_with(&mut s, 0, TaskParams::normal());
-        queue(&mut s, 0, 1, TaskParams::normal(), 0);
-        let c_task = running_with(&mut s, 4, TaskParams::normal());
+        let c_task = two_sockets_loaded(&mut s, TaskParams::normal());
         (s, c_task)
     };
     let pass = |s: &mut Scheduler<()>| {
@@ -1512,13 +1510,20 @@ fn power_savings_pull_the_lone_task_of_a_lightly_loaded_socket() {
         assert!(!s.rqs[4].active_balance, "{v}");
     }
     let mut s = stoakley_32_with(1, 0);
-    running_with(&mut s, 0, TaskParams::normal());
-    queue(&mut s, 0, 1, TaskParams::normal(), 0);
-    running_with(&mut s, 4, TaskParams::normal());
+    two_sockets_loaded(&mut s, TaskParams::normal());
     for _ in 0..5 {
         assert_eq!(pass(&mut s), (0, 0), "2.6.32, MC knob alone");
     }
     assert!(!s.rqs[4].active_balance);
+}
+
+/// The consolidation scene of the power-savings pins on Stoakley: socket 0
+/// runs A on CPU 0 with B queued behind it (cache-cold), socket 1 runs C,
+/// of `c`'s parameters, alone on CPU 4. Returns C.
+fn two_sockets_loaded(s: &mut Scheduler<()>, c: TaskParams) -> TaskId {
+    running_with(s, 0, TaskParams::normal());
+    queue(s, 0, 1, TaskParams::normal(), 0);
+    running_with(s, 4, c)
 }
 
 /// 2.6.32 with CONFIG_NO_HZ and power savings: a Stoakley (sockets 0-3 and
@@ -1630,9 +1635,7 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
 fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
     for (mc, kicked_at) in [(1, None), (2, Some(3))] {
         let mut s = stoakley_32_with(mc, 1);
-        running_with(&mut s, 0, TaskParams::normal());
-        queue(&mut s, 0, 1, TaskParams::normal(), 0);
-        running_with(&mut s, 4, TaskParams::normal());
+        two_sockets_loaded(&mut s, TaskParams::normal());
         for pass in 1..=4 {
             let kicked = kicked_at.is_some_and(|k| pass >= k);
             let want = if kicked_at == Some(pass) || (kicked && pass > 3) { 0 } else { -1 };
@@ -1644,9 +1647,7 @@ fn the_2_6_32_newly_idle_cpu_consolidates_at_power_savings_level_2() {
         }
     }
     let mut s = stoakley_32_with(2, 1);
-    running_with(&mut s, 0, TaskParams::normal());
-    queue(&mut s, 0, 1, TaskParams::normal(), 0);
-    running_with(&mut s, 4, TaskParams::normal().allowed(CpuMask::single(4)));
+    two_sockets_loaded(&mut s, TaskParams::normal().allowed(CpuMask::single(4)));
     let answers: alloc::vec::Vec<i32> = (0..3).map(|_| s.load_balance_newidle(1, 1)).collect();
     assert_eq!(answers, [-1, -1, 0]);
     assert!(!s.rqs[4].active_balance && !s.rqs[4].need_resched);

@@ -215,6 +215,11 @@ impl<O: Observer> Scheduler<O> {
     pub fn arch_reinit_sched_domains(&mut self, now: u64, domains: SchedDomains) -> Result<(), SchedError> {
         let online = self.online;
         self.check_rebuilt(&domains, &online)?;
+        self.reinit_checked(now, domains)
+    }
+
+    /// [`Self::arch_reinit_sched_domains`] for domains already checked.
+    pub(crate) fn reinit_checked(&mut self, now: u64, domains: SchedDomains) -> Result<(), SchedError> {
         self.advance(now);
         self.attach_rebuilt(domains);
         self.finish(ApiCall::ReinitDomains { now })

@@ -155,8 +155,8 @@ impl<O: Observer> Scheduler<O> {
         }
         let online = self.online;
         self.check_rebuilt(&domains, &online)?;
-        *(if smt { &mut self.cfg.power_savings.smt } else { &mut self.cfg.power_savings.mc }) = level;
-        self.arch_reinit_sched_domains(now, domains)
+        self.cfg.power_savings = self.cfg.power_savings.with(smt, level);
+        self.reinit_checked(now, domains)
     }
 
     /// Switches a seed patch on or off from the next decision on: a what-if

@@ -229,11 +229,7 @@ impl SchedSpec {
         // A knob the kernel made no sysfs file for cannot be written
         // (ENOENT), whatever the value.
         for (name, _) in &self.sets {
-            let smt = match name.as_str() {
-                "sched_mc_power_savings" => false,
-                "sched_smt_power_savings" => true,
-                _ => continue,
-            };
+            let Some(smt) = cfs_topology::PowerSavings::knob_of(name) else { continue };
             if !cfs_topology::PowerSavings::knob_exists(host, version, smt) {
                 return Err(format!("--set {name}: {}", no_knob_file(name, version, smt)));
             }
@@ -516,11 +512,8 @@ fn apply_set(
         // are built with them (cfs_topology::PowerSavings).
         "sched_mc_power_savings" | "sched_smt_power_savings" => {
             let level = parse_power_savings(v, cfg.version).map_err(|e| format!("--set {k}={v}: {e}"))?;
-            if k == "sched_mc_power_savings" {
-                boot.power_savings.mc = level;
-            } else {
-                boot.power_savings.smt = level;
-            }
+            let smt = k == cfs_topology::PowerSavings::file(true);
+            boot.power_savings = boot.power_savings.with(smt, level);
         }
         // CONFIG_NUMA: `auto` (the default) has it where the host has more
         // than one node; `on` is a distro kernel on a one-node box, which
@@ -688,11 +681,7 @@ pub fn parse_switch(s: &str) -> Result<Vec<engine::Change>, String> {
                 // int (proc_dointvec), on when not 0.
                 if n == "tcp_low_latency" {
                     push(Setting::TcpLowLatency(value != 0));
-                } else if let Some(smt) = match n {
-                    "sched_mc_power_savings" => Some(false),
-                    "sched_smt_power_savings" => Some(true),
-                    _ => None,
-                } {
+                } else if let Some(smt) = cfs_topology::PowerSavings::knob_of(n) {
                     // The sysfs knob; each kernel's values are checked
                     // against the columns (check_changes).
                     let level = u8::try_from(value).map_err(|_| format!("--switch {s:?}: {n} takes 0 to 2"))?;
@@ -783,7 +772,7 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
         for c in changes {
             if let engine::Setting::PowerSavings { smt, level } = c.setting {
                 let at = fmt_ns(c.at_ns);
-                let file = engine::power_savings_file(smt);
+                let file = cfs_topology::PowerSavings::file(smt);
                 if !col.power_knobs[usize::from(smt)] {
                     let why = no_knob_file(file, col.config.version, smt);
                     return Err(format!("--switch at {at}: set={file}={level}: {why}"));

@@ -188,6 +188,25 @@ impl PowerSavings {
         }
     }
 
+    /// These knobs after a write of `level` to one of them: the SMT knob
+    /// when `smt`, else the MC one.
+    #[must_use]
+    pub fn with(mut self, smt: bool, level: u8) -> Self {
+        *(if smt { &mut self.smt } else { &mut self.mc }) = level;
+        self
+    }
+
+    /// The sysfs file of a knob (`/sys/devices/system/cpu/NAME`).
+    pub fn file(smt: bool) -> &'static str {
+        if smt { "sched_smt_power_savings" } else { "sched_mc_power_savings" }
+    }
+
+    /// The knob a file name names: `Some(smt)`, or `None` for any other
+    /// name.
+    pub fn knob_of(name: &str) -> Option<bool> {
+        [false, true].into_iter().find(|&smt| Self::file(smt) == name)
+    }
+
     /// Either knob on.
     pub fn any(self) -> bool {
         self.mc != 0 || self.smt != 0

@@ -98,7 +98,7 @@ mod sockets;
 pub mod sync;
 
 pub use crate::faults::check_hotplug;
-pub use settings::{Change, Phase, Setting, features_from_text, power_savings_file};
+pub use settings::{Change, Phase, Setting, features_from_text};
 pub use sockets::{
     PAGE_SIZE, PIPE_BUFFERS, SK_WMEM_MAX, SKB_MAX_ALLOC, SKB_STRUCT_BYTES, SMP_CACHE_BYTES, SOCK_MIN_SNDBUF, Sockets,
     skb_truesize,
@@ -1403,8 +1403,7 @@ impl<'a> Sim<'a> {
     /// scheduler's error, and changes nothing.
     fn power_savings_store(&mut self, smt: bool, level: u8) -> Result<(), SimError> {
         let mut build = self.domain_build.clone();
-        let knobs = &mut build.options.power_savings;
-        *(if smt { &mut knobs.smt } else { &mut knobs.mc }) = level;
+        build.options.power_savings = build.options.power_savings.with(smt, level);
         let domains = build.build(self.host, self.sched.config(), self.sched.online_cpus());
         self.sched.sched_power_savings_store(self.t(), smt, level, domains.clone())?;
         self.domain_build = build;

@@ -148,11 +148,6 @@ pub fn features_from_text(current: Features, text: &str) -> Result<Features, Fea
     }
 }
 
-/// The sysfs file of a power-savings knob.
-pub fn power_savings_file(smt: bool) -> &'static str {
-    if smt { "sched_smt_power_savings" } else { "sched_mc_power_savings" }
-}
-
 impl fmt::Display for Setting {
     /// The `--switch` form: `features=863`, `set=NAME=VALUE`,
     /// `sd-flags=MC:+SD_X-SD_Y`, `patch=waker`, `no-patch=waker`,
@@ -189,7 +184,7 @@ impl fmt::Display for Setting {
             Setting::Offline(c) => write!(f, "offline={c}"),
             Setting::Online(c) => write!(f, "online={c}"),
             Setting::TcpLowLatency(on) => write!(f, "set=tcp_low_latency={}", u8::from(*on)),
-            Setting::PowerSavings { smt, level } => write!(f, "set={}={level}", power_savings_file(*smt)),
+            Setting::PowerSavings { smt, level } => write!(f, "set={}={level}", cfs_topology::PowerSavings::file(*smt)),
         }
     }
 }
@@ -230,7 +225,7 @@ impl Change {
             Setting::Online(c) => json!({"at_s": at_s, "online": c}),
             Setting::TcpLowLatency(on) => json!({"at_s": at_s, "tunable": "tcp_low_latency", "value": u8::from(*on)}),
             Setting::PowerSavings { smt, level } => {
-                json!({"at_s": at_s, "tunable": power_savings_file(*smt), "value": level})
+                json!({"at_s": at_s, "tunable": cfs_topology::PowerSavings::file(*smt), "value": level})
             }
         }
     }
