@@ -1456,8 +1456,14 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
         [("sched_mc_power_savings", &a.sched_mc_power_savings), ("sched_smt_power_savings", &a.sched_smt_power_savings)]
     {
         if let Some(l) = level {
-            crate::experiment::parse_power_savings(l, version)
-                .map_err(|e| format!("--{} {l}: {e}", name.replace('_', "-")))?;
+            let flag = format!("--{}", name.replace('_', "-"));
+            crate::experiment::parse_power_savings(l, version).map_err(|e| format!("{flag} {l}: {e}"))?;
+            // Checked here, not left to the column's `--set` check, so the
+            // error names the flag given.
+            let smt = cfs_topology::PowerSavings::knob_of(name) == Some(true);
+            if !cfs_topology::PowerSavings::knob_exists(&host, version, smt) {
+                return Err(format!("{flag} {l}: {}", crate::experiment::no_knob_file(name, version, smt)));
+            }
             sets.push((name.to_string(), l.clone()));
         }
     }

@@ -318,7 +318,7 @@ pub fn parse_power_savings(v: &str, version: KernelVersion) -> Result<u8, String
 }
 
 /// Why a power-savings knob has no sysfs file (`PowerSavings::knob_exists`).
-fn no_knob_file(name: &str, version: KernelVersion, smt: bool) -> String {
+pub fn no_knob_file(name: &str, version: KernelVersion, smt: bool) -> String {
     let why = if smt {
         "the host has no SMT siblings (smt_capable())"
     } else if version.is_2_6_32() {

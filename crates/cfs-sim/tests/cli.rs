@@ -1865,6 +1865,12 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
         &["topology", "stoakley", "--sched-mc-power-savings", "2"],
         "--sched-mc-power-savings 2: not a valid value",
     );
+    // A file the host lacks is refused under the flag given.
+    fails_with(
+        &["topology", "stoakley", "--sched-smt-power-savings", "1"],
+        "--sched-smt-power-savings 1: 2.6.26 makes no /sys/devices/system/cpu/sched_smt_power_savings here: \
+         the host has no SMT siblings (smt_capable())",
+    );
     fails(
         &["--set", "sched_smt_power_savings=yes"],
         "--set sched_smt_power_savings=yes: not a valid value (0 to 1 for 2.6.26)",
