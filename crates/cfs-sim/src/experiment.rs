@@ -334,16 +334,19 @@ pub fn no_knob_file(name: &str, version: KernelVersion, smt: bool) -> String {
 /// the patch's value, since the scheduler writes the patch's edits into
 /// the levels it is given.
 fn refuse_patch_overlap(cfg: &Config, ov: &[FlagOverride]) -> Result<(), String> {
-    for p in cfg.patches.iter() {
-        for &(level, set, clear) in p.domain_flags() {
-            if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
-                let names: Vec<&str> = ((o.set | o.clear) & (set | clear)).names().collect();
-                return Err(format!(
-                    "patch {p} already sets {} at {}; give one or the other",
-                    names.join(","),
-                    level.name()
-                ));
-            }
+    cfg.patches.iter().try_for_each(|p| refuse_overlap_of(p, ov))
+}
+
+/// [`refuse_patch_overlap`] for one patch `p`.
+fn refuse_overlap_of(p: cfs_core::Patch, ov: &[FlagOverride]) -> Result<(), String> {
+    for &(level, set, clear) in p.domain_flags() {
+        if let Some(o) = ov.iter().find(|o| o.level == level && (o.set | o.clear).intersects(set | clear)) {
+            let names: Vec<&str> = ((o.set | o.clear) & (set | clear)).names().collect();
+            return Err(format!(
+                "patch {p} already sets {} at {}; give one or the other",
+                names.join(","),
+                level.name()
+            ));
         }
     }
     Ok(())
@@ -779,6 +782,19 @@ pub fn check_changes(columns: &[Column], changes: &[engine::Change]) -> Result<(
                 }
                 parse_power_savings(&level.to_string(), col.config.version)
                     .map_err(|e| format!("--switch at {at}: set={file}={level}: {e}"))?;
+            }
+            // A patch switched on meets the boot's own edits (`--set
+            // sd_init`, `--sd-flags`) as it would at boot: both would edit
+            // one flag, and the rebuild would keep neither kernel's levels.
+            if let engine::Setting::Patch(p, true) = c.setting {
+                let boot: Vec<FlagOverride> = col
+                    .domain_build
+                    .options
+                    .init_flags
+                    .iter()
+                    .chain(col.domain_build.overrides.iter().copied())
+                    .collect();
+                refuse_overlap_of(p, &boot).map_err(|e| format!("--switch at {}: patch={p}: {e}", fmt_ns(c.at_ns)))?;
             }
             if let engine::Setting::DomainFlags(level, set, clear) = c.setting {
                 FlagOverride { level, set, clear }
@@ -1435,6 +1451,27 @@ mod tests {
         );
         let e = parse_switch("1s:set=sd_init=MC:+WAKE_IDLE").unwrap_err();
         assert!(e.contains("sd_init is fixed at boot"), "{e}");
+        // The same overlap made mid-run, by switching the patch on over a
+        // boot edit of its flag (`sd_init`, or `sd-flags`), is refused as at
+        // boot; a patch that edits other flags, or other levels, is not.
+        let q6600 = Host::preset("q6600").unwrap();
+        let col = |items: &str| SchedSpec::default().with_items(items).unwrap().resolve(&q6600).unwrap();
+        let on = parse_switch("1s:patch=prefer-local-to-node").unwrap();
+        for boot in ["set=sd_init=CPU:+PREFER_LOCAL", "sd-flags=MC:-PREFER_LOCAL"] {
+            let items = format!("profile=2.6.32-rc1,set=numa=on,{boot}");
+            let e = check_changes(&[col(&items)], &on).unwrap_err();
+            assert!(
+                e.starts_with(
+                    "--switch at 1s: patch=prefer-local-to-node: patch prefer-local-to-node already sets \
+                     SD_PREFER_LOCAL at "
+                ),
+                "{boot}: {e}"
+            );
+        }
+        for boot in ["set=sd_init=CPU:-WAKE_AFFINE", "sd-flags=MC:-WAKE_AFFINE"] {
+            let items = format!("profile=2.6.32-rc1,set=numa=on,{boot}");
+            assert_eq!(check_changes(&[col(&items)], &on), Ok(()), "{boot}");
+        }
     }
 
     /// `set=sched_mc_power_savings=1` builds the domains as the kernel does
