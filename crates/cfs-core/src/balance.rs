@@ -291,7 +291,7 @@ impl SdLbStats {
 
 /// The power-savings figures of find_busiest_group (2.6.25/26: locals
 /// under `CONFIG_SCHED_MC || CONFIG_SCHED_SMT`, bce7f793 sched.c:2933-2937,
-/// 3040-3084, 3199-3207; 2.6.32: the `sd_lb_stats` fields filled by
+/// 3040-3084, 3205-3214; 2.6.32: the `sd_lb_stats` fields filled by
 /// init_sd_power_savings_stats, update_sd_power_savings_stats and read by
 /// check_power_save_busiest_group, 22763c5c sched.c:3456-3573). In a
 /// domain with SD_POWERSAVINGS_BALANCE, balanced by a CPU that is idle,

@@ -1620,9 +1620,10 @@ fn a_2_6_32_owner_on_an_idle_package_hands_the_balancer_on() {
 /// sched_smt_power_savings = 1 so that MC drops SD_PREFER_SIBLING (see
 /// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`). CPU 0
 /// runs A with B queued, CPU 4 runs C alone; CPU 1, newly idle, balances
-/// the CPU level (its groups the sockets, capacity 4): no group is busiest
-/// (socket 1's one task is within its capacity of 4), so the domain counts
-/// as balanced, and
+/// the CPU level (its groups the sockets, capacity 4): socket 1 is the
+/// busiest group (its one task spread unevenly, CPU 4's source_load 1024
+/// against 0 on CPUs 5-7, sets group_imb), but the local socket leads
+/// (this_load 512 >= max_load 256), so the domain counts as balanced, and
 /// the power pick names socket 1 (1 task against 2, as in
 /// `power_savings_pull_the_lone_task_of_a_lightly_loaded_socket`), whose
 /// busiest queue, CPU 4, has one task: nothing is moved. At level 1 that
