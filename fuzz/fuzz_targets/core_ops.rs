@@ -111,6 +111,8 @@ fuzz_target!(|input: Input| {
     cfg.check_invariants = true;
     cfg.nohz = input.nohz;
     cfg.preempt = input.preempt;
+    // The top bit of the patch set (more bits than patches) is CONFIG_CPUSETS.
+    cfg.cpusets = input.patches & 0x8000 != 0;
     cfg.hz = match input.hz {
         0..=3 => [100, 250, 300, 1000][input.hz as usize],
         h => 1 + u32::from(h) % 10_000,

@@ -81,6 +81,25 @@ pub struct Config {
     /// ([`crate::Scheduler::sched_power_savings_store`]). Off by default;
     /// 2.6.25/26 take 0 or 1, 2.6.32 up to 2.
     pub power_savings: PowerSavings,
+    /// CONFIG_CPUSETS, with every task in the top cpuset (no cpuset made,
+    /// sched_load_balance on), as a distribution kernel boots: the top
+    /// cpuset's CPUs follow the online map. What the scheduler sees of it
+    /// is `cpuset_cpus_allowed`, which is then the online CPUs rather than
+    /// every possible one: `sched_setaffinity` clips a mask to them
+    /// (bce7f793 sched.c:5020-5021, 22763c5c :6533-6534, 4b119e21 and
+    /// e490517a alike), so a CPU that is down when the mask is set stays
+    /// out of it once it is back; and a task none of whose CPUs is left
+    /// when one goes down falls back to the CPUs still online, not to
+    /// every CPU (`cpuset_cpus_allowed_locked` in move_task_off_dead_cpu,
+    /// bce7f793 :5744, 22763c5c :7245; the cpuset notifier runs after
+    /// the migration one, but `guarantee_online_cpus` masks the top
+    /// cpuset with the online map). 2.6.26 final and 2.6.32 also hand the
+    /// domain rebuilds to the cpuset code, which builds over the top
+    /// cpuset's CPUs, `isolcpus=` ones included: that is the driver's to
+    /// do, since it builds the domains (cfs-machine's `DomainBuild`).
+    /// Default false, the x86_64 defconfig of 2.6.25 and 2.6.26 (2.6.32's
+    /// sets it).
+    pub cpusets: bool,
 }
 
 /// A configuration that cannot be used.
@@ -176,6 +195,7 @@ impl Config {
             nr_cpus: Self::defconfig_nr_cpus(version).max(nr_cpus.min(cfs_topology::MAX_CPUS) as u32),
             check_invariants: false,
             power_savings: PowerSavings::default(),
+            cpusets: false,
         }
     }
 

@@ -23,7 +23,8 @@
 //!    asleep, with `move_task_off_dead_cpu`: to the first online CPU of N's
 //!    node that the task allows, else to the first online CPU it allows,
 //!    else ("No more Mr. Nice Guy") its mask becomes every CPU
-//!    (`cpuset_cpus_allowed_locked` without cpusets) and it goes to the first
+//!    (`cpuset_cpus_allowed_locked` without cpusets; the online CPUs with
+//!    them, [`crate::Config::cpusets`]) and it goes to the first
 //!    online one, with "process P (comm) no longer affine to cpuN" in the
 //!    log. `__migrate_task` dequeues a queued task, renormalises its vruntime
 //!    to the new queue (`set_task_cpu`), enqueues it and runs the preemption
@@ -79,7 +80,7 @@ pub struct CpuDown {
     /// CPU.
     pub moved: Vec<(TaskId, CpuId)>,
     /// The moved tasks none of whose allowed CPUs was online: each now
-    /// allows every CPU ("no longer affine to cpuN").
+    /// allows every CPU, or with cpusets the CPUs online ("no longer affine to cpuN").
     pub affinity_broken: Vec<TaskId>,
 }
 
@@ -322,8 +323,9 @@ impl<O: Observer> Scheduler<O> {
             let dest = match self.any_online_cpu(&node.and(&allowed)).or_else(|| self.any_online_cpu(&allowed)) {
                 Some(d) => d,
                 None => {
-                    // No more Mr. Nice Guy: every possible CPU.
-                    let all = CpuMask::first_n(self.rqs.len());
+                    // No more Mr. Nice Guy: the task's cpuset's online CPUs,
+                    // which without cpusets are every possible CPU.
+                    let all = self.cpuset_cpus_allowed();
                     self.tm(id).allowed = all;
                     broken.push(id);
                     self.emit(Event::AffinityBroken { task: id, cpu: src });

@@ -500,7 +500,16 @@ impl<O: Observer> Scheduler<O> {
     fn normalise_mask(&self, mask: CpuMask) -> Result<CpuMask, SchedError> {
         let all = CpuMask::first_n(self.rqs.len());
         let m = if mask.is_empty() { all } else { mask.and(&all) };
+        // sched_setaffinity's `cpus_and(new_mask, new_mask, cpus_allowed)`
+        // with the top cpuset's CPUs (Config::cpusets): the online ones.
+        let m = if self.cfg.cpusets { m.and(&self.online) } else { m };
         if m.intersects(&self.online) { Ok(m) } else { Err(SchedError::EmptyAffinity) }
+    }
+
+    /// `cpuset_cpus_allowed(p)` for a task in the top cpuset: the online
+    /// CPUs with cpusets, every possible CPU without (Config::cpusets).
+    pub(crate) fn cpuset_cpus_allowed(&self) -> CpuMask {
+        if self.cfg.cpusets { self.online } else { CpuMask::first_n(self.rqs.len()) }
     }
 
     /// A new task. `inherited`: a fork's copy of its parent's mask, taken

@@ -616,3 +616,47 @@ fn a_patch_switched_at_run_time_gets_its_levels_at_the_next_reinit() {
     s.arch_reinit_sched_domains(T0 + MS, d).unwrap();
     assert_eq!(levels(&s), [(L::Mc, true), (L::Cpu, true)]);
 }
+
+/// CONFIG_CPUSETS with the top cpuset alone (`Config::cpusets`), against
+/// the same calls without it, on a Q6600 under every profile (the code is
+/// the same in each: bce7f793 sched.c:5020-5021 and 5744, 22763c5c
+/// :6533-6534 and 7245, 4b119e21 and e490517a alike):
+/// - With CPU 3 down, `sched_setaffinity(0-3)` keeps {0,1,2}: the mask is
+///   ANDed with `cpuset_cpus_allowed`, the top cpuset's online CPUs.
+///   Without cpusets that is every possible CPU, and the mask stays 0-3.
+/// - A task that allows only CPU 2 when CPU 2 goes down falls back to
+///   `cpuset_cpus_allowed_locked`: the CPUs still online, {0,1}, not
+///   every CPU.
+/// - When CPUs 2 and 3 come back, neither task's mask grows: the kernel
+///   updates the top cpuset's CPUs, not the masks of the tasks in it, so
+///   with cpusets both stay off CPUs 2-3, and without them both may use
+///   every CPU.
+#[test]
+fn with_cpusets_a_mask_keeps_only_the_cpus_online_when_it_is_set() {
+    let h = host("q6600");
+    for v in KernelVersion::ALL {
+        for cpusets in [false, true] {
+            let mut c = Config::new(v, 4);
+            (c.check_invariants, c.cpusets) = (true, cpusets);
+            let d = |online: CpuMask| {
+                h.build_domains_with(v, &BuildOptions { online: Some(online), ..BuildOptions::default() })
+            };
+            let mut s = Scheduler::new(c, h.build_domains(v)).unwrap();
+            let a = s.spawn(T0, 0, TaskParams::normal()).unwrap();
+            let b = s.spawn(T0, 2, TaskParams::normal().allowed(CpuMask::single(2))).unwrap();
+            s.cpu_down(T0 + MS, 3, h.all_cpus(), d(without(&h, &[3]))).unwrap();
+            s.set_affinity(T0 + 2 * MS, a, CpuMask::first_n(4)).unwrap();
+            let set = if cpusets { CpuMask::first_n(3) } else { CpuMask::first_n(4) };
+            assert_eq!(s.task(a).unwrap().allowed, set, "{v} cpusets {cpusets}: a mask set with CPU 3 down");
+            let down = s.cpu_down(T0 + 3 * MS, 2, h.all_cpus(), d(without(&h, &[2, 3]))).unwrap();
+            assert_eq!(down.affinity_broken, [b], "{v}");
+            let fallback = if cpusets { CpuMask::first_n(2) } else { CpuMask::first_n(4) };
+            assert_eq!(s.task(b).unwrap().allowed, fallback, "{v} cpusets {cpusets}: the fallback mask");
+            assert_eq!(s.task(b).unwrap().cpu, 0, "{v}: the first CPU of the fallback");
+            s.cpu_up(T0 + 4 * MS, 2, d(without(&h, &[3]))).unwrap();
+            s.cpu_up(T0 + 5 * MS, 3, d(h.all_cpus())).unwrap();
+            assert_eq!(s.task(a).unwrap().allowed, set, "{v}: masks do not follow the CPUs back");
+            assert_eq!(s.task(b).unwrap().allowed, fallback, "{v}");
+        }
+    }
+}

@@ -485,6 +485,8 @@ fn apply_set(
         "nr_cpus" => cfg.nr_cpus = v.parse().map_err(|_| bad())?,
         // CONFIG_PREEMPT (cfs_core::Config::preempt).
         "preempt" => cfg.preempt = as_bool()?,
+        // CONFIG_CPUSETS with the top cpuset alone (Config::cpusets).
+        "cpusets" => cfg.cpusets = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         // net.ipv4.tcp_low_latency (engine::Sockets): no TCP prequeue, so
@@ -548,7 +550,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, cpusets, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -583,8 +585,9 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 14] = [
+const BOOT_ONLY: [&str; 15] = [
     "hz",
+    "cpusets",
     "hres_timers",
     "hres",
     "nohz",

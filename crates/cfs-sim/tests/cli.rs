@@ -1756,6 +1756,43 @@ fn isolcpus_is_a_boot_setting_of_cpus_the_host_has() {
     assert!(v["configs"][0].to_string().contains("isolcpus=3"), "{}", v["configs"][0]);
 }
 
+/// `--set cpusets=1` (CONFIG_CPUSETS, the top cpuset alone) is a boot
+/// setting. With CPU 3 isolated and CPU 1 taken down at 100 ms, 2.6.26's
+/// hotplug rebuild goes through the cpuset code, which builds over the
+/// online CPUs, CPU 3 included; the four hogs' masks (init's, without CPU
+/// 3) still keep them off it, so CPU 3 stays idle. That the rebuild took
+/// CPU 3 back shows with tasks allowed there: cfs-machine's
+/// `with_cpusets_a_hotplug_rebuild_takes_the_isolated_cpus_back`.
+#[test]
+fn cpusets_is_a_boot_setting() {
+    fails(&["--set", "cpusets=maybe"], "--set cpusets=maybe");
+    fails_with(
+        &["hogs", "--duration", "1s", "--switch", "500ms:set=cpusets=1"],
+        "cpusets is fixed at boot; give it with --set instead",
+    );
+    let out = run(&[
+        "hogs",
+        "--clients",
+        "4",
+        "--duration",
+        "300ms",
+        "--runs",
+        "1",
+        "--set",
+        "isolcpus=3",
+        "--set",
+        "cpusets=1",
+        "--switch",
+        "100ms:offline=1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let util = v["runs"][0]["cpu_util"].as_array().unwrap();
+    assert_eq!(util[3].as_f64(), Some(0.0), "{util:?}");
+    assert!(v["configs"][0].to_string().contains("cpusets=1"), "{}", v["configs"][0]);
+}
+
 /// `cfs-sim topology --online/--isolcpus`: the domains the profile builds
 /// over part of the host. With CPU 3 of a Q6600 down (2.6.26), CPU 2's
 /// MC level would span it alone and goes; CPU 3 has none.

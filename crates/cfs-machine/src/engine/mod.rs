@@ -372,6 +372,16 @@ pub struct RunSetup<'a> {
     pub domain_build: DomainBuild,
 }
 
+/// What rebuilds the domains at run time ([`DomainBuild::rebuild`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rebuild {
+    /// A CPU went down or came up (`CPU_DEAD`, `CPU_ONLINE`).
+    Hotplug,
+    /// `arch_reinit_sched_domains`: a power-savings knob written, or a
+    /// patch of the domain initialisers switched.
+    Reinit,
+}
+
 /// What the boot domains were built with: the builder's options, among them
 /// the user's edits to the kernel's domain initialisers (`init_flags`,
 /// `--set sd_init`), and the flags the configuration writes into the built
@@ -403,6 +413,35 @@ impl DomainBuild {
         let mut d = host.build_domains_with(config.version, &opts);
         d.apply_overrides(&self.overrides);
         d
+    }
+
+    /// The domains a run-time rebuild gives, over the CPUs of `online`:
+    /// [`Self::build`], unless `config` has CONFIG_CPUSETS and the kernel
+    /// leaves this rebuild to the cpuset code, which builds over the top
+    /// cpuset's CPUs, the online ones with `isolcpus=` ones included
+    /// (bce7f793 cpuset.c:585-596, 22763c5c cpuset.c:559-571). That is a
+    /// CPU going down or coming up from 2.6.26 final on (its
+    /// update_sched_domains rebuilds only without cpusets, bce7f793
+    /// sched.c:7509-7518, 22763c5c :9146-9214; 2.6.25's and rc4's always,
+    /// with arch_init_sched_domains, and their cpuset notifier rebuilds
+    /// nothing), and 2.6.32's arch_reinit_sched_domains, which calls
+    /// rebuild_sched_domains (22763c5c sched.c:9057-9066; 2.6.2x's calls
+    /// arch_init_sched_domains). The boot build leaves the isolated CPUs
+    /// out either way (sched_init_smp), so they rejoin the domains at the
+    /// first such rebuild.
+    pub fn rebuild(&self, host: &Host, config: &cfs_core::Config, online: CpuMask, cause: Rebuild) -> SchedDomains {
+        use cfs_core::KernelVersion as V;
+        let by_cpusets = config.cpusets
+            && match cause {
+                Rebuild::Hotplug => !matches!(config.version, V::V2_6_25 | V::V2_6_26Rc4),
+                Rebuild::Reinit => config.version.is_2_6_32(),
+            };
+        if by_cpusets && !self.options.isolcpus.is_empty() {
+            let mut all = self.clone();
+            all.options.isolcpus = CpuMask::empty();
+            return all.build(host, config, online);
+        }
+        self.build(host, config, online)
     }
 
     /// `node_to_cpumask(cpu_to_node(cpu))`: the CPUs of `cpu`'s node, or
@@ -1359,7 +1398,7 @@ impl<'a> Sim<'a> {
     fn cpu_down(&mut self, c: usize) -> Result<(), SimError> {
         let mut online = self.sched.online_cpus();
         online.clear(c);
-        let domains = self.domain_build.build(self.host, self.sched.config(), online);
+        let domains = self.domain_build.rebuild(self.host, self.sched.config(), online, Rebuild::Hotplug);
         let node = self.domain_build.node_of(self.host, c);
         self.interrupt_segment(c);
         self.account(c);
@@ -1391,7 +1430,8 @@ impl<'a> Sim<'a> {
     /// the domains the kernel builds with the patches now in force, over
     /// the CPUs up, replace the old ones. No task moves.
     fn reinit_domains(&mut self) -> Result<(), SimError> {
-        let domains = self.domain_build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        let online = self.sched.online_cpus();
+        let domains = self.domain_build.rebuild(self.host, self.sched.config(), online, Rebuild::Reinit);
         self.mark_rebuild(&domains);
         self.sched.arch_reinit_sched_domains(self.t(), domains)?;
         Ok(())
@@ -1404,7 +1444,7 @@ impl<'a> Sim<'a> {
     fn power_savings_store(&mut self, smt: bool, level: u8) -> Result<(), SimError> {
         let mut build = self.domain_build.clone();
         build.options.power_savings = build.options.power_savings.with(smt, level);
-        let domains = build.build(self.host, self.sched.config(), self.sched.online_cpus());
+        let domains = build.rebuild(self.host, self.sched.config(), self.sched.online_cpus(), Rebuild::Reinit);
         self.sched.sched_power_savings_store(self.t(), smt, level, domains.clone())?;
         self.domain_build = build;
         self.mark_rebuild(&domains);
@@ -1426,7 +1466,7 @@ impl<'a> Sim<'a> {
     fn cpu_up(&mut self, c: usize) -> Result<(), SimError> {
         let mut online = self.sched.online_cpus();
         online.set(c);
-        let domains = self.domain_build.build(self.host, self.sched.config(), online);
+        let domains = self.domain_build.rebuild(self.host, self.sched.config(), online, Rebuild::Hotplug);
         self.sched.cpu_up(self.t(), c, domains)?;
         self.account(c);
         self.full_sync = true;

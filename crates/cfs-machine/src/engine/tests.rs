@@ -2714,6 +2714,64 @@ fn an_isolated_cpu_runs_only_what_is_pinned_there() {
     assert!(out.tasks.iter().filter(|t| t.name == "hog").all(|t| t.main_cpu != Some(3)));
 }
 
+/// CONFIG_CPUSETS hands the hotplug rebuilds of 2.6.26 final and 2.6.32 to
+/// the cpuset code, which builds over the top cpuset's CPUs, isolated ones
+/// included (`DomainBuild::rebuild`). Two hogs that allow CPUs 2 and 3,
+/// both started on CPU 2, with `isolcpus=3`: CPU 3 has no domain at boot,
+/// so nothing pulls the second hog there. CPU 1 goes down at 50 ms. Under
+/// 2.6.26 with cpusets the rebuild gives CPU 3 its domains, and its idle
+/// balancing takes one hog within a few ticks: CPU 3 is busy for most of
+/// the 150 ms left. Without cpusets, and under 2.6.25 (whose
+/// update_sched_domains rebuilds without the isolated CPUs whatever the
+/// config, and whose cpuset notifier rebuilds nothing), CPU 3 stays idle.
+#[test]
+fn with_cpusets_a_hotplug_rebuild_takes_the_isolated_cpus_back() {
+    let busy3 = |version: cfs_core::KernelVersion, cpusets: bool| {
+        let two_three = TaskParams::normal().allowed(CpuMask::from_cpus([2, 3]));
+        let tasks = (0..2).map(|_| TaskSpec { params: two_three, ..free("hog", hog(), 2) }).collect();
+        let inst = Instance { tasks, finish: vec![], sync: SyncObjects::NONE };
+        let out = q6600_run(inst, limits(Some(200), 400), |s| {
+            s.config = cfs_core::Config::new(version, 4);
+            s.config.cpusets = cpusets;
+            s.domain_build.options.isolcpus = CpuMask::single(3);
+            s.domains = s.host.build_domains_with(version, &s.domain_build.options);
+            s.changes = vec![Change { at_ns: 50_000_000, setting: Setting::Offline(1) }];
+        })
+        .unwrap();
+        out.cpu_busy_ns[3]
+    };
+    use cfs_core::KernelVersion as V;
+    assert!(busy3(V::V2_6_26, true) > 120_000_000, "{}", busy3(V::V2_6_26, true));
+    assert_eq!(busy3(V::V2_6_26, false), 0);
+    assert_eq!(busy3(V::V2_6_25, true), 0);
+}
+
+/// Which rebuilds the cpuset code makes (`DomainBuild::rebuild`), by
+/// kernel: a hotplug rebuild from 2.6.26 final on (bce7f793
+/// sched.c:7509-7518 leaves it to cpusets; 2.6.25's and rc4's
+/// update_sched_domains always calls arch_init_sched_domains), and an
+/// arch_reinit_sched_domains only in 2.6.32 (its rebuild_sched_domains is
+/// the cpuset one; 2.6.2x's calls arch_init_sched_domains). Only there
+/// does the isolated CPU 3 of a Q6600 get domains; without cpusets never.
+#[test]
+fn which_rebuilds_take_the_isolated_cpus_back_with_cpusets() {
+    use cfs_core::KernelVersion as V;
+    let host = Host::preset("q6600").unwrap();
+    let mut build = DomainBuild::default();
+    build.options.isolcpus = CpuMask::single(3);
+    for v in V::ALL {
+        for cpusets in [false, true] {
+            let mut config = cfs_core::Config::new(v, 4);
+            config.cpusets = cpusets;
+            let has3 = |cause| !build.rebuild(&host, &config, host.all_cpus(), cause).of(3).is_empty();
+            let hotplug = cpusets && !matches!(v, V::V2_6_25 | V::V2_6_26Rc4);
+            let reinit = cpusets && v.is_2_6_32();
+            assert_eq!((has3(Rebuild::Hotplug), has3(Rebuild::Reinit)), (hotplug, reinit), "{v} cpusets {cpusets}");
+            assert!(build.build(&host, &config, host.all_cpus()).of(3).is_empty(), "{v}: the boot build");
+        }
+    }
+}
+
 /// An interrupt handler running on a CPU as it goes down returns to a dead
 /// CPU: nothing happens there (with NO_HZ on, the idle loop would
 /// otherwise offer to stop a dead CPU's tick). CPU 3 of an idle Q6600
