@@ -201,8 +201,8 @@ struct Input {
     patches: u16,
     tunables: Vec<Tunable>,
     /// HZ, an index into `HZ` (modulo); bit 7 also builds the kernel with
-    /// CONFIG_PREEMPT (kept in this byte so the committed corpus decodes
-    /// as before).
+    /// CONFIG_PREEMPT, bit 6 with CONFIG_CPUSETS (kept in this byte so the
+    /// committed corpus decodes as before).
     hz: u8,
     hres_timers: bool,
     overrides: Vec<Override>,
@@ -544,6 +544,7 @@ fuzz_target!(|input: Input| {
     config.hres_timers = input.hres_timers;
     config.nohz = input.clock & 16 != 0;
     config.preempt = input.hz & 128 != 0;
+    config.cpusets = input.hz & 64 != 0;
     config.check_invariants = true;
     config.validate().expect("a configuration built from accepted pieces is valid");
     // A patch's initialiser edits go to the builder; flag overrides are
