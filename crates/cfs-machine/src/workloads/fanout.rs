@@ -1,7 +1,9 @@
 //! Fan-out workloads: `messaging` (hackbench-style groups) and
 //! `volanomark` (chat rooms where one receiver wakes the 19 senders of its
 //! room, hosts-and-costs.md §4.2). Both end when every receiver has all its
-//! messages; throughput is messages received per second.
+//! messages; throughput is messages received per second, from the start
+//! of the test: both hold their senders until every task exists, so all
+//! groups or rooms run at once.
 //!
 //! A hackbench sender blocks once its receiver's socket holds sk_sndbuf
 //! of unread messages (348 of them at the default 124,928 bytes): the
@@ -124,7 +126,9 @@ pub fn messaging(groups: u32, opts: &WorkloadOpts, costs: MessagingCosts) -> (Ve
 /// of the 19 other users (Java notify: plain, non-sync wakeups), each of
 /// which writes to its client receiver. Clients and server talk over
 /// loopback TCP ([`Action::TcpSend`]: the receive softirq wakes a thread
-/// blocked in its socket read without the sync hint).
+/// blocked in its socket read without the sync hint). The parent forks
+/// every room's threads first, and only then reads the clock and starts
+/// the test, releasing every client sender at once (`Parent::start_test`).
 pub fn volanomark(rooms: u32, opts: &WorkloadOpts, costs: VolanoCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Parent { kind: Kind::Volanomark, vm: costs, ..Parent::default() }, rooms, opts)
 }
@@ -188,6 +192,9 @@ struct Parent {
     /// How far the kick-off has got.
     kick: Kick,
     done: usize,
+    /// VolanoMark's client senders, every room's, which wait for the
+    /// start of the test.
+    vm_senders: Vec<TaskRef>,
 }
 
 /// hackbench's parent between its last fork and its first wait().
@@ -265,7 +272,7 @@ impl Parent {
                 let to = self.srv_recv[i];
                 (
                     format!("vm-csend{me_group}.{i}"),
-                    Queued::boxed(VmSender { to, left: self.loops, send_ns: self.vm.client_send_ns }),
+                    Queued::boxed(VmSender { to, left: self.loops, send_ns: self.vm.client_send_ns, gated: true }),
                 )
             }
         }
@@ -287,6 +294,29 @@ impl Parent {
             Kick::ClockRead => {
                 self.kick = Kick::Released;
                 Some(self.barrier.release_all(true, 1))
+            }
+            Kick::Released => None,
+        }
+    }
+
+    /// VolanoMark's start: the client makes every room's connections
+    /// first, and the test, and its clock, start once all are made
+    /// (hosts-and-costs.md §4.2: "when the test starts", every client
+    /// sender sends, and the 8-way's run queue averaged about 70, which
+    /// only every room at once gives). So every thread is forked before
+    /// any sends; then the clock is read and the client senders are
+    /// released together with one plain wakeup each (a Java notifyAll:
+    /// futex wakeups, not sync). `None` once they are released.
+    fn start_test(&mut self) -> Option<Action> {
+        match self.kick {
+            Kick::Reading => {
+                self.kick = Kick::ClockRead;
+                Some(Action::StartMeasuring)
+            }
+            Kick::ClockRead => {
+                self.kick = Kick::Released;
+                let to = std::mem::take(&mut self.vm_senders);
+                Some(Action::SendAll { to: to.as_slice().into(), sync: false, bytes: 0, tag: Tag::Go as u32 })
             }
             Kick::Released => None,
         }
@@ -319,6 +349,7 @@ impl Program for Parent {
                 Stage::Receivers => self.recv.push(c),
                 Stage::ServerSenders => self.srv_send.push(c),
                 Stage::ServerReceivers => self.srv_recv.push(c),
+                Stage::Senders if self.kind == Kind::Volanomark => self.vm_senders.push(c),
                 Stage::Senders | Stage::Waiting => {}
             }
             self.forked_in_stage += 1;
@@ -327,9 +358,11 @@ impl Program for Parent {
             }
         }
         if self.stage == Stage::Waiting {
-            if self.kind == Kind::Messaging
-                && let Some(kick) = self.kick_off()
-            {
+            let kick = match self.kind {
+                Kind::Messaging => self.kick_off(),
+                Kind::Volanomark => self.start_test(),
+            };
+            if let Some(kick) = kick {
                 return kick;
             }
             self.done += cx.received.iter().filter(|m| m.tag == Tag::Done as u32).count();
@@ -467,15 +500,22 @@ impl Program for HbSender {
     }
 }
 
-/// A VolanoMark client sender: send, wait for the ack, `left` times.
+/// A VolanoMark client sender: wait for the test to start, then send and
+/// wait for the ack, `left` times.
 struct VmSender {
     to: TaskRef,
     left: u32,
     send_ns: f64,
+    /// Still to wait for the start of the test (the parent's [`Tag::Go`]).
+    gated: bool,
 }
 
 impl Planner for VmSender {
     fn plan(&mut self, _cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
+        if std::mem::take(&mut self.gated) {
+            q.push_back(Action::Wait { all: false });
+            return;
+        }
         if self.left == 0 {
             q.push_back(Action::Exit);
             return;
@@ -693,7 +733,9 @@ mod tests {
         let me = FIRST_CHILD + (2 * GROUP) as TaskRef;
         assert!(matches!(step(fan_out, me, &data, None), Action::Run(8_002)));
         assert!(matches!(step(fan_out, me, &[], None), Action::Run(1_003)));
-        assert!(matches!(first(&mut children, 3, &[]), Action::Run(8_001)));
+        // A client sender waits for the start of the test first.
+        assert!(matches!(first(&mut children, 3, &[]), Action::Wait { all: false }));
+        assert!(matches!(first(&mut children, 3, &[msg(0, Tag::Go)]), Action::Run(8_001)));
     }
 
     /// hackbench -g 2 -l 3: the parent forks group 0's 20 receivers, then
@@ -784,24 +826,36 @@ mod tests {
 
     /// VolanoMark, 1 room, 2 messages per user: the parent forks the 20
     /// client receivers, the 20 server senders, the 20 server receivers and
-    /// the 20 client senders, in that order. User i's client sender writes
+    /// the 20 client senders, in that order. Then the test starts: the
+    /// parent reads the clock and releases the client senders, which have
+    /// waited since they started, with one plain wakeup each (one call).
+    /// User i's client sender writes
     /// to server receiver i; that one wakes the 19 *other* server senders
     /// and acknowledges; server sender j writes to client receiver j, which
     /// expects 19 x 2 = 38 messages (one per other user's message).
     #[test]
     fn a_volanomark_room_wires_each_user_to_the_other_nineteen() {
-        let (mut children, _parent, after) = fork_all(Kind::Volanomark, 1, 2);
+        let (mut children, mut parent, after) = fork_all(Kind::Volanomark, 1, 2);
         assert_eq!(children.len(), 4 * ROOM);
         assert_eq!(names(&children, 0..20), expected("vm-crecv", 0));
         assert_eq!(names(&children, 20..40), expected("vm-ssend", 0));
         assert_eq!(names(&children, 40..60), expected("vm-srecv", 0));
         assert_eq!(names(&children, 60..80), expected("vm-csend", 0));
-        assert!(matches!(after, Action::Wait { all: true }), "{after:?}");
         let id = |k: usize| FIRST_CHILD + k as TaskRef;
+        assert!(matches!(after, Action::StartMeasuring), "{after:?}");
+        match step(parent.as_mut(), 0, &[], None) {
+            Action::SendAll { to, sync: false, bytes: 0, tag } if tag == Tag::Go as u32 => {
+                assert_eq!(&to[..], (60..80).map(id).collect::<Vec<_>>().as_slice());
+            }
+            a => panic!("the release: {a:?}"),
+        }
+        assert!(matches!(step(parent.as_mut(), 0, &[], None), Action::Wait { all: true }));
 
-        // Client sender 3: 8 µs, a TCP write to server receiver 3 (id 143),
-        // then a wait for the ack; twice, then exit.
+        // Client sender 3: a wait for the start, then 8 µs, a TCP write to
+        // server receiver 3 (id 143), then a wait for the ack; twice, then
+        // exit.
         let csend = children[63].1.as_mut();
+        assert!(matches!(step(csend, id(63), &[], None), Action::Wait { all: false }));
         let mut to = Vec::new();
         for _ in 0..=3 * 2 {
             match step(csend, id(63), &[], None) {

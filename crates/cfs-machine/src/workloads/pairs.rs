@@ -245,7 +245,13 @@ fn pair_tasks(kind: Kind, clients: u32, opts: &WorkloadOpts, start: StartCpus) -
     ]
 }
 
-/// A server: report ready, then answer every request.
+/// A server: answer the connection's first exchange, then every request.
+/// dbench's `sio_setup` ends its connect with `do_packets(child, 8, 8)`:
+/// 8 bytes each way over the same loopback TCP connection, so tbench_srv's
+/// child wakes the client as every later reply does, from the receive
+/// softirq and without the sync hint (sahlberg/dbench sockio.c:66-82). A
+/// MySQL server greets its new connection first, over the unix socket,
+/// sync, as sysbench's replies come.
 struct Server {
     kind: Kind,
     client: TaskRef,
@@ -256,7 +262,11 @@ impl Planner for Server {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         if !self.started {
             self.started = true;
-            q.push_back(Action::Send { to: self.client, sync: true, bytes: 64, tag: Tag::Ready as u32 });
+            let bytes = match self.kind {
+                Kind::Tbench(_) => 8,
+                Kind::Sysbench(_) => 64,
+            };
+            q.push_back(self.kind.send(self.client, bytes, Tag::Ready as u32));
         }
         for m in cx.received.iter().filter(|m| m.tag & OP_TAG != 0) {
             let op = (m.tag & !OP_TAG) as usize;
@@ -515,6 +525,21 @@ mod tests {
         assert_eq!(rep[11], 12_000, "the simple range returns its 100 rows");
         // 15 statements are not a transaction yet; a connect starts at BEGIN.
         assert_eq!(exchange(SYSBENCH, 5, 15).2, 0);
+    }
+
+    /// A new server's first exchange goes the way its replies will: for
+    /// tbench, the 8 bytes of dbench's `do_packets(child, 8, 8)` over
+    /// loopback TCP (a wakeup from the receive softirq, not sync), where a
+    /// sync unix-socket send would let wake_affine pull the fresh client
+    /// onto its server's CPU; for sysbench, the MySQL greeting over the
+    /// unix socket, sync.
+    #[test]
+    fn a_servers_first_exchange_is_its_connections_kind() {
+        let first = |kind: Kind| step(&mut Queued::new(Server { kind, client: 9, started: false }), &[]);
+        assert!(matches!(first(TBENCH), Action::TcpSend { to: 9, bytes: 8, tag } if tag == Tag::Ready as u32));
+        assert!(
+            matches!(first(SYSBENCH), Action::Send { to: 9, sync: true, bytes: 64, tag } if tag == Tag::Ready as u32)
+        );
     }
 
     /// The launcher staggers the tbench clients through the op mix: client
