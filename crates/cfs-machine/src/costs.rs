@@ -165,15 +165,24 @@ impl CostModel {
     }
 
     /// A parameter set for a host given by spec or file: the Core 2
-    /// latencies of the Q6600, NUMA hops priced like Nehalem-EP's, CPU work
-    /// scaled by clock (2400 MHz / host MHz). [D/E]
+    /// latencies of the Q6600, CPU work scaled by clock (2400 MHz / host
+    /// MHz, within the bounds `--cost clock_factor` takes), and a hop to
+    /// another node priced at least as Nehalem-EP's QPI hop and at least as
+    /// a hop to another socket of the same node, so that every table grows
+    /// with distance (hosts-and-costs.md §5.2). [D/E]
     pub fn derived(host: &Host) -> CostModel {
         let mut c = q6600();
+        let numa = nehalem_ep();
         c.name = format!("derived ({}, {} MHz)", host.name(), host.mhz());
-        c.clock_factor = 2400.0 / host.mhz().max(1) as f64;
-        c.dirty_line_ns[Reach::Remote as usize] = 110.0;
-        c.xfer_line_ns[Reach::Remote as usize] = 16.0;
-        c.ipi_latency_ns[Reach::Remote as usize] = 2000.0;
+        c.clock_factor = (2400.0 / host.mhz().max(1) as f64).clamp(MIN_CLOCK_FACTOR, MAX_CLOCK_FACTOR);
+        let (remote, node) = (Reach::Remote as usize, Reach::Remote as usize - 1);
+        for (t, n) in [
+            (&mut c.dirty_line_ns, numa.dirty_line_ns),
+            (&mut c.xfer_line_ns, numa.xfer_line_ns),
+            (&mut c.ipi_latency_ns, numa.ipi_latency_ns),
+        ] {
+            t[remote] = t[node].max(n[remote]);
+        }
         c
     }
 
@@ -323,7 +332,11 @@ const DERIVED_CLOCK: &str = "[D] 2400 MHz over the host's clock";
 /// fields its constructor sets; the rest are the Q6600's, whose sources
 /// the parameter tables give). § is a section of hosts-and-costs.md.
 const PRESET_SOURCES: [(&str, &str, &str); 22] = [
-    ("x2", "clock_factor", "[D] §5.1: the K8's 70 µs pgbench backend against the Core 2's 66"),
+    (
+        "x2",
+        "clock_factor",
+        "[E] §5.1: the K8's 70 µs pgbench backend against the Core 2's 66, spread over all its CPU work (§5 takes the X2 as the 1.0 baseline)",
+    ),
     ("x2", "ctx_switch_ns", "[E] §5.1: 2.0 µs on the X2 against the Q6600's 1.8"),
     ("x2", "ipi_latency_ns", "[E] §2: 1-2 µs; both cores on one die, no FSB between them"),
     ("x2", "dirty_line_ns", "[E] §2: 50-70 ns core to core through the K8 crossbar, no shared cache"),
@@ -381,6 +394,8 @@ struct TableParam {
 /// zero would let a CPU-bound task run unbounded numbers of steps in no
 /// simulated time.
 const MIN_CLOCK_FACTOR: f64 = 0.01;
+/// The largest clock factor: CPU work at most 100 times as slow.
+const MAX_CLOCK_FACTOR: f64 = 100.0;
 /// The largest CPU-work or latency value, ns: a second per event (the
 /// workloads' own costs take the same bound).
 const MAX_NS: f64 = crate::workloads::MAX_NS;
@@ -400,7 +415,7 @@ const SCALARS: [ScalarParam; 12] = [
         source: "[P] §1.2: the Q6600's 2.4 GHz Core 2 is the baseline (§5)",
         field: |c| &mut c.clock_factor,
         min: MIN_CLOCK_FACTOR,
-        max: 100.0,
+        max: MAX_CLOCK_FACTOR,
     },
     ScalarParam {
         name: "syscall_ns",
@@ -864,6 +879,29 @@ mod tests {
         assert_eq!(at(1200).cpu(1000.0), 2000.0);
         // Memory-system latencies are physical and do not scale.
         assert_eq!(at(1200).dirty_line_ns, at(3000).dirty_line_ns);
+        // The factor keeps `--cost clock_factor`'s bounds: a 1 MHz host does
+        // CPU work 100 times as slowly as the baseline, not 2,400 times, and
+        // a 100 GHz one (the fastest a host may be) at 0.024.
+        assert_eq!(at(1).clock_factor, MAX_CLOCK_FACTOR);
+        assert_eq!(at(100_000).clock_factor, 0.024);
+        assert!(Host::from_spec("1s4c,mhz=100001").is_err());
+    }
+
+    /// A derived set on a NUMA host prices the hop to another node at
+    /// least as a hop to another socket of the node (the Q6600's FSB: 125
+    /// ns a dirty line, 20 a refill line, 1.5 µs an IPI) and at least as
+    /// Nehalem-EP's QPI hop (110, 20, 1.8 µs): 125, 20 and 1.8 µs, so every
+    /// table grows with distance (hosts-and-costs.md §5.2).
+    #[test]
+    fn derived_sets_grow_with_distance() {
+        for spec in ["2n2s2c", "8n1s1c", "2n1s4c2t", "1s2d2c"] {
+            let c = CostModel::derived(&Host::from_spec(spec).unwrap());
+            for t in [&c.ipi_latency_ns, &c.dirty_line_ns, &c.xfer_line_ns] {
+                assert!(t.windows(2).all(|w| w[0] <= w[1]), "{spec}: {t:?}");
+            }
+            let r = Reach::Remote as usize;
+            assert_eq!((c.dirty_line_ns[r], c.xfer_line_ns[r], c.ipi_latency_ns[r]), (125.0, 20.0, 1800.0), "{spec}");
+        }
     }
 
     /// Each preset, by name.

@@ -172,10 +172,14 @@ pub enum TopologyError {
         /// What is wrong.
         reason: String,
     },
-    /// The clock is zero.
-    #[error("host {host:?}: clock must be > 0 MHz")]
-    ZeroClock {
+    /// The clock is outside 1..=[`crate::shape::MAX_MHZ`] MHz (the cost
+    /// model scales CPU work by it, so a clock of zero or of terahertz
+    /// would make work take forever or no time at all).
+    #[error("host {host:?}: clock {mhz} MHz is outside 1..={max} MHz", max = crate::shape::MAX_MHZ)]
+    ClockOutOfRange {
         /// The host name.
         host: String,
+        /// The clock given.
+        mhz: u32,
     },
 }

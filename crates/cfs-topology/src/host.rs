@@ -189,8 +189,8 @@ impl Host {
     /// Validates a description. Errors name the offending CPU, cache or node.
     pub fn new(mut desc: HostDesc) -> Result<Host, TopologyError> {
         check_cpu_count(&desc)?;
-        if desc.mhz == 0 {
-            return Err(TopologyError::ZeroClock { host: desc.name.clone() });
+        if !(1..=crate::shape::MAX_MHZ).contains(&desc.mhz) {
+            return Err(TopologyError::ClockOutOfRange { host: desc.name.clone(), mhz: desc.mhz });
         }
         check_node_ids(&desc)?;
         let (core_index, core_cpus) = index_cores(&desc.cpus)?;

@@ -106,6 +106,11 @@ pub struct HostShape {
 /// hosts-and-costs.md §5).
 pub const DEFAULT_MHZ: u32 = 2400;
 
+/// The fastest clock a host may have, MHz (100 GHz): the cost model
+/// scales CPU work by 2400 / MHz, and a host far past any real part
+/// would make that work take no simulated time.
+pub const MAX_MHZ: u32 = 100_000;
+
 impl HostShape {
     /// A shape with the defaults: Intel, 2400 MHz, SMT-last numbering,
     /// 32 KB L1d + L1i per core, 256 KB L2 per core, an L3 per die of 2 MB

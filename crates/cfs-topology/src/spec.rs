@@ -154,7 +154,7 @@ fn apply_option(shape: &mut HostShape, opt: &str) -> Result<&'static str, Topolo
             "vendor"
         }
         ("mhz", Some(v)) => {
-            shape.mhz = parse_number(&key, v, "a clock in MHz, 1..=100000", 1, 100_000)?;
+            shape.mhz = parse_number(&key, v, "a clock in MHz, 1..=100000", 1, crate::shape::MAX_MHZ)?;
             "mhz"
         }
         ("dist", Some(v)) => {

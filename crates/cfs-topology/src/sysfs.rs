@@ -308,5 +308,9 @@ fn read_vendor(cpu_dir: &Path) -> Vendor {
 
 fn read_mhz(cpu_dir: &Path) -> u32 {
     let path = cpu_dir.join("cpu0/cpufreq/cpuinfo_max_freq");
-    read_int(&path).ok().and_then(|khz| u32::try_from(khz / 1000).ok()).filter(|&m| m > 0).unwrap_or(DEFAULT_MHZ)
+    read_int(&path)
+        .ok()
+        .and_then(|khz| u32::try_from(khz / 1000).ok())
+        .filter(|&m| (1..=crate::shape::MAX_MHZ).contains(&m))
+        .unwrap_or(DEFAULT_MHZ)
 }

@@ -261,7 +261,9 @@ fn toml_errors_name_the_problem() {
             "spec = \"1c2t\"\n[[cache]]\nlevel = 1\ntype = \"data\"\nsize_kb = 1\nshared = [\"0\", \"1\"]",
             "splits the core of CPUs 0-1",
         ),
-        ("spec = \"2c\"\nmhz = 0", "clock must be > 0"),
+        ("spec = \"2c\"\nmhz = 0", "clock 0 MHz is outside 1..=100000 MHz"),
+        // A clock the cost model cannot scale by (2400 / MHz) sensibly.
+        ("spec = \"2c\"\nmhz = 4000000000", "clock 4000000000 MHz is outside 1..=100000 MHz"),
         (
             "spec = \"2c\"\n[[cache]]\nlevel = 2\nsize_kb = 0\nshared = [\"0-1\"]",
             "L2 unified cache: size must be above 0 KB",

@@ -261,11 +261,13 @@ const LAUNCH_NS: f64 = 50_000.0;
 pub enum StartGate {
     /// At once (the hogs launcher).
     Open,
-    /// Once every worker is forked: the driver then sends each a
-    /// [`Tag::Go`]. sysbench 0.4's run_test holds `thread_start_mutex`
-    /// while it creates the threads, and each thread connects, then takes
-    /// and drops that mutex before its first request; a thread still
-    /// connecting at the release starts when it is connected.
+    /// sysbench 0.4's `thread_start_mutex`: run_test locks it, creates
+    /// every thread, then unlocks it, and each thread connects, then takes
+    /// and drops it before its first request ([`START_MUTEX`]). The
+    /// release is a chain: the unlock wakes one sleeper (glibc's futex
+    /// wake of one), whose own unlock wakes the next, each from the CPU
+    /// the previous one runs on; a thread still connecting at the release
+    /// takes the mutex when it is connected.
     AfterForks,
     /// Once every worker has reported [`Tag::Started`] (it is connected):
     /// dbench's create_procs, which tbench runs, holds each child at a
@@ -278,6 +280,11 @@ pub enum StartGate {
     /// here the last worker's report ends the wait.
     AfterStarted,
 }
+
+/// The mutex a [`StartGate::AfterForks`] driver and its workers share
+/// (sysbench's `thread_start_mutex`); the workload declares it
+/// ([`SyncObjects::mutexes`]).
+pub const START_MUTEX: usize = 0;
 
 /// A driver's start barrier, counted where the driver sees it: the workers
 /// it forked, how many of them have reported [`Tag::Started`], and the one
@@ -353,6 +360,11 @@ impl<F> fmt::Debug for Launcher<F> {
 impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
     fn plan(&mut self, cx: &mut StepCx<'_>, q: &mut VecDeque<Action>) {
         self.barrier.note(cx);
+        if self.forked == 0 && self.gate == StartGate::AfterForks {
+            // pthread_mutex_lock(&thread_start_mutex) before the first
+            // pthread_create.
+            q.push_back(Action::Lock(START_MUTEX));
+        }
         if self.forked < self.workers {
             let spec = (self.worker)(self.forked);
             self.forked += 1;
@@ -366,13 +378,9 @@ impl<F: FnMut(u32) -> ForkSpec> Planner for Launcher<F> {
         }
         match self.gate {
             StartGate::Open => {}
-            // sysbench: each thread takes and drops the mutex in turn, a
-            // chain of wakeups (one per worker here, from the driver).
-            StartGate::AfterForks => {
-                for &w in self.barrier.children() {
-                    q.push_back(Action::Send { to: w, sync: false, bytes: 0, tag: Tag::Go as u32 });
-                }
-            }
+            // sysbench: the unlock wakes one waiter; each thread takes and
+            // drops the mutex in turn, waking the next.
+            StartGate::AfterForks => q.push_back(Action::Unlock(START_MUTEX)),
             // dbench: one semop wakes every waiter (ipc/sem.c's
             // update_queue, under the semaphore's lock), plainly.
             StartGate::AfterStarted => q.push_back(self.barrier.release_all(false, 0)),
@@ -820,7 +828,8 @@ impl Workload {
                 (pairs::tbench(clients, opts, *c, start), vec![], limits(share(0.2)), SyncObjects::NONE)
             }
             Workload::SysbenchOltp(c) => {
-                (pairs::sysbench(clients, opts, *c, start), vec![], limits(share(0.1)), SyncObjects::NONE)
+                let sync = SyncObjects { mutexes: 1, ..SyncObjects::NONE };
+                (pairs::sysbench(clients, opts, *c, start), vec![], limits(share(0.1)), sync)
             }
             Workload::Hogs => (simple::hogs(clients, opts), vec![], limits(0), SyncObjects::NONE),
             Workload::Starve(c) => (simple::starve(opts, *c), vec![], limits(0), SyncObjects::NONE),

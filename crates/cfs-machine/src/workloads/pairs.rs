@@ -394,6 +394,13 @@ impl Planner for PairClient {
                 if let (StartGate::AfterStarted, Some(driver)) = (self.gate, cx.parent) {
                     q.push_back(Action::Send { to: driver, sync: false, bytes: 0, tag: Tag::Started as u32 });
                 }
+                if self.gate == StartGate::AfterForks {
+                    // Connected: take and drop the start mutex, sleeping
+                    // until the driver, or the thread before, drops it.
+                    q.push_back(Action::Lock(super::START_MUTEX));
+                    q.push_back(Action::Unlock(super::START_MUTEX));
+                    released = true;
+                }
             }
         }
         match server {
@@ -606,26 +613,59 @@ mod tests {
     }
 
     /// sysbench lifts its barrier as soon as its threads exist (sysbench
-    /// 0.4 run_test: create every thread, then unlock thread_start_mutex);
-    /// tbench (dbench's create_procs) first waits until every child is
-    /// connected: with 3 of 4 reported it waits again, with all 4 it goes.
-    /// sysbench's threads pass the mutex on one by one (a call each);
-    /// dbench's one semop wakes every child.
+    /// 0.4 run_test: lock thread_start_mutex, create every thread, then
+    /// unlock it; each thread takes and drops it in turn, so the one
+    /// unlock starts a chain of wakeups); tbench (dbench's create_procs)
+    /// first waits until every child is connected: with 3 of 4 reported it
+    /// waits again, with all 4 it goes, and dbench's one semop wakes every
+    /// child.
     #[test]
     fn the_drivers_release_their_workers_at_their_barrier() {
-        assert_eq!(release(SYSBENCH, 3, &[]), (vec![10, 11, 12], 0, 3));
+        let start = StartCpus { server: 0, client: 1 };
+        let mut tasks = pair_tasks(SYSBENCH, 3, &WorkloadOpts::default(), start);
+        let driver = tasks[1].program.as_mut();
+        let mut seen = Vec::new();
+        let mut forked = None;
+        for child in 10..20 {
+            let a = step_as(driver, &[], None, forked.take());
+            seen.push(match a {
+                Action::Lock(m) => format!("lock {m}"),
+                Action::Unlock(m) => format!("unlock {m}"),
+                Action::Run(_) => "run".into(),
+                Action::Fork(_) => {
+                    forked = Some(child);
+                    "fork".into()
+                }
+                Action::Exit => break,
+                a => panic!("driver: {a:?}"),
+            });
+        }
+        let lock = format!("lock {}", super::super::START_MUTEX);
+        let unlock = format!("unlock {}", super::super::START_MUTEX);
+        assert_eq!(seen, [lock.as_str(), "run", "fork", "run", "fork", "run", "fork", unlock.as_str()]);
         assert_eq!(release(TBENCH, 4, &[4]), (vec![10, 11, 12, 13], 1, 1));
         assert_eq!(release(TBENCH, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3, 1));
     }
 
-    /// A worker connects, reports to its driver once connected (tbench
-    /// only), and sends its first request only when both its server is
-    /// ready and the barrier is lifted, in either order.
+    /// A tbench worker connects, reports to its driver once connected, and
+    /// sends its first request only when both its server is ready and the
+    /// barrier is lifted, in either order. A sysbench worker, once its
+    /// server has greeted it, takes and drops the start mutex (sleeping
+    /// there until the driver has dropped it), then sends its first.
     #[test]
     fn a_worker_waits_for_its_server_and_the_barrier_in_either_order() {
         let ready = msg(5, 64, Tag::Ready as u32);
         let go = msg(1, 0, Tag::Go as u32);
-        for (kind, gate) in [(TBENCH, StartGate::AfterStarted), (SYSBENCH, StartGate::AfterForks)] {
+        let mut w = Queued::new(PairClient::new(SYSBENCH, 0, StartGate::AfterForks));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Run(20_000)));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Send { to: 0, .. }));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Wait { all: false }));
+        assert!(matches!(step_as(&mut w, &[ready], Some(1), None), Action::Lock(super::super::START_MUTEX)));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Unlock(super::super::START_MUTEX)));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Run(5_000)));
+        let request = step_as(&mut w, &[], Some(1), None);
+        assert!(matches!(on_the_wire(SYSBENCH, &request), Some((5, _, OP_TAG))), "{request:?}");
+        for (kind, gate) in [(TBENCH, StartGate::AfterStarted)] {
             for order in [[ready, go], [go, ready]] {
                 let mut w = Queued::new(PairClient::new(kind, 0, gate));
                 let mut sent = Vec::new();
