@@ -545,7 +545,7 @@ impl<O: Observer> Scheduler<O> {
             return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::FeatureOff);
         }
         if sync && rules.patches.has(Patch::WakeupOverlap) {
-            // 15afe09bf49 (2.6.27), the `wakeup-overlap` patch: both tasks
+            // 15afe09bf49 (2.6.28), the `wakeup-overlap` patch: both tasks
             // run less than migration_cost between waking someone and
             // sleeping, so the waker is about to sleep and the wakee may as
             // well run now, whatever the vruntimes say.
@@ -670,8 +670,10 @@ impl<O: Observer> Scheduler<O> {
     /// prev, still `rq->curr` while idle_balance runs, and in a periodic
     /// pass the task the tick interrupted (an idle CPU's current is the
     /// idle task, which check_preempt_curr never reaches). Active
-    /// balancing, affinity and hotplug moves run in the migration thread,
-    /// which is no fair task.
+    /// balancing and affinity moves run in the migration thread, which is
+    /// no fair task. A hotplug move runs in the CPU_DEAD notifier, in the
+    /// context of whoever wrote the CPU's `online` file; the API has no
+    /// such task, so nothing is tagged there either.
     pub(crate) fn move_queued_task(&mut self, id: TaskId, from: CpuId, to: CpuId, reason: MigrateReason) {
         self.deactivate_task(from, id, false);
         self.set_task_cpu(id, to);

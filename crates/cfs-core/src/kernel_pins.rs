@@ -358,7 +358,7 @@ fn check_preempt_wakeup_batch_feature_and_self() {
 
 #[test]
 fn check_preempt_wakeup_wakeup_overlap_patch() {
-    // 15afe09bf49 (2.6.27 sched_fair.c:1370-1375), added after the
+    // 15afe09bf49 (its own tree's sched_fair.c:1370-1375), added after the
     // WAKEUP_PREEMPT test: `sync && se->avg_overlap < migration_cost &&
     // pse->avg_overlap < migration_cost` reschedules at once. The wakee here
     // has no vruntime lead at all (lead 0 < gran 10 ms), so only that test

@@ -39,7 +39,11 @@ pub enum Patch {
     /// pulls a task that would preempt it (schedule()'s prev in a newly
     /// idle pass). Posted against rc5, whose wake_affine already has
     /// b3137bc8e77's `balanced` test; on the rc4 profile the shortcut
-    /// stays unbalanced unless `AffinityFix` is applied too.
+    /// stays unbalanced unless `AffinityFix` is applied too. On 2.6.25,
+    /// whose check_preempt_wakeup has no wakeup_preempt_entity, the
+    /// check_preempt_wakeup hunk hangs on its `pse->vruntime + gran <
+    /// se->vruntime` test instead (4b119e21 sched_fair.c:1142-1151), as a
+    /// hand-applied backport would.
     LastPreempter,
     /// The same without the wake_affine ("disperse") hunk.
     LastPreempterNoDisperse,
@@ -53,7 +57,9 @@ pub enum Patch {
     /// ("sched: stop wake_affine from causing serious imbalance"), applied
     /// on top of 2.6.26-rc4 alone (without the rc5 reverts f9305d4a096 and
     /// 6363ca57c76): the sync shortcut needs `balanced`, AFFINE_WAKEUPS is
-    /// honoured. 2.6.26 final already contains it.
+    /// honoured. 2.6.26 final already contains it. Also accepted on 2.6.25
+    /// as a what-if the commit could not build on: 2.6.25 has no
+    /// AFFINE_WAKEUPS bit, so only the `balanced` half acts there.
     AffinityFix,
     /// 38736f47507 (Gautham R Shenoy, 2008-09-06, merged for 2.6.28):
     /// "sched: fix __load_balance_iterator() for cfq with only one task".
@@ -65,7 +71,7 @@ pub enum Patch {
     /// scheduling it always is. Only the rc4 and 2.6.26 profiles have the
     /// bug (it came with 4a55bd5e97b in 2.6.26-rc1).
     IteratorFix,
-    /// 15afe09bf49 (Peter Zijlstra, 2008-09-20, merged for 2.6.27):
+    /// 15afe09bf49 (Peter Zijlstra, 2008-09-20, merged for 2.6.28-rc1, not 2.6.27):
     /// "sched: wakeup preempt when small overlap", there as the
     /// WAKEUP_OVERLAP feature bit. A sync wakeup preempts the current task
     /// at once, whatever the vruntimes, when both it and the wakee have an
@@ -73,7 +79,9 @@ pub enum Patch {
     /// the wakee runs now rather than after it. The commit answers a 10%
     /// OLTP regression (Lin Ming, against 2.6.27-rc4). Applied to the
     /// 2.6.25 / 2.6.26 check_preempt_wakeup at the same place, right after
-    /// the WAKEUP_PREEMPT test, so it needs that bit on.
+    /// the WAKEUP_PREEMPT test (2.6.25's ends in its own unsigned vruntime
+    /// test rather than wakeup_preempt_entity, which the patch precedes
+    /// either way), so it needs that bit on.
     WakeupOverlap,
     /// 1af5f730fc1 (Peter Zijlstra, 2008-10-24, merged for 2.6.28): "sched:
     /// more accurate min_vruntime accounting", with its follow-up
@@ -300,7 +308,7 @@ mod tests {
 
     #[test]
     fn later_mainline_changes_apply_to_the_kernels_before_them() {
-        // wakeup-overlap (2.6.27) and min-vruntime-fix (2.6.28/29) patch
+        // wakeup-overlap (2.6.28) and min-vruntime-fix (2.6.28/29) patch
         // 2.6.25, rc4 and 2.6.26; 2.6.32 has both already.
         use cfs_topology::KernelVersion::*;
         for (p, why) in [

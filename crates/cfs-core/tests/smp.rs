@@ -318,8 +318,10 @@ fn last_preempter_scene(c: cfs_core::Config) -> (S, TaskId, [TaskId; 3]) {
 
 #[test]
 fn last_preempter_patch_holds_off_a_second_wakee_and_disperses() {
-    // patches.md §4. After the scene W has run 100 us since it was picked (< the 500 us
-    // migration_cost) and W.last_preempter = A.
+    // patches.md §4. After the scene W.last_preempter = A, and the run since W was
+    // picked reads 0 ns at 40.2 ms (sum_exec_runtime - prev_sum_exec_runtime, which nothing
+    // brings up to date before wake_affine and check_preempt_wakeup read it, in the kernel
+    // as here), below the 500 us migration_cost.
     // (1) W sync-wakes B (prev CPU 2). rc4 wake_affine: the patch's first test (sync &&
     //     last_preempter && last_preempter != B && ran < cost) returns 0 -> not affine ->
     //     wake_idle(2) -> CPU 2. Without the patch, or with the no-disperse variant, the
@@ -345,6 +347,68 @@ fn last_preempter_patch_holds_off_a_second_wakee_and_disperses() {
         let out = s.wake_up(t, cc, 0, false).unwrap();
         assert_eq!(out.cpu, 0);
         assert_eq!(last_preempt_check(&s, cc).1, c_reason, "{patch:?}");
+    }
+}
+
+/// patches.md §4 tags `se->last_preempter = pse` only `if (se == &current->se)`: a
+/// wakeup from CPU 0 onto CPU 1 checks preemption against CPU 1's task U, which is not
+/// the waker, so U is not tagged, even though the wakee leads it and preempts it. The
+/// waker W on CPU 0 is not tagged either: check_preempt_curr ran on CPU 1. (2.6.26, two
+/// cores: P slept on CPU 1 at 100 us; U was placed there later and has run since; the
+/// non-sync wakeup at 300 ms keeps P on its previous CPU.)
+#[test]
+fn last_preempter_tags_only_the_waker_not_the_target_cpus_task() {
+    let c = cfg(V26, 2).with_patch(Patch::LastPreempter).unwrap();
+    let mut s = mk(c, dual_core(V26));
+    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
+    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let p = sleeper_on(&mut s, 1, 0);
+    let u = s.spawn(0, 1, TaskParams::normal()).unwrap();
+    s.schedule(200 * US, 1, Deschedule::Preempt).unwrap();
+    assert_eq!(s.curr(1), Some(u));
+    s.wake_up(300 * MS, p, 0, false).unwrap();
+    assert_eq!(wake_reason(&s, p).0, 1, "P stays on its previous CPU");
+    assert_eq!(last_preempt_check(&s, p), (true, PreemptReason::VruntimeLead));
+    assert_eq!(s.task(u).unwrap().se.last_preempter, None, "U is not current on the waking CPU");
+    assert_eq!(s.task(w).unwrap().se.last_preempter, None);
+}
+
+/// The tag is cleared only by a sleep (`if (sleep)` in dequeue_entity, patches.md §4):
+/// a renice dequeues and requeues the tagged task with sleep = 0 and leaves it, and
+/// so does a policy change.
+#[test]
+fn last_preempter_survives_a_dequeue_that_is_no_sleep() {
+    let (mut s, w, [a, ..]) = last_preempter_scene(cfg(RC4, 4).with_patch(Patch::LastPreempter).unwrap());
+    assert_eq!(s.task(w).unwrap().se.last_preempter, Some(a));
+    s.set_nice(40 * MS + 150 * US, w, 5).unwrap();
+    assert_eq!(s.task(w).unwrap().se.last_preempter, Some(a), "set_user_nice");
+    s.set_policy(40 * MS + 160 * US, w, cfs_core::Policy::Batch).unwrap();
+    assert_eq!(s.task(w).unwrap().se.last_preempter, Some(a), "sched_setscheduler");
+}
+
+/// patches.md §1 sets `se->waker = pse` right after the `se == pse` return, before
+/// check_preempt_wakeup's SCHED_BATCH and WAKEUP_PREEMPT returns: a SCHED_BATCH wakee,
+/// and any wakee under features 893 (WAKEUP_PREEMPT off), still becomes the current
+/// task's `waker`.
+#[test]
+fn waker_is_recorded_before_the_batch_and_feature_returns() {
+    for (batch, features) in [(true, None), (false, Some(893))] {
+        let mut c = cfg(RC4, 4).with_patch(Patch::Waker).unwrap();
+        if let Some(f) = features {
+            c = c.with_features_mask(f).unwrap();
+        }
+        let mut s = mk(c, q6600(RC4));
+        let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
+        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        let p = sleeper_on(&mut s, 0, 0);
+        if batch {
+            s.set_policy(MS, p, cfs_core::Policy::Batch).unwrap();
+        }
+        assert_eq!(s.curr(0), Some(w));
+        s.wake_up(2 * MS, p, 0, false).unwrap();
+        assert_eq!(wake_reason(&s, p).0, 0);
+        assert!(!last_preempt_check(&s, p).0, "batch {batch}: no preemption");
+        assert_eq!(s.task(w).unwrap().se.waker, Some(p), "batch {batch}, features {features:?}");
     }
 }
 
