@@ -378,6 +378,9 @@ struct Gen {
     peers: Arc<[TaskRef]>,
     /// Sync sends are AF_UNIX stream writes, `Wait { all: true }` a select().
     sockets: bool,
+    /// The built-in's own mutexes (sysbench's start mutex), which come
+    /// first: generated mutex k is engine mutex `mutex_base + k`.
+    mutex_base: usize,
 }
 
 impl Gen {
@@ -456,13 +459,13 @@ impl Program for GenProg {
             },
             GOp::Wait { all } => Action::Wait { all },
             GOp::CondWait { cond, mutex } => {
-                let mutex =
-                    (mutex as usize % (NR_MUTEXES + 1) < NR_MUTEXES).then_some(mutex as usize % (NR_MUTEXES + 1));
+                let mutex = (mutex as usize % (NR_MUTEXES + 1) < NR_MUTEXES)
+                    .then_some(g.mutex_base + mutex as usize % (NR_MUTEXES + 1));
                 Action::CondWait { cond: cond as usize % NR_CONDS, mutex }
             }
             GOp::CondSignal { cond, all } => Action::CondSignal { cond: cond as usize % NR_CONDS, all },
-            GOp::Lock(m) => Action::Lock(m as usize % NR_MUTEXES),
-            GOp::Unlock(m) => Action::Unlock(m as usize % NR_MUTEXES),
+            GOp::Lock(m) => Action::Lock(g.mutex_base + m as usize % NR_MUTEXES),
+            GOp::Unlock(m) => Action::Unlock(g.mutex_base + m as usize % NR_MUTEXES),
             GOp::SemPost(k) => Action::SemPost(k as usize % NR_SEMS),
             GOp::SemWait(k) => Action::SemWait(k as usize % NR_SEMS),
             GOp::Barrier(b) => Action::Barrier(b as usize % BARRIER_USERS.len()),
@@ -569,6 +572,7 @@ fuzz_target!(|input: Input| {
     let warmup_ns = if input.warmup { run_ns / 4 } else { 0 };
     let mut tasks: Vec<TaskSpec> = Vec::new();
     let mut finish = Vec::new();
+    let mut builtin_mutexes = 0;
     if let Some(b) = &input.builtin {
         let wl = Workload::builtin(BUILTINS[b.which as usize % BUILTINS.len()]).expect("built-in");
         let opts = WorkloadOpts {
@@ -598,7 +602,11 @@ fuzz_target!(|input: Input| {
         };
         let built = wl.build(clients, n, &opts, input.seed);
         assert_eq!(built.limits.duration_ns, Some(run_ns), "the built-in ignored --duration");
-        assert_eq!(built.instance.sync, engine::SyncObjects::NONE);
+        // A built-in's own objects are mutexes at most (sysbench's start
+        // mutex); the generated tasks' come after them.
+        let own = &built.instance.sync;
+        assert!(own.conds == 0 && own.sems == 0 && own.barriers.is_empty(), "{own:?}");
+        builtin_mutexes = own.mutexes;
         tasks = built.instance.tasks;
         finish = built.instance.finish;
     }
@@ -616,6 +624,7 @@ fuzz_target!(|input: Input| {
             forks_left: Cell::new(MAX_FORKS),
             peers: (offset..offset + defs.len()).collect(),
             sockets: input.clock & 32 != 0,
+            mutex_base: builtin_mutexes,
             defs,
         });
         for (i, d) in shared.defs.iter().enumerate() {
@@ -681,8 +690,12 @@ fuzz_target!(|input: Input| {
         slow: Vec::new(),
         domain_build,
     };
-    let sync =
-        engine::SyncObjects { conds: NR_CONDS, mutexes: NR_MUTEXES, sems: NR_SEMS, barriers: BARRIER_USERS.to_vec() };
+    let sync = engine::SyncObjects {
+        conds: NR_CONDS,
+        mutexes: builtin_mutexes + NR_MUTEXES,
+        sems: NR_SEMS,
+        barriers: BARRIER_USERS.to_vec(),
+    };
     let inst = engine::Instance { tasks, finish, sync };
     let r = engine::run(&setup, inst);
     if debug {
