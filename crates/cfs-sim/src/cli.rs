@@ -326,7 +326,9 @@ pub struct BenchArgs {
     /// Transactions per run, total over all clients (pgbench), at least one per client.
     #[arg(long, conflicts_with = "duration")]
     pub transactions: Option<u64>,
-    /// Simulated run time, e.g. 2s or 500ms.
+    /// Simulated run time, e.g. 2s or 500ms. For messaging, volanomark and a
+    /// workload file with finishing tasks, which end when their work is
+    /// done, a cap: the run stops at the earlier of the two.
     #[arg(long)]
     pub duration: Option<String>,
     /// CPUs of the client side (pgbench, benchmark drivers), e.g. 0.
@@ -420,7 +422,8 @@ pub struct TopoArgs {
     #[arg(long, default_value = "2.6.26")]
     pub profile: String,
     /// The CPUs up, e.g. 0-2: the domains the kernel rebuilds after the
-    /// others went down (`--switch T:offline=3` in a run).
+    /// others went down (`--switch T:offline=3` in a run). CPU 0 among
+    /// them: it cannot go down.
     #[arg(long, value_name = "CPUS")]
     pub online: Option<String>,
     /// The isolcpus= boot parameter, e.g. 3: those CPUs get no domain.
@@ -716,10 +719,20 @@ fn parse_ranges(s: &str, max_len: u64) -> Option<Vec<u64>> {
     Some(out)
 }
 
-/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8]: counts 1..=4096, at most 4,096 of them.
+/// The first value a list gives twice, if any.
+fn first_repeat(v: &[u64]) -> Option<u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.iter().copied().find(|&x| !seen.insert(x))
+}
+
+/// `1,2,4-8` → [1, 2, 4, 5, 6, 7, 8]: counts 1..=4096, at most 4,096 of
+/// them, each once (a repeat would print the same row twice).
 pub fn parse_clients(s: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("bad client list {s:?} (expected e.g. 1,2,4-8; counts 1..=4096)");
     let counts = parse_ranges(s, 4096).filter(|v| v.iter().all(|n| (1..=4096).contains(n))).ok_or_else(bad)?;
+    if let Some(n) = first_repeat(&counts) {
+        return Err(format!("bad client list {s:?}: client count {n} given twice"));
+    }
     Ok(counts.into_iter().map(|n| n as u32).collect())
 }
 
@@ -1051,7 +1064,7 @@ fn execute(plan: &Plan, jobs: Option<usize>) -> Result<(Results, f64), String> {
 /// Makes the directory `path` is to be written in, if it names one.
 fn create_parent(path: &Path) -> Result<(), String> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display())),
+        Some(dir) => crate::report::make_dir(dir),
         None => Ok(()),
     }
 }
@@ -1139,6 +1152,20 @@ pub fn unreached_changes(plan: &Plan, res: &Results) -> Vec<u64> {
 fn check_out(plan: &Plan, out: &OutArgs) -> Result<(), String> {
     if out.csv.as_deref() == Some(Path::new("-")) && out.json.as_deref() == Some(Path::new("-")) {
         return Err("--csv - and --json both write to stdout: give one of them a file".into());
+    }
+    // `--csv -` prints the CSV in place of the table, so the options that
+    // only decorate the table would be dropped without a word.
+    if out.csv.as_deref() == Some(Path::new("-")) {
+        let table_only = [
+            ("--spread", out.spread),
+            ("--relative", out.relative),
+            ("--significance", out.significance),
+            ("--waits", out.waits),
+            ("--tasks", out.tasks),
+        ];
+        if let Some((flag, _)) = table_only.iter().find(|(_, on)| *on) {
+            return Err(format!("{flag} adds to the table, which --csv - replaces: write the CSV to a file instead"));
+        }
     }
     if out.relative && plan.columns.len() < 2 {
         return Err("--relative compares columns with the first one: give two or more configurations \
@@ -1314,10 +1341,15 @@ fn fidelity_line(plan: &Plan, res: &Results) -> Option<String> {
     })
 }
 
-/// `--seeds 1-8` → [1, ..., 8]: base seeds, at most 1,000 of them.
+/// `--seeds 1-8` → [1, ..., 8]: base seeds, at most 1,000 of them, each
+/// once (a repeated seed would count one result as two confirmations).
 pub fn parse_seed_list(s: &str) -> Result<Vec<u64>, String> {
-    parse_ranges(s, 1000)
-        .ok_or_else(|| format!("bad seed list {s:?} (expected e.g. 1-8 or 3,7,11; at most 1000 seeds)"))
+    let seeds = parse_ranges(s, 1000)
+        .ok_or_else(|| format!("bad seed list {s:?} (expected e.g. 1-8 or 3,7,11; at most 1000 seeds)"))?;
+    match first_repeat(&seeds) {
+        Some(x) => Err(format!("bad seed list {s:?}: seed {x} given twice")),
+        None => Ok(seeds),
+    }
 }
 
 /// `seed --seeds LIST`: the experiment at each base seed, each seed's
@@ -1478,6 +1510,13 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     }
     build.options.isolcpus = cpus(&a.isolcpus, "--isolcpus")?.unwrap_or_default();
     let online = cpus(&a.online, "--online")?.unwrap_or_else(|| host.all_cpus());
+    if !online.contains(0) {
+        // As `--switch T:offline=0` is refused: no run can get there.
+        return Err(format!(
+            "--online {}: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)",
+            a.online.as_deref().unwrap_or_default()
+        ));
+    }
     let domains = build.build(&host, &column.config, online);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {
         return Err(format!("--cost {s}: a {} parameter; topology shows the host's costs only", w.name()));

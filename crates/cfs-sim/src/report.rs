@@ -341,7 +341,8 @@ fn instance_of(name: &str) -> &str {
 /// The long-form CSV: one line per run, with the columns
 ///
 /// - `config`, `clients`, `run`, `seed`: the cell and the run's own seed
-///   (`--seed` with that seed reproduces it);
+///   (`--replay` with that seed, the row's client count and its
+///   configuration reproduces it);
 /// - the workload's metric (`tps`, `mb_s`, ...) and `elapsed_s`, the
 ///   simulated length of the run;
 /// - `cpuN_util`: each CPU's busy fraction; `max_cpu_share`: the busiest
@@ -349,7 +350,12 @@ fn instance_of(name: &str) -> &str {
 /// - the scheduler's decisions: `migrations`, `preemptions` (involuntary
 ///   switches), `affine_wakeups` (wake_affine pulled the wakee),
 ///   `wakeups`, `remote_wakeups` (woken on another CPU than the waker's),
-///   `wakeup_preempts`, `tick_preempts`, `switches`, `balance_passes`;
+///   `wakeup_preempts` (preemption checks, at a wakeup, a fork or a
+///   balance pull, that rescheduled a busy CPU's task, counted when set:
+///   several can set one reschedule, and a task that blocks before it
+///   takes effect is switched out by its sleep, not counted in
+///   `preemptions`, so this can exceed that), `tick_preempts`, `switches`,
+///   `balance_passes`;
 /// - `events`: engine events processed;
 /// - `wait_avg_us`, `wait_max_us`: the mean and the longest runqueue wait
 ///   (schedstats, [`RunRecord::wait_avg_ns`], [`RunRecord::wait_max_ns`]);
@@ -566,6 +572,17 @@ impl Published<'_> {
 }
 
 /// Draws throughput against clients, one line per configuration, into an
+/// Creates `dir` and its missing parents, as an output path asks; when a
+/// part of the path is a file rather than a directory, says which.
+pub fn make_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        match dir.ancestors().find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir()) {
+            Some(file) => format!("cannot create directory {}: {} is not a directory", dir.display(), file.display()),
+            None => format!("cannot create directory {}: {e}", dir.display()),
+        }
+    })
+}
+
 /// SVG or PNG (by extension), with `published` results dashed beside them.
 pub fn plot(
     plan: &Plan,
@@ -577,7 +594,7 @@ pub fn plot(
     let format = plot_format(path)?;
     let err = |e: &dyn std::fmt::Display| format!("cannot write plot {}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+        make_dir(dir).map_err(|e| err(&e))?;
     }
     // Text is laid out with ab_glyph (both backends), which knows only
     // registered fonts: register the embedded one (again is harmless).

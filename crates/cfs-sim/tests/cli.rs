@@ -483,9 +483,11 @@ fn client_lists_and_run_counts_at_their_limits() {
     assert_eq!(parse_clients("4096").unwrap(), [4096]);
     assert_eq!(parse_clients("3-3").unwrap(), [3]);
     assert_eq!(parse_clients("1-4096").unwrap().len(), 4096);
-    // Ranges add up to the 4,096 counts a list may hold: 3,000 + 1,096.
-    assert_eq!(parse_clients("1-3000,1-1096").unwrap().len(), 4096);
+    // Ranges add up to the 4,096 counts a list may hold: 3,000 + 1,096,
+    // each count once.
+    assert_eq!(parse_clients("1-3000,3001-4096").unwrap().len(), 4096);
     assert!(parse_clients("1-3000,1-1097").is_err());
+    assert!(parse_clients("1-3000,1-1096").unwrap_err().contains("client count 1 given twice"));
     for bad in ["0", "4097", "5-3", "1-4097", "1-4096,7", "", " , ", "1,,2", "1,2,"] {
         let e = parse_clients(bad).unwrap_err();
         assert!(e.starts_with("bad client list"), "{bad:?}: {e}");
@@ -544,6 +546,11 @@ fn outputs_create_their_directories_and_stats_add_up() {
     let lo = (sim - 0.005) / (wall + 0.005).max(1e-9);
     let hi = (sim + 0.005) / (wall - 0.005).max(1e-9);
     assert!(rate >= lo - 0.05 && (wall < 0.006 || rate <= hi + 0.05), "{line}");
+    // A part of the path that is a file, not a directory, is named as such.
+    let file = dir.join("c/hogs.json/x.csv");
+    let e = run(&["hogs", "--clients", "1", "--runs", "1", "--duration", "5ms", "--csv", file.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&e.stderr).to_string();
+    assert!(e.contains(&format!("{} is not a directory", json.display())), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -762,6 +769,8 @@ fn seed_sweeps_base_seeds_and_counts_each_shapes_verdicts() {
     fails_with(&["seed", "--seeds", "1-2", "--tasks"], "cannot be used with");
     fails_with(&["seed", "--seeds", "5-1"], "bad seed list \"5-1\"");
     fails_with(&["seed", "--seeds", "x"], "bad seed list");
+    // A seed given twice would count one result as two confirmations.
+    fails_with(&["seed", "--seeds", "1,3,1"], "bad seed list \"1,3,1\": seed 1 given twice");
     fails_with(&["seed", "--seeds", "0-1000"], "at most 1000 seeds");
     let small = ["--clients", "1,2,8,15,30", "--runs", "1", "--transactions", "600"];
     let out = run(&[&["seed", "--seeds", "1-2"][..], &small].concat());
@@ -902,6 +911,9 @@ fn outputs_neither_overwrite_inputs_nor_each_other() {
     let svg2 = format!("{}/./o.svg", dir.display());
     fails(&["--csv", svg.to_str().unwrap(), "--plot", &svg2], "--csv and --plot both name");
     fails(&["--csv", "-", "--json"], "both write to stdout");
+    for flag in ["--spread", "--waits", "--tasks"] {
+        fails(&["--csv", "-", flag], &format!("{flag} adds to the table, which --csv - replaces"));
+    }
     let out = run(&pg(&["--csv", "-"]).iter().map(String::as_str).collect::<Vec<_>>());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.starts_with("config,clients,run,seed,tps"), "{text}");
@@ -936,6 +948,8 @@ fn host_specs_and_client_lists_say_what_is_wrong() {
     // A shape error names the spec once, with the byte it stopped at.
     fails(&["--host", "1s0c"], "error: bad host spec \"1s0c\" at byte 2: counts must be at least 1 (e.g.");
     fails_with(&["pgbench", "--clients", "1,,2"], "bad client list \"1,,2\"");
+    // A count given twice (here inside a range) would print its row twice.
+    fails_with(&["pgbench", "--clients", "2,1-3"], "bad client list \"2,1-3\": client count 2 given twice");
 }
 
 /// A failed run says which cell it was (the column's label, the client
@@ -1806,6 +1820,9 @@ fn topology_shows_the_domains_over_part_of_the_host() {
     let out = run(&["topology", "q6600", "--isolcpus", "0"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("CPU0 attaching NULL sched-domain."));
     fails_with(&["topology", "q6600", "--online", "9"], "bad CPU list \"9\" for --online: CPU 9 does not exist");
+    // No run can take CPU 0 down (`--switch T:offline=0` is refused), so no
+    // topology shows it down.
+    fails_with(&["topology", "q6600", "--online", "1-3"], "--online 1-3: CPU 0 cannot go offline");
     fails_with(&["topology", "q6600", "--isolcpus", "x"], "bad CPU list \"x\" for --isolcpus");
     fails_with(&["topology", "q6600", "--online", ""], "for --online: no CPU");
 }
