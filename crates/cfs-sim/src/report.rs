@@ -63,6 +63,14 @@ pub fn table_with(plan: &Plan, res: &Results, what: &str, style: TableStyle) -> 
         plan.costs.name,
         per_cell(plan, &format!("{} ", res.metric.name))
     );
+    // Pins change the run as much as a configuration does, so the header
+    // names them.
+    if let Some(m) = plan.opts.pin_client {
+        let _ = write!(s, "; client side pinned to {m}");
+    }
+    if let Some(m) = plan.opts.pin_server {
+        let _ = write!(s, "; server side pinned to {m}");
+    }
     for irq in &plan.irqs {
         let _ = write!(s, "; interrupt load {irq}");
     }
@@ -480,6 +488,9 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
                 "sndbuf": c.sockets.sndbuf,
                 "tcp_low_latency": c.sockets.tcp_low_latency,
                 "sd_flags": c.spec.sd_flags,
+                // Every `--set` the column has, as given (boot options
+                // such as isolcpus, cpusets, numa and sd_init included).
+                "set": c.spec.sets.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
                 // The column's own cost settings; the top level's `costs`
                 // is the set every column starts from.
                 "cost": c.costs.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -514,6 +525,18 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         "workload_costs": plan.workload.own_costs(),
         "metric": res.metric.name,
         "runs_per_cell": plan.runs_per_cell(),
+        // What the workload was told, so that a run can be repeated from
+        // its record: pgbench's total transactions or the run's simulated
+        // length (ns), the pins, nice levels and message loops.
+        "workload_options": {
+            "transactions": plan.opts.transactions,
+            "duration_ns": plan.opts.duration_ns,
+            "pin_client": plan.opts.pin_client.map(|m| m.to_string()),
+            "pin_server": plan.opts.pin_server.map(|m| m.to_string()),
+            "nice": plan.opts.nice,
+            "loops": plan.opts.loops,
+            "pipe": plan.opts.pipe,
+        },
         "configs": configs,
         "switches": plan.changes.iter().map(|c| c.to_json()).collect::<Vec<_>>(),
         "irq_loads": plan.irqs.iter().map(ToString::to_string).collect::<Vec<_>>(),

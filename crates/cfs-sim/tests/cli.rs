@@ -1805,6 +1805,26 @@ fn cpusets_is_a_boot_setting() {
     let util = v["runs"][0]["cpu_util"].as_array().unwrap();
     assert_eq!(util[3].as_f64(), Some(0.0), "{util:?}");
     assert!(v["configs"][0].to_string().contains("cpusets=1"), "{}", v["configs"][0]);
+    // The record says what the run was given: every --set, and the run's
+    // length.
+    assert_eq!(v["configs"][0]["set"], serde_json::json!(["isolcpus=3", "cpusets=1"]));
+    assert_eq!(v["workload_options"]["duration_ns"], 300_000_000);
+    assert_eq!(v["workload_options"]["transactions"], serde_json::Value::Null);
+}
+
+/// Pins change a run as much as a configuration does: the table's header
+/// and the JSON record name them.
+#[test]
+fn pins_are_in_the_header_and_the_record() {
+    let args = ["pgbench", "--clients", "2", "--runs", "1", "--transactions", "100", "--pin-client", "0"];
+    let out = run(&[&args[..], &["--pin-backends", "1-3"]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().next().unwrap().ends_with("; client side pinned to 0; server side pinned to 1-3"), "{text}");
+    let out = run(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let o = &v["workload_options"];
+    assert_eq!((o["pin_client"].as_str(), o["pin_server"].as_str()), (Some("0"), None));
+    assert_eq!(o["transactions"], 100);
 }
 
 /// `cfs-sim topology --online/--isolcpus`: the domains the profile builds
