@@ -28,8 +28,10 @@
 //! task's own work finishes that much later. The engine does the same:
 //! the handler's time is added to the running task's stretch of work, and
 //! the return from the handler is a preemption point (as a tick's is).
-//! An idle CPU runs the handler without waking anything; its C-state exit
-//! and the time it is busy are not modelled (nothing waits for it).
+//! An idle CPU runs the handler without waking anything, and its C-state
+//! exit is not modelled; but it is busy until the handler returns, with
+//! interrupts off, so a task woken onto it meanwhile starts only then
+//! (the reschedule waits for the handler's return).
 //!
 //! Arrivals come from their own random stream, seeded from the run's seed,
 //! so a run without interrupt load draws exactly what it did before this

@@ -211,6 +211,12 @@ impl TraceBuf {
         for cpu in 0..self.open.len() {
             self.close(cpu, end);
         }
+        // A handler still running when the run ends is cut there, as the
+        // task slices are.
+        for irq in &mut self.irqs {
+            irq.2 = irq.2.min(end);
+        }
+        self.irqs.retain(|&(_, start, stop)| start < stop);
         Trace { buf: self, names: names.iter().map(|n| n.to_string()).collect() }
     }
 }

@@ -678,6 +678,9 @@ struct Cpu {
     speed: u32,
     /// Its speed as faults leave it ([`FULL_SPEED`] unless slowed).
     fault_speed: u32,
+    /// While idle, the end of the injected interrupt handler it runs (0
+    /// when none has run): a task cannot start on it before then.
+    irq_until: u64,
 }
 
 impl Cpu {
@@ -1104,6 +1107,7 @@ impl<'a> Sim<'a> {
                 since: 0,
                 speed: FULL_SPEED,
                 fault_speed: FULL_SPEED,
+                irq_until: 0,
             })
             .collect();
         let mut sim = Sim {
@@ -1337,6 +1341,10 @@ impl<'a> Sim<'a> {
         if self.cpus[c].curr.is_some() {
             self.irq_task_ns += wall;
             self.charge(c, len);
+        } else {
+            // An idle CPU is busy with the handler until it returns.
+            let cpu = &mut self.cpus[c];
+            cpu.irq_until = cpu.irq_until.max(self.now + wall);
         }
         self.push(self.now + wall, Ev::IrqEnd(c as u32));
         if let Some(tr) = &mut self.trace {
@@ -1697,6 +1705,18 @@ impl<'a> Sim<'a> {
                 }
                 // (One overtaken by resched_now is stale: its CPU
                 // rescheduled earlier.)
+                // An idle CPU inside an interrupt handler takes the
+                // reschedule (the IPI, or its own idle exit) when the
+                // handler returns: interrupts are off until then.
+                Ev::Resched(c)
+                    if self.cpus[c as usize].resched_at == Some(self.now)
+                        && self.cpus[c as usize].curr.is_none()
+                        && self.now < self.cpus[c as usize].irq_until =>
+                {
+                    let t = self.cpus[c as usize].irq_until;
+                    self.cpus[c as usize].resched_at = Some(t);
+                    self.push(t, Ev::Resched(c));
+                }
                 Ev::Resched(c) if self.cpus[c as usize].resched_at == Some(self.now) => {
                     let c = c as usize;
                     self.cpus[c].resched_at = None;
