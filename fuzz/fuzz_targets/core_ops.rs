@@ -73,7 +73,8 @@ struct Input {
     host: u8,
     version: u8,
     features: u32,
-    /// One bit per patch, in `Patch::ALL` order.
+    /// One bit per patch, in `Patch::ALL` order; bit 15 (past the last
+    /// patch) builds the kernel with CONFIG_CPUSETS.
     patches: u16,
     nohz: bool,
     /// CONFIG_PREEMPT (2.6.32's newly-idle balancing stops at one task).

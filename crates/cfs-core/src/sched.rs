@@ -496,13 +496,17 @@ impl<O: Observer> Scheduler<O> {
     /// `set_cpus_allowed_ptr`'s test: the mask must hold an online CPU
     /// (`-EINVAL` otherwise), and it is kept whole, offline CPUs included,
     /// as `p->cpus_allowed` is (only the CPUs this machine has). An empty
-    /// mask means every CPU.
-    fn normalise_mask(&self, mask: CpuMask) -> Result<CpuMask, SchedError> {
+    /// mask means every CPU. `setaffinity`: the mask comes from a
+    /// sched_setaffinity call (`set_affinity`), or is a task's own given
+    /// at its spawn or fork, which stands for one when it names CPUs.
+    fn normalise_mask(&self, mask: CpuMask, setaffinity: bool) -> Result<CpuMask, SchedError> {
         let all = CpuMask::first_n(self.rqs.len());
         let m = if mask.is_empty() { all } else { mask.and(&all) };
         // sched_setaffinity's `cpus_and(new_mask, new_mask, cpus_allowed)`
-        // with the top cpuset's CPUs (Config::cpusets): the online ones.
-        let m = if self.cfg.cpusets { m.and(&self.online) } else { m };
+        // with the top cpuset's CPUs (Config::cpusets): the online ones. A
+        // task given no mask made no such call: it has the every-CPU mask
+        // it would inherit from init.
+        let m = if self.cfg.cpusets && (setaffinity || !mask.is_empty()) { m.and(&self.online) } else { m };
         if m.intersects(&self.online) { Ok(m) } else { Err(SchedError::EmptyAffinity) }
     }
 
@@ -516,7 +520,7 @@ impl<O: Observer> Scheduler<O> {
     /// as it is (`dup_task_struct` copies `cpus_allowed`; nothing checks
     /// it), even when every CPU in it has gone down since.
     fn new_task(&mut self, params: &TaskParams, cpu: CpuId, inherited: bool) -> Result<TaskId, SchedError> {
-        let allowed = if inherited { params.allowed } else { self.normalise_mask(params.allowed)? };
+        let allowed = if inherited { params.allowed } else { self.normalise_mask(params.allowed, false)? };
         let idx = u32::try_from(self.tasks.len()).map_err(|_| SchedError::TooManyTasks)?;
         let id = TaskId(idx);
         let nice = clamp_nice(params.nice);
@@ -562,7 +566,7 @@ impl<O: Observer> Scheduler<O> {
     /// CPU's current task gets a preemption check.
     pub fn spawn(&mut self, now: u64, cpu: CpuId, params: TaskParams) -> Result<TaskId, SchedError> {
         self.check_online(cpu)?;
-        let allowed = self.normalise_mask(params.allowed)?;
+        let allowed = self.normalise_mask(params.allowed, false)?;
         let cpu = if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(cpu) };
         let id = self.new_task(&params, cpu, false)?;
         self.set_clock(cpu, now);
@@ -814,7 +818,7 @@ impl<O: Observer> Scheduler<O> {
         if st == TaskState::Dead {
             return Err(SchedError::WrongState { task, state: st, op: "set_affinity" });
         }
-        let mask = self.normalise_mask(mask)?;
+        let mask = self.normalise_mask(mask, true)?;
         self.advance(now);
         self.tm(task).allowed = mask;
         self.stranded.retain(|&t| t != task);

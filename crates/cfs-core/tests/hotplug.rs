@@ -627,6 +627,8 @@ fn a_patch_switched_at_run_time_gets_its_levels_at_the_next_reinit() {
 /// - A task that allows only CPU 2 when CPU 2 goes down falls back to
 ///   `cpuset_cpus_allowed_locked`: the CPUs still online, {0,1}, not
 ///   every CPU.
+/// - A mask given at spawn is clipped alike; a task given none keeps every
+///   CPU, as one that inherits init's mask does.
 /// - When CPUs 2 and 3 come back, neither task's mask grows: the kernel
 ///   updates the top cpuset's CPUs, not the masks of the tasks in it, so
 ///   with cpusets both stay off CPUs 2-3, and without them both may use
@@ -648,6 +650,12 @@ fn with_cpusets_a_mask_keeps_only_the_cpus_online_when_it_is_set() {
             s.set_affinity(T0 + 2 * MS, a, CpuMask::first_n(4)).unwrap();
             let set = if cpusets { CpuMask::first_n(3) } else { CpuMask::first_n(4) };
             assert_eq!(s.task(a).unwrap().allowed, set, "{v} cpusets {cpusets}: a mask set with CPU 3 down");
+            // A task given its mask at spawn is clipped the same way; one
+            // given none made no sched_setaffinity call and keeps every CPU.
+            let named = s.spawn(T0 + 2 * MS, 0, TaskParams::normal().allowed(CpuMask::first_n(4))).unwrap();
+            assert_eq!(s.task(named).unwrap().allowed, set, "{v} cpusets {cpusets}: a mask given at spawn");
+            let unnamed = s.spawn(T0 + 2 * MS, 0, TaskParams::normal().nice(5)).unwrap();
+            assert_eq!(s.task(unnamed).unwrap().allowed, CpuMask::first_n(4), "{v}: no mask given");
             let down = s.cpu_down(T0 + 3 * MS, 2, h.all_cpus(), d(without(&h, &[2, 3]))).unwrap();
             assert_eq!(down.affinity_broken, [b], "{v}");
             let fallback = if cpusets { CpuMask::first_n(2) } else { CpuMask::first_n(4) };

@@ -31,8 +31,9 @@ fn thread_runtimes(o: &RunOutcome) -> Vec<u64> {
 // runs several times a second. Under 2.6.26 one or two run for less than
 // 1 ms in all at most seeds (0-2 of 64 over seeds 1-6; 1 at seed 1, with
 // 0.9 ms); fixed, none does, and the least-served thread gets 2.5-15 ms
-// over the same seeds (7.8 ms at seed 1). Two tests, so that the two 1 s
-// runs go in parallel. (Until the twentieth session the driver released
+// over the same seeds (7.8 ms at seed 1). The first test counts threads
+// under 2 ms, so that seed 1's 0.9 ms thread is not a knife-edge. Two
+// tests, so that the two 1 s runs go in parallel. (Until the twentieth session the driver released
 // the threads itself, one wakeup each, rather than through the mutex's
 // chain of wakeups, and 4-13 threads starved over seeds 1-5.)
 
@@ -40,7 +41,7 @@ fn thread_runtimes(o: &RunOutcome) -> Vec<u64> {
 fn stock_2_6_26_starves_some_released_sysbench_threads() {
     let bug = thread_runtimes(&sysbench("profile=2.6.26"));
     assert_eq!(bug.len(), 64);
-    let starved = bug.iter().filter(|&&ns| ns < 1_000_000).count();
+    let starved = bug.iter().filter(|&&ns| ns < 2_000_000).count();
     assert!(starved >= 1, "2.6.26 starved {starved} threads: {:?}", &bug[..8]);
 }
 

@@ -529,8 +529,11 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         // its record: pgbench's total transactions or the run's simulated
         // length (ns), the pins, nice levels and message loops.
         "workload_options": {
-            "transactions": plan.opts.transactions,
-            "duration_ns": plan.opts.duration_ns,
+            // The transactions and the length as the run used them
+            // (pgbench's default 20,000, a timed workload's default 1 s;
+            // null where the run ended with its work); the rest as given.
+            "transactions": effective_transactions(plan),
+            "duration_ns": plan.workload.known_duration_ns(&plan.opts),
             "pin_client": plan.opts.pin_client.map(|m| m.to_string()),
             "pin_server": plan.opts.pin_server.map(|m| m.to_string()),
             "nice": plan.opts.nice,
@@ -550,6 +553,17 @@ pub fn json(plan: &Plan, res: &Results) -> Value {
         Seeds::Exact(seed) => doc["replay"] = json!(seed),
     }
     doc
+}
+
+/// pgbench's total transactions as the run used them (the default when
+/// none was given and the run is not timed); None for other workloads.
+fn effective_transactions(plan: &Plan) -> Option<u64> {
+    match plan.workload {
+        crate::workloads::Workload::Pgbench(_) if plan.opts.duration_ns.is_none() => {
+            Some(plan.opts.transactions.unwrap_or(crate::workloads::DEFAULT_PGBENCH_TRANSACTIONS))
+        }
+        _ => None,
+    }
 }
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -594,7 +608,6 @@ impl Published<'_> {
     }
 }
 
-/// Draws throughput against clients, one line per configuration, into an
 /// Creates `dir` and its missing parents, as an output path asks; when a
 /// part of the path is a file rather than a directory, says which.
 pub fn make_dir(dir: &Path) -> Result<(), String> {
@@ -606,6 +619,7 @@ pub fn make_dir(dir: &Path) -> Result<(), String> {
     })
 }
 
+/// Draws throughput against clients, one line per configuration, into an
 /// SVG or PNG (by extension), with `published` results dashed beside them.
 pub fn plot(
     plan: &Plan,

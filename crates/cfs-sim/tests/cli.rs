@@ -1810,6 +1810,12 @@ fn cpusets_is_a_boot_setting() {
     assert_eq!(v["configs"][0]["set"], serde_json::json!(["isolcpus=3", "cpusets=1"]));
     assert_eq!(v["workload_options"]["duration_ns"], 300_000_000);
     assert_eq!(v["workload_options"]["transactions"], serde_json::Value::Null);
+    // pgbench with neither option ran its default 20,000 transactions, and
+    // the record says so.
+    let out = run(&["pgbench", "--clients", "2", "--runs", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workload_options"]["transactions"], 20_000);
+    assert_eq!(v["workload_options"]["duration_ns"], serde_json::Value::Null);
 }
 
 /// Pins change a run as much as a configuration does: the table's header
