@@ -13,7 +13,7 @@
 //! | [`weights`] | nice → weight tables, `calc_delta_mine`, `calc_delta_fair` |
 //! | [`features`] | `sched_features` as a value (numeric mask ↔ names, per kernel) |
 //! | [`tunables`] | `sysctl_sched_*` with the 1 + ilog2(ncpus) boot scaling |
-//! | [`patches`] | the seed threads' patches as switchable variants |
+//! | [`patches`] | the seed threads' patches, and later mainline fixes, as switchable variants |
 //! | [`profile`] | the code-path differences between kernel releases |
 //! | [`config`] | all of the above, validated together |
 //! | [`sysctl`] | the same knobs written on a running scheduler (`/proc/sys/kernel/sched_*`) |

@@ -80,9 +80,10 @@
 //!
 //! ## Determinism
 //!
-//! Every random draw comes from one `rand_pcg` stream per run, seeded from
-//! the base seed, the client count and the run number (the same in every
-//! column: common random numbers). Collections whose order matters are
+//! Every random draw comes from a `rand_pcg` stream of the run (the
+//! engine's, the injected interrupts' and the workload build's, each its
+//! own), seeded from the base seed, the client count and the run number
+//! (the same in every column: common random numbers). Collections whose order matters are
 //! vectors or B-trees; the one hash map (the socket table, with a fixed
 //! hash) is only looked up, never iterated. `exp`, `ln` and `cos` come
 //! from the `libm` crate, not the platform's C library, so a run is also
