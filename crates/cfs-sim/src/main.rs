@@ -26,8 +26,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Err(msg) = cfs_sim::cli::main_with(&args) {
         if !msg.is_empty() {
-            let one_line = msg.lines().next().unwrap_or("").trim_start_matches("error: ");
-            eprintln!("cfs-sim: error: {one_line}");
+            // The first paragraph, on one line: clap puts what is missing
+            // on the lines after its first ("... not provided:\n  <FILE>").
+            let first: Vec<&str> = msg.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            let one_line = first.join(" ");
+            eprintln!("cfs-sim: error: {}", one_line.trim_start_matches("error: "));
             std::process::exit(2);
         }
     }

@@ -33,6 +33,13 @@ fn fails(extra: &[&str], needle: &str) {
     fails_with(&refs, needle);
 }
 
+/// A clap error keeps what it names on its first lines: `run` without its
+/// file says which argument is missing.
+#[test]
+fn a_missing_argument_is_named() {
+    fails_with(&["run"], "the following required arguments were not provided: <FILE>");
+}
+
 #[test]
 fn unknown_host() {
     fails(&["--host", "pdp11"], "unknown host");

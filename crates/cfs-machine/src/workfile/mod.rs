@@ -69,7 +69,9 @@
 //! task runs, as glibc's do), `sem_post` / `sem_wait` (named semaphores,
 //! starting at 0: a post with no one waiting is counted), `barrier` (every
 //! instance started at t=0 of every task that names it waits until all
-//! have arrived, as rt-app's does; [`crate::engine::sync`]), `fork` (a task
+//! have arrived, as rt-app's does; rt-app counts a task's instances once
+//! for every op that names the barrier, so a task naming it in two ops
+//! is two users and the barrier never opens; [`crate::engine::sync`]), `fork` (a task
 //! name), `exit`, `yield`, `progress`, `start_measuring` (the throughput
 //! window starts here and progress so far is dropped, as a benchmark reads
 //! its clock once its workers are ready: [`Action::StartMeasuring`]),
@@ -90,7 +92,7 @@
 //!
 //! # rt-app JSON
 //!
-//! `global`: `duration` (s; without it, or with -1, rt-app runs until
+//! `global`: `duration` (s; without it, or with -1 or 0, rt-app runs until
 //! every thread has ended, and so does the run when every task has a
 //! finite `loop`, else it lasts 1 s; counted from t=0, where rt-app
 //! starts its `sleep(duration)` once main has created every thread, 50 µs
@@ -124,11 +126,12 @@
 //! `lock`/`unlock`, `barrier`, `sem_post`/`sem_wait` (all as in TOML
 //! above, which follows rt-app's `run_event`), `fork` (a task name; the
 //! 1,025th fork of one task fails the run, where rt-app exits),
-//! `suspend` (its value is ignored: under the mutex named after the task,
-//! wait on the condition named after the task) and `resume` (under the
+//! `suspend` (a string naming a mutex and a condition, as `resume`'s does:
+//! under that mutex, wait on that condition; an empty string names the
+//! task itself, as rt-app's workgen fills it) and `resume` (under the
 //! mutex its value names, broadcast the condition of that name: every
-//! suspended instance of that task wakes, and a resume with no one
-//! suspended is lost, as in rt-app), `yield`.
+//! instance suspended on it wakes, and a resume with no one suspended is
+//! lost, as in rt-app), `yield`.
 //! Without any progress op, every task counts one unit per loop.
 //!
 //! Steps that take no time (a progress count, `start_measuring`, a
@@ -148,12 +151,19 @@
 //!
 //! A file is checked when it is read (at most 256 task definitions, 4,096
 //! tasks at start, 100,000 ops a task and 200,000 in the file, counting a
-//! loop as two, loops 24 deep inside a task's own, brackets 80 deep; a TOML
+//! loop as two, loops 24 deep inside a task's own; and, counted in the
+//! raw text before it is parsed (strings and comments included, to bound
+//! the parsers' memory), brackets 80 deep and at most 1,000,000 commas and
+//! opening brackets, five an op for a file of 200,000; a TOML
 //! `duration` above 0 and a `warmup` shorter than it; rt-app durations in
 //! µs from 0 to 2^31 - 1, rt-app's C int). [`FileWorkload::check_host`]
 //! checks its CPU lists against a host and [`FileWorkload::check_warmup`]
 //! its warmup against a run's duration. Its run is bounded by
-//! [`crate::engine::Limits`]: a fork that would make more than 32,768
+//! [`crate::engine::Limits`]: a run that has no duration (it ends with its
+//! finishing tasks, or with every rt-app thread) and has not ended by 600
+//! s of simulated time stops with an error naming the tasks still to
+//! finish, such as a finishing task or a phase that loops for ever; a
+//! fork that would make more than 32,768
 //! tasks alive (the kernel's default pid_max) or create more than 2^20 in
 //! one run, or a send that would leave more than 2^24 messages unread
 //! (only a socket or pipe write ever blocks), stops the run with an error that
@@ -569,7 +579,7 @@ pub fn parse_workload(text: &str) -> Result<FileWorkload, WorkloadError> {
             "",
             format!(
                 "{separators} commas and brackets: too large for a workload file (at most {MAX_SEPARATORS}, \
-                 enough for {MAX_FILE_OPS} ops)"
+                 five for each of {MAX_FILE_OPS} ops; comments and strings count too)"
             ),
         );
     }

@@ -186,8 +186,11 @@ impl RtApp {
                 // once, not every loop.
                 "delay" => delay = rt_duration(x, &kp)?,
                 "phases" => phases = Some((raw.len(), x, kp)),
+                // A key that names no event is the task's own unknown key
+                // (reported at the task); one inside an event object is
+                // that object's, and keeps the object's place.
                 _ => Self::event(name, k, x, &kp, TASK_KEYS, names, &mut raw).map_err(|e| {
-                    if e.msg.starts_with("unknown key") { WorkloadError { path: path.into(), msg: e.msg } } else { e }
+                    if event_name(k).is_none() { WorkloadError { path: path.into(), msg: e.msg } } else { e }
                 })?,
             }
         }
@@ -363,9 +366,13 @@ impl RtApp {
             // broadcasts the condition of that name (so every instance of
             // the task that is suspended wakes). A resume with no one
             // suspended is lost, as any condition's signal is.
+            // rt-app's parse_task_event: suspend and resume both name a
+            // wait resource and a mutex by their string; an empty one is
+            // what rt-app's workgen fills with the thread's own name.
             "suspend" => {
-                as_str(v, path)?;
-                let (cond, mutex) = (names.cond(me), names.mutex(me));
+                let name = as_str(v, path)?;
+                let name = if name.is_empty() { me } else { name };
+                let (cond, mutex) = (names.cond(name), names.mutex(name));
                 out.push(Raw::I(Instr::Lock(mutex)));
                 out.push(Raw::I(Instr::CondWait { cond, mutex: Some(mutex) }));
                 Instr::Unlock(mutex)

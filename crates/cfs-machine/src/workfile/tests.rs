@@ -591,11 +591,16 @@ mod structure_tests {
         assert_eq!(error(r#"{"global": {}}"#), "missing `tasks`");
         assert_eq!(error(r#"{"tasks": {}}"#), "at tasks: need 1..=256 tasks");
         assert!(error(r#"{"tasks": {"a": {"jump": 1}}}"#).starts_with("at tasks.a: unknown key \"jump\""));
+        // An unknown key inside a task-level event object is that object's,
+        // reported at its place with its own known keys.
+        let e = error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 1000, "foo": 1}}}}"#);
+        assert!(e.starts_with("at tasks.a.timer: unknown key \"foo\" (known: ref, period, mode"), "{e}");
         // Events in document order, suffixes allowed; a phase loops once
-        // unless told; sync is signal then wait; suspend ignores its value
-        // and waits, under the mutex named after its task, on the
-        // condition named after its task; resume broadcasts the condition
-        // it names under the mutex of that name, as rt-app's do.
+        // unless told; sync is signal then wait; suspend waits, under the
+        // mutex its value names, on the condition of that name (its task's
+        // own when the value is empty, as rt-app's workgen fills it);
+        // resume broadcasts the condition it names under the mutex of that
+        // name, as rt-app's do.
         let w = parse_workload(
             r#"{"tasks": {
                 "a": {"sync3": "c", "lock": "m", "unlock": "m", "resume": "b", "suspend0": "x", "yield": "y", "fork": "b",
@@ -618,7 +623,7 @@ mod structure_tests {
                 Instr::Lock(1),
                 Instr::CondSignal { cond: 1, all: true },
                 Instr::Unlock(1),
-                // suspend "x": condition a (2) under mutex a (2)
+                // suspend "x": condition x (2) under mutex x (2)
                 Instr::Lock(2),
                 wait(2, Some(2)),
                 Instr::Unlock(2),
@@ -640,8 +645,10 @@ mod structure_tests {
         assert_eq!((w.tasks[0].timers, w.timers.as_slice()), (0, &["t".to_string()][..]));
         // b waits on c, then suspends on its own name's condition, which a resumes.
         assert_eq!(rt_events(&w, 1)[1..5], [wait(0, None), Instr::Lock(1), wait(1, Some(1)), Instr::Unlock(1)]);
-        assert_eq!(w.conds, ["c", "b", "a"]);
-        assert_eq!(w.mutexes, ["m", "b", "a"]);
+        // a's `suspend0: "x"` names condition and mutex x, which a
+        // `resume: "x"` would wake (rt-app pairs them by that string).
+        assert_eq!(w.conds, ["c", "b", "x"]);
+        assert_eq!(w.mutexes, ["m", "b", "x"]);
         assert_eq!(
             error(r#"{"tasks": {"a": {"timer": {"ref": "t", "period": 0}}}}"#),
             "at tasks.a.timer: timer period must be positive"
@@ -742,7 +749,7 @@ mod limit_tests {
         assert!(parse_workload(&file(999_996)).is_ok());
         assert_eq!(
             error(&file(999_997)),
-            "1000001 commas and brackets: too large for a workload file (at most 1000000, enough for 200000 ops)"
+            "1000001 commas and brackets: too large for a workload file (at most 1000000, five for each of 200000 ops; comments and strings count too)"
         );
     }
 
