@@ -72,6 +72,13 @@ fn migrations(s: &S) -> Vec<(TaskId, usize, usize, MigrateReason)> {
         .collect()
 }
 
+/// A task spawned on `cpu` at 0 and switched to: the waker of most scenes.
+fn running_on(s: &mut S, cpu: usize) -> TaskId {
+    let id = s.spawn(0, cpu, TaskParams::normal()).unwrap();
+    s.schedule(0, cpu, Deschedule::Preempt).unwrap();
+    id
+}
+
 /// Runs `task` on `cpu` (spawned there at `t`), then lets it block at `t + 100 us`.
 fn sleeper_on(s: &mut S, cpu: usize, t: u64) -> TaskId {
     let id = s.spawn(t, cpu, TaskParams::normal()).unwrap();
@@ -94,8 +101,7 @@ fn sleeper_on(s: &mut S, cpu: usize, t: u64) -> TaskId {
 fn sync_scene(c: cfs_core::Config) -> (S, TaskId, TaskId) {
     let v = c.version;
     let mut s = mk(c, q6600(v));
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     let _h = s.spawn(0, 0, TaskParams::normal()).unwrap(); // queued behind W (resched not delivered)
     let p = sleeper_on(&mut s, 2, 0);
     assert_eq!(s.curr(0), Some(w));
@@ -224,8 +230,7 @@ fn wakeup_stamps_last_wakeup_on_the_target_cpus_current_task() {
     // balanced 100*2048 <= 0 no; cheap 1024 <= 0 no; wake_idle(1): busy, MC has no
     // SD_WAKE_IDLE -> CPU 1. The unrelated U gets the stamp; the real waker W does not.
     let mut s = mk(cfg(V26, 2), dual_core(V26));
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     let p = sleeper_on(&mut s, 1, 0);
     let u = s.spawn(0, 1, TaskParams::normal()).unwrap();
     s.schedule(200 * US, 1, Deschedule::Preempt).unwrap();
@@ -255,8 +260,7 @@ fn waker_patch_changes_only_the_sync_shortcut() {
             c = c.with_patch(Patch::Waker).unwrap();
         }
         let mut s = mk(c, q6600(RC4));
-        let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        let w = running_on(&mut s, 0);
         let p = sleeper_on(&mut s, 2, 0);
         s.wake_up(MS, p, 0, true).unwrap();
         assert_eq!(wake_reason(&s, p).1, WakeReason::AffineSync);
@@ -279,8 +283,7 @@ fn fork_copies_the_waker_pointer_but_not_last_preempter() {
     // resets its field in __sched_fork (§4), so that one starts NULL.
     let c = cfg(RC4, 4).with_patch(Patch::Waker).unwrap();
     let mut s = mk(c, q6600(RC4));
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     let p = sleeper_on(&mut s, 2, 0);
     s.wake_up(MS, p, 0, true).unwrap();
     assert_eq!(s.task(w).unwrap().se.waker, Some(p));
@@ -302,8 +305,7 @@ fn last_preempter_scene(c: cfs_core::Config) -> (S, TaskId, [TaskId; 3]) {
     let a = sleeper_on(&mut s, 0, 0);
     let cc = sleeper_on(&mut s, 0, 0);
     let b = sleeper_on(&mut s, 2, 0);
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     assert_eq!(s.curr(0), Some(w));
     s.wake_up(40 * MS, a, 0, false).unwrap();
     assert_eq!(wake_reason(&s, a).0, 0);
@@ -360,8 +362,7 @@ fn last_preempter_patch_holds_off_a_second_wakee_and_disperses() {
 fn last_preempter_tags_only_the_waker_not_the_target_cpus_task() {
     let c = cfg(V26, 2).with_patch(Patch::LastPreempter).unwrap();
     let mut s = mk(c, dual_core(V26));
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     let p = sleeper_on(&mut s, 1, 0);
     let u = s.spawn(0, 1, TaskParams::normal()).unwrap();
     s.schedule(200 * US, 1, Deschedule::Preempt).unwrap();
@@ -398,8 +399,7 @@ fn waker_is_recorded_before_the_batch_and_feature_returns() {
             c = c.with_features_mask(f).unwrap();
         }
         let mut s = mk(c, q6600(RC4));
-        let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-        s.schedule(0, 0, Deschedule::Preempt).unwrap();
+        let w = running_on(&mut s, 0);
         let p = sleeper_on(&mut s, 0, 0);
         if batch {
             s.set_policy(MS, p, cfs_core::Policy::Batch).unwrap();
@@ -917,8 +917,7 @@ fn affinity_change_of_a_sleeping_task_moves_its_cpu_at_once() {
     // wakeup starts from that CPU. (select_task_rq_fair never checks prev against the
     // mask: it relies on task_cpu being allowed.)
     let mut s = mk(cfg(V26, 2), dual_core(V26));
-    let w = s.spawn(0, 0, TaskParams::normal()).unwrap();
-    s.schedule(0, 0, Deschedule::Preempt).unwrap();
+    let w = running_on(&mut s, 0);
     let p = sleeper_on(&mut s, 0, 0);
     assert_eq!(s.curr(0), Some(w));
     s.set_affinity(MS, p, CpuMask::single(1)).unwrap();

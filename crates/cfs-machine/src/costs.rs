@@ -175,7 +175,7 @@ impl CostModel {
         let numa = nehalem_ep();
         c.name = format!("derived ({}, {} MHz)", host.name(), host.mhz());
         c.clock_factor = (2400.0 / host.mhz().max(1) as f64).clamp(MIN_CLOCK_FACTOR, MAX_CLOCK_FACTOR);
-        let (remote, node) = (Reach::Remote as usize, Reach::Remote as usize - 1);
+        let (remote, node) = (Reach::Remote as usize, Reach::Node as usize);
         for (t, n) in [
             (&mut c.dirty_line_ns, numa.dirty_line_ns),
             (&mut c.xfer_line_ns, numa.xfer_line_ns),

@@ -262,6 +262,9 @@ pub struct Slowdown {
 /// A CPU's full speed, in the thousandths [`Slowdown`] counts in.
 pub const FULL_SPEED: u32 = 1000;
 
+/// Why no change (and no `topology --online`) may take CPU 0 down.
+pub const CPU0_STAYS_UP: &str = "CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)";
+
 impl Slowdown {
     /// `cpus` running at `permille` thousandths of full speed (1..=1000).
     pub fn new(cpus: CpuMask, permille: u32) -> Result<Slowdown, FaultError> {
@@ -524,9 +527,7 @@ pub fn check_hotplug(nr_cpus: usize, changes: &[crate::engine::Change]) -> Resul
             return Err(FaultError(format!("{at}: CPU {cpu} does not exist (the host has {nr_cpus})")));
         };
         if cpu == 0 && !up {
-            return Err(FaultError(format!(
-                "{at}: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)"
-            )));
+            return Err(FaultError(format!("{at}: {CPU0_STAYS_UP}")));
         }
         if *state == up {
             let now = if up { "online" } else { "offline" };

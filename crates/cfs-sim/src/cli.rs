@@ -1512,10 +1512,8 @@ fn topology(a: &TopoArgs) -> Result<(), String> {
     let online = cpus(&a.online, "--online")?.unwrap_or_else(|| host.all_cpus());
     if !online.contains(0) {
         // As `--switch T:offline=0` is refused: no run can get there.
-        return Err(format!(
-            "--online {}: CPU 0 cannot go offline (x86 kernels of this era give the boot CPU no online file)",
-            a.online.as_deref().unwrap_or_default()
-        ));
+        let list = a.online.as_deref().unwrap_or_default();
+        return Err(format!("--online {list}: {}", crate::faults::CPU0_STAYS_UP));
     }
     let domains = build.build(&host, &column.config, online);
     if let Some((s, (w, ..))) = a.cost.settings()?.iter().find_map(|s| Some((s, s.workload_field()?))) {

@@ -517,7 +517,7 @@ fn apply_set(
         // are built with them (cfs_topology::PowerSavings).
         "sched_mc_power_savings" | "sched_smt_power_savings" => {
             let level = parse_power_savings(v, cfg.version).map_err(|e| format!("--set {k}={v}: {e}"))?;
-            let smt = k == cfs_topology::PowerSavings::file(true);
+            let smt = cfs_topology::PowerSavings::knob_of(k) == Some(true);
             boot.power_savings = boot.power_savings.with(smt, level);
         }
         // CONFIG_NUMA: `auto` (the default) has it where the host has more

@@ -128,7 +128,7 @@ pub fn messaging(groups: u32, opts: &WorkloadOpts, costs: MessagingCosts) -> (Ve
 /// loopback TCP ([`Action::TcpSend`]: the receive softirq wakes a thread
 /// blocked in its socket read without the sync hint). The parent forks
 /// every room's threads first, and only then reads the clock and starts
-/// the test, releasing every client sender at once (`Parent::start_test`).
+/// the test, releasing every client sender at once (`Parent::kick_off`).
 pub fn volanomark(rooms: u32, opts: &WorkloadOpts, costs: VolanoCosts) -> (Vec<TaskSpec>, Vec<TaskRef>) {
     fanout_tasks(Parent { kind: Kind::Volanomark, vm: costs, ..Parent::default() }, rooms, opts)
 }
@@ -278,45 +278,39 @@ impl Parent {
         }
     }
 
-    /// hackbench's parent between its last fork and its first wait():
-    /// read a ready byte per child (blocking while some are missing), read
-    /// the clock, then the one write on `wakefd` that wakes every child
-    /// polling it, sync, in one call ([`Action::SendAll`]): all are woken
-    /// before any of them can preempt the parent. `None` once they are
-    /// released.
+    /// The parent between its last fork and its first wait, in one call a
+    /// step; `None` once the children are released.
+    /// - hackbench: read a ready byte per child (blocking while some are
+    ///   missing), read the clock, then the one write on `wakefd` that
+    ///   wakes every child polling it, sync, in one call
+    ///   ([`Action::SendAll`]): all are woken before any of them can
+    ///   preempt the parent.
+    /// - VolanoMark: the client makes every room's connections first, and
+    ///   the test, and its clock, start once all are made
+    ///   (hosts-and-costs.md §4.2: "when the test starts", every client
+    ///   sender sends, and the 8-way's run queue averaged about 70, which
+    ///   only every room at once gives). So every thread is forked before
+    ///   any sends; then the clock is read and the client senders are
+    ///   released together with one plain wakeup each (a Java notifyAll:
+    ///   futex wakeups, not sync).
     fn kick_off(&mut self) -> Option<Action> {
+        let messaging = self.kind == Kind::Messaging;
         match self.kick {
-            Kick::Reading if self.barrier.started() < self.barrier.children().len() => Some(Action::Wait { all: true }),
+            Kick::Reading if messaging && self.barrier.started() < self.barrier.children().len() => {
+                Some(Action::Wait { all: true })
+            }
             Kick::Reading => {
                 self.kick = Kick::ClockRead;
                 Some(Action::StartMeasuring)
             }
             Kick::ClockRead => {
                 self.kick = Kick::Released;
-                Some(self.barrier.release_all(true, 1))
-            }
-            Kick::Released => None,
-        }
-    }
-
-    /// VolanoMark's start: the client makes every room's connections
-    /// first, and the test, and its clock, start once all are made
-    /// (hosts-and-costs.md §4.2: "when the test starts", every client
-    /// sender sends, and the 8-way's run queue averaged about 70, which
-    /// only every room at once gives). So every thread is forked before
-    /// any sends; then the clock is read and the client senders are
-    /// released together with one plain wakeup each (a Java notifyAll:
-    /// futex wakeups, not sync). `None` once they are released.
-    fn start_test(&mut self) -> Option<Action> {
-        match self.kick {
-            Kick::Reading => {
-                self.kick = Kick::ClockRead;
-                Some(Action::StartMeasuring)
-            }
-            Kick::ClockRead => {
-                self.kick = Kick::Released;
-                let to = std::mem::take(&mut self.vm_senders);
-                Some(Action::SendAll { to: to.as_slice().into(), sync: false, bytes: 0, tag: Tag::Go as u32 })
+                Some(if messaging {
+                    self.barrier.release_all(true, 1)
+                } else {
+                    let to = std::mem::take(&mut self.vm_senders);
+                    Action::SendAll { to: to.as_slice().into(), sync: false, bytes: 0, tag: Tag::Go as u32 }
+                })
             }
             Kick::Released => None,
         }
@@ -358,11 +352,7 @@ impl Program for Parent {
             }
         }
         if self.stage == Stage::Waiting {
-            let kick = match self.kind {
-                Kind::Messaging => self.kick_off(),
-                Kind::Volanomark => self.start_test(),
-            };
-            if let Some(kick) = kick {
+            if let Some(kick) = self.kick_off() {
                 return kick;
             }
             self.done += cx.received.iter().filter(|m| m.tag == Tag::Done as u32).count();

@@ -9,7 +9,7 @@
 //! wakes a reader blocked in recv without the sync hint
 //! ([`Action::TcpSend`]); sysbench's over a unix socket, a sync wakeup.
 
-use super::{CostField, Launcher, Listener, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
+use super::{CostField, Launcher, Listener, START_MUTEX, Side, StartCpus, StartGate, Tag, WorkloadOpts, ns};
 use crate::program::{Action, ForkSpec, Planner, Queued, StepCx, TaskRef, TaskSpec};
 use std::collections::VecDeque;
 
@@ -397,8 +397,8 @@ impl Planner for PairClient {
                 if self.gate == StartGate::AfterForks {
                     // Connected: take and drop the start mutex, sleeping
                     // until the driver, or the thread before, drops it.
-                    q.push_back(Action::Lock(super::START_MUTEX));
-                    q.push_back(Action::Unlock(super::START_MUTEX));
+                    q.push_back(Action::Lock(START_MUTEX));
+                    q.push_back(Action::Unlock(START_MUTEX));
                     released = true;
                 }
             }
@@ -598,10 +598,6 @@ mod tests {
                     reported += batch;
                     waits += 1;
                 }
-                Action::Send { to, tag, sync: false, .. } if tag == Tag::Go as u32 => {
-                    go.push(to);
-                    calls += 1;
-                }
                 Action::SendAll { to, tag, sync: false, .. } if tag == Tag::Go as u32 => {
                     go.extend(to.iter());
                     calls += 1;
@@ -640,8 +636,7 @@ mod tests {
                 a => panic!("driver: {a:?}"),
             });
         }
-        let lock = format!("lock {}", super::super::START_MUTEX);
-        let unlock = format!("unlock {}", super::super::START_MUTEX);
+        let (lock, unlock) = (format!("lock {START_MUTEX}"), format!("unlock {START_MUTEX}"));
         assert_eq!(seen, [lock.as_str(), "run", "fork", "run", "fork", "run", "fork", unlock.as_str()]);
         assert_eq!(release(TBENCH, 4, &[4]), (vec![10, 11, 12, 13], 1, 1));
         assert_eq!(release(TBENCH, 4, &[3, 0, 1]), (vec![10, 11, 12, 13], 3, 1));
@@ -660,38 +655,34 @@ mod tests {
         assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Run(20_000)));
         assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Send { to: 0, .. }));
         assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Wait { all: false }));
-        assert!(matches!(step_as(&mut w, &[ready], Some(1), None), Action::Lock(super::super::START_MUTEX)));
-        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Unlock(super::super::START_MUTEX)));
+        assert!(matches!(step_as(&mut w, &[ready], Some(1), None), Action::Lock(START_MUTEX)));
+        assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Unlock(START_MUTEX)));
         assert!(matches!(step_as(&mut w, &[], Some(1), None), Action::Run(5_000)));
         let request = step_as(&mut w, &[], Some(1), None);
         assert!(matches!(on_the_wire(SYSBENCH, &request), Some((5, _, OP_TAG))), "{request:?}");
-        for (kind, gate) in [(TBENCH, StartGate::AfterStarted)] {
-            for order in [[ready, go], [go, ready]] {
-                let mut w = Queued::new(PairClient::new(kind, 0, gate));
-                let mut sent = Vec::new();
-                let mut inbox = Vec::new();
-                let mut order = order.into_iter();
-                // Connect (20 µs, then the connect), then take one message
-                // per wait until the first request's work starts.
-                let first_work = loop {
-                    match step_as(&mut w, &std::mem::take(&mut inbox), Some(1), None) {
-                        Action::Run(ns) if sent.iter().any(|&(to, _)| to == 0) => break ns,
-                        Action::Run(ns) => assert_eq!(ns, 20_000),
-                        Action::Send { to, tag, .. } => sent.push((to, tag)),
-                        Action::Wait { all: false } => inbox = vec![order.next().expect("waits for more")],
-                        a => panic!("{kind:?}: {a:?}"),
-                    }
-                };
-                assert!(order.next().is_none(), "{kind:?}: started before both messages");
-                let request = step_as(&mut w, &[], Some(1), None);
-                let Some((5, _, tag)) = on_the_wire(kind, &request) else { panic!("no request: {request:?}") };
-                assert_eq!(tag, OP_TAG);
-                // tbench's first op costs 5 µs + 0.4 ns x (114 + 87) bytes; sysbench's BEGIN 5 µs.
-                assert_eq!(first_work, if kind == TBENCH { 5_080 } else { 5_000 });
-                let connect = (0, Tag::Connect as u32);
-                let want = if kind == TBENCH { vec![connect, (1, Tag::Started as u32)] } else { vec![connect] };
-                assert_eq!(sent, want, "{kind:?}");
-            }
+        for order in [[ready, go], [go, ready]] {
+            let mut w = Queued::new(PairClient::new(TBENCH, 0, StartGate::AfterStarted));
+            let mut sent = Vec::new();
+            let mut inbox = Vec::new();
+            let mut order = order.into_iter();
+            // Connect (20 µs, then the connect), then take one message
+            // per wait until the first request's work starts.
+            let first_work = loop {
+                match step_as(&mut w, &std::mem::take(&mut inbox), Some(1), None) {
+                    Action::Run(ns) if sent.iter().any(|&(to, _)| to == 0) => break ns,
+                    Action::Run(ns) => assert_eq!(ns, 20_000),
+                    Action::Send { to, tag, .. } => sent.push((to, tag)),
+                    Action::Wait { all: false } => inbox = vec![order.next().expect("waits for more")],
+                    a => panic!("{a:?}"),
+                }
+            };
+            assert!(order.next().is_none(), "started before both messages");
+            let request = step_as(&mut w, &[], Some(1), None);
+            let Some((5, _, tag)) = on_the_wire(TBENCH, &request) else { panic!("no request: {request:?}") };
+            assert_eq!(tag, OP_TAG);
+            // tbench's first op costs 5 µs + 0.4 ns x (114 + 87) bytes.
+            assert_eq!(first_work, 5_080);
+            assert_eq!(sent, [(0, Tag::Connect as u32), (1, Tag::Started as u32)]);
         }
     }
 }
