@@ -418,7 +418,7 @@ impl<O: Observer> Scheduler<O> {
     /// active balancing).
     pub(crate) fn task_hot(&self, p: TaskId, now: u64, exec_busy: bool) -> bool {
         let t = self.t(p);
-        let cfs = &self.rqs[t.cpu].cfs;
+        let cfs = self.tq(t.cpu, t.tg);
         if self.cfg.features.has(Feature::CacheHotBuddy) {
             let buddy = if self.rules.is_2_6_32() {
                 let gate = !self.rules.hot_buddy_needs_busy_balancer() || exec_busy;
@@ -470,9 +470,20 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// The order the fair class's load-balance iterator visits `cpu`'s
-    /// tasks in (see the module doc for the per-version quirks).
+    /// tasks in (see the module doc for the per-version quirks). Under
+    /// group scheduling, each group's queue in turn (`for_each_leaf_cfs_rq`,
+    /// as move_one_task_fair walks them).
     fn balance_candidates(&self, cpu: CpuId) -> Vec<TaskId> {
-        let cfs = &self.rqs[cpu].cfs;
+        if self.cfg.group_sched {
+            return self.leaf_groups().flat_map(|g| self.balance_candidates_in(cpu, Some(g))).collect();
+        }
+        self.balance_candidates_in(cpu, None)
+    }
+
+    /// The load-balance iterator over one task queue on `cpu`: the
+    /// group's (`tg`), or the runqueue's own without group scheduling.
+    fn balance_candidates_in(&self, cpu: CpuId, tg: Option<crate::group::GroupId>) -> Vec<TaskId> {
+        let cfs = self.tq(cpu, tg);
         if self.rules.is_2_6_25() {
             return cfs.timeline().collect();
         }
@@ -493,8 +504,13 @@ impl<O: Observer> Scheduler<O> {
         reason == MigrateReason::NewIdle && self.cfg.preempt && self.rules.is_2_6_32()
     }
 
-    /// `balance_tasks` + `move_tasks`: pull up to `max_load_move` weighted
-    /// load, examining at most sched_nr_migrate + 1 candidates.
+    /// `move_tasks` → `load_balance_fair`: pull up to `max_load_move`
+    /// weighted load. Without group scheduling, one `balance_tasks` over
+    /// the busiest CPU's queue. With it, one per group (newest first), each
+    /// limited to half the group's load difference between the two CPUs
+    /// and to what is left of `max_load_move`, and each starting from the
+    /// best priority queued in that group here (`cfs_rq_best_prio`;
+    /// bce7f793 sched_fair.c:1313-1375, 4b119e21 :1227-1300).
     pub(crate) fn move_tasks(
         &mut self,
         this_cpu: CpuId,
@@ -506,6 +522,70 @@ impl<O: Observer> Scheduler<O> {
     ) -> u32 {
         let mut best_prio =
             if self.migration_thread == Some(this_cpu) { 0 } else { self.prio_of(self.rqs[this_cpu].curr) };
+        if !self.cfg.group_sched {
+            let candidates = self.balance_candidates_in(busiest, None);
+            let (pulled, _) = self.balance_tasks(
+                this_cpu,
+                busiest,
+                max_load_move,
+                sd,
+                reason,
+                all_pinned,
+                &mut best_prio,
+                candidates,
+            );
+            return pulled;
+        }
+        let mut rem = max_load_move as i64;
+        let mut pulled = 0;
+        let groups: Vec<_> = self.leaf_groups().collect();
+        for g in groups {
+            let busy_w = self.tq(busiest, Some(g)).load.weight as i64;
+            let this_w = self.tq(this_cpu, Some(g)).load.weight as i64;
+            let imbalance = busy_w - this_w;
+            if imbalance <= 0 {
+                continue;
+            }
+            let maxload = rem.min(imbalance / 2) as u64;
+            best_prio = self.cfs_rq_best_prio(this_cpu, g);
+            let candidates = self.balance_candidates_in(busiest, Some(g));
+            let (n, moved) =
+                self.balance_tasks(this_cpu, busiest, maxload, sd, reason, all_pinned, &mut best_prio, candidates);
+            pulled += n;
+            rem -= moved as i64;
+            if rem <= 0 {
+                break;
+            }
+        }
+        pulled
+    }
+
+    /// `cfs_rq_best_prio(this_cfs_rq)`: the priority of the group's running
+    /// task on `cpu`, or of its leftmost; MAX_PRIO when its tree is empty.
+    fn cfs_rq_best_prio(&self, cpu: CpuId, g: crate::group::GroupId) -> i32 {
+        let q = self.tq(cpu, Some(g));
+        if q.nr_running == 0 || q.leftmost.is_none() {
+            return MAX_PRIO;
+        }
+        self.prio_of(q.curr.or(q.leftmost))
+    }
+
+    /// `balance_tasks`: pull up to `max_load_move` weighted load from
+    /// `candidates` (one queue's iterator order), examining at most
+    /// sched_nr_migrate + 1 of them. Returns the tasks pulled and the load
+    /// moved.
+    #[allow(clippy::too_many_arguments)] // the kernel's signature
+    fn balance_tasks(
+        &mut self,
+        this_cpu: CpuId,
+        busiest: CpuId,
+        max_load_move: u64,
+        sd: (CpuId, usize),
+        reason: MigrateReason,
+        all_pinned: &mut bool,
+        best_prio: &mut i32,
+        candidates: Vec<TaskId>,
+    ) -> (u32, u64) {
         // task_hot's this_rq() is the CPU running this code: this_cpu
         // itself, or the NO_HZ idle load balancer when it balances for
         // this_cpu (run_rebalance_domains, 22763c5c sched.c:4839).
@@ -515,10 +595,10 @@ impl<O: Observer> Scheduler<O> {
         let mut pulled = 0;
         if max_load_move == 0 {
             *all_pinned = false;
-            return 0;
+            return (0, 0);
         }
         let nr_migrate = self.cfg.tunables.nr_migrate as usize;
-        for (loops, p) in self.balance_candidates(busiest).into_iter().enumerate() {
+        for (loops, p) in candidates.into_iter().enumerate() {
             if loops > nr_migrate {
                 break;
             }
@@ -528,7 +608,7 @@ impl<O: Observer> Scheduler<O> {
             let skip = if self.rules.is_2_6_32() {
                 (w >> 1) as i64 > rem
             } else {
-                (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= best_prio
+                (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= *best_prio
             };
             if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned, exec_cpu) {
                 continue;
@@ -539,10 +619,10 @@ impl<O: Observer> Scheduler<O> {
             if rem <= 0 || self.newidle_stops_after_one(reason) {
                 break;
             }
-            best_prio = best_prio.min(prio);
+            *best_prio = (*best_prio).min(prio);
         }
         *all_pinned = pinned;
-        pulled
+        (pulled, (max_load_move as i64 - rem) as u64)
     }
 
     /// `update_sg_lb_stats(sd, group, this_cpu, idle, load_idx, sd_idle,

@@ -27,9 +27,11 @@ pub const INITIAL_MIN_VRUNTIME: u64 = 0u64.wrapping_sub(1 << 20);
 /// Keys further than this from the base trigger a rebase.
 const REBASE_LIMIT: i64 = 1 << 62;
 
-/// One CPU's fair runqueue.
+/// One CPU's fair runqueue of entities named by `K`: tasks ([`TaskId`])
+/// everywhere but at the top of a group-scheduling hierarchy, where the
+/// queue holds group entities ([`crate::group::GroupId`]).
 #[derive(Clone, Debug)]
-pub struct CfsRq {
+pub struct CfsRq<K: Copy + Eq = TaskId> {
     /// Summed weight of queued entities (including curr).
     pub load: LoadWeight,
     /// Queued entities (including curr).
@@ -37,21 +39,21 @@ pub struct CfsRq {
     /// Monotonic floor of the timeline's vruntimes.
     pub min_vruntime: u64,
     /// The running entity, if it is a fair task.
-    pub curr: Option<TaskId>,
+    pub curr: Option<K>,
     /// The wakeup ("next") buddy.
-    pub next: Option<TaskId>,
+    pub next: Option<K>,
     /// The backward ("last") buddy (2.6.28+, used by the 2.6.32 profiles).
-    pub last: Option<TaskId>,
+    pub last: Option<K>,
     /// The cached leftmost entity of the tree (`rb_leftmost`).
-    pub leftmost: Option<TaskId>,
-    timeline: BTreeMap<(i64, u64), TaskId>,
+    pub leftmost: Option<K>,
+    timeline: BTreeMap<(i64, u64), K>,
     base: u64,
     insert_seq: u64,
     /// Counter for the `tasks` list order.
     pub(crate) group_seq: u64,
 }
 
-impl Default for CfsRq {
+impl<K: Copy + Eq> Default for CfsRq<K> {
     fn default() -> Self {
         Self::new()
     }
@@ -69,7 +71,7 @@ pub fn min_vruntime(min_vruntime: u64, vruntime: u64) -> u64 {
     if (vruntime.wrapping_sub(min_vruntime) as i64) < 0 { vruntime } else { min_vruntime }
 }
 
-impl CfsRq {
+impl<K: Copy + Eq> CfsRq<K> {
     /// `init_cfs_rq`.
     pub fn new() -> Self {
         CfsRq {
@@ -104,28 +106,28 @@ impl CfsRq {
     }
 
     /// The tree's entities in timeline order.
-    pub fn timeline(&self) -> impl DoubleEndedIterator<Item = TaskId> + '_ {
+    pub fn timeline(&self) -> impl DoubleEndedIterator<Item = K> + '_ {
         self.timeline.values().copied()
     }
 
     /// The first entity of the tree according to the map itself.
-    pub fn first_in_tree(&self) -> Option<TaskId> {
+    pub fn first_in_tree(&self) -> Option<K> {
         self.timeline.first_key_value().map(|(_, &t)| t)
     }
 
     /// `__pick_last_entity`: the rightmost entity.
-    pub fn last_in_tree(&self) -> Option<TaskId> {
+    pub fn last_in_tree(&self) -> Option<K> {
         self.timeline.last_key_value().map(|(_, &t)| t)
     }
 
     /// The entity after `key` in timeline order (`rb_next`).
-    fn next_after(&self, key: (i64, u64)) -> Option<TaskId> {
+    fn next_after(&self, key: (i64, u64)) -> Option<K> {
         use core::ops::Bound::{Excluded, Unbounded};
         self.timeline.range((Excluded(key), Unbounded)).next().map(|(_, &t)| t)
     }
 
     /// Rebuilds every key relative to the current min_vruntime.
-    fn rebase<F: Fn(TaskId) -> u64>(&mut self, vruntime_of: F) -> alloc::vec::Vec<(TaskId, (i64, u64))> {
+    fn rebase<F: Fn(K) -> u64>(&mut self, vruntime_of: F) -> alloc::vec::Vec<(K, (i64, u64))> {
         let old = core::mem::take(&mut self.timeline);
         self.base = self.min_vruntime;
         let mut moved = alloc::vec::Vec::with_capacity(old.len());
@@ -145,11 +147,11 @@ impl CfsRq {
     /// because of a rebase.
     pub(crate) fn insert(
         &mut self,
-        id: TaskId,
+        id: K,
         se: &mut SchedEntity,
         update_min_on_leftmost: bool,
-        vruntime_of: impl Fn(TaskId) -> u64,
-        mut rekey: impl FnMut(TaskId, (i64, u64)),
+        vruntime_of: impl Fn(K) -> u64,
+        mut rekey: impl FnMut(K, (i64, u64)),
     ) {
         if self.timeline.is_empty() {
             self.base = self.min_vruntime;
@@ -185,10 +187,10 @@ impl CfsRq {
     /// it pointed here (making the buddy one-shot).
     pub(crate) fn remove(
         &mut self,
-        id: TaskId,
+        id: K,
         se: &mut SchedEntity,
         update_min_on_leftmost: bool,
-        vruntime_of: impl Fn(TaskId) -> u64,
+        vruntime_of: impl Fn(K) -> u64,
     ) {
         let Some(key) = se.tree_key.take() else { return };
         if self.leftmost == Some(id) {
@@ -205,7 +207,7 @@ impl CfsRq {
     }
 
     /// Whether the tree holds `id` at `key`.
-    pub(crate) fn tree_has(&self, key: &(i64, u64), id: TaskId) -> bool {
+    pub(crate) fn tree_has(&self, key: &(i64, u64), id: K) -> bool {
         self.timeline.get(key) == Some(&id)
     }
 }

@@ -100,6 +100,16 @@ pub struct Config {
     /// Default false, the x86_64 defconfig of 2.6.25 and 2.6.26 (2.6.32's
     /// sets it).
     pub cpusets: bool,
+    /// CONFIG_FAIR_GROUP_SCHED with CONFIG_USER_SCHED: tasks are scheduled
+    /// in one group per user id (see [`crate::group`]). 2.6.25's Kconfig
+    /// turned it on by default (GROUP_SCHED and FAIR_GROUP_SCHED `default
+    /// y`, USER_SCHED the choice's default; 4b119e21 init/Kconfig);
+    /// aac6abca858 (2.6.26-rc1) made both `default n`. Default false, the
+    /// x86_64 defconfig of every profile's release. Ported for 2.6.25 and
+    /// 2.6.26; the other profiles refuse it ([`ConfigError::GroupSched`]),
+    /// as does the `min-vruntime-fix` patch, whose update_min_vruntime is
+    /// ported for one queue per CPU.
+    pub group_sched: bool,
 }
 
 /// A configuration that cannot be used.
@@ -129,6 +139,15 @@ pub enum ConfigError {
         level: u8,
         /// The kernel.
         version: KernelVersion,
+    },
+    /// Group scheduling asked of a profile whose group scheduler is not
+    /// ported (2.6.26-rc4's aggregate balancing, 2.6.32's hierarchical
+    /// load), or with the `min-vruntime-fix` patch.
+    GroupSched {
+        /// The kernel.
+        version: KernelVersion,
+        /// Why.
+        why: &'static str,
     },
     /// CONFIG_NR_CPUS below the machine's CPU count, or above
     /// [`cfs_topology::MAX_CPUS`].
@@ -161,6 +180,9 @@ impl fmt::Display for ConfigError {
                     max_power_savings(*version)
                 )
             }
+            ConfigError::GroupSched { version, why } => {
+                write!(f, "group scheduling is not available on {version}: {why}")
+            }
             ConfigError::NrCpus { nr_cpus, cpus } => write!(
                 f,
                 "NR_CPUS={nr_cpus} must cover the machine's {cpus} CPUs and be at most {}",
@@ -171,6 +193,23 @@ impl fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
+
+/// Why group scheduling cannot be had on `version` with `patches`, if it
+/// cannot (see [`Config::group_sched`]).
+pub fn group_sched_refusal(version: KernelVersion, patches: Patches) -> Option<&'static str> {
+    match version {
+        KernelVersion::V2_6_26Rc4 => {
+            Some("2.6.26-rc4's group load balancing (the aggregate walk of 18d95a2832c) is not ported")
+        }
+        KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32 => {
+            Some("2.6.32's hierarchical group load (tg_shares_up, h_load) is not ported")
+        }
+        _ if patches.has(Patch::MinVruntimeFix) => {
+            Some("the min-vruntime-fix patch's update_min_vruntime is ported for one queue per CPU")
+        }
+        _ => None,
+    }
+}
 
 /// The highest power-savings level `version`'s sysfs store takes: 1 in
 /// 2.6.25/26 (-EINVAL unless `buf[0]` is '0' or '1', bce7f793
@@ -196,6 +235,7 @@ impl Config {
             check_invariants: false,
             power_savings: PowerSavings::default(),
             cpusets: false,
+            group_sched: false,
         }
     }
 
@@ -263,6 +303,11 @@ impl Config {
         let PowerSavings { mc, smt } = self.power_savings;
         if let Some(level) = [mc, smt].into_iter().find(|&l| l > max_power_savings(self.version)) {
             return Err(ConfigError::PowerSavings { level, version: self.version });
+        }
+        if self.group_sched {
+            if let Some(why) = group_sched_refusal(self.version, self.patches) {
+                return Err(ConfigError::GroupSched { version: self.version, why });
+            }
         }
         Ok(())
     }

@@ -124,6 +124,11 @@ pub struct Task {
     /// [`CurrentState::Interruptible`]; a wakeup, a sleep or an exit makes
     /// it [`CurrentState::Running`] again.
     pub current_state: CurrentState,
+    /// The user id (`p->user`), which names the task's group under group
+    /// scheduling ([`crate::group`]).
+    pub uid: u32,
+    /// Its task group: `task_group(p)`, None without group scheduling.
+    pub tg: Option<crate::group::GroupId>,
 }
 
 /// What a caller specifies for a new task.
@@ -136,11 +141,16 @@ pub struct TaskParams {
     pub policy: Policy,
     /// Allowed CPUs; empty means "all CPUs of the host".
     pub allowed: CpuMask,
+    /// The user id; None: user 0 for a spawned task, the parent's for a
+    /// forked one. Under group scheduling a fork that names another user
+    /// is the child's setuid before it first runs: it starts in that
+    /// user's group.
+    pub uid: Option<u32>,
 }
 
 impl Default for TaskParams {
     fn default() -> Self {
-        TaskParams { nice: 0, policy: Policy::Normal, allowed: CpuMask::empty() }
+        TaskParams { nice: 0, policy: Policy::Normal, allowed: CpuMask::empty(), uid: None }
     }
 }
 
@@ -165,6 +175,12 @@ impl TaskParams {
     /// With an affinity mask.
     pub fn allowed(mut self, mask: CpuMask) -> Self {
         self.allowed = mask;
+        self
+    }
+
+    /// As user `uid`.
+    pub fn uid(mut self, uid: u32) -> Self {
+        self.uid = Some(uid);
         self
     }
 }

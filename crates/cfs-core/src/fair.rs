@@ -7,8 +7,9 @@
 //! the CPU whose cfs_rq they act on.
 
 use crate::cfs_rq::{CfsRq, max_vruntime, min_vruntime};
-use crate::entity::{CurrentState, TaskId, TaskState};
+use crate::entity::{CurrentState, SchedEntity, TaskId, TaskState};
 use crate::features::Feature;
+use crate::group::{GroupId, task_q};
 use crate::observe::Observer;
 use crate::observe::{Event, MigrateReason, PreemptReason};
 use crate::patches::Patch;
@@ -104,16 +105,37 @@ pub fn wakeup_preempt_entity(curr_vruntime: u64, se_vruntime: u64, gran: u64) ->
     }
 }
 
+/// The arithmetic of `update_curr`'s `__update_curr` for one entity on a
+/// queue of weight `q_weight`, at runqueue clock `now`: its sum_exec_runtime
+/// grows by the time since `exec_start`, its vruntime by that time
+/// weighted (nice 0: as it is; otherwise `calc_delta_fair(delta, w)`;
+/// 2.6.26-rc4 charges `delta * W / w`, the reverted 8f1bc385cfb).
+pub(crate) fn charge_entity(se: &mut SchedEntity, now: u64, q_weight: u64, rules: &Rules) {
+    let delta = now.wrapping_sub(se.exec_start);
+    se.stats.exec_max = se.stats.exec_max.max(delta);
+    se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
+    let weighted = if rules.weight_math_rc() {
+        calc_delta_mine(delta, q_weight, &mut se.load, rules.version)
+    } else if se.load.weight != NICE_0_LOAD {
+        calc_delta_fair(delta, &mut se.load, rules.version)
+    } else {
+        delta
+    };
+    se.vruntime = se.vruntime.wrapping_add(weighted);
+    se.exec_start = now;
+}
+
 // ----- stateful operations -------------------------------------------------
 
 impl<O: Observer> Scheduler<O> {
     /// `__enqueue_entity`.
     pub(crate) fn enqueue_tree(&mut self, cpu: CpuId, id: TaskId) {
-        let rq = &mut self.rqs[cpu];
+        let tg = self.tg(id);
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
         let tasks = &mut self.tasks;
         let mut se = core::mem::take(&mut tasks[id.0 as usize].se);
         let mut rekeyed = alloc::vec::Vec::new();
-        rq.cfs.insert(
+        q.insert(
             id,
             &mut se,
             !self.rules.min_vruntime_tracks_curr(),
@@ -128,10 +150,11 @@ impl<O: Observer> Scheduler<O> {
 
     /// `__dequeue_entity`.
     pub(crate) fn dequeue_tree(&mut self, cpu: CpuId, id: TaskId) {
-        let rq = &mut self.rqs[cpu];
+        let tg = self.tg(id);
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
         let tasks = &mut self.tasks;
         let mut se = core::mem::take(&mut tasks[id.0 as usize].se);
-        rq.cfs.remove(id, &mut se, !self.rules.min_vruntime_tracks_curr(), |t| tasks[t.0 as usize].se.vruntime);
+        q.remove(id, &mut se, !self.rules.min_vruntime_tracks_curr(), |t| tasks[t.0 as usize].se.vruntime);
         tasks[id.0 as usize].se = se;
     }
 
@@ -141,27 +164,19 @@ impl<O: Observer> Scheduler<O> {
     /// (the reverted 8f1bc385cfb). min_vruntime is *not* updated here in
     /// 2.6.25/26, except with the `min-vruntime-fix` patch (1af5f730fc1),
     /// which calls update_min_vruntime after the charge.
-    pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+    ///
+    /// `tg` names the queue, as the kernel's `cfs_rq` argument does: the
+    /// task queue of that group on `cpu` (None: the runqueue's own, without
+    /// group scheduling). Only its running task, if any, is charged.
+    pub(crate) fn update_curr(&mut self, cpu: CpuId, tg: Option<GroupId>) {
         if self.rules.is_2_6_32() {
             return self.update_curr_32(cpu);
         }
-        let rq = &mut self.rqs[cpu];
-        let Some(cid) = rq.cfs.curr else { return };
-        let now = rq.clock;
         let rules = self.rules;
-        let se = &mut self.tasks[cid.0 as usize].se;
-        let delta = now.wrapping_sub(se.exec_start);
-        se.stats.exec_max = se.stats.exec_max.max(delta);
-        se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
-        let weighted = if rules.weight_math_rc() {
-            calc_delta_mine(delta, rq.cfs.load.weight, &mut se.load, rules.version)
-        } else if se.load.weight != NICE_0_LOAD {
-            calc_delta_fair(delta, &mut se.load, rules.version)
-        } else {
-            delta
-        };
-        se.vruntime = se.vruntime.wrapping_add(weighted);
-        se.exec_start = now;
+        let now = self.rqs[cpu].clock;
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        let Some(cid) = q.curr else { return };
+        charge_entity(&mut self.tasks[cid.0 as usize].se, now, q.load.weight, &rules);
         if rules.min_vruntime_tracks_curr() {
             self.update_min_vruntime(cpu);
         }
@@ -176,18 +191,32 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             return self.place_entity_32(cpu, id, initial);
         }
+        let cfs: &CfsRq = self.tq(cpu, self.tg(id));
+        let left = cfs.leftmost.map(|l| self.tasks[l.0 as usize].se.vruntime);
+        let se = &self.tasks[id.0 as usize].se;
+        let v = self.placed_vruntime(cfs.min_vruntime, cfs.nr_running, cfs.load.weight, left, se, initial);
+        self.tasks[id.0 as usize].se.vruntime = v;
+    }
+
+    /// The arithmetic of [`Self::place_entity`] for an entity `se` (a task
+    /// or a group) on a queue with `min_vruntime`, `nr` entities of weight
+    /// `w_q` and a leftmost at `leftmost`.
+    pub(crate) fn placed_vruntime(
+        &self,
+        min_v: u64,
+        nr: u64,
+        w_q: u64,
+        leftmost: Option<u64>,
+        se: &SchedEntity,
+        initial: bool,
+    ) -> u64 {
         let rules = self.rules;
         let t = self.cfg.tunables;
         let feats = self.cfg.features;
-        let cfs: &CfsRq = &self.rqs[cpu].cfs;
-        let mut vruntime = match cfs.leftmost {
-            Some(l) if !rules.min_vruntime_tracks_curr() => {
-                min_vruntime(cfs.min_vruntime, self.tasks[l.0 as usize].se.vruntime)
-            }
-            _ => cfs.min_vruntime,
+        let mut vruntime = match leftmost {
+            Some(lv) if !rules.min_vruntime_tracks_curr() => min_vruntime(min_v, lv),
+            _ => min_v,
         };
-        let (nr, w_q) = (cfs.nr_running, cfs.load.weight);
-        let se = &self.tasks[id.0 as usize].se;
         if initial && feats.has(Feature::StartDebit) {
             vruntime = vruntime.wrapping_add(sched_vslice_add(nr, w_q, se.load.weight, se.on_rq, &t, &rules));
         }
@@ -203,30 +232,36 @@ impl<O: Observer> Scheduler<O> {
             }
             vruntime = max_vruntime(se.vruntime, vruntime);
         }
-        self.tasks[id.0 as usize].se.vruntime = vruntime;
+        vruntime
     }
 
     /// `account_entity_enqueue` + `inc_nr_running`: weight and count go on
     /// both the cfs_rq and the rq; the entity joins the `tasks` list head.
+    /// With group scheduling the weight goes on the task's group queue and
+    /// on the runqueue (`inc_load` counts tasks).
     fn account_enqueue(&mut self, cpu: CpuId, id: TaskId) {
-        let rq = &mut self.rqs[cpu];
+        let tg = self.tg(id);
         let se = &mut self.tasks[id.0 as usize].se;
-        rq.cfs.load.add(se.load.weight);
-        rq.cfs.nr_running += 1;
+        let rq = &mut self.rqs[cpu];
         rq.load.add(se.load.weight);
         rq.nr_running += 1;
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        q.load.add(se.load.weight);
+        q.nr_running += 1;
         se.on_rq = true;
-        rq.cfs.group_seq += 1;
-        se.group_seq = rq.cfs.group_seq;
+        q.group_seq += 1;
+        se.group_seq = q.group_seq;
     }
 
     fn account_dequeue(&mut self, cpu: CpuId, id: TaskId) {
-        let rq = &mut self.rqs[cpu];
+        let tg = self.tg(id);
         let se = &mut self.tasks[id.0 as usize].se;
-        rq.cfs.load.sub(se.load.weight);
-        rq.cfs.nr_running = rq.cfs.nr_running.saturating_sub(1);
+        let rq = &mut self.rqs[cpu];
         rq.load.sub(se.load.weight);
         rq.nr_running = rq.nr_running.saturating_sub(1);
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        q.load.sub(se.load.weight);
+        q.nr_running = q.nr_running.saturating_sub(1);
         se.on_rq = false;
     }
 
@@ -235,9 +270,14 @@ impl<O: Observer> Scheduler<O> {
     /// sleep (enqueue_sleeper), start a wait unless it is curr
     /// (update_stats_enqueue), insert unless it is curr. 2.6.25 places and inserts *before* accounting (a992241de61
     /// moved accounting first in 2.6.26-rc1).
+    ///
+    /// With group scheduling this is the task's level of
+    /// `enqueue_task_fair`'s walk; the group's entity follows onto the top
+    /// queue if it is not there yet ([`Self::enqueue_group_entity`]).
     pub(crate) fn activate_task(&mut self, cpu: CpuId, id: TaskId, wakeup: bool) {
-        self.update_curr(cpu);
-        let is_curr = self.rqs[cpu].cfs.curr == Some(id);
+        let tg = self.tg(id);
+        self.update_curr(cpu, tg);
+        let is_curr = self.tq(cpu, tg).curr == Some(id);
         if self.rules.is_2_6_25() {
             if wakeup {
                 self.place_entity(cpu, id, false);
@@ -262,6 +302,11 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             self.enqueue_stats_32(id, wakeup);
         }
+        if let Some(g) = tg {
+            if !self.groups[g.0 as usize].se[cpu].on_rq {
+                self.enqueue_group_entity(cpu, g);
+            }
+        }
         let t = self.tm(id);
         t.cpu = cpu;
         if t.state != TaskState::Running {
@@ -283,7 +328,8 @@ impl<O: Observer> Scheduler<O> {
             // update (schedule() calls no update_curr first, sched.c:5437-5443).
             self.dequeue_stats_32(id, sleep);
         }
-        self.update_curr(cpu);
+        let tg = self.tg(id);
+        self.update_curr(cpu, tg);
         self.update_stats_dequeue(cpu, id);
         if self.rules.is_2_6_32() {
             self.clear_buddies(cpu, id);
@@ -300,10 +346,17 @@ impl<O: Observer> Scheduler<O> {
                 se.last_wakeup = 0;
             }
         }
-        if self.rqs[cpu].cfs.curr != Some(id) {
+        if self.tq(cpu, tg).curr != Some(id) {
             self.dequeue_tree(cpu, id);
         }
         self.account_dequeue(cpu, id);
+        // dequeue_task_fair's walk: the group leaves the top queue with its
+        // last task there.
+        if let Some(g) = tg {
+            if self.tq(cpu, tg).load.weight == 0 {
+                self.dequeue_group_entity(cpu, g);
+            }
+        }
         if self.rules.min_vruntime_tracks_curr() {
             self.update_min_vruntime(cpu);
         }
@@ -318,7 +371,8 @@ impl<O: Observer> Scheduler<O> {
             self.dequeue_tree(cpu, id);
         }
         let clock = self.rqs[cpu].clock;
-        self.rqs[cpu].cfs.curr = Some(id);
+        let tg = self.tg(id);
+        self.tq_mut(cpu, tg).curr = Some(id);
         self.update_stats_slice_max(cpu, id);
         let se = &mut self.tm(id).se;
         se.exec_start = clock;
@@ -329,13 +383,31 @@ impl<O: Observer> Scheduler<O> {
     /// runnable, start its wait and put it back in the tree.
     pub(crate) fn put_prev_entity(&mut self, cpu: CpuId, id: TaskId) {
         let on_rq = self.t(id).se.on_rq;
+        let tg = self.tg(id);
         if on_rq {
-            self.update_curr(cpu);
+            self.update_curr(cpu, tg);
             self.update_stats_wait_start(cpu, id);
             self.enqueue_tree(cpu, id);
             self.tm(id).state = TaskState::Queued;
         }
-        self.rqs[cpu].cfs.curr = None;
+        self.tq_mut(cpu, tg).curr = None;
+    }
+
+    /// `put_prev_task_fair`: put_prev_entity for the task, then for its
+    /// group's entity on the top queue (`for_each_sched_entity`).
+    pub(crate) fn put_prev_task_fair(&mut self, cpu: CpuId, id: TaskId) {
+        self.put_prev_entity(cpu, id);
+        if self.tg(id).is_some() {
+            self.put_prev_group(cpu);
+        }
+    }
+
+    /// `set_curr_task_fair`: set_next_entity from the top down.
+    pub(crate) fn set_curr_task_fair(&mut self, cpu: CpuId, id: TaskId) {
+        if let Some(g) = self.tg(id) {
+            self.set_next_group(cpu, g);
+        }
+        self.set_next_entity(cpu, id);
     }
 
     /// The buddy test of `pick_next` (2.6.26): the next buddy wins unless
@@ -345,13 +417,14 @@ impl<O: Observer> Scheduler<O> {
         let rules = self.rules;
         let t = self.cfg.tunables;
         let left_v = self.t(left).se.vruntime;
-        let w_q = self.rqs[cpu].cfs.load.weight;
+        let tg = self.tg(next);
+        let w_q = self.tq(cpu, tg).load.weight;
         if rules.is_2_6_25() {
             let diff = self.t(next).se.vruntime.wrapping_sub(left_v) as i64;
             if diff < 0 {
                 return false;
             }
-            let gran = calc_delta_fair(t.wakeup_granularity, &mut self.rqs[cpu].cfs.load, rules.version);
+            let gran = calc_delta_fair(t.wakeup_granularity, &mut self.tq_mut(cpu, tg).load, rules.version);
             return diff <= gran as i64;
         }
         let next_v = self.t(next).se.vruntime;
@@ -361,14 +434,20 @@ impl<O: Observer> Scheduler<O> {
 
     /// `pick_next_entity`: the leftmost, or the next buddy when it is
     /// close enough; then set_next_entity (which clears the buddy).
+    ///
+    /// With group scheduling, pick_next_task_fair's walk down: the top
+    /// queue's group first ([`Self::pick_next_group`]), then this among its
+    /// tasks.
     pub(crate) fn pick_next_entity(&mut self, cpu: CpuId) -> Option<(TaskId, bool)> {
         if self.rules.is_2_6_32() {
             return self.pick_next_entity_32(cpu);
         }
-        let left = self.rqs[cpu].cfs.leftmost?;
+        let tg = if self.cfg.group_sched { Some(self.pick_next_group(cpu)?) } else { None };
+        let q = self.tq(cpu, tg);
+        let left = q.leftmost?;
         let mut chosen = left;
         let mut buddy = false;
-        if let Some(next) = self.rqs[cpu].cfs.next {
+        if let Some(next) = q.next {
             if next != left && self.t(next).se.on_rq && self.buddy_wins(cpu, next, left) {
                 chosen = next;
                 buddy = true;
@@ -387,8 +466,9 @@ impl<O: Observer> Scheduler<O> {
         let rules = self.rules;
         let t = self.cfg.tunables;
         let w = self.t(curr).se.load.weight;
-        let rq = &mut self.rqs[cpu];
-        let ideal = sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules);
+        let tg = self.tg(curr);
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        let ideal = sched_slice(q.nr_running, &mut q.load, w, &t, &rules);
         let se = &self.tasks[curr.0 as usize].se;
         let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
         if ran > ideal {
@@ -408,23 +488,36 @@ impl<O: Observer> Scheduler<O> {
     /// reschedules; the periodic tick defers to an armed hrtick unless
     /// DOUBLE_TICK; otherwise check_preempt_tick when there is competition
     /// (or WAKEUP_PREEMPT is off).
+    ///
+    /// With group scheduling, task_tick_fair's walk then ticks the group's
+    /// entity on the top queue ([`Self::group_entity_tick`]).
     fn entity_tick(&mut self, cpu: CpuId, curr: TaskId, queued: bool) {
-        self.update_curr(cpu);
+        let tg = self.tg(curr);
+        let now = self.rqs[cpu].clock;
+        let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| (e.wrapping_sub(now) as i64) > 0);
+        self.task_entity_tick(cpu, curr, queued, hrtimer_active);
+        if tg.is_some() {
+            self.group_entity_tick(cpu, curr, queued, hrtimer_active);
+        }
+    }
+
+    /// The task's level of [`Self::entity_tick`].
+    fn task_entity_tick(&mut self, cpu: CpuId, curr: TaskId, queued: bool, hrtimer_active: bool) {
+        let tg = self.tg(curr);
+        self.update_curr(cpu, tg);
         if queued {
             self.resched_cpu(cpu);
             return;
         }
-        let now = self.rqs[cpu].clock;
         // hrtimer_active: armed and not yet expired (wrap-safe: the expiry may
         // lie past 2^64 while `now` does not). The kernel asks the timer, not
         // hrtick_enabled(): a timer armed before HRTICK was switched off
         // (sysctl) still holds the periodic tick off until schedule() clears
         // it or it fires (2.6.26 sched_fair.c:795-797).
-        let hrtimer_active = self.rqs[cpu].hrtick_expire.is_some_and(|e| (e.wrapping_sub(now) as i64) > 0);
         if !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
             return;
         }
-        if self.rqs[cpu].cfs.nr_running > 1 || !self.cfg.features.has(Feature::WakeupPreempt) {
+        if self.tq(cpu, tg).nr_running > 1 || !self.cfg.features.has(Feature::WakeupPreempt) {
             self.check_preempt_tick(cpu, curr);
         }
     }
@@ -449,8 +542,10 @@ impl<O: Observer> Scheduler<O> {
         if !self.hrtick_enabled() {
             return;
         }
-        let Some(curr) = self.rqs[cpu].cfs.curr else { return };
-        if self.rqs[cpu].cfs.nr_running <= 1 {
+        let Some(curr) = self.fair_curr(cpu) else { return };
+        // `cfs_rq_of(&p->se)`: the task's own queue.
+        let tg = self.tg(curr);
+        if self.tq(cpu, tg).nr_running <= 1 {
             return;
         }
         let rules = self.rules;
@@ -463,8 +558,8 @@ impl<O: Observer> Scheduler<O> {
         let slice = if rules.is_2_6_32() {
             self.sched_slice_of_32(cpu, curr)
         } else {
-            let rq = &mut self.rqs[cpu];
-            sched_slice(rq.cfs.nr_running, &mut rq.cfs.load, w, &t, &rules)
+            let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+            sched_slice(q.nr_running, &mut q.load, w, &t, &rules)
         };
         let se = &self.tasks[curr.0 as usize].se;
         let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
@@ -537,7 +632,8 @@ impl<O: Observer> Scheduler<O> {
             // patches.md §1: se->waker = pse.
             self.tm(curr).se.waker = Some(p);
         }
-        self.rqs[cpu].cfs.next = Some(p);
+        let ptg = self.tg(p);
+        self.tq_mut(cpu, ptg).next = Some(p);
         if self.t(p).policy == Policy::Batch {
             return emit(self, fork && self.rqs[cpu].need_resched, PreemptReason::BatchWakee);
         }
@@ -555,16 +651,24 @@ impl<O: Observer> Scheduler<O> {
                 return emit(self, true, PreemptReason::SmallOverlap);
             }
         }
-        let curr_v = self.t(curr).se.vruntime;
-        let p_v = self.t(p).se.vruntime;
-        let w_q = self.rqs[cpu].cfs.load.weight;
+        // The walk up to siblings (is_same_group): with group scheduling,
+        // tasks of two groups are compared by their groups' entities on the
+        // top queue, and the granularity is scaled by the current group's
+        // shares.
+        let ctg = self.tg(curr);
+        let (curr_v, p_v, mut se_load, w_q) = match (ctg, ptg) {
+            (Some(cg), Some(pg)) if cg != pg => {
+                let (cse, pse) = (&self.groups[cg.0 as usize].se[cpu], &self.groups[pg.0 as usize].se[cpu]);
+                (cse.vruntime, pse.vruntime, cse.load, self.rqs[cpu].top.load.weight)
+            }
+            _ => (self.t(curr).se.vruntime, self.t(p).se.vruntime, self.t(curr).se.load, self.tq(cpu, ctg).load.weight),
+        };
+        let gran = wakeup_gran(&mut se_load, w_q, &t, &rules);
         let lead = if rules.is_2_6_25() {
             // 2.6.25: preempt iff p.vruntime + gran < curr.vruntime, an
             // *unsigned* compare that misfires across the wrap.
-            let gran = wakeup_gran(&mut self.tm(curr).se.load, w_q, &t, &rules);
             p_v.wrapping_add(gran) < curr_v
         } else {
-            let gran = wakeup_gran(&mut self.tm(curr).se.load, w_q, &t, &rules);
             wakeup_preempt_entity(curr_v, p_v, gran) == 1
         };
         if !lead {
@@ -604,9 +708,14 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             return self.task_new_fair_32(cpu, child, parent_cpu);
         }
-        self.update_curr(cpu);
+        // task_cfs_rq(p): the child's group's queue on `cpu`, whose
+        // running task is the parent only if both are of that group and
+        // the parent runs there ("'curr' will be NULL if the child belongs
+        // to a different group").
+        let tg = self.tg(child);
+        self.update_curr(cpu, tg);
         self.place_entity(cpu, child, true);
-        let curr = self.rqs[cpu].cfs.curr;
+        let curr = self.tq(cpu, tg).curr;
         if let Some(c) = curr {
             let cv = self.t(c).se.vruntime;
             let sv = self.t(child).se.vruntime;
@@ -626,15 +735,16 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             return self.yield_task_fair_32(cpu);
         }
-        let Some(curr) = self.rqs[cpu].cfs.curr else { return };
-        if self.rqs[cpu].cfs.nr_running == 1 {
+        let Some(curr) = self.fair_curr(cpu) else { return };
+        let tg = self.tg(curr);
+        if self.tq(cpu, tg).nr_running == 1 {
             return;
         }
         if !self.cfg.tunables.compat_yield && self.t(curr).policy != Policy::Batch {
-            self.update_curr(cpu);
+            self.update_curr(cpu, tg);
             return;
         }
-        let Some(right) = self.rqs[cpu].cfs.last_in_tree() else { return };
+        let Some(right) = self.tq(cpu, tg).last_in_tree() else { return };
         let rv = self.t(right).se.vruntime;
         if rv < self.t(curr).se.vruntime {
             return;
@@ -647,8 +757,9 @@ impl<O: Observer> Scheduler<O> {
     /// `vruntime -= old.min_vruntime - new.min_vruntime`.
     pub(crate) fn set_task_cpu(&mut self, id: TaskId, new_cpu: CpuId) {
         let old_cpu = self.t(id).cpu;
-        let old_min = self.rqs[old_cpu].cfs.min_vruntime;
-        let new_min = self.rqs[new_cpu].cfs.min_vruntime;
+        let tg = self.tg(id);
+        let old_min = self.tq(old_cpu, tg).min_vruntime;
+        let new_min = self.tq(new_cpu, tg).min_vruntime;
         self.migrate_stats(id, old_cpu, new_cpu);
         let t = self.tm(id);
         t.se.vruntime = t.se.vruntime.wrapping_sub(old_min.wrapping_sub(new_min));
@@ -715,7 +826,9 @@ impl<O: Observer> Scheduler<O> {
     /// `pick_next_task_fair` + the context switch bookkeeping; `prev` is
     /// the task schedule() is switching out (still rq->curr to the kernel).
     fn pick_next_task(&mut self, cpu: CpuId, prev: Option<TaskId>) -> (Option<TaskId>, bool) {
-        if self.rqs[cpu].cfs.nr_running == 0 {
+        // `rq->cfs.nr_running`: the top queue's, under group scheduling.
+        let top_nr = if self.cfg.group_sched { self.rqs[cpu].top.nr_running } else { self.rqs[cpu].cfs.nr_running };
+        if top_nr == 0 {
             return (None, false);
         }
         match self.pick_next_entity(cpu) {
@@ -795,7 +908,7 @@ impl<O: Observer> Scheduler<O> {
             if self.rules.is_2_6_32() {
                 self.put_prev_stats_32(p);
             }
-            self.put_prev_entity(cpu, p);
+            self.put_prev_task_fair(cpu, p);
             if how == Deschedule::Exit {
                 self.emit(Event::Exit { task: p });
             }

@@ -267,7 +267,7 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             self.put_prev_stats_32(prev);
         }
-        self.put_prev_entity(cpu, prev);
+        self.put_prev_task_fair(cpu, prev);
         self.tm(prev).state = TaskState::Queued;
         let rq = &mut self.rqs[cpu];
         rq.curr = None;

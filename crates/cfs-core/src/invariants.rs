@@ -96,7 +96,7 @@ impl fmt::Display for InvariantViolation {
 
 impl core::error::Error for InvariantViolation {}
 
-fn fail(what: String) -> Result<(), InvariantViolation> {
+fn fail<T>(what: String) -> Result<T, InvariantViolation> {
     Err(InvariantViolation { what, history: Vec::new() })
 }
 
@@ -168,12 +168,55 @@ impl<O: Observer> Scheduler<O> {
     }
 
     fn check_rq(&mut self, cpu: CpuId, seen: &mut [u8]) -> Result<(), InvariantViolation> {
-        let rq = &self.rqs[cpu];
-        let cfs = &rq.cfs;
         let prev_min = self.history.min_vruntime_seen[cpu];
-        if (cfs.min_vruntime.wrapping_sub(prev_min) as i64) < 0 {
-            return fail(alloc::format!("CPU {cpu}: min_vruntime went back from {prev_min} to {}", cfs.min_vruntime));
+        let cur_min = self.rqs[cpu].cfs.min_vruntime;
+        if (cur_min.wrapping_sub(prev_min) as i64) < 0 {
+            return fail(alloc::format!("CPU {cpu}: min_vruntime went back from {prev_min} to {cur_min}"));
         }
+        let rq_curr = self.rqs[cpu].curr;
+        let (load, count) = if self.cfg.group_sched {
+            if self.rqs[cpu].cfs.timeline().next().is_some() || self.rqs[cpu].cfs.curr.is_some() {
+                return fail(alloc::format!("CPU {cpu}: a task on the runqueue's own queue under group scheduling"));
+            }
+            let (mut load, mut count) = (0, 0);
+            for g in 0..self.groups.len() {
+                let g = crate::group::GroupId(g as u32);
+                let curr = rq_curr.filter(|&c| self.tasks[c.0 as usize].tg == Some(g));
+                let (l, c) = self.check_task_queue(cpu, Some(g), curr, seen)?;
+                load += l;
+                count += c;
+            }
+            self.check_top_queue(cpu)?;
+            (load, count)
+        } else {
+            self.check_task_queue(cpu, None, rq_curr, seen)?
+        };
+        let rq = &self.rqs[cpu];
+        if load != rq.load.weight {
+            return fail(alloc::format!("CPU {cpu}: summed weight {load} != rq load {}", rq.load.weight));
+        }
+        if count != rq.nr_running {
+            return fail(alloc::format!("CPU {cpu}: {count} queued but rq nr_running {}", rq.nr_running));
+        }
+        self.history.min_vruntime_seen[cpu] = cur_min;
+        Ok(())
+    }
+
+    /// One task queue on `cpu` (a group's, or the runqueue's own): its
+    /// order, caches, buddies and counts, with `expect_curr` its running
+    /// task. Returns the weight and number of tasks it holds.
+    fn check_task_queue(
+        &self,
+        cpu: CpuId,
+        tg: Option<crate::group::GroupId>,
+        expect_curr: Option<TaskId>,
+        seen: &mut [u8],
+    ) -> Result<(u64, u64), InvariantViolation> {
+        let cfs = self.tq(cpu, tg);
+        let at = match tg {
+            Some(g) => alloc::format!("CPU {cpu} group {g}"),
+            None => alloc::format!("CPU {cpu}"),
+        };
         let mut load = 0u64;
         let mut count = 0u64;
         let mut last_key = i64::MIN;
@@ -181,14 +224,14 @@ impl<O: Observer> Scheduler<O> {
             let t = &self.tasks[id.0 as usize];
             let key = cfs.entity_key(&t.se);
             if key < last_key {
-                return fail(alloc::format!("CPU {cpu}: timeline out of order at {id} (key {key} after {last_key})"));
+                return fail(alloc::format!("{at}: timeline out of order at {id} (key {key} after {last_key})"));
             }
             last_key = key;
             if !t.se.tree_key.is_some_and(|k| cfs.tree_has(&k, id)) {
-                return fail(alloc::format!("CPU {cpu}: {id} has a stale tree key"));
+                return fail(alloc::format!("{at}: {id} has a stale tree key"));
             }
-            if t.state != TaskState::Queued || t.cpu != cpu {
-                return fail(alloc::format!("CPU {cpu}: {id} in the tree but {:?} on CPU {}", t.state, t.cpu));
+            if t.state != TaskState::Queued || t.cpu != cpu || t.tg != tg {
+                return fail(alloc::format!("{at}: {id} in the tree but {:?} on CPU {}", t.state, t.cpu));
             }
             load += t.se.load.weight;
             count += 1;
@@ -196,19 +239,19 @@ impl<O: Observer> Scheduler<O> {
         }
         if cfs.leftmost != cfs.first_in_tree() {
             return fail(alloc::format!(
-                "CPU {cpu}: cached leftmost {:?} != tree first {:?}",
+                "{at}: cached leftmost {:?} != tree first {:?}",
                 cfs.leftmost,
                 cfs.first_in_tree()
             ));
         }
-        if cfs.curr != rq.curr {
-            return fail(alloc::format!("CPU {cpu}: cfs.curr {:?} != rq.curr {:?}", cfs.curr, rq.curr));
+        if cfs.curr != expect_curr {
+            return fail(alloc::format!("{at}: cfs.curr {:?} != rq.curr {:?}", cfs.curr, expect_curr));
         }
         if let Some(c) = cfs.curr {
             let t = &self.tasks[c.0 as usize];
             if t.state != TaskState::Running || t.cpu != cpu || t.se.tree_key.is_some() {
                 return fail(alloc::format!(
-                    "CPU {cpu}: curr {c} is {:?} on CPU {} (in tree: {})",
+                    "{at}: curr {c} is {:?} on CPU {} (in tree: {})",
                     t.state,
                     t.cpu,
                     t.se.tree_key.is_some()
@@ -220,19 +263,11 @@ impl<O: Observer> Scheduler<O> {
             }
             seen[c.0 as usize] += 1;
         }
-        if load != cfs.load.weight || load != rq.load.weight {
-            return fail(alloc::format!(
-                "CPU {cpu}: summed weight {load} != cfs load {} / rq load {}",
-                cfs.load.weight,
-                rq.load.weight
-            ));
+        if load != cfs.load.weight {
+            return fail(alloc::format!("{at}: summed weight {load} != cfs load {}", cfs.load.weight));
         }
-        if count != cfs.nr_running || count != rq.nr_running {
-            return fail(alloc::format!(
-                "CPU {cpu}: {count} queued but nr_running {} / {}",
-                cfs.nr_running,
-                rq.nr_running
-            ));
+        if count != cfs.nr_running {
+            return fail(alloc::format!("{at}: {count} queued but nr_running {}", cfs.nr_running));
         }
         // Outside its mask a task may only be waiting for the migration
         // thread (a move pending), or be stranded: every CPU it allows went
@@ -244,11 +279,11 @@ impl<O: Observer> Scheduler<O> {
                 && !self.pending_move.iter().any(|&(p, _, _)| p == *t)
                 && !self.stranded.contains(t)
         }) {
-            return fail(alloc::format!("CPU {cpu}: {bad} queued outside its affinity mask"));
+            return fail(alloc::format!("{at}: {bad} queued outside its affinity mask"));
         }
         if let Some(n) = cfs.next {
             if self.tasks[n.0 as usize].se.tree_key.is_none() {
-                return fail(alloc::format!("CPU {cpu}: next buddy {n} is not in the tree"));
+                return fail(alloc::format!("{at}: next buddy {n} is not in the tree"));
             }
         }
         if let Some(l) = cfs.last {
@@ -256,10 +291,62 @@ impl<O: Observer> Scheduler<O> {
             // clear_buddies drops it when it leaves (22763c5c sched_fair.c:800).
             let t = &self.tasks[l.0 as usize];
             if !t.se.on_rq || t.cpu != cpu || (t.se.tree_key.is_none() && cfs.curr != Some(l)) {
-                return fail(alloc::format!("CPU {cpu}: last buddy {l} is not queued here"));
+                return fail(alloc::format!("{at}: last buddy {l} is not queued here"));
             }
         }
-        self.history.min_vruntime_seen[cpu] = cfs.min_vruntime;
+        Ok((load, count))
+    }
+
+    /// Group scheduling's top queue on `cpu`: a group's entity is queued
+    /// exactly while its queue here has tasks, in vruntime order, weighing
+    /// its shares; the running group is the running task's.
+    fn check_top_queue(&self, cpu: CpuId) -> Result<(), InvariantViolation> {
+        let top = &self.rqs[cpu].top;
+        let mut last_key = i64::MIN;
+        for g in top.timeline() {
+            let se = &self.groups[g.0 as usize].se[cpu];
+            let key = top.entity_key(se);
+            if key < last_key || !se.tree_key.is_some_and(|k| top.tree_has(&k, g)) {
+                return fail(alloc::format!("CPU {cpu}: top queue out of order or stale at group {g}"));
+            }
+            last_key = key;
+        }
+        if top.leftmost != top.first_in_tree() {
+            return fail(alloc::format!("CPU {cpu}: top queue's leftmost {:?} is not its first", top.leftmost));
+        }
+        let want = self.rqs[cpu].curr.and_then(|c| self.tasks[c.0 as usize].tg);
+        if top.curr != want {
+            return fail(alloc::format!("CPU {cpu}: running group {:?} != the running task's {:?}", top.curr, want));
+        }
+        let (mut load, mut count) = (0, 0);
+        for (i, grp) in self.groups.iter().enumerate() {
+            let g = crate::group::GroupId(i as u32);
+            let se = &grp.se[cpu];
+            if se.on_rq != (grp.cfs[cpu].nr_running > 0) {
+                return fail(alloc::format!(
+                    "CPU {cpu}: group {g} queued {} with {} tasks here",
+                    se.on_rq,
+                    grp.cfs[cpu].nr_running
+                ));
+            }
+            if se.tree_key.is_some() && (top.curr == Some(g) || !se.on_rq) {
+                return fail(alloc::format!("CPU {cpu}: group {g} in the top tree while running or dequeued"));
+            }
+            if se.on_rq {
+                if se.load.weight != grp.shares {
+                    return fail(alloc::format!("CPU {cpu}: group {g} weighs {} not its shares", se.load.weight));
+                }
+                load += se.load.weight;
+                count += 1;
+            }
+        }
+        if load != top.load.weight || count != top.nr_running {
+            return fail(alloc::format!(
+                "CPU {cpu}: top queue holds {count} groups of weight {load}, counted {} / {}",
+                top.nr_running,
+                top.load.weight
+            ));
+        }
         Ok(())
     }
 }
@@ -375,7 +462,9 @@ mod tests {
             } else {
                 rq.cfs.load.weight = 2048
             }
-            assert!(report(&mut s).contains("summed weight 3072 != cfs load"), "{}", report(&mut s));
+            let want =
+                if rq_side { "summed weight 3072 != rq load 2048" } else { "summed weight 3072 != cfs load 2048" };
+            assert!(report(&mut s).contains(want), "{}", report(&mut s));
             let (mut s, _, _, _) = three_cpus();
             let rq = &mut s.rqs[0];
             if rq_side {
@@ -383,7 +472,8 @@ mod tests {
             } else {
                 rq.cfs.nr_running = 2
             }
-            assert!(report(&mut s).contains("3 queued but nr_running"), "{}", report(&mut s));
+            let want = if rq_side { "3 queued but rq nr_running 2" } else { "3 queued but nr_running 2" };
+            assert!(report(&mut s).contains(want), "{}", report(&mut s));
         }
     }
 

@@ -169,7 +169,7 @@ fn min_vruntime_fix_tracks_the_current_task() {
         // does not touch min_vruntime; the fix's update_min_vruntime takes
         // max(M, min(curr M + 1 ms, leftmost M + 50 ms)) = M + 1 ms.
         s.set_clock(0, T0 + MS);
-        s.update_curr(0);
+        s.update_curr(0, None);
         assert_eq!(v(&s, curr), m + MS);
         let after_run = if fix { m + MS } else { m + 50 * MS };
         assert_eq!(s.rqs[0].cfs.min_vruntime, after_run, "fix {fix}");

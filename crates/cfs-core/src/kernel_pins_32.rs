@@ -138,18 +138,18 @@ fn update_min_vruntime_follows_curr_and_leftmost_and_never_goes_back() {
         // update_curr: 3 ms of a nice-0 curr at m -> m + 3 ms; min(m + 3, m + 6) < m + 6:
         // unchanged. 2 ms more of a nice 5 curr would be calc_delta_fair(2 ms, 335).
         s.set_clock(0, T0 + 3 * MS);
-        s.update_curr(0);
+        s.update_curr(0, None);
         assert_eq!(v(&s, c), m + 3 * MS);
         assert_eq!(s.rqs[0].cfs.min_vruntime, m + 6 * MS);
         // 5 ms more: curr at m + 8, leftmost m + 6 -> m + 6; then the leftmost leaves
         // (dequeue_entity calls update_min_vruntime): curr alone -> m + 8.
         s.set_clock(0, T0 + 8 * MS);
-        s.update_curr(0);
+        s.update_curr(0, None);
         s.deactivate_task(0, l, false);
         assert_eq!(s.rqs[0].cfs.min_vruntime, m + 8 * MS);
         // A zero delta does nothing, not even exec_start (sched_fair.c:507-508).
         let before = s.t(c).se.clone();
-        s.update_curr(0);
+        s.update_curr(0, None);
         assert_eq!(s.t(c).se, before);
     }
     // No curr: the leftmost alone decides, across the u64 wrap.

@@ -19,6 +19,11 @@ pub struct Rq {
     pub curr: Option<TaskId>,
     /// The fair runqueue.
     pub cfs: CfsRq,
+    /// Under group scheduling ([`crate::group`]), the kernel's `rq->cfs`:
+    /// the top queue, holding one entity per task group with tasks here
+    /// (the tasks are in their groups' queues, and [`Rq::cfs`] stays
+    /// empty). Empty without group scheduling.
+    pub top: CfsRq<crate::group::GroupId>,
     /// `rq->nr_running` (all classes; equals `cfs.nr_running` here).
     pub nr_running: u64,
     /// `rq->load`: summed weight of runnable tasks.
@@ -60,6 +65,7 @@ impl Rq {
             clock: 0,
             curr: None,
             cfs: CfsRq::new(),
+            top: CfsRq::new(),
             nr_running: 0,
             load: LoadWeight::lazy(0),
             cpu_load: [0; CPU_LOAD_IDX_MAX],

@@ -160,6 +160,8 @@ pub struct Scheduler<O: Observer = ()> {
     pub(crate) rules: Rules,
     pub(crate) rqs: Vec<Rq>,
     pub(crate) tasks: Vec<Task>,
+    /// The task groups under group scheduling (see [`crate::group`]).
+    pub(crate) groups: Vec<crate::group::TaskGroup>,
     pub(crate) domains: SchedDomains,
     pub(crate) dstate: Vec<Vec<DomainState>>,
     pub(crate) online: CpuMask,
@@ -251,6 +253,7 @@ impl<O: Observer> Scheduler<O> {
             cfg,
             rqs: (0..n).map(Rq::new).collect(),
             tasks: Vec::new(),
+            groups: Vec::new(),
             domains,
             dstate,
             online: CpuMask::first_n(n),
@@ -359,6 +362,7 @@ impl<O: Observer> Scheduler<O> {
             rules,
             rqs,
             tasks,
+            groups,
             domains,
             dstate,
             online,
@@ -378,6 +382,7 @@ impl<O: Observer> Scheduler<O> {
             rules,
             rqs,
             tasks,
+            groups,
             domains,
             dstate,
             online,
@@ -474,7 +479,8 @@ impl<O: Observer> Scheduler<O> {
     /// is running or queued (:5588).
     pub(crate) fn wake_migration_thread(&mut self, on: CpuId, cpu: CpuId, now: u64) {
         self.update_rq_clock_on(on, cpu, now);
-        self.update_curr(cpu);
+        let tg = self.rqs[cpu].curr.and_then(|c| self.tg(c));
+        self.update_curr(cpu, tg);
         self.resched_cpu(cpu);
     }
 
@@ -524,6 +530,8 @@ impl<O: Observer> Scheduler<O> {
         let idx = u32::try_from(self.tasks.len()).map_err(|_| SchedError::TooManyTasks)?;
         let id = TaskId(idx);
         let nice = clamp_nice(params.nice);
+        let uid = params.uid.unwrap_or(0);
+        let tg = self.group_of_uid(uid);
         let se = SchedEntity {
             load: set_load_weight(params.policy, nice, self.cfg.version),
             // __sched_fork (2.6.32): avg_wakeup starts at the granularity.
@@ -541,6 +549,8 @@ impl<O: Observer> Scheduler<O> {
             nr_migrations: 0,
             need_resched: false,
             current_state: CurrentState::Running,
+            uid,
+            tg,
         });
         Ok(id)
     }
@@ -570,7 +580,7 @@ impl<O: Observer> Scheduler<O> {
         let cpu = if allowed.contains(cpu) { cpu } else { self.any_online_cpu(&allowed).unwrap_or(cpu) };
         let id = self.new_task(&params, cpu, false)?;
         self.set_clock(cpu, now);
-        let min = self.rqs[cpu].cfs.min_vruntime;
+        let min = self.tq(cpu, self.tg(id)).min_vruntime;
         self.tm(id).se.vruntime = min;
         self.task_new_fair(cpu, id, None);
         self.check_preempt_curr(cpu, id, true);
@@ -604,9 +614,9 @@ impl<O: Observer> Scheduler<O> {
         });
         let inherited = params.is_none() || refused;
         let params = match params {
-            Some(q) if refused => TaskParams { allowed: p.allowed, ..q },
-            Some(q) => q,
-            None => TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed },
+            Some(q) if refused => TaskParams { allowed: p.allowed, uid: Some(q.uid.unwrap_or(p.uid)), ..q },
+            Some(q) => TaskParams { uid: Some(q.uid.unwrap_or(p.uid)), ..q },
+            None => TaskParams { nice: p.nice, policy: p.policy, allowed: p.allowed, uid: Some(p.uid) },
         };
         let this_cpu = p.cpu;
         let child = self.new_task(&params, this_cpu, inherited)?;
@@ -787,14 +797,14 @@ impl<O: Observer> Scheduler<O> {
             self.deactivate_task(cpu, task, false);
         }
         if running {
-            self.put_prev_entity(cpu, task);
+            self.put_prev_task_fair(cpu, task);
         }
         let lw = crate::weights::set_load_weight(policy, nice, self.cfg.version);
         let t = self.tm(task);
         t.policy = policy;
         t.se.load = lw;
         if running {
-            self.set_next_entity(cpu, task);
+            self.set_curr_task_fair(cpu, task);
         }
         if on_rq {
             self.activate_task(cpu, task, false);

@@ -96,7 +96,7 @@ impl<O: Observer> Scheduler<O> {
     /// `update_stats_enqueue`: a task queued without the CPU starts waiting
     /// (for the current task an enqueue is a requeue, not a wait).
     pub(crate) fn update_stats_enqueue(&mut self, cpu: CpuId, id: TaskId) {
-        if self.rqs[cpu].cfs.curr != Some(id) {
+        if self.tq(cpu, self.tg(id)).curr != Some(id) {
             self.update_stats_wait_start(cpu, id);
         }
     }
@@ -104,7 +104,7 @@ impl<O: Observer> Scheduler<O> {
     /// `update_stats_dequeue`: taking a waiting task off its queue ends
     /// its wait.
     pub(crate) fn update_stats_dequeue(&mut self, cpu: CpuId, id: TaskId) {
-        if self.rqs[cpu].cfs.curr != Some(id) {
+        if self.tq(cpu, self.tg(id)).curr != Some(id) {
             self.update_stats_wait_end(cpu, id);
         }
     }

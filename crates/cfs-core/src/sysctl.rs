@@ -182,7 +182,14 @@ impl<O: Observer> Scheduler<O> {
             if let Some(other) = self.cfg.patches.conflict(patch) {
                 return Err(SettingError::Patch(ConfigError::PatchesConflict(other, patch)).into());
             }
-            self.cfg.patches.with(patch)
+            let with = self.cfg.patches.with(patch);
+            if self.cfg.group_sched {
+                if let Some(why) = crate::config::group_sched_refusal(self.cfg.version, with) {
+                    let e = ConfigError::GroupSched { version: self.cfg.version, why };
+                    return Err(SettingError::Patch(e).into());
+                }
+            }
+            with
         } else {
             self.cfg.patches.without(patch)
         };

@@ -272,7 +272,10 @@ impl<O: Observer> Scheduler<O> {
             return cpu;
         }
         let rq = &self.rqs[cpu];
-        if rq.is_idle() || rq.cfs.nr_running > 1 {
+        // `rq->cfs` is the top queue under group scheduling: it counts
+        // groups with tasks there, not tasks.
+        let cfs_nr = if self.cfg.group_sched { rq.top.nr_running } else { rq.cfs.nr_running };
+        if rq.is_idle() || cfs_nr > 1 {
             return cpu;
         }
         let allowed = self.t(p).allowed;

@@ -7,7 +7,8 @@
 //! 2.6.32-rc1 and 2.6.32 profiles (with feature masks that switch the
 //! off-by-default 2.6.32 modes on), with `Config::check_invariants` on;
 //! two of each profile's three topologies run with NO_HZ (tickless idle
-//! CPUs, the idle load balancer).
+//! CPUs, the idle load balancer), and two of 2.6.25's and 2.6.26's with
+//! group scheduling by user (tasks of users 0, 1000 and 1001).
 //!
 //! Every API call must return `Ok` or the refusal its documentation
 //! promises for that input (never panic), and the online invariants must
@@ -121,7 +122,13 @@ fn random_params(rng: &mut Rng, n: usize) -> TaskParams {
     if m.is_empty() && rng.chance(500) {
         m = CpuMask::first_n(n);
     }
-    TaskParams::normal().nice(rng.below(40) as i32 - 20).policy(policy).allowed(m)
+    let params = TaskParams::normal().nice(rng.below(40) as i32 - 20).policy(policy).allowed(m);
+    // Users 0, 1000 and 1001, or the parent's: their own task groups under
+    // group scheduling.
+    match rng.below(4) {
+        0 => params,
+        u => params.uid([0, 1000, 1001][u as usize - 1]),
+    }
 }
 
 fn soak(cfg: cfs_core::Config, domains: cfs_core::SchedDomains, seed: u64, events: u64) -> u64 {
@@ -350,6 +357,9 @@ fn soak_profile(v: KernelVersion, patches: &[Patch], seed: u64) {
         if v != KernelVersion::V2_6_25 && i == 2 {
             c = c.with_features_mask(861).unwrap();
         }
+        // Group scheduling by user on the dual core and the 16-CPU box, in
+        // the profiles that port it.
+        c.group_sched = matches!(v, KernelVersion::V2_6_25 | KernelVersion::V2_6_26) && i != 1;
         let calls = soak(c, d, (seed ^ seed_mix().wrapping_mul(0x9e37_79b9_7f4a_7c15)) + i as u64 * 7919, per);
         assert!(calls >= per, "{v} {name}: {calls}");
         total += calls;
