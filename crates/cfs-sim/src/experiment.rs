@@ -487,6 +487,10 @@ fn apply_set(
         "preempt" => cfg.preempt = as_bool()?,
         // CONFIG_CPUSETS with the top cpuset alone (Config::cpusets).
         "cpusets" => cfg.cpusets = as_bool()?,
+        // CONFIG_FAIR_GROUP_SCHED with USER_SCHED (Config::group_sched):
+        // a built-in's client side runs as user 1000 and its server side as
+        // user 1001 (cfs_machine::workloads::CLIENT_UID, SERVER_UID).
+        "group_sched" => cfg.group_sched = as_bool()?,
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         // net.ipv4.tcp_low_latency (engine::Sockets): no TCP prequeue, so
@@ -550,7 +554,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, cpusets, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, cpusets, group_sched, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -585,9 +589,10 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 15] = [
+const BOOT_ONLY: [&str; 16] = [
     "hz",
     "cpusets",
+    "group_sched",
     "hres_timers",
     "hres",
     "nohz",

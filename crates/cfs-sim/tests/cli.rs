@@ -1963,3 +1963,38 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
         "--set sched_smt_power_savings=yes: not a valid value (0 to 1 for 2.6.26)",
     );
 }
+
+/// `--set group_sched=1` (CONFIG_FAIR_GROUP_SCHED by user) is a boot
+/// setting that only the 2.6.25 and 2.6.26 profiles port; the others, and
+/// the min-vruntime-fix patch, are refused with the reason. On 2.6.26 a
+/// four-hog run of one user (the one-sided built-ins run as user 1000)
+/// is one group on every CPU, so it gives the same tps as without groups;
+/// pgbench's two sides are two users, whose groups change the result
+/// (cfs-core's tests/groups.rs pins the arithmetic).
+#[test]
+fn group_sched_is_a_boot_setting_of_the_profiles_that_port_it() {
+    fails(&["--set", "group_sched=maybe"], "--set group_sched=maybe");
+    fails(&["--profile", "2.6.26-rc4", "--set", "group_sched=1"], "group scheduling is not available on 2.6.26-rc4");
+    fails(&["--profile", "2.6.32", "--set", "group_sched=1"], "group scheduling is not available on 2.6.32");
+    fails(
+        &["--profile", "2.6.26", "--set", "group_sched=1", "--patch", "min-vruntime-fix"],
+        "the min-vruntime-fix patch's update_min_vruntime is ported for one queue per CPU",
+    );
+    fails_with(
+        &["hogs", "--profile", "2.6.26", "--duration", "1s", "--switch", "500ms:set=group_sched=1"],
+        "group_sched is fixed at boot; give it with --set instead",
+    );
+    let csv = |extra: &[&str]| {
+        let mut args = vec!["hogs", "--profile", "2.6.26", "--clients", "4", "--duration", "200ms", "--runs", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--csv", "-"]);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Everything after the config's name: seed, loops_s, utilisation,
+        // migrations, preemptions, switches, balancing.
+        let line = text.lines().nth(1).expect("a data row").to_string();
+        line.split(',').skip(1).collect::<Vec<_>>().join(",")
+    };
+    assert_eq!(csv(&[]), csv(&["--set", "group_sched=1", "--set", "check_invariants=1"]));
+}

@@ -12,8 +12,8 @@ use core::str::FromStr;
 pub enum KernelVersion {
     /// v2.6.25, commit 4b119e21d0c6, as a kernel without group scheduling.
     /// (Its Kconfig defaulted GROUP_SCHED to on, grouping tasks by user id,
-    /// until aac6abca858 in 2.6.26-rc1; cfs-core ports no group scheduling,
-    /// see docs/CALIBRATION.md §1.)
+    /// until aac6abca858 in 2.6.26-rc1; cfs-core's `Config::group_sched`
+    /// builds it that way, see docs/CALIBRATION.md §1.)
     #[serde(rename = "2.6.25")]
     V2_6_25,
     /// v2.6.26-rc4, commit e490517a039a: before b3137bc8e77 (the unbalanced

@@ -158,14 +158,26 @@ pub struct WorkloadOpts {
     pub pipe: bool,
 }
 
+/// The user a built-in's client side (the benchmark driver) runs as, and
+/// the user of a one-sided built-in's tasks. User ids matter only under
+/// group scheduling (`--set group_sched=1`, cfs_core::Config::group_sched),
+/// which gives each user a task group.
+pub const CLIENT_UID: u32 = 1000;
+
+/// The user a built-in's server side (postmaster and backends, tbench's
+/// and sysbench's servers, VolanoMark's server) runs as: a daemon's own
+/// account, as `postgres` is, so the two sides are two task groups under
+/// group scheduling.
+pub const SERVER_UID: u32 = 1001;
+
 impl WorkloadOpts {
     /// Task parameters with this policy and an optional pin.
     pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
-        Self::with(self.policies.all, None, pin)
+        Self::with(self.policies.all, None, pin, CLIENT_UID)
     }
 
-    fn with(policy: Option<Policy>, nice: Option<i32>, pin: Option<CpuMask>) -> TaskParams {
-        let mut p = TaskParams::normal();
+    fn with(policy: Option<Policy>, nice: Option<i32>, pin: Option<CpuMask>, uid: u32) -> TaskParams {
+        let mut p = TaskParams::normal().uid(uid);
         if let Some(pol) = policy {
             p = p.policy(pol);
         }
@@ -181,13 +193,13 @@ impl WorkloadOpts {
     /// Task parameters of the client side (`--pin-client`,
     /// `--client-policy`, `--client-nice`).
     pub fn client_params(&self) -> TaskParams {
-        Self::with(self.policies.client(), self.policies.client_nice, self.pin_client)
+        Self::with(self.policies.client(), self.policies.client_nice, self.pin_client, CLIENT_UID)
     }
 
     /// Task parameters of the server side (`--pin-backends`,
     /// `--server-policy`, `--server-nice`).
     pub fn server_params(&self) -> TaskParams {
-        Self::with(self.policies.server(), self.policies.server_nice, self.pin_server)
+        Self::with(self.policies.server(), self.policies.server_nice, self.pin_server, SERVER_UID)
     }
 }
 
