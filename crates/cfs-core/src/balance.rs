@@ -536,6 +536,17 @@ impl<O: Observer> Scheduler<O> {
             );
             return pulled;
         }
+        if self.rules.group_aggregates() {
+            return self.load_balance_fair_aggregates(
+                this_cpu,
+                busiest,
+                max_load_move,
+                sd,
+                reason,
+                all_pinned,
+                best_prio,
+            );
+        }
         let mut rem = max_load_move as i64;
         let mut pulled = 0;
         let groups: Vec<_> = self.leaf_groups().collect();
@@ -554,6 +565,65 @@ impl<O: Observer> Scheduler<O> {
             pulled += n;
             rem -= moved as i64;
             if rem <= 0 {
+                break;
+            }
+        }
+        pulled
+    }
+
+    /// 2.6.26-rc4's `load_balance_fair` (e490517a sched_fair.c:1386-1437):
+    /// for each group with tasks in the domain (newest first, the
+    /// `task_groups` list), the root imbalance left is converted into the
+    /// group's task weight (`rem × rq_weight / (load + 1)`) and the group may
+    /// move the larger of that and half its task-weight difference between
+    /// the two CPUs. That difference is unsigned: where this CPU has more
+    /// of the group's weight it wraps to a huge value, so the group may
+    /// move as many tasks as balance_tasks finds. After a move the group's
+    /// shares are re-split between the two CPUs (move_group_shares), and
+    /// what moved is converted back to root weight (`moved × load /
+    /// (rq_weight + 1)`); the walk stops once that overshoots. The
+    /// aggregates are those of the domain's first CPU, as the last
+    /// periodic pass left them. `this_best_prio` carries over from group
+    /// to group.
+    #[allow(clippy::too_many_arguments)] // the kernel's signature
+    fn load_balance_fair_aggregates(
+        &mut self,
+        this_cpu: CpuId,
+        busiest: CpuId,
+        max_load_move: u64,
+        sd: (CpuId, usize),
+        reason: MigrateReason,
+        all_pinned: &mut bool,
+        mut best_prio: i32,
+    ) -> u32 {
+        let Some(first) = self.domains.of(sd.0)[sd.1].span.first() else { return 0 };
+        let mut rem = max_load_move as i64;
+        let mut pulled = 0;
+        let groups: Vec<_> = self.leaf_groups().collect();
+        for g in groups {
+            let a = self.groups[g.0 as usize].aggregate[first];
+            if a.task_weight == 0 {
+                continue;
+            }
+            let rem_load = ((rem as u64).wrapping_mul(a.rq_weight) / a.load.wrapping_add(1)) as i64;
+            let this_w = self.tq(this_cpu, Some(g)).load.weight;
+            let busy_w = self.tq(busiest, Some(g)).load.weight;
+            let mut imbalance = (busy_w.wrapping_sub(this_w) / 2) as i64;
+            if imbalance < 0 {
+                imbalance = busy_w as i64;
+            }
+            let max_load = rem_load.max(imbalance) as u64;
+            let candidates = self.balance_candidates_in(busiest, Some(g));
+            let (n, moved) =
+                self.balance_tasks(this_cpu, busiest, max_load, sd, reason, all_pinned, &mut best_prio, candidates);
+            pulled += n;
+            if moved == 0 {
+                continue;
+            }
+            self.move_group_shares(g, first, busiest, this_cpu);
+            let moved_root = moved.wrapping_mul(a.load) / a.rq_weight.wrapping_add(1);
+            rem -= moved_root as i64;
+            if rem < 0 {
                 break;
             }
         }
@@ -845,6 +915,12 @@ impl<O: Observer> Scheduler<O> {
             (sd.flags, sd.params.cache_nice_tries, sd.params.min_interval, sd.params.max_interval)
         };
         let mut cpus = self.online;
+        // 2.6.26-rc4 with group scheduling: get_aggregate(sd) first
+        // (e490517a sched.c:3607); newly idle balancing does not walk.
+        if self.cfg.group_sched && self.rules.group_aggregates() && idle != CpuIdleType::NewlyIdle {
+            let span = self.domains.of(this_cpu)[sd_i].span;
+            self.aggregate_walk(&span);
+        }
         let mut sd_idle = idle != CpuIdleType::NotIdle
             && flags.contains(SdFlags::SHARE_CPUPOWER)
             && !self.parent_has(this_cpu, sd_i, SdFlags::POWERSAVINGS_BALANCE);

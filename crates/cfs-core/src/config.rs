@@ -105,8 +105,9 @@ pub struct Config {
     /// turned it on by default (GROUP_SCHED and FAIR_GROUP_SCHED `default
     /// y`, USER_SCHED the choice's default; 4b119e21 init/Kconfig);
     /// aac6abca858 (2.6.26-rc1) made both `default n`. Default false, the
-    /// x86_64 defconfig of every profile's release. Ported for 2.6.25 and
-    /// 2.6.26; the other profiles refuse it ([`ConfigError::GroupSched`]),
+    /// x86_64 defconfig of every profile's release. Ported for 2.6.25,
+    /// 2.6.26-rc4 (with its balancing by aggregates) and 2.6.26; the 2.6.32
+    /// profiles refuse it ([`ConfigError::GroupSched`]),
     /// as does the `min-vruntime-fix` patch, whose update_min_vruntime is
     /// ported for one queue per CPU.
     pub group_sched: bool,
@@ -141,8 +142,8 @@ pub enum ConfigError {
         version: KernelVersion,
     },
     /// Group scheduling asked of a profile whose group scheduler is not
-    /// ported (2.6.26-rc4's aggregate balancing, 2.6.32's hierarchical
-    /// load), or with the `min-vruntime-fix` patch.
+    /// ported (2.6.32's hierarchical load), or with the `min-vruntime-fix`
+    /// patch.
     GroupSched {
         /// The kernel.
         version: KernelVersion,
@@ -198,9 +199,6 @@ impl core::error::Error for ConfigError {}
 /// cannot (see [`Config::group_sched`]).
 pub fn group_sched_refusal(version: KernelVersion, patches: Patches) -> Option<&'static str> {
     match version {
-        KernelVersion::V2_6_26Rc4 => {
-            Some("2.6.26-rc4's group load balancing (the aggregate walk of 18d95a2832c) is not ported")
-        }
         KernelVersion::V2_6_32Rc1 | KernelVersion::V2_6_32 => {
             Some("2.6.32's hierarchical group load (tg_shares_up, h_load) is not ported")
         }

@@ -238,12 +238,17 @@ impl<O: Observer> Scheduler<O> {
     /// `account_entity_enqueue` + `inc_nr_running`: weight and count go on
     /// both the cfs_rq and the rq; the entity joins the `tasks` list head.
     /// With group scheduling the weight goes on the task's group queue and
-    /// on the runqueue (`inc_load` counts tasks).
+    /// on the runqueue (`inc_load` counts tasks), except in 2.6.26-rc4,
+    /// whose runqueue load counts the top-level entities
+    /// ([`Rules::group_aggregates`]): there the group's entity carries it.
     fn account_enqueue(&mut self, cpu: CpuId, id: TaskId) {
         let tg = self.tg(id);
+        let top_only = tg.is_some() && self.rules.group_aggregates();
         let se = &mut self.tasks[id.0 as usize].se;
         let rq = &mut self.rqs[cpu];
-        rq.load.add(se.load.weight);
+        if !top_only {
+            rq.load.add(se.load.weight);
+        }
         rq.nr_running += 1;
         let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
         q.load.add(se.load.weight);
@@ -255,9 +260,12 @@ impl<O: Observer> Scheduler<O> {
 
     fn account_dequeue(&mut self, cpu: CpuId, id: TaskId) {
         let tg = self.tg(id);
+        let top_only = tg.is_some() && self.rules.group_aggregates();
         let se = &mut self.tasks[id.0 as usize].se;
         let rq = &mut self.rqs[cpu];
-        rq.load.sub(se.load.weight);
+        if !top_only {
+            rq.load.sub(se.load.weight);
+        }
         rq.nr_running = rq.nr_running.saturating_sub(1);
         let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
         q.load.sub(se.load.weight);
@@ -304,7 +312,7 @@ impl<O: Observer> Scheduler<O> {
         }
         if let Some(g) = tg {
             if !self.groups[g.0 as usize].se[cpu].on_rq {
-                self.enqueue_group_entity(cpu, g);
+                self.enqueue_group_entity(cpu, g, true);
             }
         }
         let t = self.tm(id);

@@ -28,12 +28,32 @@
 //! at most half the difference between that group's two queues
 //! (`load_balance_fair`, see [`crate::balance`]).
 //!
-//! Not ported here: 2.6.26-rc4's group load balancing (the `aggregate`
-//! walk of 18d95a2832c, which splits a group's shares across a domain's
-//! CPUs, and its top-level `rq->load`; e490517a sched.c:1509-1830,
-//! sched_fair.c:559-578), which 6363ca57c76 (rc5) reverted, and 2.6.32's
-//! hierarchical load; the two profiles refuse the option
-//! ([`crate::ConfigError::GroupSched`]). Nor are cgroups, or writes to
+//! 2.6.26-rc4 balances groups differently (18d95a2832c, rc1; reverted by
+//! 6363ca57c76 in rc5; [`crate::profile::Rules::group_aggregates`]):
+//!
+//! - `rq->load` counts the top-level entities, the groups' per-CPU
+//!   weights, not tasks (`inc_cpu_load` when `!parent_entity(se)`,
+//!   e490517a sched_fair.c:555-578), so wake_affine and the balancer read
+//!   group weights;
+//! - every periodic balance pass first walks the group tree over the
+//!   domain's CPUs (`get_aggregate` → `aggregate_walk_tree`, e490517a
+//!   sched.c:1509-1830; `Scheduler::aggregate_walk`): per group the
+//!   summed task weight (`rq_weight`), the shares it holds there and its
+//!   fraction of the domain's load; on the way up each CPU's entity is
+//!   re-weighted to the group's shares × that CPU's task weight / the
+//!   domain's (`__update_group_shares_cpu`), a CPU without the group's
+//!   tasks keeping a nominal NICE_0_LOAD's worth;
+//! - load_balance_fair converts the root imbalance into each group's
+//!   task weight and back, and re-splits the group's shares between the
+//!   two CPUs after a move (`move_group_shares`).
+//!
+//! The aggregates live in the per-CPU queue of the domain's first CPU
+//! (`aggregate(tg, sd) = &tg->cfs_rq[sd->first_cpu]->aggregate`), so two
+//! domains with the same first CPU share them, as in the kernel; newly idle
+//! balancing reads whatever the last periodic pass left there.
+//!
+//! Not ported: 2.6.32's hierarchical load, so those profiles refuse the
+//! option ([`crate::ConfigError::GroupSched`]); cgroups; writes to
 //! `/sys/kernel/uids/<uid>/cpu_share` (a group keeps the shares it was
 //! created with).
 
@@ -44,7 +64,7 @@ use crate::rq::Rq;
 use crate::sched::Scheduler;
 use crate::weights::{LoadWeight, NICE_0_LOAD};
 use alloc::vec::Vec;
-use cfs_topology::CpuId;
+use cfs_topology::{CpuId, CpuMask};
 use core::fmt;
 
 /// A task group, by its index in [`Scheduler::task_groups`] (groups are
@@ -72,17 +92,45 @@ pub const ROOT_USER_SHARES: u64 = 2 * NICE_0_LOAD;
 /// `sched_create_group` (bce7f793 sched.c:8026, 4b119e21 :7454).
 pub const USER_SHARES: u64 = NICE_0_LOAD;
 
+/// `MIN_SHARES` and `MAX_SHARES`: the bounds of a group entity's weight
+/// (bce7f793 sched.c:321-322; e490517a the same).
+pub const MIN_SHARES: u64 = 2;
+/// See [`MIN_SHARES`].
+pub const MAX_SHARES: u64 = 1 << 18;
+
+/// 2.6.26-rc4's `struct aggregate_struct` of one group over one domain
+/// (e490517a sched.c:405-436).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Aggregate {
+    /// The group's fraction of the domain's load: the parent's load ×
+    /// shares / the parent's rq_weight (the root: the CPUs' loads summed).
+    pub load: u64,
+    /// The part of the group's shares held on the domain's CPUs.
+    pub shares: u64,
+    /// The group's queues' weights summed over the domain.
+    pub rq_weight: u64,
+    /// The part of `rq_weight` that is tasks (all of it, two levels deep).
+    pub task_weight: u64,
+}
+
 /// One user's task group (`struct task_group`).
 #[derive(Clone, Debug)]
 pub struct TaskGroup {
     /// The user id whose tasks it holds.
     pub uid: u32,
-    /// `tg->shares`: the weight of its entity on every CPU.
+    /// `tg->shares`: the weight of its entity on every CPU (2.6.25/26);
+    /// the total split across the CPUs (2.6.26-rc4).
     pub shares: u64,
     /// `tg->se[cpu]`: its entity in each CPU's top queue.
     pub se: Vec<SchedEntity>,
     /// `tg->cfs_rq[cpu]`: its queue of tasks on each CPU.
     pub cfs: Vec<CfsRq>,
+    /// 2.6.26-rc4's `tg->cfs_rq[cpu]->shares`: the shares last given to
+    /// each CPU, 0 where it had no tasks then.
+    pub cpu_shares: Vec<u64>,
+    /// 2.6.26-rc4's `tg->cfs_rq[cpu]->aggregate`, used for the domains whose
+    /// first CPU is `cpu`.
+    pub aggregate: Vec<Aggregate>,
 }
 
 impl TaskGroup {
@@ -91,7 +139,14 @@ impl TaskGroup {
     pub fn new(uid: u32, nr_cpus: usize) -> Self {
         let shares = if uid == 0 { ROOT_USER_SHARES } else { USER_SHARES };
         let se = SchedEntity { load: LoadWeight::lazy(shares), ..SchedEntity::default() };
-        TaskGroup { uid, shares, se: alloc::vec![se; nr_cpus], cfs: (0..nr_cpus).map(|_| CfsRq::new()).collect() }
+        TaskGroup {
+            uid,
+            shares,
+            se: alloc::vec![se; nr_cpus],
+            cfs: (0..nr_cpus).map(|_| CfsRq::new()).collect(),
+            cpu_shares: alloc::vec![0; nr_cpus],
+            aggregate: alloc::vec![Aggregate::default(); nr_cpus],
+        }
     }
 }
 
@@ -177,23 +232,28 @@ impl<O: Observer> Scheduler<O> {
         crate::fair::charge_entity(se, rq.clock, rq.top.load.weight, &rules);
     }
 
-    /// `enqueue_entity(&rq->cfs, tg->se[cpu], 1)`: the walk up from a task
-    /// enqueues its group's entity with `wakeup` set whatever the task's
-    /// enqueue was (`wakeup = 1` in enqueue_task_fair's loop), so the group
-    /// is placed as a waking sleeper. 2.6.25 places and inserts before
+    /// `enqueue_entity(&rq->cfs, tg->se[cpu], wakeup)`: the walk up from a
+    /// task enqueues its group's entity with `wakeup` set whatever the
+    /// task's enqueue was (`wakeup = 1` in enqueue_task_fair's loop), so the
+    /// group is placed as a waking sleeper; rc4's re-weighting requeues it
+    /// with `wakeup = 0`, unplaced. 2.6.25 places and inserts before
     /// accounting, as for tasks (a992241de61).
-    pub(crate) fn enqueue_group_entity(&mut self, cpu: CpuId, g: GroupId) {
+    pub(crate) fn enqueue_group_entity(&mut self, cpu: CpuId, g: GroupId, wakeup: bool) {
         self.update_curr_top(cpu);
         let is_curr = self.rqs[cpu].top.curr == Some(g);
         if self.rules.is_2_6_25() {
-            self.place_group_entity(cpu, g);
+            if wakeup {
+                self.place_group_entity(cpu, g);
+            }
             if !is_curr {
                 self.group_tree(cpu, g, true);
             }
             self.account_group(cpu, g, true);
         } else {
             self.account_group(cpu, g, true);
-            self.place_group_entity(cpu, g);
+            if wakeup {
+                self.place_group_entity(cpu, g);
+            }
             if !is_curr {
                 self.group_tree(cpu, g, true);
             }
@@ -229,18 +289,142 @@ impl<O: Observer> Scheduler<O> {
     }
 
     /// `account_entity_enqueue` / `_dequeue` on the top queue: the group's
-    /// shares go on `rq->cfs` only; the runqueue's load counts tasks.
+    /// weight goes on `rq->cfs`, and in 2.6.26-rc4 on the runqueue's load
+    /// too (`inc_cpu_load`); elsewhere the runqueue's load counts tasks.
     fn account_group(&mut self, cpu: CpuId, g: GroupId, enqueue: bool) {
-        let top = &mut self.rqs[cpu].top;
+        let at_top = self.rules.group_aggregates();
+        let rq = &mut self.rqs[cpu];
         let se = &mut self.groups[g.0 as usize].se[cpu];
         if enqueue {
-            top.load.add(se.load.weight);
-            top.nr_running += 1;
+            rq.top.load.add(se.load.weight);
+            rq.top.nr_running += 1;
+            if at_top {
+                rq.load.add(se.load.weight);
+            }
         } else {
-            top.load.sub(se.load.weight);
-            top.nr_running = top.nr_running.saturating_sub(1);
+            rq.top.load.sub(se.load.weight);
+            rq.top.nr_running = rq.top.nr_running.saturating_sub(1);
+            if at_top {
+                rq.load.sub(se.load.weight);
+            }
         }
         se.on_rq = enqueue;
+    }
+
+    /// `__set_se_shares(tg->se[cpu], shares)` (e490517a sched.c:8602-8616):
+    /// a queued entity is dequeued, re-weighted and enqueued again
+    /// (`dequeue_entity(.., 0)`, `enqueue_entity(.., 0)`: charged to now on
+    /// that CPU's clock, not placed).
+    pub(crate) fn set_group_shares(&mut self, cpu: CpuId, g: GroupId, shares: u64) {
+        let on_rq = self.groups[g.0 as usize].se[cpu].on_rq;
+        if on_rq {
+            self.dequeue_group_entity(cpu, g);
+        }
+        self.groups[g.0 as usize].se[cpu].load = LoadWeight::lazy(shares);
+        if on_rq {
+            self.enqueue_group_entity(cpu, g, false);
+        }
+    }
+
+    /// `get_aggregate(sd)` → `aggregate_walk_tree(aggregate_get_down,
+    /// aggregate_get_up, sd)` over the CPUs of `span` (e490517a
+    /// sched.c:1509-1760), at the start of a periodic load_balance pass
+    /// in 2.6.26-rc4. The tree is the root (the runqueues' own `rq->cfs`)
+    /// over the user groups, walked newest first as `parent->children`
+    /// lists them: down at the root, then down and up at each group, then
+    /// up at the root (which has no entity to re-weight).
+    pub(crate) fn aggregate_walk(&mut self, span: &CpuMask) {
+        let Some(first) = span.first() else { return };
+        // aggregate_get_down(root): the root's queues hold the groups'
+        // entities; its shares are 0 on every CPU (it has no entity), so
+        // they read as tg->shares once it has weight; its load is the
+        // runqueues' summed.
+        let rq_weight: u64 = span.iter().map(|i| self.rqs[i].top.load.weight).sum();
+        let shares = if rq_weight != 0 { NICE_0_LOAD } else { 0 };
+        let load: u64 = span.iter().map(|i| self.rqs[i].load.weight).sum();
+        let root = Aggregate { load, shares, rq_weight, task_weight: 0 };
+        self.rqs[first].top_aggregate = root;
+        let children: Vec<GroupId> = self.leaf_groups().collect();
+        for g in children {
+            self.aggregate_get_down(g, span, first, root);
+            self.aggregate_group_set_shares(g, span, first);
+        }
+    }
+
+    /// `aggregate_get_down(tg, sd)`: `aggregate_group_weight`,
+    /// `aggregate_group_shares` and `aggregate_group_load` for a group
+    /// under the root.
+    fn aggregate_get_down(&mut self, g: GroupId, span: &CpuMask, first: CpuId, root: Aggregate) {
+        let grp = &self.groups[g.0 as usize];
+        let rq_weight: u64 = span.iter().map(|i| grp.cfs[i].load.weight).sum();
+        let shares = Self::aggregate_group_shares(grp, span, rq_weight);
+        // load = parent load × shares / (parent rq_weight + 1).
+        let load = root.load.wrapping_mul(shares) / root.rq_weight.wrapping_add(1);
+        let a = Aggregate { load, shares, rq_weight, task_weight: rq_weight };
+        self.groups[g.0 as usize].aggregate[first] = a;
+    }
+
+    /// `aggregate_group_shares`: the shares held on the span's CPUs, or
+    /// all of them when none are recorded but the group has weight there,
+    /// or when the sum is more than it has.
+    fn aggregate_group_shares(grp: &TaskGroup, span: &CpuMask, rq_weight: u64) -> u64 {
+        let shares = span.iter().fold(0u64, |s, i| s.wrapping_add(grp.cpu_shares[i]));
+        if (shares == 0 && rq_weight != 0) || shares > grp.shares { grp.shares } else { shares }
+    }
+
+    /// `aggregate_group_set_shares` (aggregate_get_up): give each CPU of
+    /// the span its part of the group's shares, then put what rounding
+    /// lost (or the clamp added) on the span's first CPU, in unsigned
+    /// arithmetic as the kernel does.
+    fn aggregate_group_set_shares(&mut self, g: GroupId, span: &CpuMask, first: CpuId) {
+        let before = self.groups[g.0 as usize].aggregate[first].shares;
+        for i in span.iter() {
+            self.update_group_shares_cpu(g, first, i);
+        }
+        let grp = &self.groups[g.0 as usize];
+        let rq_weight = grp.aggregate[first].rq_weight;
+        let now = Self::aggregate_group_shares(grp, span, rq_weight);
+        let grp = &mut self.groups[g.0 as usize];
+        grp.aggregate[first].shares = now;
+        let lost = before.wrapping_sub(now);
+        if lost != 0 {
+            grp.cpu_shares[first] = grp.cpu_shares[first].wrapping_add(lost);
+            grp.aggregate[first].shares = grp.aggregate[first].shares.wrapping_add(lost);
+        }
+    }
+
+    /// `__update_group_shares_cpu(tg, sd, cpu)` (e490517a
+    /// sched.c:1635-1680): `shares = aggregate shares × this CPU's queue
+    /// weight / (aggregate rq_weight + 1)`, a CPU without the group's tasks
+    /// counting as one nice-0 task (boost) so a task arriving there is not
+    /// starved; the unboosted value is recorded, and the entity weighs the
+    /// value clamped to [MIN_SHARES, MAX_SHARES].
+    fn update_group_shares_cpu(&mut self, g: GroupId, first: CpuId, cpu: CpuId) {
+        let grp = &self.groups[g.0 as usize];
+        let a = grp.aggregate[first];
+        let mut rq_weight = grp.cfs[cpu].load.weight;
+        let boost = rq_weight == 0;
+        if boost {
+            rq_weight = NICE_0_LOAD;
+        }
+        let shares = a.shares.wrapping_mul(rq_weight) / a.rq_weight.wrapping_add(1);
+        self.groups[g.0 as usize].cpu_shares[cpu] = if boost { 0 } else { shares };
+        self.set_group_shares(cpu, g, shares.clamp(MIN_SHARES, MAX_SHARES));
+    }
+
+    /// `move_group_shares(tg, sd, scpu, dcpu)` after load_balance_fair
+    /// moved some of the group's tasks: re-split the two CPUs' shares and
+    /// keep their sum (the root above has no entity to re-weight).
+    pub(crate) fn move_group_shares(&mut self, g: GroupId, first: CpuId, scpu: CpuId, dcpu: CpuId) {
+        let grp = &self.groups[g.0 as usize];
+        let sum = grp.cpu_shares[scpu].wrapping_add(grp.cpu_shares[dcpu]);
+        self.update_group_shares_cpu(g, first, scpu);
+        self.update_group_shares_cpu(g, first, dcpu);
+        let grp = &mut self.groups[g.0 as usize];
+        let lost = sum.wrapping_sub(grp.cpu_shares[scpu].wrapping_add(grp.cpu_shares[dcpu]));
+        if lost != 0 {
+            grp.cpu_shares[dcpu] = grp.cpu_shares[dcpu].wrapping_add(lost);
+        }
     }
 
     /// `__enqueue_entity` / `__dequeue_entity` on the top queue.
@@ -329,5 +513,92 @@ impl<O: Observer> Scheduler<O> {
             self.resched_cpu(cpu);
             self.emit(Event::TickPreempt { cpu, curr, ran, ideal });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! 2.6.26-rc4's aggregate arithmetic by hand (e490517a sched.c:1560-1760,
+    //! sched_fair.c:1386-1437). The whole-run behaviour of the other
+    //! profiles is pinned in tests/groups.rs.
+    use super::*;
+    use crate::Config;
+    use crate::entity::TaskParams;
+    use crate::observe::MigrateReason;
+    use cfs_topology::{Host, KernelVersion};
+
+    /// An AMD X2 (two cores, one MC domain) under rc4 with group
+    /// scheduling and migration_cost 0 (nothing cache hot): user 1 has three
+    /// tasks queued on CPU 0 and one on CPU 1, none running and no buddy.
+    fn rc4_scene() -> Scheduler<()> {
+        let v = KernelVersion::V2_6_26Rc4;
+        let h = Host::preset("x2").unwrap();
+        let mut c = Config::new(v, h.nr_cpus());
+        c.group_sched = true;
+        c.check_invariants = true;
+        c.tunables.migration_cost = 0;
+        let mut s = Scheduler::new(c, h.build_domains(v)).unwrap();
+        for cpu in [0, 0, 0, 1] {
+            s.spawn(0, cpu, TaskParams::normal().uid(1)).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn the_walk_splits_a_group_s_shares_by_task_weight() {
+        let mut s = rc4_scene();
+        // Before any walk each CPU's entity weighs the group's 1024, and
+        // rq->load counts it, not the tasks.
+        assert_eq!((s.rqs[0].load.weight, s.rqs[1].load.weight), (1024, 1024));
+        s.aggregate_walk(&CpuMask::first_n(2));
+        // Root: rq_weight = 1024 + 1024, shares = NICE_0_LOAD (none
+        // recorded, weight present), load = the runqueues' 2048.
+        assert_eq!(s.rqs[0].top_aggregate, Aggregate { load: 2048, shares: 1024, rq_weight: 2048, task_weight: 0 });
+        // The group: rq_weight = 3072 + 1024 = 4096; no shares recorded
+        // yet, so all 1024; load = 2048 × 1024 / 2049 = 1023.
+        // Up: CPU 0 gets 1024 × 3072 / 4097 = 767, CPU 1 1024 × 1024 / 4097
+        // = 255; they sum to 1022, and the 2 lost go on the first CPU's
+        // record (not its entity).
+        let grp = &s.task_groups()[0];
+        assert_eq!(grp.aggregate[0], Aggregate { load: 1023, shares: 1024, rq_weight: 4096, task_weight: 4096 });
+        assert_eq!((grp.se[0].load.weight, grp.se[1].load.weight), (767, 255));
+        assert_eq!((grp.cpu_shares[0], grp.cpu_shares[1]), (769, 255));
+        assert_eq!((s.rqs[0].load.weight, s.rqs[1].load.weight), (767, 255));
+    }
+
+    #[test]
+    fn load_balance_fair_converts_between_root_and_group_weight() {
+        let mut s = rc4_scene();
+        s.aggregate_walk(&CpuMask::first_n(2));
+        // A root imbalance of 256 is 256 × 4096 / 1024 = 1024 of the group's
+        // task weight, as is half its difference (3072 - 1024) / 2: one
+        // task moves (rc4's iterator offers T2 and T1, not the oldest, T0).
+        let pulled = s.move_tasks(1, 0, 256, (1, 0), MigrateReason::Periodic, &mut false);
+        assert_eq!(pulled, 1);
+        assert_eq!(s.t(TaskId(2)).cpu, 1);
+        // move_group_shares: 769 + 255 = 1024 re-split over 2048 and 2048
+        // of task weight: 1024 × 2048 / 4097 = 511 each, the 2 lost
+        // recorded on the destination.
+        let grp = &s.task_groups()[0];
+        assert_eq!((grp.se[0].load.weight, grp.se[1].load.weight), (511, 511));
+        assert_eq!((grp.cpu_shares[0], grp.cpu_shares[1]), (511, 513));
+        assert_eq!((s.rqs[0].load.weight, s.rqs[1].load.weight), (511, 511));
+    }
+
+    #[test]
+    fn a_group_heavier_here_wraps_its_difference_and_may_move_everything() {
+        let mut s = rc4_scene();
+        // Four of the group's tasks on CPU 0, three on CPU 1.
+        for cpu in [0, 1, 1] {
+            s.spawn(0, cpu, TaskParams::normal().uid(1)).unwrap();
+        }
+        s.aggregate_walk(&CpuMask::first_n(2));
+        // Pulling onto the heavier CPU 0 from CPU 1, asked for 1 of root
+        // weight: (3072 - 4096) / 2 in unsigned long is about 2^63, so the
+        // group may move every task balance_tasks finds on CPU 1. rc4's
+        // iterator offers two of the three (never the oldest): both move.
+        // 2.6.25/26 would skip the group (imbalance <= 0).
+        assert_eq!(s.move_tasks(0, 1, 1, (0, 0), MigrateReason::Periodic, &mut false), 2);
+        assert_eq!((s.rqs[0].nr_running, s.rqs[1].nr_running), (6, 1));
     }
 }

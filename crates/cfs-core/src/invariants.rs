@@ -187,6 +187,10 @@ impl<O: Observer> Scheduler<O> {
                 count += c;
             }
             self.check_top_queue(cpu)?;
+            // 2.6.26-rc4's rq->load counts the top-level entities.
+            if self.rules.group_aggregates() {
+                load = self.rqs[cpu].top.load.weight;
+            }
             (load, count)
         } else {
             self.check_task_queue(cpu, None, rq_curr, seen)?
@@ -299,7 +303,8 @@ impl<O: Observer> Scheduler<O> {
 
     /// Group scheduling's top queue on `cpu`: a group's entity is queued
     /// exactly while its queue here has tasks, in vruntime order, weighing
-    /// its shares; the running group is the running task's.
+    /// its shares (in 2.6.26-rc4, its part of them); the running group is
+    /// the running task's.
     fn check_top_queue(&self, cpu: CpuId) -> Result<(), InvariantViolation> {
         let top = &self.rqs[cpu].top;
         let mut last_key = i64::MIN;
@@ -333,8 +338,19 @@ impl<O: Observer> Scheduler<O> {
                 return fail(alloc::format!("CPU {cpu}: group {g} in the top tree while running or dequeued"));
             }
             if se.on_rq {
-                if se.load.weight != grp.shares {
-                    return fail(alloc::format!("CPU {cpu}: group {g} weighs {} not its shares", se.load.weight));
+                // 2.6.25/26: the group's shares on every CPU; rc4: its part
+                // of them, clamped to [MIN_SHARES, MAX_SHARES].
+                let ok = if self.rules.group_aggregates() {
+                    (crate::group::MIN_SHARES..=crate::group::MAX_SHARES).contains(&se.load.weight)
+                } else {
+                    se.load.weight == grp.shares
+                };
+                if !ok {
+                    return fail(alloc::format!(
+                        "CPU {cpu}: group {g} weighs {} (shares {})",
+                        se.load.weight,
+                        grp.shares
+                    ));
                 }
                 load += se.load.weight;
                 count += 1;

@@ -22,7 +22,7 @@
 //! | [`cfs_rq`] | the vruntime timeline, min_vruntime, buddies |
 //! | [`rq`] | the per-CPU runqueue and `cpu_load[]` decay |
 //! | [`fair`] | the fair class on one runqueue (update_curr … task_new_fair) |
-//! | [`group`] | CONFIG_FAIR_GROUP_SCHED by user id (2.6.25, 2.6.26): a top queue of group entities over each user's task queue |
+//! | [`group`] | CONFIG_FAIR_GROUP_SCHED by user id (2.6.25, 2.6.26-rc4, 2.6.26): a top queue of group entities over each user's task queue, and rc4's balancing by aggregates |
 //! | [`wakeup`] | try_to_wake_up, select_task_rq_fair, wake_affine, fork balancing |
 //! | [`balance`] | rebalance_domains, load_balance, idle and active balancing |
 //! | [`cpu_power`] | 2.6.32's group power refreshed while balancing (update_cpu_power, update_group_power) and the ARCH_POWER hooks |
@@ -34,9 +34,9 @@
 //! | [`sched`] | [`Scheduler`]: the public API tying it together |
 //!
 //! Group scheduling by user (CONFIG_FAIR_GROUP_SCHED with USER_SCHED) is
-//! modelled for 2.6.25 and 2.6.26 ([`Config::group_sched`], off by
-//! default, as in every profile's defconfig), not for 2.6.26-rc4 or
-//! 2.6.32, nor is the RT class. Power-savings balancing is: find_busiest_group's pick
+//! modelled for 2.6.25, 2.6.26-rc4 and 2.6.26 ([`Config::group_sched`], off
+//! by default, as in every profile's defconfig), not for 2.6.32; the RT
+//! class is not modelled. Power-savings balancing is: find_busiest_group's pick
 //! in a domain with SD_POWERSAVINGS_BALANCE (cfs-topology's `PowerSavings`
 //! builds such domains from `sched_mc_power_savings` /
 //! `sched_smt_power_savings`), and in 2.6.32 the newly idle consolidation

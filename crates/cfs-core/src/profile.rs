@@ -91,6 +91,17 @@ impl Rules {
         self.is_2_6_32() || self.patches.has(Patch::MinVruntimeFix)
     }
 
+    /// Group scheduling's balancing by aggregates (18d95a2832c, 2.6.26-rc1,
+    /// reverted by 6363ca57c76 in rc5): `rq->load` counts the top-level
+    /// entities (`inc_cpu_load` in account_entity_enqueue, e490517a
+    /// sched_fair.c:555-578), each group's per-CPU weight is its shares
+    /// split by the CPUs' task weight at every periodic balance pass
+    /// (`get_aggregate`), and load_balance_fair converts between the two
+    /// (see [`crate::group`]). 2.6.26-rc4 alone.
+    pub fn group_aggregates(&self) -> bool {
+        self.version == KernelVersion::V2_6_26Rc4
+    }
+
     /// cpu_avg_load_per_task on an empty runqueue: SCHED_LOAD_SCALE in
     /// 2.6.25/26, 0 in 2.6.32.
     pub fn empty_rq_load_per_task(&self) -> u64 {

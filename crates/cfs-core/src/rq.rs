@@ -24,6 +24,9 @@ pub struct Rq {
     /// (the tasks are in their groups' queues, and [`Rq::cfs`] stays
     /// empty). Empty without group scheduling.
     pub top: CfsRq<crate::group::GroupId>,
+    /// 2.6.26-rc4's `rq->cfs.aggregate`: the root group's aggregate for
+    /// the domains whose first CPU this is (see [`crate::group`]).
+    pub top_aggregate: crate::group::Aggregate,
     /// `rq->nr_running` (all classes; equals `cfs.nr_running` here).
     pub nr_running: u64,
     /// `rq->load`: summed weight of runnable tasks.
@@ -66,6 +69,7 @@ impl Rq {
             curr: None,
             cfs: CfsRq::new(),
             top: CfsRq::new(),
+            top_aggregate: crate::group::Aggregate::default(),
             nr_running: 0,
             load: LoadWeight::lazy(0),
             cpu_load: [0; CPU_LOAD_IDX_MAX],

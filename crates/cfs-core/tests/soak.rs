@@ -7,8 +7,9 @@
 //! 2.6.32-rc1 and 2.6.32 profiles (with feature masks that switch the
 //! off-by-default 2.6.32 modes on), with `Config::check_invariants` on;
 //! two of each profile's three topologies run with NO_HZ (tickless idle
-//! CPUs, the idle load balancer), and two of 2.6.25's and 2.6.26's with
-//! group scheduling by user (tasks of users 0, 1000 and 1001).
+//! CPUs, the idle load balancer), and two of 2.6.25's, 2.6.26-rc4's and
+//! 2.6.26's with group scheduling by user (tasks of users 0, 1000 and
+//! 1001).
 //!
 //! Every API call must return `Ok` or the refusal its documentation
 //! promises for that input (never panic), and the online invariants must
@@ -359,7 +360,7 @@ fn soak_profile(v: KernelVersion, patches: &[Patch], seed: u64) {
         }
         // Group scheduling by user on the dual core and the 16-CPU box, in
         // the profiles that port it.
-        c.group_sched = matches!(v, KernelVersion::V2_6_25 | KernelVersion::V2_6_26) && i != 1;
+        c.group_sched = !v.is_2_6_32() && i != 1;
         let calls = soak(c, d, (seed ^ seed_mix().wrapping_mul(0x9e37_79b9_7f4a_7c15)) + i as u64 * 7919, per);
         assert!(calls >= per, "{v} {name}: {calls}");
         total += calls;

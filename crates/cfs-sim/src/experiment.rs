@@ -223,8 +223,9 @@ impl SchedSpec {
         }
         let mut sockets = engine::Sockets::default();
         let mut boot = cfs_topology::builder::BuildOptions::default();
+        let mut users = (None, None);
         for (k, v) in &self.sets {
-            apply_set(&mut cfg, &mut sockets, &mut boot, k, v)?;
+            apply_set(&mut cfg, &mut sockets, &mut boot, &mut users, k, v)?;
         }
         // A knob the kernel made no sysfs file for cannot be written
         // (ENOENT), whatever the value.
@@ -253,6 +254,8 @@ impl SchedSpec {
             server: policy(&self.server_policy, "server-policy")?,
             client_nice: nice(&self.client_nice, "client-nice")?,
             server_nice: nice(&self.server_nice, "server-nice")?,
+            client_uid: users.0,
+            server_uid: users.1,
         };
         // The boot domains, as every rebuild makes them: a patch of the
         // domain initialisers goes to the builder, which applies it before
@@ -463,10 +466,13 @@ pub fn parse_numa(v: &str) -> Option<cfs_topology::NumaConfig> {
     }
 }
 
+/// `users`: the client and server sides' user ids (`client_uid`,
+/// `server_uid`), which name their task groups under group scheduling.
 fn apply_set(
     cfg: &mut Config,
     sockets: &mut engine::Sockets,
     boot: &mut cfs_topology::builder::BuildOptions,
+    users: &mut (Option<u32>, Option<u32>),
     k: &str,
     v: &str,
 ) -> Result<(), String> {
@@ -488,9 +494,13 @@ fn apply_set(
         // CONFIG_CPUSETS with the top cpuset alone (Config::cpusets).
         "cpusets" => cfg.cpusets = as_bool()?,
         // CONFIG_FAIR_GROUP_SCHED with USER_SCHED (Config::group_sched):
-        // a built-in's client side runs as user 1000 and its server side as
-        // user 1001 (cfs_machine::workloads::CLIENT_UID, SERVER_UID).
+        // one task group per user id.
         "group_sched" => cfg.group_sched = as_bool()?,
+        // The users a built-in's two sides run as (by default both 1000,
+        // cfs_machine::workloads::CLIENT_UID): with group scheduling, one
+        // group or two.
+        "client_uid" => users.0 = Some(v.parse().map_err(|_| bad())?),
+        "server_uid" => users.1 = Some(v.parse().map_err(|_| bad())?),
         "check_invariants" => cfg.check_invariants = as_bool()?,
         "write_space_wakeups" => sockets.write_space_wakeups = as_bool()?,
         // net.ipv4.tcp_low_latency (engine::Sockets): no TCP prequeue, so
@@ -554,7 +564,7 @@ fn apply_set(
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(format!(
-                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, cpusets, group_sched, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
+                        "unknown setting {k:?} (known: hz, hres_timers, nohz, preempt, cpusets, group_sched, client_uid, server_uid, nr_cpus, numa, isolcpus, relax_domain_level, sd_init, sched_mc_power_savings, sched_smt_power_savings, check_invariants, write_space_wakeups, \
                          poll_window, sndbuf, tcp_low_latency, sched_latency_ns, \
                          sched_min_granularity_ns, sched_wakeup_granularity_ns, sched_migration_cost, sched_nr_migrate, \
                          sched_child_runs_first, sched_compat_yield)"
@@ -589,10 +599,12 @@ fn split_items(s: &str) -> Vec<String> {
 }
 
 /// Settings fixed at boot, which `--switch` cannot write mid-run.
-const BOOT_ONLY: [&str; 16] = [
+const BOOT_ONLY: [&str; 18] = [
     "hz",
     "cpusets",
     "group_sched",
+    "client_uid",
+    "server_uid",
     "hres_timers",
     "hres",
     "nohz",

@@ -1965,16 +1965,20 @@ fn topology_builds_the_domains_of_a_patched_kernel() {
 }
 
 /// `--set group_sched=1` (CONFIG_FAIR_GROUP_SCHED by user) is a boot
-/// setting that only the 2.6.25 and 2.6.26 profiles port; the others, and
-/// the min-vruntime-fix patch, are refused with the reason. On 2.6.26 a
-/// four-hog run of one user (the one-sided built-ins run as user 1000)
-/// is one group on every CPU, so it gives the same tps as without groups;
-/// pgbench's two sides are two users, whose groups change the result
-/// (cfs-core's tests/groups.rs pins the arithmetic).
+/// setting that the 2.6.25, 2.6.26-rc4 and 2.6.26 profiles port; the
+/// 2.6.32 ones, and the min-vruntime-fix patch, are refused with the
+/// reason. The users are `--set client_uid=` and `server_uid=` (both
+/// 1000 by default). On 2.6.26 a four-hog run of one user is one group on
+/// every CPU, so it gives the same figures as without groups (cfs-core's
+/// tests/groups.rs pins the arithmetic of several).
 #[test]
 fn group_sched_is_a_boot_setting_of_the_profiles_that_port_it() {
     fails(&["--set", "group_sched=maybe"], "--set group_sched=maybe");
-    fails(&["--profile", "2.6.26-rc4", "--set", "group_sched=1"], "group scheduling is not available on 2.6.26-rc4");
+    fails(&["--set", "server_uid=-1"], "--set server_uid=-1");
+    fails_with(
+        &["hogs", "--profile", "2.6.26", "--duration", "1s", "--switch", "500ms:set=server_uid=1"],
+        "server_uid is fixed at boot; give it with --set instead",
+    );
     fails(&["--profile", "2.6.32", "--set", "group_sched=1"], "group scheduling is not available on 2.6.32");
     fails(
         &["--profile", "2.6.26", "--set", "group_sched=1", "--patch", "min-vruntime-fix"],

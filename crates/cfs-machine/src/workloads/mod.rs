@@ -105,6 +105,12 @@ pub struct Policies {
     pub client_nice: Option<i32>,
     /// The server side's nice level (`--server-nice`), -20..=19.
     pub server_nice: Option<i32>,
+    /// The user the client side (and a one-sided built-in) runs as
+    /// (`--set client_uid=N`); [`CLIENT_UID`] when unset.
+    pub client_uid: Option<u32>,
+    /// The user the server side runs as (`--set server_uid=N`); the
+    /// client's when unset.
+    pub server_uid: Option<u32>,
 }
 
 impl Policies {
@@ -116,6 +122,16 @@ impl Policies {
     /// The server side's policy, if forced.
     pub fn server(&self) -> Option<Policy> {
         self.server.or(self.all)
+    }
+
+    /// The client side's user.
+    pub fn client_uid(&self) -> u32 {
+        self.client_uid.unwrap_or(CLIENT_UID)
+    }
+
+    /// The server side's user: the client's unless set.
+    pub fn server_uid(&self) -> u32 {
+        self.server_uid.unwrap_or(self.client_uid())
     }
 
     /// Whether a side is set on its own (only two-sided workloads take that).
@@ -131,6 +147,8 @@ impl Policies {
             server: self.server.or(base.server),
             client_nice: self.client_nice.or(base.client_nice),
             server_nice: self.server_nice.or(base.server_nice),
+            client_uid: self.client_uid.or(base.client_uid),
+            server_uid: self.server_uid.or(base.server_uid),
         }
     }
 }
@@ -158,22 +176,18 @@ pub struct WorkloadOpts {
     pub pipe: bool,
 }
 
-/// The user a built-in's client side (the benchmark driver) runs as, and
-/// the user of a one-sided built-in's tasks. User ids matter only under
-/// group scheduling (`--set group_sched=1`, cfs_core::Config::group_sched),
-/// which gives each user a task group.
+/// The user a built-in's tasks run as unless `--set client_uid=` or
+/// `server_uid=` says otherwise: both sides one user, as when the tester
+/// starts the server and the benchmark from one account (or runs pgbench
+/// as `postgres`). User ids matter only under group scheduling (`--set
+/// group_sched=1`, cfs_core::Config::group_sched), which gives each user a
+/// task group.
 pub const CLIENT_UID: u32 = 1000;
-
-/// The user a built-in's server side (postmaster and backends, tbench's
-/// and sysbench's servers, VolanoMark's server) runs as: a daemon's own
-/// account, as `postgres` is, so the two sides are two task groups under
-/// group scheduling.
-pub const SERVER_UID: u32 = 1001;
 
 impl WorkloadOpts {
     /// Task parameters with this policy and an optional pin.
     pub fn params(&self, pin: Option<CpuMask>) -> TaskParams {
-        Self::with(self.policies.all, None, pin, CLIENT_UID)
+        Self::with(self.policies.all, None, pin, self.policies.client_uid())
     }
 
     fn with(policy: Option<Policy>, nice: Option<i32>, pin: Option<CpuMask>, uid: u32) -> TaskParams {
@@ -193,13 +207,13 @@ impl WorkloadOpts {
     /// Task parameters of the client side (`--pin-client`,
     /// `--client-policy`, `--client-nice`).
     pub fn client_params(&self) -> TaskParams {
-        Self::with(self.policies.client(), self.policies.client_nice, self.pin_client, CLIENT_UID)
+        Self::with(self.policies.client(), self.policies.client_nice, self.pin_client, self.policies.client_uid())
     }
 
     /// Task parameters of the server side (`--pin-backends`,
     /// `--server-policy`, `--server-nice`).
     pub fn server_params(&self) -> TaskParams {
-        Self::with(self.policies.server(), self.policies.server_nice, self.pin_server, SERVER_UID)
+        Self::with(self.policies.server(), self.policies.server_nice, self.pin_server, self.policies.server_uid())
     }
 }
 
@@ -969,13 +983,16 @@ mod tests {
 
     #[test]
     fn policies_fall_back_side_by_side() {
-        let set = Policies { client: Some(Policy::Batch), server_nice: Some(5), ..Policies::default() };
+        let set =
+            Policies { client: Some(Policy::Batch), server_nice: Some(5), server_uid: Some(26), ..Policies::default() };
         let base = Policies {
             all: Some(Policy::Normal),
             client: Some(Policy::Normal),
             server: Some(Policy::Batch),
             client_nice: Some(-5),
             server_nice: Some(0),
+            client_uid: Some(500),
+            server_uid: Some(1),
         };
         let p = set.or(base);
         assert_eq!(
@@ -986,8 +1003,16 @@ mod tests {
                 server: Some(Policy::Batch),
                 client_nice: Some(-5),
                 server_nice: Some(5),
+                client_uid: Some(500),
+                server_uid: Some(26),
             }
         );
+        // The users: the server's falls back to the client's, the client's
+        // to CLIENT_UID.
+        assert_eq!((p.client_uid(), p.server_uid()), (500, 26));
+        let one = Policies { client_uid: Some(7), ..Policies::default() };
+        assert_eq!((one.client_uid(), one.server_uid()), (7, 7));
+        assert_eq!((Policies::default().client_uid(), Policies::default().server_uid()), (CLIENT_UID, CLIENT_UID));
         assert_eq!((p.client(), p.server()), (Some(Policy::Batch), Some(Policy::Batch)));
         // A side's nice level is a per-side setting, as its policy is.
         assert!(Policies { server_nice: Some(0), ..Policies::default() }.per_side());
