@@ -674,11 +674,14 @@ impl<O: Observer> Scheduler<O> {
             }
             let w = self.t(p).se.load.weight;
             let prio = self.prio_of(Some(p));
-            // 2.6.32 dropped the fuzz and the high-priority exemption.
+            // 2.6.32 dropped the fuzz and the high-priority exemption. The
+            // kernel compares the unsigned weight with the long budget, so
+            // the budget is read unsigned: a budget near 2^63 (rc4's
+            // wrapped group difference) plus the fuzz never skips.
             let skip = if self.rules.is_2_6_32() {
-                (w >> 1) as i64 > rem
+                (w >> 1) > rem as u64
             } else {
-                (w >> 1) as i64 > rem + LOAD_FUZZ as i64 && prio >= *best_prio
+                (w >> 1) > rem.wrapping_add(LOAD_FUZZ as i64) as u64 && prio >= *best_prio
             };
             if skip || !self.can_migrate_task(p, busiest, this_cpu, sd, &mut pinned, exec_cpu) {
                 continue;
