@@ -24,40 +24,101 @@ const HOSTS: [&str; 7] = ["1s1c", "1s2c", "q6600", "x2", "1s2c2t", "2s2c", "2n1s
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Spawn { cpu: u8, nice: i8, policy: u8, mask: u16 },
-    Fork { task: u8 },
-    Wake { task: u8, cpu: u8, sync: bool, irq: bool },
-    Schedule { cpu: u8, how: u8 },
-    Tick { cpu: u8 },
-    Hrtick { cpu: u8 },
-    Advance { ns: u32 },
-    SetNice { task: u8, nice: i8 },
-    SetPolicy { task: u8, policy: u8 },
-    SetAffinity { task: u8, mask: u16 },
-    Rebalance { cpu: u8 },
+    Spawn {
+        cpu: u8,
+        nice: i8,
+        policy: u8,
+        mask: u16,
+    },
+    Fork {
+        task: u8,
+    },
+    Wake {
+        task: u8,
+        cpu: u8,
+        sync: bool,
+        irq: bool,
+    },
+    Schedule {
+        cpu: u8,
+        how: u8,
+    },
+    Tick {
+        cpu: u8,
+    },
+    Hrtick {
+        cpu: u8,
+    },
+    Advance {
+        ns: u32,
+    },
+    SetNice {
+        task: u8,
+        nice: i8,
+    },
+    SetPolicy {
+        task: u8,
+        policy: u8,
+    },
+    SetAffinity {
+        task: u8,
+        mask: u16,
+    },
+    Rebalance {
+        cpu: u8,
+    },
     // Settings written mid-run (cfs_core::sysctl); invalid ones are refused.
-    SetFeatures { mask: u32 },
-    SetTunable { which: u8, value: i32 },
-    SetDomainFlags { level: u8, set: u32, clear: u32 },
-    SetPatch { patch: u8, on: bool },
+    SetFeatures {
+        mask: u32,
+    },
+    SetTunable {
+        which: u8,
+        value: i32,
+    },
+    SetDomainFlags {
+        level: u8,
+        set: u32,
+        clear: u32,
+    },
+    SetPatch {
+        patch: u8,
+        on: bool,
+    },
     /// What APERF/MPERF read on a CPU (2.6.32's ARCH_POWER), any ratio,
     /// or no counters.
-    SetFreqPower { cpu: u8, ratio: Option<u32> },
+    SetFreqPower {
+        cpu: u8,
+        ratio: Option<u32>,
+    },
     /// A CPU goes down (cfs_core::hotplug) with its rebuilt domains, or the boot ones (`stale`: refused).
-    CpuDown { cpu: u8, stale: bool },
+    CpuDown {
+        cpu: u8,
+        stale: bool,
+    },
     /// A CPU comes back up.
-    CpuUp { cpu: u8 },
+    CpuUp {
+        cpu: u8,
+    },
     /// The running task enters or leaves a wait loop (set_current_state).
-    SetCurrentState { task: u8, interruptible: bool },
+    SetCurrentState {
+        task: u8,
+        interruptible: bool,
+    },
     /// The domains rebuilt over the CPUs up (arch_reinit_sched_domains),
     /// as the kernel with the patches and power-savings knobs now in force
     /// builds them, with or without CONFIG_NUMA; or the boot ones (`stale`:
     /// refused once a CPU is down).
-    ReinitDomains { numa: bool, stale: bool },
+    ReinitDomains {
+        numa: bool,
+        stale: bool,
+    },
     /// A write to sched_mc_power_savings (or, with `smt`, the SMT knob) of
     /// any level 0-3 (above the kernel's maximum: refused), with the domains
     /// built under the new knobs.
-    PowerSavingsStore { smt: bool, level: u8 },
+    PowerSavingsStore {
+        smt: bool,
+        level: u8,
+    },
 }
 
 /// Every tunable, and one name no kernel has.
@@ -65,8 +126,9 @@ fn tunable(i: u8) -> &'static str {
     Tunables::NAMES.get(i as usize % (Tunables::NAMES.len() + 1)).copied().unwrap_or("sched_bogus")
 }
 
-// `Input::patches` has one bit per patch: a seventeenth patch needs a wider field.
-const _: () = assert!(Patch::ALL.len() <= 16);
+// `Input::patches` has one bit per patch below its two build bits: a
+// fifteenth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 14);
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -74,7 +136,8 @@ struct Input {
     version: u8,
     features: u32,
     /// One bit per patch, in `Patch::ALL` order; bit 15 (past the last
-    /// patch) builds the kernel with CONFIG_CPUSETS.
+    /// patch) builds the kernel with CONFIG_CPUSETS, bit 14 with group
+    /// scheduling by user where the profile has it.
     patches: u16,
     nohz: bool,
     /// CONFIG_PREEMPT (2.6.32's newly-idle balancing stops at one task).
@@ -114,6 +177,8 @@ fuzz_target!(|input: Input| {
     cfg.preempt = input.preempt;
     // The top bit of the patch set (more bits than patches) is CONFIG_CPUSETS.
     cfg.cpusets = input.patches & 0x8000 != 0;
+    cfg.group_sched =
+        input.patches & 0x4000 != 0 && cfs_core::config::group_sched_refusal(version, cfg.patches).is_none();
     cfg.hz = match input.hz {
         0..=3 => [100, 250, 300, 1000][input.hz as usize],
         h => 1 + u32::from(h) % 10_000,
@@ -125,10 +190,13 @@ fuzz_target!(|input: Input| {
     for (i, op) in input.ops.iter().take(512).enumerate() {
         let r: Result<(), SchedError> = match *op {
             Op::Spawn { cpu, nice, policy: p, mask } => {
+                // The policy byte's quotient picks the user: 0, 1000 or 1001
+                // (their task groups under group scheduling).
                 let params = TaskParams::normal()
                     .nice(nice as i32)
                     .policy(policy(p))
-                    .allowed(CpuMask::from_cpus((0..16).filter(|b| mask & (1 << b) != 0)));
+                    .allowed(CpuMask::from_cpus((0..16).filter(|b| mask & (1 << b) != 0)))
+                    .uid([0, 1000, 1001][(p / 3 % 3) as usize]);
                 s.spawn(now, cpu as usize % n, params).map(|_| ())
             }
             Op::Fork { task: t } => s.fork(now, task(t, &s), None).map(|_| ()),
@@ -141,13 +209,9 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Schedule { cpu, how } => {
-                let how = [
-                    Deschedule::Preempt,
-                    Deschedule::Sleep,
-                    Deschedule::Exit,
-                    Deschedule::Yield,
-                    Deschedule::Schedule,
-                ][how as usize % 5];
+                let how =
+                    [Deschedule::Preempt, Deschedule::Sleep, Deschedule::Exit, Deschedule::Yield, Deschedule::Schedule]
+                        [how as usize % 5];
                 s.schedule(now, cpu as usize % n, how).map(|_| ())
             }
             Op::Tick { cpu } => s.tick(now, cpu as usize % n).map(|_| ()),

@@ -189,15 +189,18 @@ struct GenTask {
     ops: Vec<GOp>,
 }
 
-// `Input::patches` has one bit per patch: a seventeenth patch needs a wider field.
-const _: () = assert!(Patch::ALL.len() <= 16);
+// `Input::patches` has one bit per patch below its two build bits: a
+// fifteenth patch needs a wider field.
+const _: () = assert!(Patch::ALL.len() <= 14);
 
 #[derive(Arbitrary, Debug)]
 struct Input {
     version: u8,
     /// None: the profile's default `sched_features`.
     features: Option<u32>,
-    /// One bit per patch, in `Patch::ALL` order.
+    /// One bit per patch, in `Patch::ALL` order; bit 15 builds the kernel
+    /// with group scheduling by user where the profile has it, and bit 14
+    /// then runs a built-in's two sides as two users.
     patches: u16,
     tunables: Vec<Tunable>,
     /// HZ, an index into `HZ` (modulo); bit 7 also builds the kernel with
@@ -548,6 +551,8 @@ fuzz_target!(|input: Input| {
     config.nohz = input.clock & 16 != 0;
     config.preempt = input.hz & 128 != 0;
     config.cpusets = input.hz & 64 != 0;
+    config.group_sched =
+        input.patches & 0x8000 != 0 && cfs_core::config::group_sched_refusal(version, config.patches).is_none();
     config.check_invariants = true;
     config.validate().expect("a configuration built from accepted pieces is valid");
     // A patch's initialiser edits go to the builder; flag overrides are
@@ -587,6 +592,8 @@ fuzz_target!(|input: Input| {
                 server: maybe_policy(b.policy >> 4),
                 client_nice: b.nice.first().map(|&x| (x % 20) as i32).filter(|_| b.policy & 0x40 != 0),
                 server_nice: b.nice.last().map(|&x| (x % 20) as i32).filter(|_| b.policy & 0x80 != 0),
+                client_uid: None,
+                server_uid: (input.patches & 0x4000 != 0).then_some(1001),
             },
             pin_client: host_mask(b.pin_client as u16, n).filter(|_| b.pin_client & 0x80 != 0),
             pin_server: host_mask(b.pin_server as u16, n).filter(|_| b.pin_server & 0x80 != 0),
