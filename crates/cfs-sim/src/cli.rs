@@ -1253,9 +1253,13 @@ fn run_plan(plan: &Plan, a: &BenchArgs) -> Result<(), String> {
     output(plan, &res, &a.out, "cfs-sim", wall, None)
 }
 
-/// The eight columns of the seed experiment.
+/// The eight columns of the seed experiment. The 2.6.26-rc4 ones are Greg
+/// Smith's build: CONFIG_FAIR_GROUP_SCHED by user, kept from his 2.6.25
+/// configuration, with pgbench and the postmaster one user
+/// (`calibration::GREG_BUILD`; docs/CALIBRATION.md §1). 2.6.26 final with
+/// one user's tasks in one group schedules as without groups.
 pub fn seed_specs() -> Vec<SchedSpec> {
-    let rc4 = SchedSpec::profile("2.6.26-rc4");
+    let rc4 = SchedSpec::profile("2.6.26-rc4").with_items(calibration::GREG_BUILD).expect("a valid build");
     let fin = SchedSpec::profile("2.6.26");
     [
         (&rc4, "name=895"),
@@ -1289,6 +1293,18 @@ fn with_sets(mut specs: Vec<SchedSpec>, sets: &[String]) -> Result<Vec<SchedSpec
         s.sets.extend(sets.iter().cloned());
     }
     Ok(specs)
+}
+
+/// What the seed experiment's header says of its build: Greg Smith's
+/// (group scheduling by user) unless a `--set group_sched=` overrides it,
+/// and the `--set` items.
+fn seed_what(sets: &[String]) -> String {
+    let build = if sets.iter().any(|s| s.trim_start().starts_with("group_sched")) {
+        ""
+    } else {
+        ", built with group scheduling by user"
+    };
+    format!("2.6.26-rc4 = the features table's 2.6.26.git{build}{}", sets_note(sets))
 }
 
 /// What the table's header adds for `--set` items: "" or "; every column
@@ -1358,8 +1374,8 @@ fn seed_sweep(a: &SeedArgs, list: &str) -> Result<(), String> {
     let bases = parse_seed_list(list)?;
     let mut plan = seed_plan(a)?;
     say(&format!(
-        "# seed experiment (2.6.26-rc4 = the features table's 2.6.26.git{}) at {} base seed(s), {} run(s) per cell\n",
-        sets_note(&a.sets),
+        "# seed experiment ({}) at {} base seed(s), {} run(s) per cell\n",
+        seed_what(&a.sets),
         bases.len(),
         plan.runs
     ))?;
@@ -1415,7 +1431,7 @@ fn seed(a: &SeedArgs) -> Result<(), String> {
     check_out(&plan, &out)?;
     let (res, wall) = execute(&plan, a.out.jobs)?;
     let published = seed_published();
-    let what = format!("seed experiment (2.6.26-rc4 = the features table's 2.6.26.git{})", sets_note(&a.sets));
+    let what = format!("seed experiment ({})", seed_what(&a.sets));
     output(&plan, &res, &out, &what, wall, Some(&published))?;
     if a.out.plot.is_none() {
         // The PNG too, labelled with the embedded font.
