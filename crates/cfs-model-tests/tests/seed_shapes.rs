@@ -45,6 +45,19 @@ fn seed_tx(configs: &[&str], clients: &[u32], tx: u64, runs: u32) -> Results {
     plan.execute(&|| {}).unwrap()
 }
 
+/// 895's shape: flat from 1 to 60 clients (x0.75..x1.5 of 1 client) while
+/// one CPU carries most of the run time (column `c` of `r`, measured at
+/// `clients`, 15 among them).
+fn assert_piled_flat(r: &Results, c: usize, clients: &[u32]) {
+    let m = |n: u32| r.median(c, n).unwrap();
+    for &n in clients {
+        let ratio = m(n) / m(1);
+        assert!((0.75..=1.5).contains(&ratio), "895 at {n}: x{ratio:.2}");
+    }
+    let share = r.median_run(c, 15).unwrap().max_cpu_share;
+    assert!(share > 0.6, "895 at 15: busiest CPU share {share:.2}");
+}
+
 #[test]
 fn features_table_shapes() {
     // The defconfig build, without groups (the seed experiment's build is
@@ -63,14 +76,7 @@ fn features_table_shapes() {
     let clients = [1, 8, 15, 30, 60];
     let r = seed_tx(&cols, &clients, TX_FEATURES, 5);
     let m = |c: usize, n: u32| r.median(c, n).unwrap();
-    // 895 stays flat from 1 to 60 clients (x0.75..x1.5 of 1 client) while
-    // one CPU carries most of the run time.
-    for n in clients {
-        let ratio = m(0, n) / m(0, 1);
-        assert!((0.75..=1.5).contains(&ratio), "895 at {n}: x{ratio:.2}");
-    }
-    let share = r.median_run(0, 15).unwrap().max_cpu_share;
-    assert!(share > 0.6, "895 at 15: busiest CPU share {share:.2}");
+    assert_piled_flat(&r, 0, &clients);
     // 863 and 861 at 8-15 clients: >= 2.5x the 1-client value.
     for c in [1, 2] {
         for n in [8, 15] {
@@ -147,11 +153,7 @@ fn greg_s_build_puts_waker_between_895_and_861() {
     let clients = [1, 8, 15, 30, 60];
     let r = seed_tx(&cols, &clients, TX_FEATURES, 5);
     let m = |c: usize, n: u32| r.median(c, n).unwrap();
-    for n in clients {
-        let ratio = m(0, n) / m(0, 1);
-        assert!((0.75..=1.5).contains(&ratio), "895 at {n}: x{ratio:.2}");
-    }
-    assert!(r.median_run(0, 15).unwrap().max_cpu_share > 0.6, "895 at 15 should pile on one CPU");
+    assert_piled_flat(&r, 0, &clients);
     for n in [8, 15] {
         assert!(m(1, n) >= 2.5 * m(1, 1), "861 at {n}: {:.0} vs {:.0}", m(1, n), m(1, 1));
     }
