@@ -29,7 +29,7 @@ pub fn sched_period(nr_running: u64, t: &Tunables) -> u64 {
 }
 
 /// `do_div(n, base)` on 64-bit: the divisor is an `u32`.
-fn do_div(n: u64, base: u64) -> u64 {
+pub(crate) fn do_div(n: u64, base: u64) -> u64 {
     let b = base as u32;
     if b == 0 { n } else { n / b as u64 }
 }
@@ -109,8 +109,10 @@ pub fn wakeup_preempt_entity(curr_vruntime: u64, se_vruntime: u64, gran: u64) ->
 /// queue of weight `q_weight`, at runqueue clock `now`: its sum_exec_runtime
 /// grows by the time since `exec_start`, its vruntime by that time
 /// weighted (nice 0: as it is; otherwise `calc_delta_fair(delta, w)`;
-/// 2.6.26-rc4 charges `delta * W / w`, the reverted 8f1bc385cfb).
-pub(crate) fn charge_entity(se: &mut SchedEntity, now: u64, q_weight: u64, rules: &Rules) {
+/// 2.6.26-rc4 charges `delta * W / w`, the reverted 8f1bc385cfb). `up`
+/// weighs the charge further for the levels above (rc4's calc_delta_fair
+/// walks the hierarchy; see [`Scheduler::fair_up`]).
+pub(crate) fn charge_entity(se: &mut SchedEntity, now: u64, q_weight: u64, rules: &Rules, up: impl FnOnce(u64) -> u64) {
     let delta = now.wrapping_sub(se.exec_start);
     se.stats.exec_max = se.stats.exec_max.max(delta);
     se.sum_exec_runtime = se.sum_exec_runtime.wrapping_add(delta);
@@ -121,7 +123,7 @@ pub(crate) fn charge_entity(se: &mut SchedEntity, now: u64, q_weight: u64, rules
     } else {
         delta
     };
-    se.vruntime = se.vruntime.wrapping_add(weighted);
+    se.vruntime = se.vruntime.wrapping_add(up(weighted));
     se.exec_start = now;
 }
 
@@ -174,9 +176,12 @@ impl<O: Observer> Scheduler<O> {
         }
         let rules = self.rules;
         let now = self.rqs[cpu].clock;
-        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        let q = self.tq(cpu, tg);
         let Some(cid) = q.curr else { return };
-        charge_entity(&mut self.tasks[cid.0 as usize].se, now, q.load.weight, &rules);
+        let q_weight = q.load.weight;
+        let up = self.hier_up(tg).filter(|_| rules.weight_math_rc()).map(|g| self.up_level(cpu, g));
+        let fair_up = |d: u64| up.map_or(d, |u| u.fair(d, &rules));
+        charge_entity(&mut self.tasks[cid.0 as usize].se, now, q_weight, &rules, fair_up);
         if rules.min_vruntime_tracks_curr() {
             self.update_min_vruntime(cpu);
         }
@@ -191,16 +196,21 @@ impl<O: Observer> Scheduler<O> {
         if self.rules.is_2_6_32() {
             return self.place_entity_32(cpu, id, initial);
         }
-        let cfs: &CfsRq = self.tq(cpu, self.tg(id));
+        let tg = self.tg(id);
+        let cfs: &CfsRq = self.tq(cpu, tg);
         let left = cfs.leftmost.map(|l| self.tasks[l.0 as usize].se.vruntime);
         let se = &self.tasks[id.0 as usize].se;
-        let v = self.placed_vruntime(cfs.min_vruntime, cfs.nr_running, cfs.load.weight, left, se, initial);
+        let up = self.hier_up(tg).map(|g| self.up_level(cpu, g));
+        let v = self.placed_vruntime(cfs.min_vruntime, cfs.nr_running, cfs.load.weight, left, se, initial, up);
         self.tasks[id.0 as usize].se.vruntime = v;
     }
 
     /// The arithmetic of [`Self::place_entity`] for an entity `se` (a task
     /// or a group) on a queue with `min_vruntime`, `nr` entities of weight
-    /// `w_q` and a leftmost at `leftmost`.
+    /// `w_q` and a leftmost at `leftmost`; `up`, a task's group level where
+    /// the profile's arithmetic walks it (2.6.26's sched_vslice_add, rc4's
+    /// calc_delta_fair).
+    #[allow(clippy::too_many_arguments)] // the kernel's inputs, spelled out
     pub(crate) fn placed_vruntime(
         &self,
         min_v: u64,
@@ -209,6 +219,7 @@ impl<O: Observer> Scheduler<O> {
         leftmost: Option<u64>,
         se: &SchedEntity,
         initial: bool,
+        up: Option<crate::group::UpLevel>,
     ) -> u64 {
         let rules = self.rules;
         let t = self.cfg.tunables;
@@ -218,7 +229,11 @@ impl<O: Observer> Scheduler<O> {
             _ => min_v,
         };
         if initial && feats.has(Feature::StartDebit) {
-            vruntime = vruntime.wrapping_add(sched_vslice_add(nr, w_q, se.load.weight, se.on_rq, &t, &rules));
+            let mut vslice = sched_vslice_add(nr, w_q, se.load.weight, se.on_rq, &t, &rules);
+            if let (Some(u), false) = (up, rules.weight_math_rc()) {
+                vslice = u.vslice(vslice);
+            }
+            vruntime = vruntime.wrapping_add(vslice);
         }
         if !initial {
             if feats.has(Feature::NewFairSleepers) {
@@ -227,6 +242,13 @@ impl<O: Observer> Scheduler<O> {
                     // 2.6.26-rc4: calc_delta_fair(thresh, se) = thresh * W / w.
                     let mut lw = se.load;
                     thresh = calc_delta_mine(thresh, w_q, &mut lw, rules.version);
+                    // ... and up the hierarchy, with the top queue's weight
+                    // as it is now: a task's enqueue places it before its
+                    // group's entity joins the top queue, so a group new to
+                    // this CPU reads the others' weight (none: no credit).
+                    if let Some(u) = up {
+                        thresh = u.fair(thresh, &rules);
+                    }
                 }
                 vruntime = vruntime.wrapping_sub(thresh);
             }
@@ -436,8 +458,25 @@ impl<O: Observer> Scheduler<O> {
             return diff <= gran as i64;
         }
         let next_v = self.t(next).se.vruntime;
-        let gran = wakeup_gran(&mut self.tm(next).se.load, w_q, &t, &rules);
+        let mut gran = wakeup_gran(&mut self.tm(next).se.load, w_q, &t, &rules);
+        if let (Some(g), true) = (self.hier_up(tg), rules.weight_math_rc()) {
+            gran = self.up_level(cpu, g).asym(gran, &rules);
+        }
         wakeup_preempt_entity(next_v, left_v, gran) == 0
+    }
+
+    /// `sched_slice(task_cfs_rq, se)` for a task of weight `w` in group `tg`
+    /// on `cpu`: its queue's share, and in 2.6.26-rc4 and 2.6.26 its group's
+    /// share of the top queue on top (both walk `for_each_sched_entity`:
+    /// e490517a sched_fair.c:339-348, 389-394; bce7f793 :363-376).
+    pub(crate) fn task_slice(&mut self, cpu: CpuId, tg: Option<GroupId>, w: u64) -> u64 {
+        let (rules, t) = (self.rules, self.cfg.tunables);
+        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
+        let slice = sched_slice(q.nr_running, &mut q.load, w, &t, &rules);
+        match self.hier_up(tg) {
+            Some(g) => self.up_level(cpu, g).slice(slice, &rules),
+            None => slice,
+        }
     }
 
     /// `pick_next_entity`: the leftmost, or the next buddy when it is
@@ -472,11 +511,9 @@ impl<O: Observer> Scheduler<O> {
             return self.check_preempt_tick_32(cpu, curr);
         }
         let rules = self.rules;
-        let t = self.cfg.tunables;
         let w = self.t(curr).se.load.weight;
         let tg = self.tg(curr);
-        let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
-        let ideal = sched_slice(q.nr_running, &mut q.load, w, &t, &rules);
+        let ideal = self.task_slice(cpu, tg, w);
         let se = &self.tasks[curr.0 as usize].se;
         let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
         if ran > ideal {
@@ -563,12 +600,7 @@ impl<O: Observer> Scheduler<O> {
             return;
         }
         let w = self.t(curr).se.load.weight;
-        let slice = if rules.is_2_6_32() {
-            self.sched_slice_of_32(cpu, curr)
-        } else {
-            let q = task_q(&mut self.rqs, &mut self.groups, cpu, tg);
-            sched_slice(q.nr_running, &mut q.load, w, &t, &rules)
-        };
+        let slice = if rules.is_2_6_32() { self.sched_slice_of_32(cpu, curr) } else { self.task_slice(cpu, tg, w) };
         let se = &self.tasks[curr.0 as usize].se;
         let ran = se.sum_exec_runtime.wrapping_sub(se.prev_sum_exec_runtime);
         let mut delta = slice.wrapping_sub(ran) as i64;
@@ -671,7 +703,13 @@ impl<O: Observer> Scheduler<O> {
             }
             _ => (self.t(curr).se.vruntime, self.t(p).se.vruntime, self.t(curr).se.load, self.tq(cpu, ctg).load.weight),
         };
-        let gran = wakeup_gran(&mut se_load, w_q, &t, &rules);
+        let mut gran = wakeup_gran(&mut se_load, w_q, &t, &rules);
+        // rc4's calc_delta_asym walks up from the sibling: from a task, on
+        // through its group's entity.
+        let same_group = ctg.is_some() && ctg == ptg;
+        if let (Some(g), true, true) = (self.hier_up(ctg), same_group, rules.weight_math_rc()) {
+            gran = self.up_level(cpu, g).asym(gran, &rules);
+        }
         let lead = if rules.is_2_6_25() {
             // 2.6.25: preempt iff p.vruntime + gran < curr.vruntime, an
             // *unsigned* compare that misfires across the wrap.

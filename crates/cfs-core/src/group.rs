@@ -60,9 +60,10 @@
 use crate::cfs_rq::CfsRq;
 use crate::entity::{SchedEntity, TaskId};
 use crate::observe::{Event, Observer};
+use crate::profile::Rules;
 use crate::rq::Rq;
 use crate::sched::Scheduler;
-use crate::weights::{LoadWeight, NICE_0_LOAD};
+use crate::weights::{LoadWeight, NICE_0_LOAD, calc_delta_mine};
 use alloc::vec::Vec;
 use cfs_topology::{CpuId, CpuMask};
 use core::fmt;
@@ -92,11 +93,18 @@ pub const ROOT_USER_SHARES: u64 = 2 * NICE_0_LOAD;
 /// `sched_create_group` (bce7f793 sched.c:8026, 4b119e21 :7454).
 pub const USER_SHARES: u64 = NICE_0_LOAD;
 
-/// `MIN_SHARES` and `MAX_SHARES`: the bounds of a group entity's weight
-/// (bce7f793 sched.c:321-322; e490517a the same).
+/// `MIN_SHARES`: the least a group entity weighs (bce7f793 sched.c:321,
+/// e490517a :319).
 pub const MIN_SHARES: u64 = 2;
-/// See [`MIN_SHARES`].
+/// `MAX_SHARES` of 2.6.25 and 2.6.26 (bce7f793 sched.c:322); 2.6.26-rc4's
+/// is `ULONG_MAX - 1` (e490517a :320), see [`max_shares`].
 pub const MAX_SHARES: u64 = 1 << 18;
+
+/// The profile's `MAX_SHARES`, the most its re-weighting gives a group
+/// entity (only rc4 re-weights).
+pub fn max_shares(rules: &Rules) -> u64 {
+    if rules.group_aggregates() { u64::MAX - 1 } else { MAX_SHARES }
+}
 
 /// 2.6.26-rc4's `struct aggregate_struct` of one group over one domain
 /// (e490517a sched.c:405-436).
@@ -135,10 +143,17 @@ pub struct TaskGroup {
 
 impl TaskGroup {
     /// `sched_create_group` for `uid` on `nr_cpus` CPUs (`alloc_uid`), or
-    /// `init_task_group` for user 0.
-    pub fn new(uid: u32, nr_cpus: usize) -> Self {
+    /// `init_task_group` for user 0. 2.6.25 sets each entity's inverse
+    /// weight at creation, `2^32 / shares` (`init_tg_cfs_entry`, 4b119e21
+    /// sched.c:7170-7171); 2.6.26 and rc4 leave it to be computed lazily.
+    pub fn new(uid: u32, nr_cpus: usize, rules: &Rules) -> Self {
         let shares = if uid == 0 { ROOT_USER_SHARES } else { USER_SHARES };
-        let se = SchedEntity { load: LoadWeight::lazy(shares), ..SchedEntity::default() };
+        let load = if rules.is_2_6_25() {
+            LoadWeight { weight: shares, inv_weight: (1u64 << 32) / shares }
+        } else {
+            LoadWeight::lazy(shares)
+        };
+        let se = SchedEntity { load, ..SchedEntity::default() };
         TaskGroup {
             uid,
             shares,
@@ -147,6 +162,55 @@ impl TaskGroup {
             cpu_shares: alloc::vec![0; nr_cpus],
             aggregate: alloc::vec![Aggregate::default(); nr_cpus],
         }
+    }
+}
+
+/// A task's group level in the weight arithmetic that walks
+/// `for_each_sched_entity` (2.6.26-rc4's calc_delta_weight, calc_delta_fair
+/// and calc_delta_asym, e490517a sched_fair.c:339-362, 422-441; 2.6.26's
+/// sched_slice and sched_vslice_add, bce7f793 :363-406): the group's entity
+/// on a CPU and the top queue it is (or is about to be) queued on, as they
+/// are now. 2.6.25's arithmetic does not walk.
+#[derive(Clone, Copy, Debug)]
+pub struct UpLevel {
+    /// The top queue's load (`cfs_rq_of(group se)->load`).
+    pub top: LoadWeight,
+    /// The group entity's load.
+    pub se: LoadWeight,
+    /// Whether the group entity is queued.
+    pub on_rq: bool,
+}
+
+impl UpLevel {
+    /// calc_delta_weight's step: `delta * w_g / W_top` (rc4, calc_delta_mine
+    /// with the top queue's inverse); 2.6.26's sched_slice step multiplies
+    /// and truncates with do_div.
+    pub fn slice(mut self, delta: u64, rules: &Rules) -> u64 {
+        if rules.weight_math_rc() {
+            calc_delta_mine(delta, self.se.weight, &mut self.top, rules.version)
+        } else {
+            crate::fair::do_div(delta.wrapping_mul(self.se.weight), self.top.weight)
+        }
+    }
+
+    /// calc_delta_fair's step (rc4): `delta * W_top / w_g`.
+    pub fn fair(mut self, delta: u64, rules: &Rules) -> u64 {
+        calc_delta_mine(delta, self.top.weight, &mut self.se, rules.version)
+    }
+
+    /// calc_delta_asym's step (rc4): as `fair`, with a group lighter than
+    /// nice 0 counted as nice 0.
+    pub fn asym(mut self, delta: u64, rules: &Rules) -> u64 {
+        let mut nice0 = LoadWeight { weight: NICE_0_LOAD, inv_weight: 1 << 22 };
+        let lw = if self.se.weight < NICE_0_LOAD { &mut nice0 } else { &mut self.se };
+        calc_delta_mine(delta, self.top.weight, lw, rules.version)
+    }
+
+    /// 2.6.26 sched_vslice_add's step: `vslice * NICE_0_LOAD / (W_top +
+    /// w_g if the group is not queued)`.
+    pub fn vslice(self, vslice: u64) -> u64 {
+        let w = self.top.weight + if self.on_rq { 0 } else { self.se.weight };
+        crate::fair::do_div(vslice.wrapping_mul(NICE_0_LOAD), w)
     }
 }
 
@@ -195,6 +259,18 @@ impl<O: Observer> Scheduler<O> {
         }
     }
 
+    /// A task group `tg` whose level the profile's weight arithmetic walks
+    /// ([`UpLevel`]): None in 2.6.25 and without groups.
+    pub(crate) fn hier_up(&self, tg: Option<GroupId>) -> Option<GroupId> {
+        tg.filter(|_| !self.rules.is_2_6_25())
+    }
+
+    /// The [`UpLevel`] of group `g` on `cpu`, now.
+    pub(crate) fn up_level(&self, cpu: CpuId, g: GroupId) -> UpLevel {
+        let se = &self.groups[g.0 as usize].se[cpu];
+        UpLevel { top: self.rqs[cpu].top.load, se: se.load, on_rq: se.on_rq }
+    }
+
     /// The group a task belongs to (None without group scheduling).
     pub(crate) fn tg(&self, id: TaskId) -> Option<GroupId> {
         self.tasks[id.0 as usize].tg
@@ -209,15 +285,25 @@ impl<O: Observer> Scheduler<O> {
         if let Some(i) = self.groups.iter().position(|g| g.uid == uid) {
             return Some(GroupId(i as u32));
         }
-        self.groups.push(TaskGroup::new(uid, self.rqs.len()));
+        self.groups.push(TaskGroup::new(uid, self.rqs.len(), &self.rules));
         Some(GroupId((self.groups.len() - 1) as u32))
+    }
+
+    /// `sched_init`'s `init_task_group`: with group scheduling, user 0's
+    /// group exists from boot, first of all (so last in every newest-first
+    /// list).
+    pub(crate) fn init_task_group(&mut self) {
+        if self.cfg.group_sched && self.groups.is_empty() {
+            self.group_of_uid(0);
+        }
     }
 
     /// `for_each_leaf_cfs_rq(rq, cfs_rq)`: the groups in the order of the
     /// runqueue's `leaf_cfs_rq_list`, to which `register_fair_sched_group`
     /// adds each new group at the head (`list_add_rcu`, bce7f793
-    /// sched.c:8053-8054), after `init_task_group` went in at boot: the
-    /// newest group first, user 0's last.
+    /// sched.c:8053-8054), after `init_task_group` (user 0's, made at boot)
+    /// went in: the newest group first, user 0's last. rc4's `task_groups`
+    /// and `root_task_group.children` lists are in the same order.
     pub(crate) fn leaf_groups(&self) -> impl Iterator<Item = GroupId> + '_ {
         (0..self.groups.len() as u32).rev().map(GroupId)
     }
@@ -229,7 +315,7 @@ impl<O: Observer> Scheduler<O> {
         let rq = &mut self.rqs[cpu];
         let Some(g) = rq.top.curr else { return };
         let se = &mut self.groups[g.0 as usize].se[cpu];
-        crate::fair::charge_entity(se, rq.clock, rq.top.load.weight, &rules);
+        crate::fair::charge_entity(se, rq.clock, rq.top.load.weight, &rules, |d| d);
     }
 
     /// `enqueue_entity(&rq->cfs, tg->se[cpu], wakeup)`: the walk up from a
@@ -284,6 +370,7 @@ impl<O: Observer> Scheduler<O> {
             left,
             &self.groups[g.0 as usize].se[cpu],
             false,
+            None,
         );
         self.groups[g.0 as usize].se[cpu].vruntime = v;
     }
@@ -409,7 +496,7 @@ impl<O: Observer> Scheduler<O> {
         }
         let shares = a.shares.wrapping_mul(rq_weight) / a.rq_weight.wrapping_add(1);
         self.groups[g.0 as usize].cpu_shares[cpu] = if boost { 0 } else { shares };
-        self.set_group_shares(cpu, g, shares.clamp(MIN_SHARES, MAX_SHARES));
+        self.set_group_shares(cpu, g, shares.clamp(MIN_SHARES, max_shares(&self.rules)));
     }
 
     /// `move_group_shares(tg, sd, scpu, dcpu)` after load_balance_fair
@@ -530,6 +617,7 @@ mod tests {
     /// An AMD X2 (two cores, one MC domain) under rc4 with group
     /// scheduling and migration_cost 0 (nothing cache hot): user 1 has three
     /// tasks queued on CPU 0 and one on CPU 1, none running and no buddy.
+    /// Its group is the second (user 0's is made at boot).
     fn rc4_scene() -> Scheduler<()> {
         let v = KernelVersion::V2_6_26Rc4;
         let h = Host::preset("x2").unwrap();
@@ -559,7 +647,7 @@ mod tests {
         // Up: CPU 0 gets 1024 × 3072 / 4097 = 767, CPU 1 1024 × 1024 / 4097
         // = 255; they sum to 1022, and the 2 lost go on the first CPU's
         // record (not its entity).
-        let grp = &s.task_groups()[0];
+        let grp = &s.task_groups()[1];
         assert_eq!(grp.aggregate[0], Aggregate { load: 1023, shares: 1024, rq_weight: 4096, task_weight: 4096 });
         assert_eq!((grp.se[0].load.weight, grp.se[1].load.weight), (767, 255));
         assert_eq!((grp.cpu_shares[0], grp.cpu_shares[1]), (769, 255));
@@ -579,7 +667,7 @@ mod tests {
         // move_group_shares: 769 + 255 = 1024 re-split over 2048 and 2048
         // of task weight: 1024 × 2048 / 4097 = 511 each, the 2 lost
         // recorded on the destination.
-        let grp = &s.task_groups()[0];
+        let grp = &s.task_groups()[1];
         assert_eq!((grp.se[0].load.weight, grp.se[1].load.weight), (511, 511));
         assert_eq!((grp.cpu_shares[0], grp.cpu_shares[1]), (511, 513));
         assert_eq!((s.rqs[0].load.weight, s.rqs[1].load.weight), (511, 511));
@@ -600,5 +688,46 @@ mod tests {
         // 2.6.25/26 would skip the group (imbalance <= 0).
         assert_eq!(s.move_tasks(0, 1, 1, (0, 0), MigrateReason::Periodic, &mut false), 2);
         assert_eq!((s.rqs[0].nr_running, s.rqs[1].nr_running), (6, 1));
+    }
+
+    #[test]
+    fn slices_walk_up_to_the_group_in_2_6_26() {
+        // One CPU (no domain; latency 20 ms), user 1 with one task and user
+        // 2 with two. 2.6.26's sched_slice walks up: period(nr of the task's
+        // queue) x w / W at each level (bce7f793 sched_fair.c:363-376). User
+        // 2's tasks: 20 ms x 1024 / 2048 x 1024 / 2048 = 5 ms; user 1's
+        // task: 20 ms x 1024 / 1024 x 1024 / 2048 = 10 ms. (One level deep,
+        // both would be 10 and 20 ms.)
+        let v = KernelVersion::V2_6_26;
+        let mut c = Config::new(v, 1);
+        c.group_sched = true;
+        let mut s =
+            Scheduler::new(c, cfs_topology::SchedDomains { version: v, per_cpu: alloc::vec![alloc::vec![]] }).unwrap();
+        let a = s.spawn(0, 0, TaskParams::normal().uid(1)).unwrap();
+        let b = s.spawn(0, 0, TaskParams::normal().uid(2)).unwrap();
+        s.spawn(0, 0, TaskParams::normal().uid(2)).unwrap();
+        let (ga, gb) = (s.tg(a), s.tg(b));
+        assert_eq!((s.task_slice(0, ga, 1024), s.task_slice(0, gb, 1024)), (10_000_000, 5_000_000));
+    }
+
+    #[test]
+    fn rc4_s_sleeper_credit_walks_up_and_is_none_where_the_group_is_new() {
+        // calc_delta_fair's group step is thresh x W_top / w_g, with the top
+        // queue as it is when the task is placed: before its group's entity
+        // joins it, so on a CPU where the group had nothing queued (and no
+        // other group either) W_top = 0 and the credit is 0. Beside another
+        // group of 1024, a group of 767 turns 40 ms into 40 ms x 1024 x
+        // inv(767) >> 32, rc4's lazy inverse being 1 + (2^32 - 383) / 768 =
+        // 5,592,405: 40e6 x 1024 = 4.096e10 takes the large-value path,
+        // srr(4.096e10, 16) = 625,000, x 5,592,405 = 3,495,253,125,000,
+        // srr(.., 16) = 53,333,330.
+        let rules = Config::new(KernelVersion::V2_6_26Rc4, 2).rules();
+        let up = |top: u64, se: u64| UpLevel { top: LoadWeight::lazy(top), se: LoadWeight::lazy(se), on_rq: false };
+        assert_eq!(up(0, 767).fair(40_000_000, &rules), 0);
+        assert_eq!(up(1024, 767).fair(40_000_000, &rules), 53_333_330);
+        // calc_delta_asym counts a group lighter than nice 0 as nice 0
+        // (inverse 2^22): 10 ms x 767 = 7.67e9, large path: srr(7.67e9, 16)
+        // = 117,035, x 2^22 then srr 16 = 117,035 x 64 = 7,490,240.
+        assert_eq!(up(767, 767).asym(10_000_000, &rules), 7_490_240);
     }
 }

@@ -341,7 +341,7 @@ impl<O: Observer> Scheduler<O> {
                 // 2.6.25/26: the group's shares on every CPU; rc4: its part
                 // of them, clamped to [MIN_SHARES, MAX_SHARES].
                 let ok = if self.rules.group_aggregates() {
-                    (crate::group::MIN_SHARES..=crate::group::MAX_SHARES).contains(&se.load.weight)
+                    (crate::group::MIN_SHARES..=crate::group::max_shares(&self.rules)).contains(&se.load.weight)
                 } else {
                     se.load.weight == grp.shares
                 };

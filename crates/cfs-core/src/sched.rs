@@ -248,7 +248,7 @@ impl<O: Observer> Scheduler<O> {
             domains.per_cpu.resize(n, Vec::new());
         }
         apply_patch_domain_flags(&cfg, &mut domains);
-        Ok(Scheduler {
+        let mut s = Scheduler {
             rules: cfg.rules(),
             cfg,
             rqs: (0..n).map(Rq::new).collect(),
@@ -267,7 +267,9 @@ impl<O: Observer> Scheduler<O> {
             power: crate::cpu_power::CpuPower::new(n),
             now: 0,
             origin: None,
-        })
+        };
+        s.init_task_group();
+        Ok(s)
     }
 
     // ----- queries -------------------------------------------------------
