@@ -111,7 +111,7 @@ pub fn wakeup_preempt_entity(curr_vruntime: u64, se_vruntime: u64, gran: u64) ->
 /// weighted (nice 0: as it is; otherwise `calc_delta_fair(delta, w)`;
 /// 2.6.26-rc4 charges `delta * W / w`, the reverted 8f1bc385cfb). `up`
 /// weighs the charge further for the levels above (rc4's calc_delta_fair
-/// walks the hierarchy; see [`Scheduler::fair_up`]).
+/// walks the hierarchy; see [`crate::group::UpLevel::fair`]).
 pub(crate) fn charge_entity(se: &mut SchedEntity, now: u64, q_weight: u64, rules: &Rules, up: impl FnOnce(u64) -> u64) {
     let delta = now.wrapping_sub(se.exec_start);
     se.stats.exec_max = se.stats.exec_max.max(delta);

@@ -55,24 +55,27 @@ impl PubColumn {
         self.values.iter().find(|(k, _)| *k == clients).map(|&(_, v)| v)
     }
 
-    /// The model configuration of this column, on [`PUB_PROFILE`].
+    /// The model configuration of this column, on [`PUB_PROFILE`] built as
+    /// [`TESTERS_BUILD`].
     fn spec(&self) -> Result<SchedSpec, String> {
-        SchedSpec::profile(PUB_PROFILE).with_items(self.config)
+        SchedSpec::profile(PUB_PROFILE).with_items(TESTERS_BUILD)?.with_items(self.config)
     }
 }
 
 /// The kernel profile every published column's configuration applies to.
 const PUB_PROFILE: &str = "2.6.26-rc4";
 
-/// Greg Smith's kernel build, as `--config` items: CONFIG_FAIR_GROUP_SCHED
-/// with USER_SCHED, pgbench and the postmaster one user (the built-ins'
-/// default). His rc kernels had CONFIG_SCHED_DEBUG, so they were not built
-/// from the defconfig; `make oldconfig` on his 2.6.25 configuration,
-/// where GROUP_SCHED was `default y`, keeps group scheduling
-/// (docs/CALIBRATION.md §1). Every column of his tables (the features
-/// table, the affinity-fix run, the runs table) is compared with it; Mike
-/// Galbraith's tables with his own, without groups.
-pub const GREG_BUILD: &str = "set=group_sched=1";
+/// The kernel build of the 2008 testers' 2.6.25 and 2.6.26-rc kernels, as
+/// `--config` items: CONFIG_FAIR_GROUP_SCHED with USER_SCHED, pgbench and
+/// the postmaster one user (the built-ins' default). Greg Smith's rc
+/// kernels had CONFIG_SCHED_DEBUG, so they were not built from the
+/// defconfig; `make oldconfig` on a 2.6.25 configuration, where
+/// GROUP_SCHED was `default y`, keeps group scheduling, and Zhang Yanmin's
+/// rc1 regression shows testers' rc kernels had it (docs/CALIBRATION.md §1).
+/// Every published column is compared with it (the seed experiment's rc4
+/// columns too); one user's group leaves 2.6.25 and 2.6.26 final as without
+/// groups, so it acts on the rc4 columns.
+pub const TESTERS_BUILD: &str = "set=group_sched=1";
 
 /// The points of `values` (sorted by client count) up to `clients` clients.
 const fn up_to(values: &'static [(u32, f64)], clients: u32) -> &'static [(u32, f64)] {
@@ -113,10 +116,10 @@ pub const FEATURES: PubTable = PubTable {
     file: "pgbench-q6600-features.csv",
     who: "Greg Smith 2008-05-28, median of 5",
     columns: &[
-        PubColumn { name: "2.6.26.git_895", config: "name=895,set=group_sched=1", values: GIT_895 },
+        PubColumn { name: "2.6.26.git_895", config: "name=895", values: GIT_895 },
         col!(
             "2.6.26.git_waker_patch",
-            "name=waker,patch=waker,set=group_sched=1",
+            "name=waker,patch=waker",
             [
                 (1, 11041.0),
                 (2, 16306.0),
@@ -135,7 +138,7 @@ pub const FEATURES: PubTable = PubTable {
         ),
         col!(
             "f=0",
-            "name=0,features=0,set=group_sched=1",
+            "name=0,features=0",
             [
                 (1, 9214.0),
                 (2, 16916.0),
@@ -154,7 +157,7 @@ pub const FEATURES: PubTable = PubTable {
         ),
         col!(
             "f=893",
-            "name=893,features=893,set=group_sched=1",
+            "name=893,features=893",
             [
                 (1, 11204.0),
                 (2, 11165.0),
@@ -173,7 +176,7 @@ pub const FEATURES: PubTable = PubTable {
         ),
         col!(
             "f=863",
-            "name=863,features=863,set=group_sched=1",
+            "name=863,features=863",
             [
                 (1, 9232.0),
                 (2, 16686.0),
@@ -192,7 +195,7 @@ pub const FEATURES: PubTable = PubTable {
         ),
         col!(
             "f=861",
-            "name=861,features=861,set=group_sched=1",
+            "name=861,features=861",
             [
                 (1, 9433.0),
                 (2, 16097.0),
@@ -218,10 +221,10 @@ pub const OTHERS: [PubTable; 6] = [
         file: "pgbench-q6600-affinity-fix.csv",
         who: "Greg Smith and Mike Galbraith 2008-06-06",
         columns: &[
-            PubColumn { name: "2.6.26.git", config: "name=895,set=group_sched=1", values: up_to(GIT_895, 50) },
+            PubColumn { name: "2.6.26.git", config: "name=895", values: up_to(GIT_895, 50) },
             col!(
                 "affinity_fix_greg",
-                "name=affinity-fix,patch=affinity-fix,set=group_sched=1",
+                "name=affinity-fix,patch=affinity-fix",
                 [
                     (1, 11003.0),
                     (2, 16868.0),
@@ -239,7 +242,7 @@ pub const OTHERS: [PubTable; 6] = [
             ),
             col!(
                 "affinity_fix_mike",
-                "name=mike-affinity-fix,patch=affinity-fix",
+                "name=affinity-fix,patch=affinity-fix",
                 [
                     (1, 10122.0),
                     (2, 14360.0),
@@ -263,7 +266,7 @@ pub const OTHERS: [PubTable; 6] = [
         columns: &[
             col!(
                 "2.6.26.git",
-                "name=mike-waker,patch=waker",
+                "name=waker,patch=waker",
                 [
                     (1, 9999.4),
                     (2, 14042.6),
@@ -306,7 +309,7 @@ pub const OTHERS: [PubTable; 6] = [
         who: "Mike Galbraith 2008-05-22",
         columns: &[col!(
             "2.6.26_default",
-            "name=mike-895",
+            "name=895",
             [
                 (1, 10014.8),
                 (2, 9791.4),
@@ -329,7 +332,7 @@ pub const OTHERS: [PubTable; 6] = [
         who: "Mike Galbraith 2008-05-22",
         columns: &[col!(
             "2.6.26.git_f863",
-            "name=mike-863,features=863",
+            "name=863,features=863",
             [
                 (1, 8173.5),
                 (2, 15738.2),
@@ -406,7 +409,7 @@ pub const OTHERS: [PubTable; 6] = [
         columns: &[
             col!(
                 "2.6.25",
-                "name=2.6.25,profile=2.6.25,set=group_sched=1",
+                "name=2.6.25,profile=2.6.25",
                 [
                     (1, 11271.8),
                     (2, 12504.7),
@@ -425,7 +428,7 @@ pub const OTHERS: [PubTable; 6] = [
             ),
             col!(
                 "2.6.26-rc2",
-                "name=895,set=group_sched=1",
+                "name=895",
                 [
                     (1, 11023.1),
                     (2, 11519.9),
@@ -765,16 +768,13 @@ mod tests {
                 None,
             ]
         );
-        let rc4 = SchedSpec::profile("2.6.26-rc4").with_items(GREG_BUILD).unwrap();
+        let rc4 = SchedSpec::profile("2.6.26-rc4").with_items(TESTERS_BUILD).unwrap();
         assert!(published_for(&rc4.with_items("features=863").unwrap()).is_none(), "unlabelled");
         assert!(published_for(&SchedSpec::profile("2.6.26").with_items("name=863,features=863").unwrap()).is_none());
         assert!(published_for(&rc4.with_items("name=863,features=863").unwrap()).is_some());
-        // Without Greg's build it is not his column; Mike's run of 863 has
-        // its own name.
+        // Without the testers' build it is no published column.
         let plain = SchedSpec::profile("2.6.26-rc4");
         assert!(published_for(&plain.with_items("name=863,features=863").unwrap()).is_none());
-        let mike = published_for(&plain.with_items("name=mike-863,features=863").unwrap()).map(|c| c.name);
-        assert_eq!(mike, Some("2.6.26.git_f863"));
     }
 
     /// A one-run pgbench plan on the Q6600 over `specs` at `clients`.
@@ -893,8 +893,8 @@ mod tests {
     }
 
     /// The configurations the tables need, each once: 17 published columns
-    /// map onto 15 configurations, all on rc4 but 2.6.25's; Greg Smith's
-    /// (with his build) and Mike Galbraith's (without groups) are apart.
+    /// map onto 11 configurations, all on rc4 but 2.6.25's, all built as
+    /// the testers' kernels.
     #[test]
     fn specs_are_one_per_configuration() {
         let specs = specs_for(&all_tables());
@@ -909,25 +909,16 @@ mod tests {
                 "863",
                 "861",
                 "affinity-fix",
-                "mike-affinity-fix",
-                "mike-waker",
                 "batch",
-                "mike-895",
-                "mike-863",
                 "waker+clamp-batch",
                 "waker+clamp",
                 "2.6.25"
             ]
         );
         let profiles: Vec<&str> = specs.iter().map(|s| s.profile.as_str()).collect();
-        assert_eq!(profiles.iter().filter(|p| **p == PUB_PROFILE).count(), 14);
-        assert_eq!(profiles[14], "2.6.25");
-        let grouped: Vec<bool> =
-            specs.iter().map(|s| s.sets.iter().any(|(k, v)| k == "group_sched" && v == "1")).collect();
-        assert_eq!(
-            grouped,
-            [true, true, true, true, true, true, true, false, false, false, false, false, false, false, true]
-        );
+        assert_eq!(profiles.iter().filter(|p| **p == PUB_PROFILE).count(), 10);
+        assert_eq!(profiles[10], "2.6.25");
+        assert!(specs.iter().all(|s| s.sets.iter().any(|(k, v)| k == "group_sched" && v == "1")));
         assert_eq!(specs_for(&[&FEATURES]).len(), 6);
     }
 

@@ -1253,13 +1253,14 @@ fn run_plan(plan: &Plan, a: &BenchArgs) -> Result<(), String> {
     output(plan, &res, &a.out, "cfs-sim", wall, None)
 }
 
-/// The eight columns of the seed experiment. The 2.6.26-rc4 ones are Greg
-/// Smith's build: CONFIG_FAIR_GROUP_SCHED by user, kept from his 2.6.25
-/// configuration, with pgbench and the postmaster one user
-/// (`calibration::GREG_BUILD`; docs/CALIBRATION.md §1). 2.6.26 final with
-/// one user's tasks in one group schedules as without groups.
+/// The eight columns of the seed experiment. The 2.6.26-rc4 ones are built
+/// as the 2008 testers' kernels most likely were: CONFIG_FAIR_GROUP_SCHED
+/// by user, kept from a 2.6.25 configuration, with pgbench and the
+/// postmaster one user (`calibration::TESTERS_BUILD`; docs/CALIBRATION.md
+/// §1). 2.6.26 final with one user's tasks in one group schedules as
+/// without groups.
 pub fn seed_specs() -> Vec<SchedSpec> {
-    let rc4 = SchedSpec::profile("2.6.26-rc4").with_items(calibration::GREG_BUILD).expect("a valid build");
+    let rc4 = SchedSpec::profile("2.6.26-rc4").with_items(calibration::TESTERS_BUILD).expect("a valid build");
     let fin = SchedSpec::profile("2.6.26");
     [
         (&rc4, "name=895"),
