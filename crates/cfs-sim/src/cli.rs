@@ -150,8 +150,11 @@ pub struct SeedArgs {
     pub clients: Option<String>,
     /// A kernel build option or tunable for every column (repeatable), as
     /// pgbench's --set takes it: hz=1000, hres_timers=1, nohz=1, nr_cpus=64,
-    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1. The
-    /// published columns stay the comparison; the header names the settings.
+    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1,
+    /// group_sched=0 (the defconfig build; the 2.6.26-rc4 columns are built
+    /// with group scheduling by user, as the 2008 testers' kernels most
+    /// likely were). The published columns stay the comparison; the header
+    /// names the settings.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Judge the shapes at each of these base seeds (e.g. 1-8): the whole
@@ -349,7 +352,7 @@ pub struct BenchArgs {
     /// server_nice, set, cost, sd_flags, irq, slow).
     #[arg(long, value_name = "FILE")]
     pub sweep: Option<PathBuf>,
-    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, cpusets=1 (CONFIG_CPUSETS with the top cpuset alone, as distribution kernels boot: sched_setaffinity keeps only the CPUs online, a task whose CPUs all went down falls back to those online rather than every CPU, and from 2.6.26 final a hotplug rebuild, from 2.6.32 any rebuild, takes the isolcpus= CPUs back into the domains), nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does), sched_mc_power_savings=1 and sched_smt_power_savings=1 (the sysfs files, written before the run, or mid-run with --switch: MC spans the package, the CPU level, and with the SMT knob MC, balance for power savings, consolidating work onto fewer packages where the domains group packages at a level with the flag (not Nehalem-EP's, whose packages meet only at NODE; under 2.6.32 only with the SMT knob); 2.6.32 also takes 2, where newly idle CPUs consolidate too).
+    /// A tunable or engine setting (repeatable): sched_wakeup_granularity_ns=5000000, hz=1000, hres_timers=1 (CONFIG_HIGH_RES_TIMERS; off by default, as in Kconfig), nohz=1, cpusets=1 (CONFIG_CPUSETS with the top cpuset alone, as distribution kernels boot: sched_setaffinity keeps only the CPUs online, a task whose CPUs all went down falls back to those online rather than every CPU, and from 2.6.26 final a hotplug rebuild, from 2.6.32 any rebuild, takes the isolcpus= CPUs back into the domains), nr_cpus=64 (CONFIG_NR_CPUS; it caps a balance interval at HZ*NR_CPUS/10 jiffies), preempt=1 (CONFIG_PREEMPT: 2.6.32's newly-idle balancing pulls one task), write_space_wakeups=1, poll_window=0 (a select() pass finds every message that came before it ended, so no wakeup races its polls), sndbuf=0 (unbounded AF_UNIX send buffers; default 124928), tcp_low_latency=1 (net.ipv4.tcp_low_latency: no TCP prequeue, so a loopback TCP reader blocked in recv gets the sync wakeup too; --switch can write it mid-run), isolcpus=3 (the boot parameter: those CPUs get no sched domain, and only tasks pinned there run there), group_sched=1 (CONFIG_FAIR_GROUP_SCHED by user id; 2.6.25, 2.6.26-rc4 and 2.6.26), client_uid=N and server_uid=N (the users a built-in's two sides run as; both 1000 unless set, one group), numa=on (CONFIG_NUMA on a one-node host: a NODE level over the node; auto, the default, has it only where the host has several nodes), relax_domain_level=2 (the boot parameter: levels above it lose idle balancing, those at or below gain it; 2.6.26-rc1 on), sd_init=MC:+WAKE_IDLE (an edit of the SD_*_INIT domain initialisers, as a kernel built from edited topology.h: applied before degenerate levels are dropped, so it can keep or drop a level, where --sd-flags writes the built domains as the sched_domain sysctl does), sched_mc_power_savings=1 and sched_smt_power_savings=1 (the sysfs files, written before the run, or mid-run with --switch: MC spans the package, the CPU level, and with the SMT knob MC, balance for power savings, consolidating work onto fewer packages where the domains group packages at a level with the flag (not Nehalem-EP's, whose packages meet only at NODE; under 2.6.32 only with the SMT knob); 2.6.32 also takes 2, where newly idle CPUs consolidate too).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     /// Domain flag overrides, e.g. MC:-PREFER_LOCAL,CPU:-PREFER_LOCAL.
@@ -515,8 +518,11 @@ pub struct CalArgs {
     pub features_only: bool,
     /// A kernel build option or tunable for every column (repeatable), as
     /// pgbench's --set takes it: hz=1000, hres_timers=1, nohz=1, nr_cpus=64,
-    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1. The
-    /// published columns stay the comparison; the header names the settings.
+    /// sched_wakeup_granularity_ns=5000000, write_space_wakeups=1,
+    /// group_sched=0 (the defconfig build; the 2.6.26-rc4 columns are built
+    /// with group scheduling by user, as the 2008 testers' kernels most
+    /// likely were). The published columns stay the comparison; the header
+    /// names the settings.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
     #[command(flatten)]
