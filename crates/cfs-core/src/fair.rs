@@ -550,21 +550,32 @@ impl<O: Observer> Scheduler<O> {
     fn task_entity_tick(&mut self, cpu: CpuId, curr: TaskId, queued: bool, hrtimer_active: bool) {
         let tg = self.tg(curr);
         self.update_curr(cpu, tg);
-        if queued {
-            self.resched_cpu(cpu);
-            return;
-        }
-        // hrtimer_active: armed and not yet expired (wrap-safe: the expiry may
-        // lie past 2^64 while `now` does not). The kernel asks the timer, not
-        // hrtick_enabled(): a timer armed before HRTICK was switched off
-        // (sysctl) still holds the periodic tick off until schedule() clears
-        // it or it fires (2.6.26 sched_fair.c:795-797).
-        if !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
-            return;
-        }
-        if self.tq(cpu, tg).nr_running > 1 || !self.cfg.features.has(Feature::WakeupPreempt) {
+        let nr = self.tq(cpu, tg).nr_running;
+        if self.tick_wants_slice_check(cpu, queued, hrtimer_active, nr) {
             self.check_preempt_tick(cpu, curr);
         }
+    }
+
+    /// The part of `entity_tick` after update_curr, at any level of the
+    /// walk: a queued (hrtick) tick reschedules; the periodic tick defers
+    /// to an armed hrtick unless DOUBLE_TICK; otherwise the slice is
+    /// checked when the queue (of `nr` entities) has competition, or
+    /// WAKEUP_PREEMPT is off.
+    ///
+    /// hrtimer_active: armed and not yet expired (wrap-safe: the expiry may
+    /// lie past 2^64 while `now` does not). The kernel asks the timer, not
+    /// hrtick_enabled(): a timer armed before HRTICK was switched off
+    /// (sysctl) still holds the periodic tick off until schedule() clears
+    /// it or it fires (2.6.26 sched_fair.c:795-797).
+    pub(crate) fn tick_wants_slice_check(&mut self, cpu: CpuId, queued: bool, hrtimer_active: bool, nr: u64) -> bool {
+        if queued {
+            self.resched_cpu(cpu);
+            return false;
+        }
+        if !self.cfg.features.has(Feature::DoubleTick) && hrtimer_active {
+            return false;
+        }
+        nr > 1 || !self.cfg.features.has(Feature::WakeupPreempt)
     }
 
     /// `hrtick_start_fair(rq, p)` for the current task: arm the hrtick at
@@ -872,9 +883,7 @@ impl<O: Observer> Scheduler<O> {
     /// `pick_next_task_fair` + the context switch bookkeeping; `prev` is
     /// the task schedule() is switching out (still rq->curr to the kernel).
     fn pick_next_task(&mut self, cpu: CpuId, prev: Option<TaskId>) -> (Option<TaskId>, bool) {
-        // `rq->cfs.nr_running`: the top queue's, under group scheduling.
-        let top_nr = if self.cfg.group_sched { self.rqs[cpu].top.nr_running } else { self.rqs[cpu].cfs.nr_running };
-        if top_nr == 0 {
+        if self.rq_cfs_nr_running(cpu) == 0 {
             return (None, false);
         }
         match self.pick_next_entity(cpu) {

@@ -271,6 +271,12 @@ impl<O: Observer> Scheduler<O> {
         UpLevel { top: self.rqs[cpu].top.load, se: se.load, on_rq: se.on_rq }
     }
 
+    /// `rq->cfs.nr_running`: the top queue's count of groups under group
+    /// scheduling, of tasks without.
+    pub(crate) fn rq_cfs_nr_running(&self, cpu: CpuId) -> u64 {
+        if self.cfg.group_sched { self.rqs[cpu].top.nr_running } else { self.rqs[cpu].cfs.nr_running }
+    }
+
     /// The group a task belongs to (None without group scheduling).
     pub(crate) fn tg(&self, id: TaskId) -> Option<GroupId> {
         self.tasks[id.0 as usize].tg
@@ -580,15 +586,8 @@ impl<O: Observer> Scheduler<O> {
             return;
         }
         self.update_curr_top(cpu);
-        if queued {
-            self.resched_cpu(cpu);
-            return;
-        }
-        if !self.cfg.features.has(crate::features::Feature::DoubleTick) && hrtimer_active {
-            return;
-        }
-        let wakeup_preempt = self.cfg.features.has(crate::features::Feature::WakeupPreempt);
-        if self.rqs[cpu].top.nr_running <= 1 && wakeup_preempt {
+        let nr = self.rqs[cpu].top.nr_running;
+        if !self.tick_wants_slice_check(cpu, queued, hrtimer_active, nr) {
             return;
         }
         let (rules, t) = (self.rules, self.cfg.tunables);

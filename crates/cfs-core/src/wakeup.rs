@@ -275,13 +275,7 @@ impl<O: Observer> Scheduler<O> {
         // 2.6.25 reads `rq->nr_running` (4b119e21 sched_fair.c:954), which
         // counts tasks; rc4 and 2.6.26 read `rq->cfs.nr_running`, which is
         // the top queue under group scheduling and counts groups.
-        let cfs_nr = if self.rules.is_2_6_25() {
-            rq.nr_running
-        } else if self.cfg.group_sched {
-            rq.top.nr_running
-        } else {
-            rq.cfs.nr_running
-        };
+        let cfs_nr = if self.rules.is_2_6_25() { rq.nr_running } else { self.rq_cfs_nr_running(cpu) };
         if rq.is_idle() || cfs_nr > 1 {
             return cpu;
         }
